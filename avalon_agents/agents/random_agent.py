@@ -1,0 +1,59 @@
+"""RandomAgent: uniform over legal actions. A floor for every other agent."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from avalon_agents.agents.base import Reply
+from avalon_agents.core.actions import (
+    Action,
+    ActionRequest,
+    Assassinate,
+    ProposeTeam,
+    QuestCard,
+    RequestKind,
+    Speak,
+    Vote,
+)
+from avalon_agents.core.events import GameEvent, GameResult
+from avalon_agents.core.types import Seat
+
+SPEECHES = ("I have nothing to add.", "Let's see how this goes.", "I am on the side of good.")
+
+
+class RandomAgent:
+    """Picks uniformly among legal actions (speeches from a short canned list).
+
+    Args:
+        seat: the seat it plays.
+        seed: seeds its own random.Random.
+    """
+
+    def __init__(self, *, seat: Seat, seed: int = 0) -> None:
+        self.seat = seat
+        self.rng = random.Random(seed)
+
+    async def observe(self, events: Sequence[GameEvent]) -> None:
+        return None
+
+    async def act(self, request: ActionRequest, instruction: str) -> Reply:
+        action = self.decide(request)
+        return Reply(text=str(action), action=action)
+
+    def decide(self, request: ActionRequest) -> Action:
+        rng = self.rng
+        kind = request.kind
+        if kind is RequestKind.PROPOSE:
+            return ProposeTeam(team=tuple(sorted(rng.sample(request.options, request.team_size))))
+        if kind is RequestKind.VOTE:
+            return Vote(approve=rng.random() < 0.5)
+        if kind is RequestKind.QUEST:
+            return QuestCard(success=not request.can_fail or rng.random() < 0.5)
+        if kind is RequestKind.ASSASSINATE:
+            choices: list[Seat | None] = list(request.options) + ([None] if request.may_pass else [])
+            return Assassinate(target=rng.choice(choices))
+        return Speak(text=rng.choice(SPEECHES))
+
+    async def on_game_end(self, result: GameResult) -> None:
+        return None

@@ -1,0 +1,268 @@
+"""Role-aware rule bots: the baseline an LLM agent must beat.
+
+Good bots keep a Belief over which seats are evil (quest results, votes and proposals as evidence, their
+night information as a mask), propose the team most likely clean with themselves on it, and approve
+teams that are nearly as clean as the best they could name. Merlin knows the evil seats but proposes and
+votes like a servant reading the public evidence, correcting only what would put evil on the quest.
+Evil bots get onto teams, approve teams with evil on them, and fail when it matters, one failer per
+quest. The Assassin names the good seat that steered away from evil most reliably.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from avalon_agents.agents.base import Reply
+from avalon_agents.agents.belief import Belief, mask_of, seats_of
+from avalon_agents.core.actions import (
+    Action,
+    ActionRequest,
+    Assassinate,
+    ProposeTeam,
+    QuestCard,
+    RequestKind,
+    Speak,
+    Vote,
+)
+from avalon_agents.core.events import (
+    GameEvent,
+    GameResult,
+    GameStarted,
+    NightInfoRevealed,
+    QuestCompleted,
+    RoleAssigned,
+    TeamProposed,
+    VotesRevealed,
+)
+from avalon_agents.core.rules import RuleSet
+from avalon_agents.core.types import Role, Seat, Team, seat_name
+
+APPROVE_RATIO = 0.75
+"""A good bot approves a team whose clean chance is at least this share of its own best team's..."""
+APPROVE_RATIO_STEP = 0.15
+"""...lowered by this much for every rejected proposal in the quest."""
+MERLIN_COVER = 0.35
+"""Chance that Merlin goes against its knowledge where the table's evidence agrees, to stay hidden."""
+EVIL_HIDE = 0.3
+"""Chance that an evil failer plays success on the first quest, to build trust."""
+EVIL_COVER_VOTE = 0.5
+"""Chance that an evil bot approves a clean team that the table would accept."""
+
+
+class RuleBot:
+    """A rule-based player for any role. Its role comes from the events it observes.
+
+    Args:
+        seat: the seat it plays.
+        seed: seeds its own random.Random.
+    """
+
+    def __init__(self, *, seat: Seat, seed: int = 0) -> None:
+        self.seat = seat
+        self.rng = random.Random(seed)
+        self.rules: RuleSet | None = None
+        self.role: Role | None = None
+        self._is_evil = False
+        self.belief: Belief | None = None
+        self.evil: int = 0  # known evil seats, as a mask (Merlin, evil roles)
+        self.fails_seen = 0
+        self.good_points = 0
+        self.evil_points = 0
+        # For the Assassin: how Merlin-like each seat behaved.
+        self.merlin_score: dict[Seat, float] = {}
+
+    # ------------------------------------------------------------------ observing
+
+    async def observe(self, events: Sequence[GameEvent]) -> None:
+        for e in events:
+            handler = self._handlers.get(type(e))
+            if handler:
+                handler(self, e)
+
+    def _start(self, e: GameStarted) -> None:
+        self.rules = e.rules
+        self.belief = Belief(e.rules.players, e.rules.evil_count)
+        self.merlin_score = {s: 0.0 for s in e.rules.seats}
+        order = list(e.rules.seats)
+        self.rng.shuffle(order)
+        self.tiebreak = {s: i for i, s in enumerate(order)}
+
+    def _see_quest(self, e: QuestCompleted) -> None:
+        self.belief.see_quest(mask_of(e.team), e.fails)
+        self.fails_seen += e.fails > 0
+        self.good_points, self.evil_points = e.good_points, e.evil_points
+
+    def _learn_role(self, e: RoleAssigned) -> None:
+        role = self.role = e.role
+        self._is_evil = role.side is Team.EVIL
+        me = 1 << (self.seat - 1)
+        if role.side is Team.GOOD:
+            self.belief.restrict(lambda w: not w & me)
+        else:
+            self.evil |= me
+            self.belief.restrict(lambda w: bool(w & me))
+
+    def _learn_night(self, e: NightInfoRevealed) -> None:
+        seen = mask_of(e.seats)
+        if e.known_as == "merlin_or_morgana":
+            if len(e.seats) == 2:  # exactly one of the pair is Morgana
+                self.belief.restrict(lambda w: (w & seen).bit_count() == 1)
+        else:  # Merlin sees evil; evil sees teammates
+            self.evil |= seen
+            self.belief.restrict(lambda w: w & seen == seen)
+
+    def _see_proposal(self, e: TeamProposed) -> None:
+        team = mask_of(e.team)
+        if not e.assigned:
+            self.belief.see_proposal(e.leader, team)
+        self._score_merlin(e.leader, team, weight=1.0, approve=True)
+
+    def _see_votes(self, e: VotesRevealed) -> None:
+        if not (e.approvals or e.rejections):
+            return  # secret votes: nothing per seat to learn
+        team = mask_of(e.team)
+        self.belief.see_votes(team, mask_of(e.approvals), mask_of(e.rejections))
+        weight = 2.0 if self.fails_seen == 0 else 1.0  # early steering can only come from knowledge
+        for s in e.approvals:
+            self._score_merlin(s, team, weight, approve=True)
+        for s in e.rejections:
+            self._score_merlin(s, team, weight, approve=False)
+
+    def _score_merlin(self, seat: Seat, team: int, weight: float, approve: bool) -> None:
+        """Evil's view: backing clean teams and opposing dirty ones looks like Merlin."""
+        if not self._is_evil:
+            return
+        dirty = bool(team & self.evil)
+        self.merlin_score[seat] += weight * (1.0 if approve != dirty else -1.0) * (1.0 if dirty else 0.5)
+
+    _handlers = {
+        GameStarted: _start,
+        RoleAssigned: _learn_role,
+        NightInfoRevealed: _learn_night,
+        TeamProposed: _see_proposal,
+        VotesRevealed: _see_votes,
+        QuestCompleted: _see_quest,
+    }
+
+    async def on_game_end(self, result: GameResult) -> None:
+        return None
+
+    # ------------------------------------------------------------------ acting
+
+    async def act(self, request: ActionRequest, instruction: str) -> Reply:
+        action = self.decide(request)
+        return Reply(text=self._say(request, action), action=action)
+
+    def decide(self, request: ActionRequest) -> Action:
+        kind = request.kind
+        if kind is RequestKind.PROPOSE:
+            return ProposeTeam(team=tuple(sorted(self._propose(request))))
+        if kind is RequestKind.VOTE:
+            return Vote(approve=self._vote(request))
+        if kind is RequestKind.QUEST:
+            return QuestCard(success=not (request.can_fail and self._fail(request)))
+        if kind is RequestKind.ASSASSINATE:
+            return Assassinate(target=self._assassinate(request))
+        return Speak(text=self._speech(request))
+
+    def _ranked(self, private: bool) -> list[Seat]:
+        """Seats from least to most suspected, ties broken by this bot's own random order."""
+        sus = self.belief.suspicion(private)
+        tiebreak = self.tiebreak
+        return sorted(sus, key=lambda s: (sus[s], tiebreak[s]))
+
+    def _propose(self, request: ActionRequest) -> list[Seat]:
+        if self._is_evil:
+            return self._propose_evil(request)
+        return self._best_team(request.team_size, private=self.role is not Role.MERLIN)
+
+    def _best_team(self, size: int, private: bool) -> list[Seat]:
+        """Self plus the least suspected seats (Merlin reads the table publicly, then drops known evil)."""
+        ranked = self._ranked(private)
+        team = [self.seat] + [s for s in ranked if s != self.seat and not self.evil >> (s - 1) & 1]
+        return team[:size]
+
+    def _propose_evil(self, request: ActionRequest) -> list[Seat]:
+        need = self.rules.fails_required[request.quest - 1]
+        mates = [s for s in seats_of(self.evil) if s != self.seat]
+        self.rng.shuffle(mates)
+        evil_on = [self.seat] + mates[: need - 1]
+        clean_looking = [s for s in self._ranked(private=False) if s not in evil_on and not self.evil >> (s - 1) & 1]
+        return (evil_on + clean_looking)[: request.team_size]
+
+    def _vote(self, request: ActionRequest) -> bool:
+        team = mask_of(request.team)
+        if self._is_evil:
+            need = self.rules.fails_required[request.quest - 1]
+            if (team & self.evil).bit_count() >= need:
+                return True
+            # A clean team: blend in by sometimes backing one the table likes, never the last one.
+            if request.final:
+                return False
+            return self._acceptable(team, request.attempt, private=False) and self.rng.random() < EVIL_COVER_VOTE
+        if request.final and self.rules.on_last_rejection == "evil_wins":
+            return True  # rejecting the last proposal hands evil the game
+        if self.role is Role.MERLIN:
+            # Vote as the table's evidence suggests; overrule it only against evil, and not always.
+            looks_fine = self._acceptable(team, request.attempt, private=False)
+            if not team & self.evil:
+                return looks_fine or self.rng.random() < MERLIN_COVER
+            decisive = self.evil_points == self.rules.points_to_win - 1
+            return looks_fine and not decisive and self.rng.random() < MERLIN_COVER
+        if request.team and self.seat in request.team and request.leader == self.seat:
+            return True
+        return self._acceptable(team, request.attempt, private=True)
+
+    def _acceptable(self, team: int, attempt: int, private: bool) -> bool:
+        """Nearly as likely clean as the best team this seat could name (less picky after rejections)."""
+        best = self.belief.p_clean(mask_of(self._best_team(team.bit_count(), private)), private)
+        ratio = APPROVE_RATIO - APPROVE_RATIO_STEP * (attempt - 1)
+        return self.belief.p_clean(team, private) >= ratio * best
+
+    def _fail(self, request: ActionRequest) -> bool:
+        need = self.rules.fails_required[request.quest - 1]
+        evil_on = sorted(s for s in request.team if self.evil >> (s - 1) & 1)
+        if self.role is Role.OBERON:
+            return True  # knows no teammates: always fails
+        if len(evil_on) < need:
+            return False  # cannot fail it alone: stay hidden
+        if self.seat not in evil_on[:need]:
+            return False  # a teammate with a lower seat fails it
+        decisive = self.evil_points == self.rules.points_to_win - 1 or self.good_points == self.rules.points_to_win - 1
+        if request.quest == 1 and not decisive and self.rng.random() < EVIL_HIDE:
+            return False
+        return True
+
+    def _assassinate(self, request: ActionRequest) -> Seat | None:
+        candidates = [s for s in request.options if not self.evil >> (s - 1) & 1]
+        self.rng.shuffle(candidates)
+        ranked = sorted(candidates, key=lambda s: -self.merlin_score[s])
+        if request.may_pass:
+            top = [self.merlin_score[s] for s in ranked[:2]] + [0.0]
+            if top[0] < 3 or top[0] - top[1] < 2:
+                return None
+        return ranked[0]
+
+    # ------------------------------------------------------------------ words
+
+    def _speech(self, request: ActionRequest) -> str:
+        ranked = self._ranked(private=False)  # what the table's evidence says
+        others = [s for s in ranked if s != self.seat]
+        if self._is_evil:
+            others = [s for s in others if not self.evil >> (s - 1) & 1]
+            return f"I am loyal to Arthur. I trust {seat_name(others[0])}; {seat_name(others[-1])} worries me."
+        return f"I trust {seat_name(others[0])}. I am wary of {seat_name(others[-1])}."
+
+    def _say(self, request: ActionRequest, action: Action) -> str:
+        if isinstance(action, Speak):
+            return action.text
+        if isinstance(action, ProposeTeam):
+            return "I propose " + ", ".join(seat_name(s) for s in action.team) + "."
+        if isinstance(action, Vote):
+            return "I approve." if action.approve else "I reject."
+        if isinstance(action, QuestCard):
+            return "Success." if action.success else "Fail."
+        if isinstance(action, Assassinate):
+            return f"I name {seat_name(action.target)} as Merlin." if action.target else "I hold off."
+        return ""

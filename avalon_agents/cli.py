@@ -1,0 +1,161 @@
+"""The `avalon` command: play games, run benchmarks.
+
+User mistakes (a bad option value, an unknown preset or seat kind) end with one line on stderr naming
+the bad field and exit code 2; never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import click
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from avalon_agents.core.actions import IllegalAction
+from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, make_rules
+from avalon_agents.host.play import parse_seats, play_games, summarize
+from avalon_agents.records.transcript import transcript
+
+USER_ERRORS = (ValueError, ValidationError, IllegalAction)
+
+
+class UserError(click.ClickException):
+    """A mistake in the user's input: printed as one line, exit code 2."""
+
+    exit_code = 2
+
+
+def _one_line(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "value"
+        return f"{field}: {err['msg']}"
+    return str(exc).splitlines()[0]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="avalon_agents")
+def cli() -> None:
+    """avalon_agents: LLM agents playing The Resistance: Avalon.
+
+    \b
+    avalon play            play games between rule bots or random agents
+    avalon bench engine    measure engine throughput
+    """
+
+
+@cli.command()
+@click.option("--rules", "preset", default="official", show_default=True,
+              help=f"Rule preset: {' or '.join(PRESETS)} (see README, 'Rules').")
+@click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
+@click.option("--seats", default="rulebot", show_default=True,
+              help="Agent kind for every seat (rulebot, random), or a comma list with one kind per seat.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game; game i uses seed+i.")
+@click.option("--games", default=1, show_default=True, type=int, help="How many games to play.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write each game's run directory (events.jsonl, meta.json, result.json) under this folder.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object instead of text.")
+def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path | None, as_json: bool) -> None:
+    """Play Avalon games and print a transcript (one game) or a summary (many).
+
+    \b
+    Examples:
+      avalon play                                  one rule-bot game, transcript
+      avalon play --rules paper --players 7        the paper's rule variant, 7 players
+      avalon play --seats rulebot,random,rulebot,random,rulebot,random
+      avalon play --games 1000 --json              win rates and end reasons as JSON
+    """
+    try:
+        if games < 1:
+            raise ValueError(f"games: must be at least 1, got {games}")
+        rules = make_rules(preset, players)
+        kinds = parse_seats(seats, players)
+    except USER_ERRORS as exc:
+        raise UserError(_one_line(exc)) from None
+
+    err = Console(stderr=True)
+    progress = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                        console=err, disable=games == 1, transient=True)
+    last = {}
+    with progress:
+        task = progress.add_task("games", total=games)
+
+        def on_game(i, host) -> None:
+            last["host"] = host
+            progress.advance(task)
+
+        results = asyncio.run(play_games(rules, kinds, seed, games, out, on_game))
+
+    summary = {"rules": rules.name, "players": players, "seats": kinds, "seed": seed, **summarize(results)}
+    if out:
+        summary["out"] = str(out)
+    if as_json:
+        click.echo(json.dumps(summary))
+    elif games == 1:
+        for line in transcript(last["host"].engine.events):
+            click.echo(line)
+    else:
+        _print_summary(summary)
+
+
+def _print_summary(summary: dict) -> None:
+    console = Console()
+    g = summary["games"]
+    console.print(f"{g} games, {summary['rules']} rules, {summary['players']} players")
+    console.print(f"good wins {summary['good_wins']} ({summary['good_wins'] / g:.1%}), "
+                  f"evil wins {summary['evil_wins']} ({summary['evil_wins'] / g:.1%})")
+    for reason, count in summary["reasons"].items():
+        console.print(f"  {reason:<22} {count:>6} ({count / g:.1%})")
+
+
+@cli.group()
+def bench() -> None:
+    """Throughput benchmarks (they print figures)."""
+
+
+@bench.command("engine")
+@click.option("--games", default=1000, show_default=True, type=int, help="Games to play in each measurement.")
+@click.option("--rules", "preset", default="official", show_default=True, help="Rule preset.")
+@click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
+@click.option("--seats", default="rulebot", show_default=True, help="Bot kind on every seat (rulebot, random).")
+def bench_engine_cmd(games: int, preset: str, players: int, seats: str) -> None:
+    """Rule-bot games per second on one core, without writing files.
+
+    Prints two figures: the engine with bots in a plain loop, and the same games through GameHost.
+    """
+    from avalon_agents.bench import bench_engine
+
+    try:
+        if games < 1:
+            raise ValueError(f"games: must be at least 1, got {games}")
+        rules = make_rules(preset, players)
+        kind = parse_seats(seats, players)[0]
+    except USER_ERRORS as exc:
+        raise UserError(_one_line(exc)) from None
+    figures = bench_engine(rules, games, kind)
+    click.echo(f"{games} {kind} games, {rules.name} rules, {players} players")
+    click.echo(f"engine + bots:     {figures['engine_games_per_s']:8.1f} games/s")
+    click.echo(f"through GameHost:  {figures['host_games_per_s']:8.1f} games/s")
+
+
+def main() -> None:
+    """Entry point of the `avalon` console script."""
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:  # usage errors included: one line, no usage dump
+        click.echo(f"error: {exc.format_message()}", err=True)
+        sys.exit(2 if isinstance(exc, (click.UsageError, UserError)) else exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

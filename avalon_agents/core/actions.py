@@ -1,0 +1,121 @@
+"""Actions (a discriminated union on `kind`) and the ActionRequest that asks for one."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Literal, Union
+
+from dataclasses import dataclass
+
+from pydantic import Field, TypeAdapter
+
+from avalon_agents.core.types import Seat
+
+
+class IllegalAction(ValueError):
+    """An action that the rules do not allow. The message names the rule."""
+
+
+class RequestKind(str, Enum):
+    SPEAK = "speak"
+    PROPOSE = "propose"
+    VOTE = "vote"
+    QUEST = "quest"
+    ASSASSINATE = "assassinate"
+
+
+# Actions, requests and events are frozen slotted dataclasses rather than pydantic models: a game makes
+# hundreds of them and they are built several times faster. Pydantic TypeAdapters (de)serialize them.
+DATA = dataclass(frozen=True, slots=True, kw_only=True)
+
+
+@DATA
+class Speak:
+    kind: Literal["speak"] = "speak"
+    text: str
+
+
+@DATA
+class ProposeTeam:
+    kind: Literal["propose"] = "propose"
+    team: tuple[Seat, ...]
+
+
+@DATA
+class Vote:
+    kind: Literal["vote"] = "vote"
+    approve: bool
+
+
+@DATA
+class QuestCard:
+    kind: Literal["quest"] = "quest"
+    success: bool
+
+
+@DATA
+class Assassinate:
+    kind: Literal["assassinate"] = "assassinate"
+    target: Seat | None
+    """None holds off (only where the rules let the Assassin pass)."""
+
+
+Action = Annotated[Union[Speak, ProposeTeam, Vote, QuestCard, Assassinate], Field(discriminator="kind")]
+ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
+
+
+@DATA
+class ActionRequest:
+    """What the engine needs from one seat now.
+
+    Attributes:
+        seat: who must answer.
+        kind: what sort of action is expected.
+        quest: quest number (1-5); attempt: proposal number within the quest (1-5).
+        options: seats that may be named (team members or assassination targets).
+        team_size: how many seats a proposal must name.
+        team: the team being discussed, voted on, or sent on the quest.
+        leader: the current leader.
+        may_pass: the Assassin may hold off (paper rules).
+        can_fail: this seat may play a fail card.
+        final: this is the last proposal of the quest (a rejection has consequences).
+    """
+
+    seat: Seat
+    kind: RequestKind
+    quest: int
+    attempt: int
+    options: tuple[Seat, ...] = ()
+    team_size: int | None = None
+    team: tuple[Seat, ...] = ()
+    leader: Seat | None = None
+    may_pass: bool = False
+    can_fail: bool = False
+    final: bool = False
+
+    def validate(self, action: Action) -> Action:
+        """Return the action if it answers this request legally; raise IllegalAction naming the rule."""
+        if action.kind != self.kind.value:
+            raise IllegalAction(f"request kind: seat {self.seat} was asked to {self.kind.value}, not to {action.kind}")
+        if isinstance(action, ProposeTeam):
+            if len(action.team) != self.team_size:
+                raise IllegalAction(
+                    f"team size: quest {self.quest} needs exactly {self.team_size} players, got {len(action.team)}"
+                )
+            if len(set(action.team)) != len(action.team):
+                raise IllegalAction(f"distinct members: team {list(action.team)} names a player twice")
+            unknown = [s for s in action.team if s not in self.options]
+            if unknown:
+                raise IllegalAction(f"team members: {unknown} are not seats in this game")
+        elif isinstance(action, QuestCard):
+            if not action.success and not self.can_fail:
+                raise IllegalAction(f"good cannot fail: seat {self.seat} may only play a success card")
+        elif isinstance(action, Assassinate):
+            if action.target is None and not self.may_pass:
+                raise IllegalAction("assassination: the Assassin must name a player now")
+            if action.target is not None and action.target not in self.options:
+                raise IllegalAction(f"assassination target: seat {action.target} cannot be named")
+        return action
+
+
+REQUEST_ADAPTER: TypeAdapter[ActionRequest] = TypeAdapter(ActionRequest)

@@ -1,0 +1,341 @@
+"""AvalonEngine: a pure, seeded state machine. No I/O, no LLM, no logging."""
+
+from __future__ import annotations
+
+import random
+
+from avalon_agents.core.actions import (
+    Action,
+    ActionRequest,
+    Assassinate,
+    IllegalAction,
+    ProposeTeam,
+    QuestCard,
+    RequestKind,
+    Speak,
+    Vote,
+)
+from avalon_agents.core.events import (
+    AssassinationAttempted,
+    AssassinationDeclined,
+    GameEnded,
+    GameEvent,
+    GameResult,
+    GameStarted,
+    LeaderChosen,
+    NightInfoRevealed,
+    QuestCardPlayed,
+    QuestCompleted,
+    QuestOutcome,
+    RoleAssigned,
+    SpeechGiven,
+    TeamProposed,
+    VoteCast,
+    VotesRevealed,
+)
+from avalon_agents.core.rules import RuleSet
+from avalon_agents.core.types import EndReason, Phase, Role, Seat, Team
+
+# Roles each kind of night information hides from.
+HIDDEN_FROM_MERLIN = frozenset({Role.MORDRED})
+UNSEEN_BY_EVIL = frozenset({Role.OBERON})
+
+
+class AvalonEngine:
+    """One game of Avalon under a RuleSet, driven by `pending()` and `submit()`.
+
+    Args:
+        rules: the rules to play by.
+        seed: seeds this engine's own `random.Random` (role deal and first leader).
+    """
+
+    def __init__(self, rules: RuleSet, seed: int) -> None:
+        self.rules = rules
+        self.seed = seed
+        self.reset()
+
+    # ----------------------------------------------------------------- public API
+
+    def reset(self) -> list[GameEvent]:
+        """Deal roles, choose the first leader, emit night information, and start quest 1."""
+        rules = self.rules
+        self._rng = random.Random(self.seed)
+        deal = list(rules.roles)
+        self._rng.shuffle(deal)
+        self.roles: dict[Seat, Role] = dict(zip(rules.seats, deal))
+        first = rules.first_leader
+        self.leader: Seat = self._rng.randint(1, rules.players) if first == "random" else first
+        self.quest = 1
+        self.attempt = 1
+        self.good_points = 0
+        self.evil_points = 0
+        self.team: tuple[Seat, ...] = ()
+        self.phase = Phase.NIGHT
+        self.events: list[GameEvent] = []
+        self._new: list[GameEvent] = []
+        self._pending: dict[Seat, ActionRequest] = {}
+        self._speakers: list[Seat] = []
+        self._votes: dict[Seat, bool] = {}
+        self._cards: dict[Seat, bool] = {}
+        self._quests: list[QuestOutcome] = []
+        self._proposals = 0
+        self._assassin_used = False
+        self._target: Seat | None = None
+        self._result: GameResult | None = None
+
+        self._emit(GameStarted, rules=rules)
+        for seat, role in self.roles.items():
+            self._emit(RoleAssigned, visible_to=(seat,), seat=seat, role=role)
+        for seat, role in self.roles.items():
+            self._night_info(seat, role)
+        self._start_attempt()
+        return self._flush()
+
+    def pending(self) -> list[ActionRequest]:
+        """The requests that must be answered now, in seat order (several for votes and quest cards)."""
+        return list(self._pending.values())
+
+    def submit(self, seat: Seat, action: Action) -> list[GameEvent]:
+        """Apply one seat's action and return the events it caused (none until a simultaneous step completes).
+
+        Raises:
+            IllegalAction: the seat is not asked to act, or the action breaks a rule (the message names it).
+        """
+        request = self._pending.get(seat)
+        if request is None:
+            if self.phase is Phase.OVER:
+                raise IllegalAction("game over: no more actions are taken")
+            raise IllegalAction(f"turn: seat {seat} is not asked to act now ({self.phase.value})")
+        request.validate(action)
+        del self._pending[seat]
+        if isinstance(action, Speak):
+            self._on_speak(seat, action.text)
+        elif isinstance(action, ProposeTeam):
+            self._on_propose(tuple(sorted(action.team)))
+        elif isinstance(action, Vote):
+            self._votes[seat] = action.approve
+            if not self._pending:
+                self._on_votes()
+        elif isinstance(action, QuestCard):
+            self._cards[seat] = action.success
+            if not self._pending:
+                self._on_cards()
+        elif isinstance(action, Assassinate):
+            self._on_assassinate(seat, action.target)
+        return self._flush()
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    def result(self) -> GameResult:
+        """The result of a finished game. Raises RuntimeError while the game is running."""
+        if self._result is None:
+            raise RuntimeError("the game is not over")
+        return self._result
+
+    @property
+    def assassin(self) -> Seat:
+        return next(s for s, r in self.roles.items() if r is Role.ASSASSIN)
+
+    # ----------------------------------------------------------------- steps
+
+    def _night_info(self, seat: Seat, role: Role) -> None:
+        roles = self.roles
+        if role is Role.MERLIN:
+            seen = [s for s, r in roles.items() if r.side is Team.EVIL and r not in HIDDEN_FROM_MERLIN]
+            known_as = "evil"
+        elif role is Role.PERCIVAL:
+            seen = [s for s, r in roles.items() if r in (Role.MERLIN, Role.MORGANA)]
+            known_as = "merlin_or_morgana"
+        elif role.side is Team.EVIL and role not in UNSEEN_BY_EVIL:
+            seen = [s for s, r in roles.items() if r.side is Team.EVIL and r not in UNSEEN_BY_EVIL and s != seat]
+            known_as = "evil_teammates"
+        else:
+            return
+        self._emit(NightInfoRevealed, visible_to=(seat,), seat=seat, seats=tuple(sorted(seen)), known_as=known_as)
+
+    def _start_attempt(self) -> None:
+        rules = self.rules
+        q = self.quest - 1
+        self.team = ()
+        self._emit(
+            LeaderChosen,
+            leader=self.leader,
+            team_size=rules.quest_sizes[q],
+            fails_required=rules.fails_required[q],
+            final=self.attempt >= rules.max_proposals,
+        )
+        if self._assigned or rules.proposal_order == "propose_then_discuss":
+            self._ask_proposal()
+        else:
+            self._ask_discussion()
+
+    @property
+    def _assigned(self) -> bool:
+        """The proposal after the last rejected one, under `leader_assigns`: no discussion, no vote."""
+        return self.attempt > self.rules.max_proposals
+
+    def _ask_proposal(self) -> None:
+        self.phase = Phase.PROPOSAL
+        self._ask(self.leader, RequestKind.PROPOSE, options=tuple(self.rules.seats),
+                  team_size=self.rules.quest_sizes[self.quest - 1])
+
+    def _ask_discussion(self) -> None:
+        self.phase = Phase.DISCUSSION
+        n = self.rules.players
+        self._speakers = [(self.leader - 1 + i) % n + 1 for i in range(n)]
+        self._ask_next_speaker()
+
+    def _ask_next_speaker(self) -> None:
+        self._ask(self._speakers.pop(0), RequestKind.SPEAK)
+
+    def _ask_votes(self) -> None:
+        self.phase = Phase.VOTE
+        self._votes = {}
+        for seat in self.rules.seats:
+            self._ask(seat, RequestKind.VOTE)
+
+    def _ask_cards(self) -> None:
+        self.phase = Phase.QUEST
+        self._cards = {}
+        for seat in self.team:
+            can_fail = self.rules.good_may_fail or self.roles[seat].side is Team.EVIL
+            self._ask(seat, RequestKind.QUEST, can_fail=can_fail)
+
+    def _ask_assassin(self, may_pass: bool) -> None:
+        self.phase = Phase.ASSASSINATION
+        assassin = self.assassin
+        targets = tuple(s for s in self.rules.seats if s != assassin)
+        self._ask(assassin, RequestKind.ASSASSINATE, options=targets, may_pass=may_pass)
+
+    def _on_speak(self, seat: Seat, text: str) -> None:
+        self._emit(SpeechGiven, seat=seat, text=text)
+        if self._speakers:
+            self._ask_next_speaker()
+        elif self.rules.proposal_order == "propose_then_discuss":
+            self._ask_votes()
+        else:
+            self._ask_proposal()
+
+    def _on_propose(self, team: tuple[Seat, ...]) -> None:
+        self.team = team
+        self._proposals += 1
+        assigned = self._assigned
+        self._emit(TeamProposed, leader=self.leader, team=team, assigned=assigned)
+        if assigned:
+            self._ask_cards()
+        elif self.rules.proposal_order == "propose_then_discuss":
+            self._ask_discussion()
+        else:
+            self._ask_votes()
+
+    def _on_votes(self) -> None:
+        rules = self.rules
+        votes = dict(sorted(self._votes.items()))
+        yes = [s for s, v in votes.items() if v]
+        no = [s for s, v in votes.items() if not v]
+        approved = 2 * len(yes) > rules.players or (rules.approve_on_tie and 2 * len(yes) == rules.players)
+        if not rules.votes_public:
+            for seat, vote in votes.items():
+                self._emit(VoteCast, visible_to=(seat,), seat=seat, approve=vote)
+        public = rules.votes_public
+        self._emit(
+            VotesRevealed,
+            team=self.team,
+            approvals=tuple(yes) if public else (),
+            rejections=tuple(no) if public else (),
+            approve_count=len(yes),
+            reject_count=len(no),
+            approved=approved,
+        )
+        if approved:
+            self._ask_cards()
+        elif self.attempt >= rules.max_proposals and rules.on_last_rejection == "evil_wins":
+            self._end(EndReason.FIVE_REJECTIONS)
+        else:
+            self._rotate_leader()
+            self.attempt += 1
+            self._start_attempt()
+
+    def _on_cards(self) -> None:
+        for seat in self.team:
+            self._emit(QuestCardPlayed, visible_to=(seat,), seat=seat, success=self._cards[seat])
+        fails = sum(not c for c in self._cards.values())
+        success = fails < self.rules.fails_required[self.quest - 1]
+        if success:
+            self.good_points += 1
+        else:
+            self.evil_points += 1
+        self._quests.append(QuestOutcome(quest=self.quest, team=self.team, fails=fails, success=success))
+        self._emit(QuestCompleted, team=self.team, fails=fails, success=success,
+                   good_points=self.good_points, evil_points=self.evil_points)
+        win = self.rules.points_to_win
+        if self.evil_points >= win:
+            self._end(EndReason.THREE_FAILS)
+        elif self._assassin_used:
+            self._next_quest_or_end()
+        elif self.rules.assassination == "after_any_quest":
+            self._ask_assassin(may_pass=self.rules.assassin_may_pass and self.good_points < win)
+        elif self.good_points >= win:
+            self._ask_assassin(may_pass=False)
+        else:
+            self._next_quest_or_end()
+
+    def _on_assassinate(self, seat: Seat, target: Seat | None) -> None:
+        if target is None:
+            self._emit(AssassinationDeclined, visible_to=(seat,), seat=seat)
+            self._next_quest_or_end()
+            return
+        self._assassin_used = True
+        self._target = target
+        hit = self.roles[target] is Role.MERLIN
+        self._emit(AssassinationAttempted, assassin=seat, target=target, hit=hit)
+        if hit:
+            self._end(EndReason.MERLIN_ASSASSINATED)
+        elif self.good_points >= self.rules.points_to_win:
+            self._end(EndReason.ASSASSIN_MISSED)
+        else:
+            self._next_quest_or_end()
+
+    def _next_quest_or_end(self) -> None:
+        if self.good_points >= self.rules.points_to_win:
+            self._end(EndReason.THREE_SUCCESSES)
+            return
+        self.quest += 1
+        self.attempt = 1
+        self._rotate_leader()
+        self._start_attempt()
+
+    def _rotate_leader(self) -> None:
+        self.leader = self.leader % self.rules.players + 1
+
+    def _end(self, reason: EndReason) -> None:
+        self.phase = Phase.OVER
+        self._pending = {}
+        self._emit(GameEnded, winner=reason.winner, reason=reason, roles=dict(self.roles))
+        self._result = GameResult(
+            winner=reason.winner,
+            reason=reason,
+            roles=dict(self.roles),
+            quests=tuple(self._quests),
+            proposals=self._proposals,
+            assassination_target=self._target,
+        )
+
+    # ----------------------------------------------------------------- plumbing
+
+    def _ask(self, seat: Seat, kind: RequestKind, **fields) -> None:
+        self._pending[seat] = ActionRequest(
+            seat=seat, kind=kind, quest=self.quest, attempt=self.attempt, team=self.team,
+            leader=self.leader, final=self.attempt >= self.rules.max_proposals, **fields,
+        )
+
+    def _emit(self, event_type, **fields) -> None:
+        event = event_type(seq=len(self.events), quest=self.quest, attempt=self.attempt, **fields)
+        self.events.append(event)
+        self._new.append(event)
+
+    def _flush(self) -> list[GameEvent]:
+        new, self._new = self._new, []
+        return new

@@ -1,0 +1,116 @@
+"""GameHost: drives the engine, delivers to each seat only what it may see, asks agents, records the game."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from avalon_agents import __version__
+from avalon_agents.agents.base import Agent, Reply
+from avalon_agents.core.actions import Action, ActionRequest
+from avalon_agents.core.events import GameEvent, GameResult
+from avalon_agents.core.rules import RuleSet
+from avalon_agents.core.types import Seat
+from avalon_agents.engine import AvalonEngine
+from avalon_agents.host.instructions import describe_request
+from avalon_agents.records import GameRecorder
+
+
+class NoActionError(RuntimeError):
+    """An agent replied without a typed action and no extractor is configured."""
+
+
+class Extractor(Protocol):
+    """Turns an agent's reply into a legal action for the request."""
+
+    async def __call__(self, request: ActionRequest, reply: Reply) -> Action: ...
+
+
+async def typed_action(request: ActionRequest, reply: Reply) -> Action:
+    """The default extractor: the agent's own typed action, validated. Free text needs the LLM extractor."""
+    if reply.action is None:
+        raise NoActionError(f"seat {request.seat} answered {request.kind.value} with text only; configure an extractor")
+    return request.validate(reply.action)
+
+
+class GameHost:
+    """Runs one game between agents.
+
+    Args:
+        rules: the rules.
+        agents: one agent per seat (1..players).
+        seed: seeds the engine.
+        instruct: words a request as the host's instruction to the agent.
+        extract: turns a reply into a legal action.
+        recorder: writes the game directory; None writes nothing.
+        meta: extra entries for meta.json (agent kinds, config, ...).
+    """
+
+    def __init__(
+        self,
+        *,
+        rules: RuleSet,
+        agents: Mapping[Seat, Agent],
+        seed: int,
+        instruct: Callable[[ActionRequest], str] = describe_request,
+        extract: Extractor = typed_action,
+        recorder: GameRecorder | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        if sorted(agents) != list(rules.seats):
+            raise ValueError(f"agents: need one agent for each seat 1..{rules.players}, got seats {sorted(agents)}")
+        self.rules = rules
+        self.agents = dict(agents)
+        self.seed = seed
+        self.engine = AvalonEngine(rules, seed)
+        self.instruct = instruct
+        self.extract = extract
+        self.recorder = recorder
+        self.meta = dict(meta or {})
+
+    async def run(self) -> GameResult:
+        """Play the game to its end and return the result."""
+        if self.recorder:
+            self.recorder.write_meta(
+                {"version": __version__, "seed": self.seed, "rules": self.rules.model_dump(mode="json"), **self.meta}
+            )
+        try:
+            await self._deliver(self.engine.reset())
+            while not self.engine.is_over:
+                requests = self.engine.pending()
+                if len(requests) == 1:
+                    actions = [await self._ask(requests[0])]
+                else:
+                    actions = await asyncio.gather(*(self._ask(r) for r in requests))
+                new: list[GameEvent] = []
+                for request, action in zip(requests, actions):
+                    new += self.engine.submit(request.seat, action)
+                await self._deliver(new)
+            result = self.engine.result()
+            for agent in self.agents.values():
+                await agent.on_game_end(result)
+            if self.recorder:
+                self.recorder.write_result(result)
+            return result
+        finally:
+            if self.recorder:
+                self.recorder.close()
+
+    async def _ask(self, request: ActionRequest) -> Action:
+        reply = await self.agents[request.seat].act(request, self.instruct(request))
+        return await self.extract(request, reply)
+
+    async def _deliver(self, events: Sequence[GameEvent]) -> None:
+        """The one place events reach agents: each seat gets exactly the events visible to it."""
+        if self.recorder:
+            self.recorder.append_events(events)
+        for seat, agent in self.agents.items():
+            visible = [e for e in events if e.visible(seat)]
+            if visible:
+                await agent.observe(visible)
+
+
+def play_game(rules: RuleSet, agents: Mapping[Seat, Agent], seed: int, **kwargs: Any) -> GameResult:
+    """Run one game synchronously (a convenience around GameHost.run)."""
+    return asyncio.run(GameHost(rules=rules, agents=agents, seed=seed, **kwargs).run())

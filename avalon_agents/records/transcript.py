@@ -1,0 +1,75 @@
+"""A readable transcript of a game from its events (the ground truth, all of it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from avalon_agents.core.events import (
+    AssassinationAttempted,
+    AssassinationDeclined,
+    GameEnded,
+    GameEvent,
+    GameStarted,
+    LeaderChosen,
+    NightInfoRevealed,
+    QuestCardPlayed,
+    QuestCompleted,
+    RoleAssigned,
+    SpeechGiven,
+    TeamProposed,
+    VoteCast,
+    VotesRevealed,
+)
+from avalon_agents.core.types import seat_name
+
+REASONS = {
+    "three_successes": "three quests succeeded",
+    "assassin_missed": "three quests succeeded and the Assassin missed Merlin",
+    "three_fails": "three quests failed",
+    "merlin_assassinated": "the Assassin found Merlin",
+    "five_rejections": "five team proposals in one quest were rejected",
+}
+
+
+def _names(seats: Iterable[int]) -> str:
+    return ", ".join(seat_name(s) for s in seats)
+
+
+def transcript(events: Iterable[GameEvent], speeches: bool = True) -> list[str]:
+    """One line per game event (private night information included, marked as such)."""
+    lines: list[str] = []
+    for e in events:
+        if isinstance(e, GameStarted):
+            r = e.rules
+            lines.append(f"Avalon, {r.players} players, {r.name} rules; quest sizes {list(r.quest_sizes)}")
+        elif isinstance(e, RoleAssigned):
+            continue
+        elif isinstance(e, NightInfoRevealed):
+            what = {"evil": "sees evil at", "merlin_or_morgana": "sees Merlin/Morgana at",
+                    "evil_teammates": "sees evil teammates at"}[e.known_as]
+            lines.append(f"  (night) {seat_name(e.seat)} {what} {_names(e.seats) or 'nobody'}")
+        elif isinstance(e, LeaderChosen):
+            last = " (last proposal)" if e.final else ""
+            lines.append(f"Quest {e.quest}.{e.attempt}: {seat_name(e.leader)} leads; team of {e.team_size}{last}")
+        elif isinstance(e, SpeechGiven):
+            if speeches:
+                lines.append(f"  {seat_name(e.seat)}: {e.text}")
+        elif isinstance(e, TeamProposed):
+            how = "assigns" if e.assigned else "proposes"
+            lines.append(f"  {seat_name(e.leader)} {how} {_names(e.team)}")
+        elif isinstance(e, VotesRevealed):
+            verdict = "approved" if e.approved else "rejected"
+            who = f" (approve: {_names(e.approvals) or 'none'})" if e.approvals or e.rejections else ""
+            lines.append(f"  vote {e.approve_count}-{e.reject_count}: {verdict}{who}")
+        elif isinstance(e, (VoteCast, QuestCardPlayed, AssassinationDeclined)):
+            continue
+        elif isinstance(e, QuestCompleted):
+            verdict = "SUCCESS" if e.success else "FAIL"
+            lines.append(f"  quest {e.quest} {verdict} with {e.fails} fail card(s); score good {e.good_points} - evil {e.evil_points}")
+        elif isinstance(e, AssassinationAttempted):
+            verdict = "hit: it was Merlin" if e.hit else "missed"
+            lines.append(f"Assassin {seat_name(e.assassin)} names {seat_name(e.target)} as Merlin: {verdict}")
+        elif isinstance(e, GameEnded):
+            lines.append(f"{e.winner.value.upper()} wins: {REASONS[e.reason.value]}")
+            lines.append("Roles: " + "; ".join(f"{seat_name(s)} {r.value}" for s, r in sorted(e.roles.items())))
+    return lines

@@ -1,0 +1,68 @@
+"""Drive an engine with simple policies, for rule tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from avalon_agents.core import (
+    ActionRequest,
+    Assassinate,
+    ProposeTeam,
+    QuestCard,
+    RequestKind,
+    Role,
+    Speak,
+    Team,
+    Vote,
+)
+from avalon_agents.engine import AvalonEngine
+
+
+def evil_seats(engine: AvalonEngine) -> list[int]:
+    return sorted(s for s, r in engine.roles.items() if r.side is Team.EVIL)
+
+
+def good_seats(engine: AvalonEngine) -> list[int]:
+    return sorted(s for s, r in engine.roles.items() if r.side is Team.GOOD)
+
+
+def seat_of(engine: AvalonEngine, role: Role) -> int:
+    return next(s for s, r in engine.roles.items() if r is role)
+
+
+@dataclass
+class Policy:
+    """How every seat answers. Each function gets (engine, request)."""
+
+    team: Callable[[AvalonEngine, ActionRequest], list[int]] = lambda e, r: good_seats(e)[: r.team_size]
+    vote: Callable[[AvalonEngine, ActionRequest], bool] = lambda e, r: True
+    card: Callable[[AvalonEngine, ActionRequest], bool] = lambda e, r: not r.can_fail  # evil fails
+    target: Callable[[AvalonEngine, ActionRequest], int | None] = lambda e, r: seat_of(e, Role.MERLIN)
+    log: list = field(default_factory=list)
+
+    def act(self, engine: AvalonEngine, r: ActionRequest):
+        if r.kind is RequestKind.PROPOSE:
+            return ProposeTeam(team=tuple(self.team(engine, r)))
+        if r.kind is RequestKind.VOTE:
+            return Vote(approve=self.vote(engine, r))
+        if r.kind is RequestKind.QUEST:
+            return QuestCard(success=self.card(engine, r))
+        if r.kind is RequestKind.ASSASSINATE:
+            return Assassinate(target=self.target(engine, r))
+        return Speak(text=f"seat {r.seat} speaks")
+
+
+def drive(engine: AvalonEngine, policy: Policy, until: Callable[[AvalonEngine], bool] | None = None,
+          max_steps: int = 5000) -> list:
+    """Answer pending requests with `policy` until the game ends (or `until` holds). Returns all events."""
+    for _ in range(max_steps):
+        if engine.is_over or (until and until(engine)):
+            return engine.events
+        for r in engine.pending():
+            engine.submit(r.seat, policy.act(engine, r))
+    raise AssertionError("game did not end")
+
+
+def events_of(engine: AvalonEngine, type_: str) -> list:
+    return [e for e in engine.events if e.type == type_]
