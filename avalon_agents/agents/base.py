@@ -22,7 +22,11 @@ class Reply:
 
 @runtime_checkable
 class Agent(Protocol):
-    """A player. The host calls `observe` with the events this seat may see, `act` when it must act."""
+    """A player. The host calls `observe` with the events this seat may see, `act` when it must act.
+
+    An agent may set a class attribute `reads_instructions = False` (rule bots do) so that the host
+    skips wording the instruction it would ignore.
+    """
 
     async def observe(self, events: Sequence[GameEvent]) -> None:
         """Take in new events. Cheap: store them; never an LLM call."""

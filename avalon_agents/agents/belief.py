@@ -11,9 +11,11 @@ once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import lru_cache
 from itertools import combinations
+
+import numpy as np
 
 from avalon_agents.core.types import Seat
 
@@ -43,58 +45,61 @@ def seats_of(mask: int) -> list[Seat]:
 
 
 @lru_cache(maxsize=64)
-def _worlds(players: int, evil_count: int) -> tuple[int, ...]:
-    return tuple(mask_of(c) for c in combinations(range(1, players + 1), evil_count))
+def _worlds(players: int, evil_count: int) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
+    """Worlds as ints, as an int array, and as a 0/1 matrix (world x seat)."""
+    ints = tuple(mask_of(c) for c in combinations(range(1, players + 1), evil_count))
+    matrix = np.array([[w >> i & 1 for i in range(players)] for w in ints], dtype=float)
+    return ints, np.array(ints, dtype=np.int64), matrix
 
 
 @lru_cache(maxsize=CACHE_SIZE)
-def _weights(players: int, evil_count: int, evidence: Evidence) -> tuple[float, ...]:
-    worlds = _worlds(players, evil_count)
+def _vec(mask: int, players: int) -> np.ndarray:
+    return np.array([mask >> i & 1 for i in range(players)], dtype=float)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _weights(players: int, evil_count: int, evidence: Evidence) -> np.ndarray:
+    _, _, matrix = _worlds(players, evil_count)
     if not evidence:
-        return (1.0,) * len(worlds)
-    weights = list(_weights(players, evil_count, evidence[:-1]))
+        return np.ones(len(matrix))
+    weights = _weights(players, evil_count, evidence[:-1]).copy()
     kind, *data = evidence[-1]
+    on_team = matrix @ _vec(data[0] if kind != PROPOSAL else data[1], players)  # evil members per world
     if kind == QUEST:
-        team, fails = data
-        for i, w in enumerate(worlds):
-            k = (team & w).bit_count()
-            if k < fails:
-                weights[i] = 0.0
-            elif fails == 0:
-                weights[i] *= EVIL_SUCCESS**k
+        fails = data[1]
+        weights[on_team < fails] = 0.0
+        if fails == 0:
+            weights *= EVIL_SUCCESS**on_team
     elif kind == VOTES:
-        team, approvals, rejections = data
         yes, no = EVIL_VOTE_TELL
-        for i, w in enumerate(worlds):
-            agree, disagree = (approvals & w, rejections & w) if team & w else (rejections & w, approvals & w)
-            weights[i] *= yes ** agree.bit_count() * no ** disagree.bit_count()
+        approve = matrix @ _vec(data[1], players)
+        reject = matrix @ _vec(data[2], players)
+        dirty = on_team > 0
+        weights *= yes ** np.where(dirty, approve, reject) * no ** np.where(dirty, reject, approve)
     else:
-        leader, team = data
         yes, no = EVIL_LEADER_TELL
-        for i, w in enumerate(worlds):
-            if w & leader:
-                weights[i] *= yes if team & w else no
-    total = sum(weights)
-    return tuple(x / total for x in weights) if total > 0 else tuple(weights)
+        leads = matrix[:, data[0].bit_length() - 1] > 0
+        weights *= np.where(leads, np.where(on_team > 0, yes, no), 1.0)
+    total = weights.sum()
+    if total > 0:
+        weights /= total
+    weights.flags.writeable = False
+    return weights
 
 
 @lru_cache(maxsize=CACHE_SIZE)
-def _view(players: int, evil_count: int, evidence: Evidence, allowed: int):
-    """(world, weight) pairs allowed by the mask, their total, and each seat's chance of being evil."""
-    worlds = _worlds(players, evil_count)
-    weights = _weights(players, evil_count, evidence)
-    pairs = [(w, x) for i, (w, x) in enumerate(zip(worlds, weights)) if allowed >> i & 1]
-    total = sum(x for _, x in pairs)
+def _view(players: int, evil_count: int, evidence: Evidence, allowed: bytes) -> tuple[np.ndarray, dict[Seat, float]]:
+    """Weights zeroed outside the mask and normalized, and each seat's chance of being evil."""
+    _, _, matrix = _worlds(players, evil_count)
+    keep = np.frombuffer(allowed, dtype=bool)
+    weights = np.where(keep, _weights(players, evil_count, evidence), 0.0)
+    total = weights.sum()
     if total == 0:  # evidence contradicts the mask: fall back to the mask alone
-        pairs = [(w, 1.0) for w, _ in pairs]
-        total = float(len(pairs))
-    sus = dict.fromkeys(range(1, players + 1), 0.0)
-    for w, x in pairs:
-        while w:
-            low = w & -w
-            sus[low.bit_length()] += x
-            w ^= low
-    return pairs, total, {s: v / total for s, v in sus.items()}
+        weights, total = keep.astype(float), float(keep.sum())
+    weights = weights / total
+    weights.flags.writeable = False
+    sus = (weights @ matrix).tolist()
+    return weights, dict(zip(range(1, players + 1), sus))
 
 
 class Belief:
@@ -108,19 +113,19 @@ class Belief:
     def __init__(self, players: int, evil_count: int) -> None:
         self.players = players
         self.evil_count = evil_count
-        self.worlds = _worlds(players, evil_count)
+        self.worlds, self._world_array, self._matrix = _worlds(players, evil_count)
         self.evidence: Evidence = ()
-        self.everything = (1 << len(self.worlds)) - 1
+        self.everything = np.ones(len(self.worlds), dtype=bool).tobytes()
         self.allowed = self.everything
 
-    def restrict(self, keep: Callable[[int], bool]) -> None:
-        """Rule out worlds that contradict private knowledge."""
-        for i, w in enumerate(self.worlds):
-            if not keep(w):
-                self.allowed &= ~(1 << i)
+    def restrict(self, seats: int, evil: int | None = None, at_least: int | None = None) -> None:
+        """Keep only worlds where exactly `evil` (or at least `at_least`) of `seats` (a mask) are evil."""
+        counts = self._matrix @ _vec(seats, self.players)
+        keep = counts == evil if evil is not None else counts >= at_least
+        self.allowed = (np.frombuffer(self.allowed, dtype=bool) & keep).tobytes()
 
     @property
-    def weights(self) -> tuple[float, ...]:
+    def weights(self) -> np.ndarray:
         return _weights(self.players, self.evil_count, self.evidence)
 
     # -- evidence ---------------------------------------------------------------
@@ -141,9 +146,9 @@ class Belief:
 
     def p_clean(self, team: int, private: bool = True) -> float:
         """Probability that no member of `team` is evil."""
-        pairs, total, _ = self._view(private)
-        return sum(x for w, x in pairs if not w & team) / total
+        weights, _ = self._view(private)
+        return float(weights[(self._world_array & team) == 0].sum())
 
     def suspicion(self, private: bool = True) -> dict[Seat, float]:
         """Probability that each seat is evil."""
-        return self._view(private)[2]
+        return self._view(private)[1]

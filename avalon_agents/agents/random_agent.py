@@ -30,6 +30,8 @@ class RandomAgent:
         seed: seeds its own random.Random.
     """
 
+    reads_instructions = False
+
     def __init__(self, *, seat: Seat, seed: int = 0) -> None:
         self.seat = seat
         self.rng = random.Random(seed)

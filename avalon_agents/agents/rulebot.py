@@ -58,6 +58,8 @@ class RuleBot:
         seed: seeds its own random.Random.
     """
 
+    reads_instructions = False
+
     def __init__(self, *, seat: Seat, seed: int = 0) -> None:
         self.seat = seat
         self.rng = random.Random(seed)
@@ -98,19 +100,19 @@ class RuleBot:
         self._is_evil = role.side is Team.EVIL
         me = 1 << (self.seat - 1)
         if role.side is Team.GOOD:
-            self.belief.restrict(lambda w: not w & me)
+            self.belief.restrict(me, evil=0)
         else:
             self.evil |= me
-            self.belief.restrict(lambda w: bool(w & me))
+            self.belief.restrict(me, evil=1)
 
     def _learn_night(self, e: NightInfoRevealed) -> None:
         seen = mask_of(e.seats)
         if e.known_as == "merlin_or_morgana":
             if len(e.seats) == 2:  # exactly one of the pair is Morgana
-                self.belief.restrict(lambda w: (w & seen).bit_count() == 1)
+                self.belief.restrict(seen, evil=1)
         else:  # Merlin sees evil; evil sees teammates
             self.evil |= seen
-            self.belief.restrict(lambda w: w & seen == seen)
+            self.belief.restrict(seen, at_least=len(e.seats))
 
     def _see_proposal(self, e: TeamProposed) -> None:
         team = mask_of(e.team)

@@ -28,10 +28,11 @@ class Extractor(Protocol):
 
 
 async def typed_action(request: ActionRequest, reply: Reply) -> Action:
-    """The default extractor: the agent's own typed action, validated. Free text needs the LLM extractor."""
+    """The default extractor: the agent's own typed action (the engine validates it). Free text needs the
+    LLM extractor."""
     if reply.action is None:
         raise NoActionError(f"seat {request.seat} answered {request.kind.value} with text only; configure an extractor")
-    return request.validate(reply.action)
+    return reply.action
 
 
 class GameHost:
@@ -68,6 +69,7 @@ class GameHost:
         self.extract = extract
         self.recorder = recorder
         self.meta = dict(meta or {})
+        self._inbox: dict[Seat, list[GameEvent]] = {seat: [] for seat in self.agents}
 
     async def run(self) -> GameResult:
         """Play the game to its end and return the result."""
@@ -88,7 +90,8 @@ class GameHost:
                     new += self.engine.submit(request.seat, action)
                 await self._deliver(new)
             result = self.engine.result()
-            for agent in self.agents.values():
+            for seat, agent in self.agents.items():
+                await self._flush(seat)
                 await agent.on_game_end(result)
             if self.recorder:
                 self.recorder.write_result(result)
@@ -98,17 +101,27 @@ class GameHost:
                 self.recorder.close()
 
     async def _ask(self, request: ActionRequest) -> Action:
-        reply = await self.agents[request.seat].act(request, self.instruct(request))
+        agent = self.agents[request.seat]
+        await self._flush(request.seat)
+        instruction = self.instruct(request) if getattr(agent, "reads_instructions", True) else ""
+        reply = await agent.act(request, instruction)
         return await self.extract(request, reply)
 
     async def _deliver(self, events: Sequence[GameEvent]) -> None:
-        """The one place events reach agents: each seat gets exactly the events visible to it."""
+        """Record new events and queue each for exactly the seats it is visible to, in order."""
         if self.recorder:
             self.recorder.append_events(events)
-        for seat, agent in self.agents.items():
-            visible = [e for e in events if e.visible(seat)]
-            if visible:
-                await agent.observe(visible)
+        inbox = self._inbox
+        for event in events:
+            for seat in inbox if event.visible_to == "all" else event.visible_to:
+                inbox[seat].append(event)
+
+    async def _flush(self, seat: Seat) -> None:
+        """The one place events reach an agent: everything queued for its seat, before it acts and at the end."""
+        events = self._inbox[seat]
+        if events:
+            self._inbox[seat] = []
+            await self.agents[seat].observe(events)
 
 
 def play_game(rules: RuleSet, agents: Mapping[Seat, Agent], seed: int, **kwargs: Any) -> GameResult:

@@ -1,0 +1,68 @@
+"""RuleSet presets and validation."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from avalon_agents.core import Role, RuleSet, Team, make_rules
+from avalon_agents.core.rules import QUEST_SIZES
+
+
+@pytest.mark.parametrize("players", range(5, 11))
+def test_official_tables(players):
+    rules = make_rules("official", players)
+    good = sum(r.side is Team.GOOD for r in rules.roles)
+    assert (good, players - good) == {5: (3, 2), 6: (4, 2), 7: (4, 3), 8: (5, 3), 9: (6, 3), 10: (6, 4)}[players]
+    assert rules.quest_sizes == QUEST_SIZES[players]
+    assert rules.fails_required == ((1, 1, 1, 2, 1) if players >= 7 else (1, 1, 1, 1, 1))
+    assert Role.MERLIN in rules.roles and Role.ASSASSIN in rules.roles
+
+
+def test_six_player_official_matches_the_paper_roles():
+    rules = make_rules("official", 6)
+    assert sorted(r.value for r in rules.roles) == sorted(
+        ["Merlin", "Percival", "Loyal Servant", "Loyal Servant", "Morgana", "Assassin"]
+    )
+    assert rules.quest_sizes == (2, 3, 4, 3, 4)
+    assert (rules.approve_on_tie, rules.proposal_order, rules.on_last_rejection, rules.assassination) == (
+        False, "propose_then_discuss", "evil_wins", "end_of_game")
+
+
+def test_paper_preset_differs_only_where_the_paper_does():
+    official, paper = make_rules("official", 6).model_dump(), make_rules("paper", 6).model_dump()
+    changed = {k for k in official if official[k] != paper[k]}
+    assert changed == {"name", "proposal_order", "on_last_rejection", "assassination", "assassin_may_pass"}
+    assert paper["proposal_order"] == "discuss_then_propose" and paper["assassination"] == "after_any_quest"
+
+
+def test_rules_are_frozen():
+    with pytest.raises(ValidationError):
+        make_rules().players = 7
+
+
+@pytest.mark.parametrize(
+    "preset,players,match",
+    [("official", 4, "players"), ("official", 11, "players"), ("house", 6, "rules: unknown preset")],
+)
+def test_bad_presets(preset, players, match):
+    with pytest.raises(ValueError, match=match):
+        make_rules(preset, players)
+
+
+@pytest.mark.parametrize(
+    "change,field",
+    [
+        ({"roles": (Role.MERLIN,) * 6}, "roles"),
+        ({"roles": (Role.MERLIN, Role.PERCIVAL, Role.LOYAL_SERVANT, Role.LOYAL_SERVANT, Role.MORGANA, Role.MINION)},
+         "Assassin"),
+        ({"quest_sizes": (2, 3, 9, 3, 4)}, "quest_sizes"),
+        ({"fails_required": (1, 1, 1, 5, 1)}, "fails_required"),
+        ({"first_leader": 9}, "first_leader"),
+        ({"players": 4}, "players"),
+        ({"surprise": 1}, "surprise"),
+    ],
+)
+def test_bad_custom_rules_name_the_field(change, field):
+    with pytest.raises(ValidationError, match=field):
+        RuleSet(**{**make_rules().model_dump(), **change})

@@ -1,0 +1,112 @@
+"""GameHost: delivery, concurrency of simultaneous requests, run directories."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from avalon_agents.agents import RuleBot
+from avalon_agents.agents.base import Reply
+from avalon_agents.core import EVENT_ADAPTER, RequestKind, make_rules
+from avalon_agents.host import GameHost, NoActionError
+from avalon_agents.host.play import play_games
+from avalon_agents.records import is_done, read_events, read_result
+
+
+class SlowVoter(RuleBot):
+    """A rule bot that takes its time on votes and notes how many voters were thinking at once."""
+
+    thinking = 0
+    most = 0
+
+    async def act(self, request, instruction):
+        if request.kind is RequestKind.VOTE:
+            SlowVoter.thinking += 1
+            SlowVoter.most = max(SlowVoter.most, SlowVoter.thinking)
+            await asyncio.sleep(0.001)
+            SlowVoter.thinking -= 1
+        return await super().act(request, instruction)
+
+
+def test_simultaneous_requests_are_asked_concurrently():
+    rules = make_rules("official", 6)
+    agents = {s: SlowVoter(seat=s, seed=s) for s in rules.seats}
+    asyncio.run(GameHost(rules=rules, agents=agents, seed=1).run())
+    assert SlowVoter.most == 6
+
+
+class Chatty(RuleBot):
+    reads_instructions = True
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.instructions: list[str] = []
+
+    async def act(self, request, instruction):
+        self.instructions.append(instruction)
+        return await super().act(request, instruction)
+
+
+def test_instructions_state_the_expected_answer():
+    rules = make_rules("official", 6)
+    agents = {s: Chatty(seat=s, seed=s) for s in rules.seats}
+    asyncio.run(GameHost(rules=rules, agents=agents, seed=2).run())
+    said = [i for a in agents.values() for i in a.instructions]
+    assert any("Name exactly 2 players" in i for i in said)
+    assert any("vote to approve or reject the team" in i for i in said)
+
+
+class TextOnly(RuleBot):
+    async def act(self, request, instruction):
+        return Reply(text="I approve, I think.")
+
+
+def test_text_without_an_extractor_is_a_clear_error():
+    rules = make_rules("official", 6)
+    agents = {s: TextOnly(seat=s, seed=s) for s in rules.seats}
+    with pytest.raises(NoActionError, match="configure an extractor"):
+        asyncio.run(GameHost(rules=rules, agents=agents, seed=3).run())
+
+
+def test_host_needs_one_agent_per_seat():
+    rules = make_rules("official", 6)
+    with pytest.raises(ValueError, match="agents: need one agent for each seat"):
+        GameHost(rules=rules, agents={1: RuleBot(seat=1)}, seed=0)
+
+
+def test_run_directory(tmp_path):
+    rules = make_rules("paper", 7)
+    results = asyncio.run(play_games(rules, ["rulebot"] * 7, seed=5, games=2, out=tmp_path))
+    games = sorted(tmp_path.iterdir())
+    assert [g.name for g in games] == ["game-00001", "game-00002"]
+    for game, result in zip(games, results):
+        assert is_done(game)
+        assert sorted(p.name for p in game.iterdir()) == ["events.jsonl", "meta.json", "result.json"]
+        events = read_events(game)
+        assert events[-1].type == "game_ended" and events[-1].winner is result.winner
+        assert read_result(game) == result
+        meta = json.loads((game / "meta.json").read_text())
+        assert meta["rules"]["name"] == "paper" and meta["seed"] in (5, 6) and meta["seats"]["1"] == "rulebot"
+        lines = (game / "events.jsonl").read_text().splitlines()
+        assert [EVENT_ADAPTER.validate_json(line) for line in lines] == events
+    assert not list(tmp_path.rglob("*.tmp"))  # atomic writes leave no temp files
+
+
+def test_unfinished_game_is_not_done(tmp_path):
+    class Crash(RuleBot):
+        async def act(self, request, instruction):
+            if request.quest == 2:
+                raise KeyboardInterrupt
+            return await super().act(request, instruction)
+
+    from avalon_agents.records import GameRecorder
+
+    rules = make_rules("official", 6)
+    host = GameHost(rules=rules, agents={s: Crash(seat=s, seed=s) for s in rules.seats}, seed=4,
+                    recorder=GameRecorder(tmp_path / "g"))
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(host.run())
+    assert not is_done(tmp_path / "g")
+    assert read_events(tmp_path / "g")[-1].quest == 2  # what happened so far is on disk

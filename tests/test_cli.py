@@ -1,0 +1,75 @@
+"""The `avalon` command, run as a user would (the installed console script)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+AVALON = str(Path(sys.executable).parent / "avalon")
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([AVALON, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_one_game_prints_a_transcript():
+    out = run("play", "--seed", "3")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    for piece in ("Quest 1.1:", "leads; team of 2", "proposes", "vote ", "quest 1 ", "wins:", "Roles: Player 1"):
+        assert piece in text
+    assert "Merlin" in text.splitlines()[-1] and "Assassin" in text
+
+
+def test_many_games_json_summary(tmp_path):
+    out = run("play", "--games", "30", "--json", "--rules", "paper", "--players", "7", "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["games"] == 30 and summary["good_wins"] + summary["evil_wins"] == 30
+    assert sum(summary["reasons"].values()) == 30 and summary["rules"] == "paper"
+    assert len(list(tmp_path.glob("game-*/result.json"))) == 30
+
+
+def test_mixed_seats_and_text_summary():
+    out = run("play", "--games", "5", "--seats", "rulebot,random,rulebot,random,rulebot")
+    assert out.returncode == 2  # 5 kinds for 6 players is a mistake
+    assert out.stderr.startswith("error: seats:")
+    out = run("play", "--games", "5", "--players", "5", "--seats", "rulebot,random,rulebot,random,rulebot")
+    assert out.returncode == 0, out.stderr
+    assert "5 games, official rules, 5 players" in out.stdout and "good wins" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "args,field",
+    [
+        (["play", "--players", "4"], "players"),
+        (["play", "--players", "11"], "players"),
+        (["play", "--rules", "house"], "rules"),
+        (["play", "--seats", "wizard"], "seats"),
+        (["play", "--games", "0"], "games"),
+        (["play", "--players", "six"], "--players"),
+        (["play", "--bogus"], "--bogus"),
+        (["bench", "engine", "--games", "0"], "games"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args, field):
+    out = run(*args)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and field in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_help_explains():
+    out = run("play", "--help")
+    assert out.returncode == 0 and "--seats" in out.stdout and "Examples" in out.stdout
+
+
+def test_bench_engine_prints_games_per_second():
+    out = run("bench", "engine", "--games", "20")
+    assert out.returncode == 0, out.stderr
+    assert "games/s" in out.stdout and "engine + bots" in out.stdout
