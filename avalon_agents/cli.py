@@ -126,7 +126,8 @@ def bench() -> None:
 def bench_engine_cmd(games: int, preset: str, players: int, seats: str) -> None:
     """Rule-bot games per second on one core, without writing files.
 
-    Prints two figures: the engine with bots in a plain loop, and the same games through GameHost.
+    Prints three figures for the same games: the engine alone (replaying the bots' recorded decisions),
+    the engine with the bots deciding in a plain loop, and everything through GameHost (asyncio).
     """
     from avalon_agents.bench import bench_engine
 
@@ -139,6 +140,7 @@ def bench_engine_cmd(games: int, preset: str, players: int, seats: str) -> None:
         raise UserError(_one_line(exc)) from None
     figures = bench_engine(rules, games, kind)
     click.echo(f"{games} {kind} games, {rules.name} rules, {players} players")
+    click.echo(f"engine alone:      {figures['engine_alone_games_per_s']:8.1f} games/s")
     click.echo(f"engine + bots:     {figures['engine_games_per_s']:8.1f} games/s")
     click.echo(f"through GameHost:  {figures['host_games_per_s']:8.1f} games/s")
 

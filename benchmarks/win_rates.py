@@ -15,7 +15,7 @@ REASONS = ("three_successes", "assassin_missed", "three_fails", "merlin_assassin
 
 
 def main(games: int = 10_000, players: int = 6) -> None:
-    print(f"| rules | seats | games | good wins | evil wins | " + " | ".join(REASONS) + " |")
+    print("| rules | seats | games | good wins | evil wins | " + " | ".join(REASONS) + " |")
     print("|---" * (5 + len(REASONS)) + "|")
     for preset in ("official", "paper"):
         rules = make_rules(preset, players)

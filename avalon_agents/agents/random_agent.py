@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import random
-from collections.abc import Sequence
-
-from avalon_agents.agents.base import Reply
+from avalon_agents.agents.bot import Bot
 from avalon_agents.core.actions import (
     Action,
     ActionRequest,
@@ -16,32 +13,13 @@ from avalon_agents.core.actions import (
     Speak,
     Vote,
 )
-from avalon_agents.core.events import GameEvent, GameResult
 from avalon_agents.core.types import Seat
 
 SPEECHES = ("I have nothing to add.", "Let's see how this goes.", "I am on the side of good.")
 
 
-class RandomAgent:
-    """Picks uniformly among legal actions (speeches from a short canned list).
-
-    Args:
-        seat: the seat it plays.
-        seed: seeds its own random.Random.
-    """
-
-    reads_instructions = False
-
-    def __init__(self, *, seat: Seat, seed: int = 0) -> None:
-        self.seat = seat
-        self.rng = random.Random(seed)
-
-    async def observe(self, events: Sequence[GameEvent]) -> None:
-        return None
-
-    async def act(self, request: ActionRequest, instruction: str) -> Reply:
-        action = self.decide(request)
-        return Reply(text=str(action), action=action)
+class RandomAgent(Bot):
+    """Picks uniformly among legal actions (speeches from a short canned list)."""
 
     def decide(self, request: ActionRequest) -> Action:
         rng = self.rng
@@ -56,6 +34,3 @@ class RandomAgent:
             choices: list[Seat | None] = list(request.options) + ([None] if request.may_pass else [])
             return Assassinate(target=rng.choice(choices))
         return Speak(text=rng.choice(SPEECHES))
-
-    async def on_game_end(self, result: GameResult) -> None:
-        return None

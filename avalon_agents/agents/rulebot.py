@@ -10,11 +10,10 @@ quest. The Assassin names the good seat that steered away from evil most reliabl
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 
-from avalon_agents.agents.base import Reply
 from avalon_agents.agents.belief import Belief, mask_of, seats_of
+from avalon_agents.agents.bot import Bot
 from avalon_agents.core.actions import (
     Action,
     ActionRequest,
@@ -27,7 +26,6 @@ from avalon_agents.core.actions import (
 )
 from avalon_agents.core.events import (
     GameEvent,
-    GameResult,
     GameStarted,
     NightInfoRevealed,
     QuestCompleted,
@@ -50,7 +48,7 @@ EVIL_COVER_VOTE = 0.5
 """Chance that an evil bot approves a clean team that the table would accept."""
 
 
-class RuleBot:
+class RuleBot(Bot):
     """A rule-based player for any role. Its role comes from the events it observes.
 
     Args:
@@ -58,11 +56,8 @@ class RuleBot:
         seed: seeds its own random.Random.
     """
 
-    reads_instructions = False
-
     def __init__(self, *, seat: Seat, seed: int = 0) -> None:
-        self.seat = seat
-        self.rng = random.Random(seed)
+        super().__init__(seat=seat, seed=seed)
         self.rules: RuleSet | None = None
         self.role: Role | None = None
         self._is_evil = False
@@ -147,14 +142,7 @@ class RuleBot:
         QuestCompleted: _see_quest,
     }
 
-    async def on_game_end(self, result: GameResult) -> None:
-        return None
-
     # ------------------------------------------------------------------ acting
-
-    async def act(self, request: ActionRequest, instruction: str) -> Reply:
-        action = self.decide(request)
-        return Reply(text=self._say(request, action), action=action)
 
     def decide(self, request: ActionRequest) -> Action:
         kind = request.kind
@@ -255,16 +243,3 @@ class RuleBot:
             others = [s for s in others if not self.evil >> (s - 1) & 1]
             return f"I am loyal to Arthur. I trust {seat_name(others[0])}; {seat_name(others[-1])} worries me."
         return f"I trust {seat_name(others[0])}. I am wary of {seat_name(others[-1])}."
-
-    def _say(self, request: ActionRequest, action: Action) -> str:
-        if isinstance(action, Speak):
-            return action.text
-        if isinstance(action, ProposeTeam):
-            return "I propose " + ", ".join(seat_name(s) for s in action.team) + "."
-        if isinstance(action, Vote):
-            return "I approve." if action.approve else "I reject."
-        if isinstance(action, QuestCard):
-            return "Success." if action.success else "Fail."
-        if isinstance(action, Assassinate):
-            return f"I name {seat_name(action.target)} as Merlin." if action.target else "I hold off."
-        return ""

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Literal, Union
-
-from dataclasses import dataclass
 
 from pydantic import Field, TypeAdapter
 

@@ -12,7 +12,6 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from avalon_agents.core.actions import DATA
-
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import EndReason, Role, Seat, Team
 

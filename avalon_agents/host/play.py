@@ -37,7 +37,9 @@ def game_dir(out: Path, index: int) -> Path:
 
 async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | None = None) -> GameHost:
     """Play one game; return its host (engine events and result inside)."""
-    agents = {seat: make_agent(kind, seat=seat, seed=agent_seed(seed, seat)) for seat, kind in zip(rules.seats, kinds)}
+    agents = {
+        seat: make_agent(kind, seat=seat, seed=agent_seed(seed, seat)) for seat, kind in zip(rules.seats, kinds)
+    }
     host = GameHost(
         rules=rules,
         agents=agents,

@@ -65,7 +65,8 @@ def transcript(events: Iterable[GameEvent], speeches: bool = True) -> list[str]:
             continue
         elif isinstance(e, QuestCompleted):
             verdict = "SUCCESS" if e.success else "FAIL"
-            lines.append(f"  quest {e.quest} {verdict} with {e.fails} fail card(s); score good {e.good_points} - evil {e.evil_points}")
+            score = f"score good {e.good_points} - evil {e.evil_points}"
+            lines.append(f"  quest {e.quest} {verdict} with {e.fails} fail card(s); {score}")
         elif isinstance(e, AssassinationAttempted):
             verdict = "hit: it was Merlin" if e.hit else "missed"
             lines.append(f"Assassin {seat_name(e.assassin)} names {seat_name(e.target)} as Merlin: {verdict}")

@@ -1,0 +1,54 @@
+"""Bot: the base of agents that decide without an LLM and answer with typed actions."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from avalon_agents.agents.base import Reply
+from avalon_agents.core.actions import Action, ActionRequest, Assassinate, ProposeTeam, QuestCard, Speak, Vote
+from avalon_agents.core.events import GameEvent, GameResult
+from avalon_agents.core.types import Seat, seat_name
+
+
+def say(action: Action) -> str:
+    """Plain words for a typed action (the text part of a bot's Reply)."""
+    if isinstance(action, Speak):
+        return action.text
+    if isinstance(action, ProposeTeam):
+        return "I propose " + ", ".join(seat_name(s) for s in action.team) + "."
+    if isinstance(action, Vote):
+        return "I approve." if action.approve else "I reject."
+    if isinstance(action, QuestCard):
+        return "Success." if action.success else "Fail."
+    if isinstance(action, Assassinate):
+        return f"I name {seat_name(action.target)} as Merlin." if action.target else "I hold off."
+    raise TypeError(f"not an action: {action!r}")
+
+
+class Bot:
+    """Subclasses implement `decide(request) -> Action` and may override `observe`.
+
+    Args:
+        seat: the seat it plays.
+        seed: seeds its own random.Random.
+    """
+
+    reads_instructions = False  # the host need not word instructions for it
+
+    def __init__(self, *, seat: Seat, seed: int = 0) -> None:
+        self.seat = seat
+        self.rng = random.Random(seed)
+
+    async def observe(self, events: Sequence[GameEvent]) -> None:
+        return None
+
+    async def act(self, request: ActionRequest, instruction: str) -> Reply:
+        action = self.decide(request)
+        return Reply(text=say(action), action=action)
+
+    def decide(self, request: ActionRequest) -> Action:
+        raise NotImplementedError
+
+    async def on_game_end(self, result: GameResult) -> None:
+        return None
