@@ -151,8 +151,9 @@ def main() -> None:
         cli.main(standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("interrupted: finished games are complete on disk; an unfinished one has no result.json",
+                   err=True)
         sys.exit(130)
     except click.ClickException as exc:  # usage errors included: one line, no usage dump
         click.echo(f"error: {exc.format_message()}", err=True)

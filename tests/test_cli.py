@@ -73,3 +73,22 @@ def test_bench_engine_prints_games_per_second():
     out = run("bench", "engine", "--games", "20")
     assert out.returncode == 0, out.stderr
     assert "games/s" in out.stdout and "engine + bots" in out.stdout
+
+
+def test_interrupt_keeps_finished_games_and_prints_no_traceback(tmp_path):
+    import signal
+    import time
+
+    proc = subprocess.Popen([AVALON, "play", "--games", "100000", "--out", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while len(list(tmp_path.glob("game-*/result.json"))) < 3 and time.time() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "interrupted" in err and "Traceback" not in err
+    finished = list(tmp_path.glob("game-*/result.json"))
+    assert len(finished) >= 3
+    for result in finished:  # every finished game is whole
+        assert json.loads(result.read_text())["winner"] in ("good", "evil")

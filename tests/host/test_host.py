@@ -110,3 +110,14 @@ def test_unfinished_game_is_not_done(tmp_path):
         asyncio.run(host.run())
     assert not is_done(tmp_path / "g")
     assert read_events(tmp_path / "g")[-1].quest == 2  # what happened so far is on disk
+
+
+def test_host_and_plain_loop_play_the_same_games():
+    """Delivery through the host (asyncio, concurrent votes) changes nothing about what bots decide."""
+    from avalon_agents.bench import play_direct
+
+    for preset, players in (("official", 6), ("paper", 8)):
+        rules = make_rules(preset, players)
+        hosted = asyncio.run(play_games(rules, ["rulebot"] * players, seed=100, games=20))
+        direct = [play_direct(rules, "rulebot", 100 + i).result() for i in range(20)]
+        assert hosted == direct
