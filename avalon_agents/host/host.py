@@ -13,6 +13,7 @@ from avalon_agents.core.events import GameEvent, GameResult
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
 from avalon_agents.engine import AvalonEngine
+from avalon_agents.host.eager import gather_eager
 from avalon_agents.host.instructions import describe_request
 from avalon_agents.records import GameRecorder
 
@@ -81,10 +82,7 @@ class GameHost:
             await self._deliver(self.engine.reset())
             while not self.engine.is_over:
                 requests = self.engine.pending()
-                if len(requests) == 1:
-                    actions = [await self._ask(requests[0])]
-                else:
-                    actions = await asyncio.gather(*(self._ask(r) for r in requests))
+                actions = await gather_eager([self._ask(r) for r in requests])
                 new: list[GameEvent] = []
                 for request, action in zip(requests, actions):
                     new += self.engine.submit(request.seat, action)
