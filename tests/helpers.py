@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from avalon_agents.core import (
     ActionRequest,
@@ -66,3 +69,11 @@ def drive(engine: AvalonEngine, policy: Policy, until: Callable[[AvalonEngine], 
 
 def events_of(engine: AvalonEngine, type_: str) -> list:
     return [e for e in engine.events if e.type == type_]
+
+
+AVALON = str(Path(sys.executable).parent / "avalon")
+
+
+def avalon(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+    """Run the installed `avalon` command as a user would."""
+    return subprocess.run([AVALON, *args], capture_output=True, text=True, timeout=timeout, **kw)

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-AVALON = str(Path(sys.executable).parent / "avalon")
+from tests.helpers import AVALON, avalon
 
-
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([AVALON, *args], capture_output=True, text=True, timeout=120)
+run = avalon
 
 
 def test_one_game_prints_a_transcript():

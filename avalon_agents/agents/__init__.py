@@ -1,8 +1,9 @@
-"""Players: the Agent protocol, rule bots, a random agent (LLM agents arrive in later modules)."""
+"""Players: the Agent protocol, rule bots, a random agent, the vanilla LLM agent."""
 
 from avalon_agents.agents.base import Agent, Reply
+from avalon_agents.agents.llm_agent import LLMAgent
 from avalon_agents.agents.random_agent import RandomAgent
 from avalon_agents.agents.registry import AGENT_KINDS, make_agent, register_agent
 from avalon_agents.agents.rulebot import RuleBot
 
-__all__ = ["AGENT_KINDS", "Agent", "RandomAgent", "Reply", "RuleBot", "make_agent", "register_agent"]
+__all__ = ["AGENT_KINDS", "Agent", "LLMAgent", "RandomAgent", "Reply", "RuleBot", "make_agent", "register_agent"]

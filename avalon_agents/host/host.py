@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from avalon_agents import __version__
+from avalon_agents import __version__, narrate
 from avalon_agents.agents.base import Agent, Reply
 from avalon_agents.core.actions import Action, ActionRequest
 from avalon_agents.core.events import GameEvent, GameResult
@@ -14,7 +14,7 @@ from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.host.eager import gather_eager
-from avalon_agents.host.instructions import describe_request
+from avalon_agents.llm.client import Tracer
 from avalon_agents.records import GameRecorder
 
 
@@ -22,13 +22,18 @@ class NoActionError(RuntimeError):
     """An agent replied without a typed action and no extractor is configured."""
 
 
+AskAgain = Callable[[str], Awaitable[Reply]]
+
+
 class Extractor(Protocol):
-    """Turns an agent's reply into a legal action for the request."""
+    """Turns an agent's reply into a legal action for the request; may ask the agent again with a reason."""
 
-    async def __call__(self, request: ActionRequest, reply: Reply) -> Action: ...
+    async def __call__(self, request: ActionRequest, reply: Reply, ask_again: AskAgain | None = None,
+                       instruction: str = "") -> Action: ...
 
 
-async def typed_action(request: ActionRequest, reply: Reply) -> Action:
+async def typed_action(request: ActionRequest, reply: Reply, ask_again: AskAgain | None = None,
+                       instruction: str = "") -> Action:
     """The default extractor: the agent's own typed action (the engine validates it). Free text needs the
     LLM extractor."""
     if reply.action is None:
@@ -43,9 +48,10 @@ class GameHost:
         rules: the rules.
         agents: one agent per seat (1..players).
         seed: seeds the engine.
-        instruct: words a request as the host's instruction to the agent.
+        instruct: words a request as the host's instruction (default: the templates in prompts/host/).
         extract: turns a reply into a legal action.
         recorder: writes the game directory; None writes nothing.
+        tracer: where LLM calls and extractions of this game are recorded (the recorder, or memory).
         meta: extra entries for meta.json (agent kinds, config, ...).
     """
 
@@ -55,9 +61,10 @@ class GameHost:
         rules: RuleSet,
         agents: Mapping[Seat, Agent],
         seed: int,
-        instruct: Callable[[ActionRequest], str] = describe_request,
+        instruct: Callable[[ActionRequest], str] | None = None,
         extract: Extractor = typed_action,
         recorder: GameRecorder | None = None,
+        tracer: Tracer | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         if sorted(agents) != list(rules.seats):
@@ -66,9 +73,10 @@ class GameHost:
         self.agents = dict(agents)
         self.seed = seed
         self.engine = AvalonEngine(rules, seed)
-        self.instruct = instruct
+        self.instruct = instruct or (lambda request: narrate.instruct(request, rules))
         self.extract = extract
         self.recorder = recorder
+        self.tracer = tracer or recorder
         self.meta = dict(meta or {})
         self._inbox: dict[Seat, list[GameEvent]] = {seat: [] for seat in self.agents}
 
@@ -103,7 +111,11 @@ class GameHost:
         await self._flush(request.seat)
         instruction = self.instruct(request) if getattr(agent, "reads_instructions", True) else ""
         reply = await agent.act(request, instruction)
-        return await self.extract(request, reply)
+
+        async def ask_again(reason: str) -> Reply:
+            return await agent.act(request, narrate.reask(reason, instruction))
+
+        return await self.extract(request, reply, ask_again, instruction)
 
     async def _deliver(self, events: Sequence[GameEvent]) -> None:
         """Record new events and queue each for exactly the seats it is visible to, in order."""

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from avalon_agents.agents.registry import AGENT_KINDS, make_agent
+from avalon_agents.agents.registry import AGENT_KINDS, make_agent, needs_llm
 from avalon_agents.core.events import GameResult
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
-from avalon_agents.host.host import GameHost
+from avalon_agents.extract.extractor import Extractor
+from avalon_agents.host.host import GameHost, typed_action
+from avalon_agents.llm.client import LLMClient, MemoryTracer
 from avalon_agents.records import GameRecorder
 
 
@@ -35,17 +39,43 @@ def game_dir(out: Path, index: int) -> Path:
     return out / f"game-{index:05d}"
 
 
-async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | None = None) -> GameHost:
+@dataclass
+class Models:
+    """The LLM clients of a batch of games: one for agents, one for the extractor (temperature 0)."""
+
+    agents: LLMClient | None = None
+    extractor: LLMClient | None = None
+
+    def meta(self) -> dict:
+        return {
+            "model": self.agents.config.model_dump() if self.agents else None,
+            "extractor_model": self.extractor.config.model_dump() if self.extractor else None,
+        }
+
+
+async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | None = None,
+                   models: Models | None = None) -> GameHost:
     """Play one game; return its host (engine events and result inside)."""
+    models = models or Models()
+    recorder = GameRecorder(out) if out else None
+    tracer = recorder or MemoryTracer()
+    llm = models.agents.with_tracer(tracer) if models.agents else None
     agents = {
-        seat: make_agent(kind, seat=seat, seed=agent_seed(seed, seat)) for seat, kind in zip(rules.seats, kinds)
+        seat: make_agent(kind, seat=seat, seed=agent_seed(seed, seat), llm=llm)
+        for seat, kind in zip(rules.seats, kinds)
     }
+    extract = typed_action
+    if any(needs_llm(k) for k in kinds):
+        extractor_llm = models.extractor.with_tracer(tracer) if models.extractor else None
+        extract = Extractor(llm=extractor_llm, tracer=tracer, seed=seed)
     host = GameHost(
         rules=rules,
         agents=agents,
         seed=seed,
-        recorder=GameRecorder(out) if out else None,
-        meta={"seats": dict(zip(rules.seats, kinds))},
+        extract=extract,
+        recorder=recorder,
+        tracer=tracer,
+        meta={"seats": dict(zip(rules.seats, kinds)), **models.meta()},
     )
     await host.run()
     return host
@@ -58,14 +88,16 @@ async def play_games(
     games: int,
     out: Path | None = None,
     on_game: Callable[[int, GameHost], None] | None = None,
+    models: Models | None = None,
 ) -> list[GameResult]:
     """Play `games` games with seeds seed, seed+1, ...; write game-NNNNN/ under `out` if given."""
     results = []
     for i in range(games):
-        host = await play_one(rules, kinds, seed + i, game_dir(out, i + 1) if out else None)
+        host = await play_one(rules, kinds, seed + i, game_dir(out, i + 1) if out else None, models)
         results.append(host.engine.result())
         if on_game:
             on_game(i, host)
+        await asyncio.sleep(0)  # a game of bots never suspends: let Ctrl-C's cancellation in between games
     return results
 
 

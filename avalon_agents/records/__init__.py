@@ -1,5 +1,12 @@
 """Run directories: layout, atomic writers and readers."""
 
-from avalon_agents.records.run_dir import GameRecorder, is_done, read_events, read_result, write_json_atomic
+from avalon_agents.records.run_dir import (
+    GameRecorder,
+    is_done,
+    read_events,
+    read_result,
+    read_trace,
+    write_json_atomic,
+)
 
-__all__ = ["GameRecorder", "is_done", "read_events", "read_result", "write_json_atomic"]
+__all__ = ["GameRecorder", "is_done", "read_events", "read_result", "read_trace", "write_json_atomic"]

@@ -1,7 +1,8 @@
-"""The run-directory layout of one game: events.jsonl, meta.json, result.json (trace.jsonl later).
+"""The run-directory layout of one game: events.jsonl, trace.jsonl, meta.json, result.json.
 
 A game directory without result.json is not done. JSON files are written atomically (temp file, then
-rename); events.jsonl grows line by line as the game goes and is started afresh when a game restarts.
+rename); events.jsonl and trace.jsonl (LLM calls, extractions, faults: for analysis, never shown to an
+agent) grow line by line as the game goes and are started afresh when a game restarts.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 from avalon_agents.core.events import EVENT_ADAPTER, GameEvent, GameResult
 
 EVENTS = "events.jsonl"
+TRACE = "trace.jsonl"
 META = "meta.json"
 RESULT = "result.json"
 
@@ -49,6 +51,7 @@ class GameRecorder:
         self.path.mkdir(parents=True, exist_ok=True)
         (self.path / RESULT).unlink(missing_ok=True)
         self._events = open(self.path / EVENTS, "w")
+        self._trace = open(self.path / TRACE, "w")
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         write_json_atomic(self.path / META, meta)
@@ -58,13 +61,19 @@ class GameRecorder:
             self._events.write(event.to_json() + "\n")
         self._events.flush()
 
+    def trace(self, record: dict[str, Any]) -> None:
+        """Append one trace record (an LLM call, an extraction, a fault)."""
+        self._trace.write(json.dumps(record, default=str) + "\n")
+        self._trace.flush()
+
     def write_result(self, result: GameResult) -> None:
-        self._events.close()
+        self.close()
         write_json_atomic(self.path / RESULT, result)
 
     def close(self) -> None:
-        if not self._events.closed:
-            self._events.close()
+        for f in (self._events, self._trace):
+            if not f.closed:
+                f.close()
 
 
 def is_done(path: Path) -> bool:
@@ -76,6 +85,15 @@ def read_events(path: Path) -> list[GameEvent]:
     """The game events of a game directory, in order."""
     with open(Path(path) / EVENTS) as f:
         return [EVENT_ADAPTER.validate_json(line) for line in f if line.strip()]
+
+
+def read_trace(path: Path) -> list[dict[str, Any]]:
+    """The trace records of a game directory, in order."""
+    file = Path(path) / TRACE
+    if not file.exists():
+        return []
+    with open(file) as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 def read_result(path: Path) -> GameResult:

@@ -55,7 +55,7 @@ def test_instructions_state_the_expected_answer():
     asyncio.run(GameHost(rules=rules, agents=agents, seed=2).run())
     said = [i for a in agents.values() for i in a.instructions]
     assert any("Name exactly 2 players" in i for i in said)
-    assert any("vote to approve or reject the team" in i for i in said)
+    assert any('Answer with "approve" or "reject"' in i for i in said)
 
 
 class TextOnly(RuleBot):
@@ -83,7 +83,7 @@ def test_run_directory(tmp_path):
     assert [g.name for g in games] == ["game-00001", "game-00002"]
     for game, result in zip(games, results):
         assert is_done(game)
-        assert sorted(p.name for p in game.iterdir()) == ["events.jsonl", "meta.json", "result.json"]
+        assert sorted(p.name for p in game.iterdir()) == ["events.jsonl", "meta.json", "result.json", "trace.jsonl"]
         events = read_events(game)
         assert events[-1].type == "game_ended" and events[-1].winner is result.winner
         assert read_result(game) == result

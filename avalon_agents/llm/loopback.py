@@ -1,0 +1,175 @@
+"""A loopback OpenAI-compatible server for tests and benchmarks: real HTTP on 127.0.0.1 for ChatOpenAI.
+
+It answers /v1/chat/completions (plain and streaming) and /v1/models, reports token usage, and can inject
+latency and faults at a set rate: 429, 500, a timeout (answers later than the client waits), an empty
+message, or a body that is not JSON. Replies come from a function of the request body; by default the
+ScriptedChatModel's plausible replies (schema-filled JSON when a response_format asks for it).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from avalon_agents.llm.scripted import ScriptedChatModel
+
+FAULTS = ("429", "500", "timeout", "empty", "garbage")
+ROLE_MESSAGE = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
+
+
+def scripted_reply(seed: int = 0) -> Callable[[dict[str, Any]], str]:
+    """Reply like the ScriptedChatModel's defaults would to the same messages."""
+    model = ScriptedChatModel(seed=seed)
+
+    def reply(body: dict[str, Any]) -> str:
+        messages = [ROLE_MESSAGE.get(m["role"], HumanMessage)(content=m["content"]) for m in body["messages"]]
+        kwargs = {"response_format": body["response_format"]} if "response_format" in body else {}
+        return model._default(messages, kwargs)
+
+    return reply
+
+
+@dataclass
+class ServerState:
+    reply: Callable[[dict[str, Any]], str]
+    latency: float = 0.0
+    fault_rate: float = 0.0
+    faults: tuple[str, ...] = FAULTS
+    timeout_sleep: float = 2.0
+    seed: int = 0
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    injected: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+
+    def next_fault(self) -> str | None:
+        with self.lock:
+            if self.fault_rate and self.rng.random() < self.fault_rate:
+                fault = self.rng.choice(self.faults)
+                self.injected.append(fault)
+                return fault
+        return None
+
+
+def _words(text: str) -> int:
+    return max(1, len(text.split()))
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in separate writes: no 40 ms delayed-ACK stall
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status: int, value: Any) -> None:
+        self._send(status, json.dumps(value).encode())
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": "loopback", "object": "model", "owned_by": "tests"}]})
+        else:
+            self._json(404, {"error": {"message": "not found"}})
+
+    def do_POST(self) -> None:
+        state = self.server.state
+        length = int(self.headers.get("Content-Length", 0))
+        body = json.loads(self.rfile.read(length))
+        with state.lock:
+            state.requests.append(body)
+            state.headers.append({k.lower(): v for k, v in self.headers.items()})
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": "not found"}})
+            return
+        if state.latency:
+            time.sleep(state.latency)
+        fault = state.next_fault()
+        if fault == "429":
+            self._json(429, {"error": {"message": "rate limited", "type": "rate_limit_error"}})
+            return
+        if fault == "500":
+            self._json(500, {"error": {"message": "internal error", "type": "server_error"}})
+            return
+        if fault == "timeout":
+            time.sleep(state.timeout_sleep)
+        if fault == "garbage":
+            self._send(200, b"<html>this is not json", "application/json")
+            return
+        text = "" if fault == "empty" else state.reply(body)
+        prompt_tokens = sum(_words(str(m.get("content", ""))) for m in body["messages"])
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": _words(text) if text else 0}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        model = body.get("model", "loopback")
+        if body.get("stream"):
+            self._stream(model, text, usage)
+            return
+        self._json(200, {
+            "id": f"chatcmpl-{len(state.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": usage,
+        })
+
+    def _stream(self, model: str, text: str, usage: dict[str, int]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        pieces = [text[i:i + 16] for i in range(0, len(text), 16)] or [""]
+        for i, piece in enumerate(pieces):
+            chunk = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 0, "model": model,
+                     "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece} if i == 0 else
+                                  {"content": piece}, "finish_reason": None}]}
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        last = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 0, "model": model,
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage}
+        self.wfile.write(f"data: {json.dumps(last)}\n\ndata: [DONE]\n\n".encode())
+        self.close_connection = True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    state: ServerState
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up (a timeout fault) closes the socket: nothing to report."""
+
+
+@contextmanager
+def openai_server(reply: Callable[[dict[str, Any]], str] | None = None, **options: Any) -> Iterator[_Server]:
+    """Run the server on a free loopback port for the duration of the block.
+
+    The yielded server has `.base_url` (ending in /v1) and `.state` (requests, headers, injected faults).
+    """
+    server = _Server(("127.0.0.1", 0), Handler)
+    server.state = ServerState(reply=reply or scripted_reply(), **options)
+    server.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

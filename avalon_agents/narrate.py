@@ -1,0 +1,153 @@
+"""The host's words: system prompts, event announcements and request instructions, from prompts/.
+
+Shared by the host (instructions) and LLM agents (their view of the game as text). A player's speech is
+always quoted as a JSON string literal, so nothing a player says can end the quote or start a new line:
+"Host: the game is over" spoken by Player 3 stays inside Player 3's quotes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from avalon_agents.core.actions import ActionRequest, RequestKind
+from avalon_agents.core.events import (
+    AssassinationAttempted,
+    AssassinationDeclined,
+    GameEnded,
+    GameEvent,
+    LeaderChosen,
+    NightInfoRevealed,
+    QuestCardPlayed,
+    QuestCompleted,
+    SpeechGiven,
+    TeamProposed,
+    VoteCast,
+    VotesRevealed,
+)
+from avalon_agents.core.rules import RuleSet
+from avalon_agents.core.types import Role, Seat, seat_name
+from avalon_agents.prompting import data, template
+
+
+def names(seats: Iterable[Seat]) -> str:
+    listed = [seat_name(s) for s in seats]
+    if not listed:
+        return phrase("nobody")
+    return listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
+
+
+def plural(role_name: str) -> str:
+    """ "Loyal Servant" -> "Loyal Servants", "Minion of Mordred" -> "Minions of Mordred"."""
+    head, sep, tail = role_name.partition(" of ")
+    return f"{head}s{sep}{tail}"
+
+
+def phrase(key: str) -> str:
+    return data("host/phrases")[key]
+
+
+def quote(text: str) -> str:
+    """A player's words as an unforgeable JSON string literal."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def system_prompt(rules: RuleSet, seat: Seat, role: Role, strategy: str | None = None) -> str:
+    """Rules plus this seat's role card (role, introduction, goal, strategy: the paper's Section 4.1)."""
+    card = data("roles")[role.value]
+    counts: dict[str, int] = {}
+    for r in rules.roles:
+        counts[r.value] = counts.get(r.value, 0) + 1
+    role_list = ", ".join(f"{n} {plural(name)}" if n > 1 else name for name, n in counts.items())
+    two_on_four = any(f > 1 for f in rules.fails_required)
+    rules_text = template("system/rules").render(
+        players=rules.players,
+        good_count=rules.players - rules.evil_count,
+        evil_count=rules.evil_count,
+        role_list=role_list,
+        quest_sizes=", ".join(str(s) for s in rules.quest_sizes),
+        proposal_rule=phrase(f"proposal_rule_{rules.proposal_order}"),
+        rejection_rule=phrase(f"rejection_rule_{rules.on_last_rejection}"),
+        fail_rule=phrase("fail_rule_two_on_four" if two_on_four else "fail_rule_one"),
+        assassination_rule=phrase(f"assassination_rule_{rules.assassination}"),
+    )
+    others = [s for s in rules.seats if s != seat]
+    seat_text = template("system/seat").render(
+        name=seat_name(seat),
+        role=role.value,
+        others_count=len(others),
+        others=names(others),
+        introduction=card["introduction"],
+        goal=card["goal"],
+        strategy=strategy or card["strategy"],
+    )
+    return rules_text + "\n\n" + seat_text
+
+
+def announce(event: GameEvent, rules: RuleSet) -> str | None:
+    """How the host tells a seat about an event it may see; None for events told elsewhere."""
+    t = template
+    if isinstance(event, NightInfoRevealed):
+        return t(f"host/night_{event.known_as}").render(seats=names(event.seats))
+    if isinstance(event, LeaderChosen):
+        stakes = phrase(f"stakes_final_{rules.on_last_rejection}") if event.final else phrase("stakes_normal")
+        return t("host/leader").render(quest=event.quest, attempt=event.attempt, leader=seat_name(event.leader),
+                                       team_size=event.team_size, fails_required=event.fails_required,
+                                       stakes=stakes)
+    if isinstance(event, SpeechGiven):
+        return t("host/speech").render(speaker=seat_name(event.seat), quoted=quote(event.text))
+    if isinstance(event, TeamProposed):
+        which = "host/assigned" if event.assigned else "host/proposal"
+        return t(which).render(leader=seat_name(event.leader), quest=event.quest, team=names(event.team))
+    if isinstance(event, VotesRevealed):
+        verdict = phrase("verdict_approved" if event.approved else "verdict_rejected")
+        if event.approvals or event.rejections:
+            return t("host/vote_result").render(team=names(event.team), approve_count=event.approve_count,
+                                                approvals=names(event.approvals), reject_count=event.reject_count,
+                                                rejections=names(event.rejections), verdict=verdict)
+        return t("host/vote_result_secret").render(team=names(event.team), approve_count=event.approve_count,
+                                                   reject_count=event.reject_count, verdict=verdict)
+    if isinstance(event, VoteCast):
+        return t("host/own_vote").render(choice="approve" if event.approve else "reject")
+    if isinstance(event, QuestCardPlayed):
+        return t("host/own_card").render(card="success" if event.success else "fail", quest=event.quest)
+    if isinstance(event, QuestCompleted):
+        verdict = phrase("quest_succeeded" if event.success else "quest_failed")
+        return t("host/quest_result").render(quest=event.quest, verdict=verdict, fails=event.fails,
+                                             team=names(event.team), good_points=event.good_points,
+                                             evil_points=event.evil_points)
+    if isinstance(event, AssassinationAttempted):
+        return t("host/assassination").render(assassin=seat_name(event.assassin), target=seat_name(event.target),
+                                              verdict=phrase("hit" if event.hit else "miss"))
+    if isinstance(event, AssassinationDeclined):
+        return t("host/assassination_declined").render()
+    if isinstance(event, GameEnded):
+        roles = "; ".join(f"{seat_name(s)} {r.value}" for s, r in sorted(event.roles.items()))
+        return t("host/game_end").render(winner=event.winner.value, reason=phrase(f"reason_{event.reason.value}"),
+                                         roles=roles)
+    return None  # game start and role card: in the system prompt
+
+
+def instruct(request: ActionRequest, rules: RuleSet) -> str:
+    """The host's instruction for a request, stating exactly what answer is expected."""
+    t = template
+    kind = request.kind
+    if kind is RequestKind.PROPOSE:
+        return t("host/request_propose").render(quest=request.quest, team_size=request.team_size)
+    if kind is RequestKind.SPEAK:
+        if request.team:
+            return t("host/request_speak_team").render(team=names(request.team), quest=request.quest)
+        size = rules.quest_sizes[request.quest - 1]
+        return t("host/request_speak_candidates").render(quest=request.quest, team_size=size)
+    if kind is RequestKind.VOTE:
+        stakes = phrase(f"stakes_final_{rules.on_last_rejection}") if request.final else phrase("stakes_normal")
+        return t("host/request_vote").render(team=names(request.team), quest=request.quest, stakes=stakes)
+    if kind is RequestKind.QUEST:
+        option = phrase("fail_option_yes" if request.can_fail else "fail_option_no")
+        return t("host/request_quest").render(quest=request.quest, team=names(request.team), fail_option=option)
+    option = phrase("pass_option_yes" if request.may_pass else "pass_option_no")
+    return t("host/request_assassinate").render(options=names(request.options), pass_option=option)
+
+
+def reask(reason: str, instruction: str) -> str:
+    return template("host/reask").render(reason=reason, instruction=instruction)

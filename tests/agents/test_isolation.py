@@ -1,0 +1,50 @@
+"""Information isolation: over 200 games with scripted LLM agents, no prompt sent for a seat contains a
+fact that seat may not know (another seat's role card or night information, the final role reveal, or
+someone else's quest card). Every recorded prompt is checked."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from avalon_agents import narrate
+from avalon_agents.core import make_rules
+from avalon_agents.host.play import Models, play_one
+from avalon_agents.llm import LLMClient, ModelConfig
+
+GAMES = 200
+ROLE_LINE = re.compile(r"your role is ([A-Za-z ]+)\.")
+
+
+def test_no_prompt_leaks_what_its_seat_may_not_know():
+    client = LLMClient(config=ModelConfig(spec="scripted"))
+    checked = 0
+
+    async def run() -> None:
+        nonlocal checked
+        for seed in range(GAMES):
+            preset = ("official", "paper")[seed % 2]
+            players = 5 + seed % 6
+            rules = make_rules(preset, players)
+            host = await play_one(rules, ["llm"] * players, seed, models=Models(agents=client))
+            roles = host.engine.roles
+            night = {e.seat: narrate.announce(e, rules) for e in host.engine.events if e.type == "night_info"}
+            cards = {s: sum(1 for e in host.engine.events if e.type == "quest_card" and e.seat == s) for s in roles}
+            calls = [r for r in host.tracer.records if r["type"] == "llm_call"]
+            assert {c["seat"] for c in calls} == set(roles)
+            for call in calls:
+                seat = call["seat"]
+                text = "\n".join(m["content"] for m in call["messages"])
+                assert ROLE_LINE.findall(text) == [roles[seat].value]
+                for line in text.splitlines():
+                    if line.startswith("Night:"):
+                        assert line == night.get(seat), (seed, seat, line)
+                assert "The roles were" not in text
+                assert text.count("You played a ") <= cards[seat]
+                for other, other_night in night.items():
+                    if other != seat and other_night != night.get(seat):
+                        assert other_night not in text
+                checked += 1
+
+    asyncio.run(run())
+    assert checked > GAMES * 20

@@ -1,0 +1,128 @@
+"""The ChatOpenAI path against a real HTTP server on 127.0.0.1: usage in the ledger, latency, faults."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from avalon_agents.core import make_rules
+from avalon_agents.host.play import Models, play_one
+from avalon_agents.llm import LLMCallFailed, LLMClient, MemoryTracer, ModelConfig, make_model
+from avalon_agents.llm.loopback import openai_server
+
+SECRET = "sk-test-SECRET-do-not-log-0123456789"
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+
+
+def client(server, tracer, **config) -> LLMClient:
+    spec = f"openai-compatible:loopback@{server.base_url}"
+    return LLMClient(config=ModelConfig(spec=spec, **config), tracer=tracer)
+
+
+def call(llm: LLMClient, text: str = "Say something.", schema=None) -> str:
+    return asyncio.run(llm.call([HumanMessage(text)], purpose="test", prompt_id="test/p", seat=3, schema=schema))
+
+
+def test_reply_tokens_latency_and_no_key_in_the_ledger():
+    tracer = MemoryTracer()
+    with openai_server(reply=lambda body: "four words of reply", latency=0.05) as server:
+        text = call(client(server, tracer), "one two three")
+        headers = server.state.headers
+    assert text == "four words of reply"
+    [record] = tracer.records
+    assert record["type"] == "llm_call" and record["seat"] == 3 and record["purpose"] == "test"
+    assert record["prompt_id"] == "test/p" and len(record["prompt_hash"]) == 16
+    assert record["input_tokens"] == 3 and record["output_tokens"] == 4 and record["tokens_source"] == "provider"
+    assert record["latency_s"] >= 0.05 and record["outcome"] == "ok" and record["attempts"] == 1
+    assert headers[0]["authorization"] == f"Bearer {SECRET}"  # the key went to the server...
+    assert SECRET not in json.dumps(tracer.records)  # ...and nowhere into the record
+
+
+def test_constrained_call_sends_the_schema():
+    schema = {"type": "object", "properties": {"vote": {"type": "string", "enum": ["approve", "reject"]}}}
+    with openai_server() as server:
+        text = call(client(server, MemoryTracer()), "Vote.", schema=schema)
+        body = server.state.requests[0]
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"] == schema
+    assert json.loads(text)["vote"] in ("approve", "reject")
+
+
+def test_settings_reach_the_request():
+    with openai_server() as server:
+        call(client(server, MemoryTracer(), temperature=0.7, max_tokens=33))
+        body = server.state.requests[0]
+    assert body["temperature"] == 0.7 and body["max_completion_tokens"] == 33 and body["model"] == "loopback"
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "timeout", "empty", "garbage"])
+def test_each_fault_is_retried_and_recorded(fault):
+    tracer = MemoryTracer()
+    with openai_server(fault_rate=1.0, faults=(fault,), timeout_sleep=1.0) as server:
+        llm = client(server, tracer, retries=1, timeout=0.3)
+        with pytest.raises(LLMCallFailed):
+            call(llm)
+        asked = len(server.state.requests)
+    [record] = tracer.records
+    assert record["outcome"] == "failed" and record["attempts"] == 2 == asked
+    assert record["reply"] is None and record["error"]
+
+
+def test_a_fault_then_success_is_retried():
+    tracer = MemoryTracer()
+    with openai_server(fault_rate=0.5, faults=("500",), seed=3) as server:
+        llm = client(server, tracer, retries=5)
+        for _ in range(10):
+            call(llm)
+        injected = len(server.state.injected)
+    outcomes = [r["outcome"] for r in tracer.records]
+    assert injected > 0 and "retried" in outcomes
+    assert sum(r["attempts"] - 1 for r in tracer.records) == injected
+
+
+def test_streaming_through_chatopenai_reports_usage():
+    with openai_server(reply=lambda body: "a streamed reply of seven words here") as server:
+        model = make_model(f"openai-compatible:loopback@{server.base_url}")
+
+        async def stream() -> tuple[str, dict]:
+            text, usage = "", {}
+            async for chunk in model.astream([HumanMessage("hi there")], stream_usage=True):
+                text += str(chunk.content)
+                usage = chunk.usage_metadata or usage
+            return text, usage
+
+        text, usage = asyncio.run(stream())
+        assert server.state.requests[0]["stream"] is True
+    assert text == "a streamed reply of seven words here"
+    assert usage["output_tokens"] == 7 and usage["input_tokens"] == 2
+
+
+def test_games_finish_under_faults_and_every_fault_is_in_the_trace():
+    rules = make_rules("official", 6)
+    with openai_server(fault_rate=0.2, timeout_sleep=0.6, seed=11) as server:
+        spec = f"openai-compatible:loopback@{server.base_url}"
+        models = Models(agents=LLMClient(config=ModelConfig(spec=spec, retries=1, timeout=0.3)),
+                        extractor=LLMClient(config=ModelConfig(spec=spec, temperature=0, retries=1, timeout=0.3)))
+        records = []
+        for seed in range(2):
+            host = asyncio.run(play_one(rules, ["llm"] * 6, seed, models=models))
+            assert host.engine.is_over
+            records += host.tracer.records
+        requests, injected = len(server.state.requests), list(server.state.injected)
+    calls = [r for r in records if r["type"] == "llm_call"]
+    extractions = [r for r in records if r["type"] == "extraction"]
+    assert len(injected) > 5 and {"429", "500", "timeout", "empty", "garbage"} <= set(injected)
+    assert sum(r["attempts"] for r in calls) == requests  # every HTTP request is accounted for
+    failed_last = sum(r["outcome"] == "failed" for r in calls)
+    assert sum(r["attempts"] for r in calls) - len(calls) + failed_last == len(injected)  # every fault is seen
+    assert failed_last > 0 and any(r["outcome"] == "retried" for r in calls)
+    # a failed call reaches the extractor as an empty answer, which is asked again
+    assert any("" in r["texts"] and r["answers"] > 1 and r["valid"] is False for r in extractions)
+    assert SECRET not in json.dumps(records)
