@@ -19,12 +19,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.core.actions import IllegalAction
 from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, make_rules
-from avalon_agents.host.play import Models, parse_seats, play_games, summarize
+from avalon_agents.host.play import Models, parse_seats, play_games, summarize, trace_of
 from avalon_agents.llm import LLMClient, ModelConfig, check_reachable
 from avalon_agents.llm.specs import default_spec
+from avalon_agents.records import usage
 from avalon_agents.records.transcript import transcript
 
 USER_ERRORS = (ValueError, ValidationError, IllegalAction)
+BULKY = ("messages", "reply", "texts")
 
 
 class UserError(click.ClickException):
@@ -47,7 +49,8 @@ def cli() -> None:
     """avalon_agents: LLM agents playing The Resistance: Avalon.
 
     \b
-    avalon play            play games between rule bots or random agents
+    avalon play            play games between rule bots, random agents and LLM agents
+    avalon extract         turn one free-text answer into an action, as the host does
     avalon bench engine    measure engine throughput
     """
 
@@ -57,7 +60,7 @@ def cli() -> None:
               help=f"Rule preset: {' or '.join(PRESETS)} (see README, 'Rules').")
 @click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
 @click.option("--seats", default="rulebot", show_default=True,
-              help="Agent kind for every seat (rulebot, random), or a comma list with one kind per seat.")
+              help="Agent kind for every seat (rulebot, random, llm), or a comma list with one kind per seat.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game; game i uses seed+i.")
 @click.option("--games", default=1, show_default=True, type=int, help="How many games to play.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -80,6 +83,9 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
       avalon play --rules paper --players 7        the paper's rule variant, 7 players
       avalon play --seats rulebot,random,rulebot,random,rulebot,random
       avalon play --games 1000 --json              win rates and end reasons as JSON
+      avalon play --seats llm                      vanilla LLM agents on the embedded local model
+      avalon play --seats llm,rulebot,rulebot,rulebot,rulebot,rulebot --model openai:gpt-4o-mini
+      avalon play --seats llm --model openai-compatible:qwen2.5@http://localhost:8000/v1 --games 10
     """
     try:
         if games < 1:
@@ -94,16 +100,21 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
     progress = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                         console=err, disable=games == 1, transient=True)
     last = {}
+    ledger: list[dict] = []  # trace records without their texts, for the usage figures
     with progress:
         task = progress.add_task("games", total=games)
 
         def on_game(i, host) -> None:
             last["host"] = host
+            ledger.extend({k: v for k, v in r.items() if k not in BULKY} for r in trace_of(host))
             progress.advance(task)
 
         results = asyncio.run(play_games(rules, kinds, seed, games, out, on_game, models))
 
     summary = {"rules": rules.name, "players": players, "seats": kinds, "seed": seed, **summarize(results)}
+    if models.agents:
+        summary["model"] = models.agents.config.spec
+        summary["usage"] = usage(ledger)
     if out:
         summary["out"] = str(out)
     if as_json:
@@ -113,6 +124,8 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
             click.echo(line)
     else:
         _print_summary(summary)
+    if "usage" in summary and not as_json:
+        _print_usage(summary["usage"], games)
 
 
 def build_models(kinds: list[str], spec: str | None, extractor_spec: str | None, temperature: float,
@@ -129,6 +142,15 @@ def build_models(kinds: list[str], spec: str | None, extractor_spec: str | None,
     extractor = ModelConfig(spec=extractor_spec or spec, temperature=0.0, max_tokens=64)
     check_reachable(extractor)
     return Models(agents=agent_client, extractor=LLMClient(config=extractor))
+
+
+def _print_usage(u: dict, games: int) -> None:
+    vrr = u["valid_response_rate"]
+    click.echo(f"LLM calls: {u['llm_calls']} ({u['llm_calls'] / games:.0f} per game), outcomes {u['outcomes']}, "
+               f"{u['seconds_per_call'] or 0:.2f} s per call")
+    click.echo(f"tokens: {u['input_tokens']} in, {u['output_tokens']} out")
+    click.echo(f"valid response rate: {'n/a' if vrr is None else f'{vrr:.1%}'} of {u['decisions']} decisions "
+               f"(read by {u['methods']})")
 
 
 def _print_summary(summary: dict) -> None:

@@ -46,6 +46,8 @@ class LLMAgent:
         self.role: Role | None = None
         self.night: list[str] = []
         self.seen: list[str] = []
+        self.sizes: list[int] = []  # token count of each seen line
+        self.start = 0  # first seen line still in the prompt
 
     async def observe(self, events: Sequence[GameEvent]) -> None:
         for e in events:
@@ -57,15 +59,19 @@ class LLMAgent:
                 (self.night if e.type == "night_info" else self.seen).append(text)
 
     def history(self) -> str:
-        """Night information, then as many of the latest events as fit the token budget."""
-        kept: list[str] = []
+        """Night information, then what the seat has seen since `self.start`. When that outgrows the token
+        budget, the oldest lines are dropped down to half the budget at once: between such cuts each prompt
+        extends the previous one, so a server's prompt cache (llama.cpp) resumes instead of re-reading."""
         budget = self.history_tokens - sum(count_tokens(line) for line in self.night)
-        for line in reversed(self.seen):
-            budget -= count_tokens(line)
-            if budget < 0:
-                break
-            kept.append(line)
-        return "\n".join(self.night + kept[::-1])
+        while len(self.sizes) < len(self.seen):
+            self.sizes.append(count_tokens(self.seen[len(self.sizes)]))
+        if sum(self.sizes[self.start:]) > budget:
+            kept = 0
+            self.start = len(self.seen)
+            while self.start > 0 and kept + self.sizes[self.start - 1] <= budget // 2:
+                self.start -= 1
+                kept += self.sizes[self.start]
+        return "\n".join(self.night + self.seen[self.start:])
 
     async def act(self, request: ActionRequest, instruction: str) -> Reply:
         prompt = template("agent/vanilla")

@@ -12,7 +12,7 @@ from typing import Any
 
 from avalon_agents.core.actions import Action, ActionRequest, Assassinate, ProposeTeam, QuestCard, RequestKind, Vote
 
-REASON = {"type": "string", "maxLength": 300}
+REASON = {"type": "string", "maxLength": 200}
 JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 

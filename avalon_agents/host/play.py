@@ -14,7 +14,7 @@ from avalon_agents.core.types import Seat
 from avalon_agents.extract.extractor import Extractor
 from avalon_agents.host.host import GameHost, typed_action
 from avalon_agents.llm.client import LLMClient, MemoryTracer
-from avalon_agents.records import GameRecorder
+from avalon_agents.records import GameRecorder, read_trace
 
 
 def parse_seats(spec: str, players: int) -> list[str]:
@@ -99,6 +99,13 @@ async def play_games(
             on_game(i, host)
         await asyncio.sleep(0)  # a game of bots never suspends: let Ctrl-C's cancellation in between games
     return results
+
+
+def trace_of(host: GameHost) -> list[dict]:
+    """The trace records of a finished game (from memory, or from its trace.jsonl)."""
+    if isinstance(host.tracer, MemoryTracer):
+        return host.tracer.records
+    return read_trace(host.recorder.path) if host.recorder else []
 
 
 def summarize(results: Sequence[GameResult]) -> dict:

@@ -110,6 +110,7 @@ class LLMClient:
             make_model(config)  # fail early on a bad spec or a missing key (and start a local server)
         self.tracer = tracer
         self._slots = asyncio.Semaphore(concurrency) if concurrency else None
+        self._runnables: dict[tuple[int, str], Any] = {}
 
     @property
     def model(self) -> BaseChatModel:
@@ -147,12 +148,7 @@ class LLMClient:
             LLMCallFailed: every attempt failed (recorded with outcome "failed").
         """
         fmt = response_format(schema, purpose.replace("/", "_"), self.config.schema_style) if schema else None
-        runnable = self.model.bind(response_format=fmt) if fmt else self.model
-        runnable = (runnable | RunnableLambda(_nonempty)).with_retry(
-            retry_if_exception_type=RETRYABLE,
-            stop_after_attempt=self.config.retries + 1,
-            exponential_jitter_params=BACKOFF,
-        )
+        runnable = self._runnable(fmt)
         attempts = _Attempts()
         record: dict[str, Any] = {
             "type": "llm_call",
@@ -193,6 +189,20 @@ class LLMClient:
         )
         self._trace(record)
         return text
+
+    def _runnable(self, fmt: dict[str, Any] | None):
+        """model (bound to the response format) | non-empty check, with retries; built once per format."""
+        model = self.model
+        key = (id(model), json.dumps(fmt, sort_keys=True))
+        runnable = self._runnables.get(key)
+        if runnable is None:
+            bound = model.bind(response_format=fmt) if fmt else model
+            runnable = self._runnables[key] = (bound | RunnableLambda(_nonempty)).with_retry(
+                retry_if_exception_type=RETRYABLE,
+                stop_after_attempt=self.config.retries + 1,
+                exponential_jitter_params=BACKOFF,
+            )
+        return runnable
 
     @staticmethod
     async def _invoke(runnable, messages: Sequence[BaseMessage], attempts: _Attempts):

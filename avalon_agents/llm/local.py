@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -46,6 +47,17 @@ def find_gguf(name: str) -> Path:
     raise ModelSpecError(f"model: {dist_name} is installed but holds no {filename}")
 
 
+def _die_with_parent() -> None:
+    """In the server's process, before exec: on Linux, get SIGTERM when the framework's process dies,
+    even by SIGKILL, so no server is left behind. (Elsewhere the atexit hook is the only stop.)"""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -75,7 +87,8 @@ class LocalServer:
             "--n_threads", str(threads or max(1, (os.cpu_count() or 2))),
         ]
         with open(self.log, "w") as log:
-            self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                            preexec_fn=_die_with_parent)
         self._wait()
 
     def _wait(self) -> None:

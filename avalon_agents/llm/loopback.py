@@ -173,3 +173,22 @@ def openai_server(reply: Callable[[dict[str, Any]], str] | None = None, **option
     finally:
         server.shutdown()
         server.server_close()
+
+
+def main() -> None:
+    """`python -m avalon_agents.llm.loopback [--port N] [--latency S] [--fault-rate P]`: serve until killed."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: a free one)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
+    parser.add_argument("--fault-rate", type=float, default=0.0, help="share of requests that get a fault")
+    args = parser.parse_args()
+    server = _Server(("127.0.0.1", args.port), Handler)
+    server.state = ServerState(reply=scripted_reply(), latency=args.latency, fault_rate=args.fault_rate)
+    print(f"http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -25,6 +25,8 @@ from avalon_agents.llm.scripted import ScriptedChatModel
 PROVIDERS = ("openai", "openai-compatible", "local", "scripted")
 LOCAL_MODELS = ("smollm2",)
 DEFAULT_SPEC = "local:smollm2"
+DEFAULT_MAX_TOKENS = 256
+LOCAL_MAX_TOKENS = 96
 
 
 class ModelSpecError(ValueError):
@@ -37,7 +39,8 @@ class ModelConfig(BaseModel):
     Attributes:
         spec: see the module docstring.
         temperature: sampling temperature (paper: 0.3 for agents, 0 for the extractor).
-        max_tokens: cap on each answer.
+        max_tokens: cap on each answer; None picks 256, or 96 for the embedded model, whose speeches
+            otherwise run on (96 tokens is about 70 words, inside the 100-word speech limit).
         timeout: seconds per HTTP request.
         retries: extra attempts after a failed call (exponential backoff with jitter).
         requests_per_second: client-side rate limit (langchain's InMemoryRateLimiter); None for none.
@@ -50,12 +53,18 @@ class ModelConfig(BaseModel):
 
     spec: str = DEFAULT_SPEC
     temperature: float = Field(0.3, ge=0, le=2)
-    max_tokens: int | None = Field(256, ge=1)
+    max_tokens: int | None = Field(None, ge=1)
     timeout: float = Field(120.0, gt=0)
     retries: int = Field(2, ge=0, le=10)
     requests_per_second: float | None = Field(None, gt=0)
     cache: bool = False
     constrained: bool | None = None
+
+    @property
+    def token_cap(self) -> int:
+        if self.max_tokens is not None:
+            return self.max_tokens
+        return LOCAL_MAX_TOKENS if self.provider == "local" else DEFAULT_MAX_TOKENS
 
     @property
     def provider(self) -> str:
@@ -119,7 +128,7 @@ def make_model(config: ModelConfig | str) -> BaseChatModel:
         base_url=url,
         api_key=key,
         temperature=config.temperature,
-        max_completion_tokens=config.max_tokens,
+        max_completion_tokens=config.token_cap,
         timeout=config.timeout,
         max_retries=0,
         use_responses_api=False,
@@ -127,6 +136,8 @@ def make_model(config: ModelConfig | str) -> BaseChatModel:
         if config.requests_per_second
         else None,
         cache=InMemoryCache() if config.cache else None,
+        # ChatOpenAI sends only max_completion_tokens, which llama.cpp's server ignores: say both to servers
+        extra_body={"max_tokens": config.token_cap} if provider != "openai" else None,
         # its own connections (langchain-openai shares one cached client, bound to the first event loop)
         http_async_client=httpx.AsyncClient(timeout=config.timeout),
     )

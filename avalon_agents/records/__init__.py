@@ -8,5 +8,6 @@ from avalon_agents.records.run_dir import (
     read_trace,
     write_json_atomic,
 )
+from avalon_agents.records.usage import usage
 
-__all__ = ["GameRecorder", "is_done", "read_events", "read_result", "read_trace", "write_json_atomic"]
+__all__ = ["GameRecorder", "is_done", "read_events", "read_result", "read_trace", "usage", "write_json_atomic"]

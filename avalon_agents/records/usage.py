@@ -1,0 +1,43 @@
+"""What the trace says about a batch of games: LLM calls, tokens, time, and the Valid Response Rate.
+
+The Valid Response Rate is the paper's eq. 8: the share of decision answers (team, vote, quest card,
+assassination) whose first answer gave a legal action, whichever stage read it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+
+def usage(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Counts and sums over trace records (of one game or many)."""
+    calls = extractions = valid = attempts = input_tokens = output_tokens = 0
+    seconds = 0.0
+    outcomes: Counter[str] = Counter()
+    methods: Counter[str] = Counter()
+    for r in records:
+        if r["type"] == "llm_call":
+            calls += 1
+            attempts += r["attempts"]
+            outcomes[r["outcome"]] += 1
+            input_tokens += r["input_tokens"]
+            output_tokens += r["output_tokens"]
+            seconds += r["latency_s"]
+        elif r["type"] == "extraction":
+            extractions += 1
+            valid += r["valid"]
+            methods[r["method"]] += 1
+    return {
+        "llm_calls": calls,
+        "attempts": attempts,
+        "outcomes": dict(sorted(outcomes.items())),
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "llm_seconds": round(seconds, 3),
+        "seconds_per_call": round(seconds / calls, 3) if calls else None,
+        "decisions": extractions,
+        "valid_response_rate": round(valid / extractions, 4) if extractions else None,
+        "methods": dict(sorted(methods.items())),
+    }

