@@ -24,6 +24,8 @@ from avalon_agents.prompting import template
 
 HISTORY_TOKENS = 2500
 """How much of what the seat has seen goes into each prompt (the most recent part; night info always)."""
+LOCAL_HISTORY_TOKENS = 900
+"""The same for the embedded 135M model: on 2 CPU cores every prompt token costs about 3.5 ms."""
 
 
 class LLMAgent:
@@ -33,15 +35,17 @@ class LLMAgent:
         seat: the seat it plays.
         seed: unused (the model's sampling is the randomness); kept for a uniform factory.
         llm: the client that calls the model and records each call.
-        history_tokens: budget for the game-so-far section of the prompt.
+        history_tokens: budget for the game-so-far section of the prompt (default: HISTORY_TOKENS, or
+            LOCAL_HISTORY_TOKENS for the embedded model).
     """
 
     needs_llm = True
 
-    def __init__(self, *, seat: Seat, seed: int = 0, llm: LLMClient, history_tokens: int = HISTORY_TOKENS) -> None:
+    def __init__(self, *, seat: Seat, seed: int = 0, llm: LLMClient, history_tokens: int | None = None) -> None:
         self.seat = seat
         self.llm = llm
-        self.history_tokens = history_tokens
+        local = llm.config.provider == "local"
+        self.history_tokens = history_tokens or (LOCAL_HISTORY_TOKENS if local else HISTORY_TOKENS)
         self.rules: RuleSet | None = None
         self.role: Role | None = None
         self.night: list[str] = []

@@ -127,3 +127,33 @@ def test_games_finish_under_faults_and_every_fault_is_in_the_trace():
     # a failed call reaches the extractor as an empty answer, which is asked again
     assert any("" in r["texts"] and r["answers"] > 1 and r["valid"] is False for r in extractions)
     assert SECRET not in json.dumps(records)
+
+
+def test_response_cache_answers_a_repeated_prompt_without_a_request():
+    tracer = MemoryTracer()
+    with openai_server() as server:
+        llm = client(server, tracer, cache=True)
+
+        async def twice() -> tuple[str, str]:
+            return (await llm.call([HumanMessage("same")], purpose="t", prompt_id="t"),
+                    await llm.call([HumanMessage("same")], purpose="t", prompt_id="t"))
+
+        first, second = asyncio.run(twice())
+        asked = len(server.state.requests)
+    assert first == second and asked == 1
+    assert [r["outcome"] for r in tracer.records] == ["ok", "ok"]
+
+
+def test_rate_limit_spaces_the_requests():
+    import time
+
+    with openai_server() as server:
+        llm = client(server, MemoryTracer(), requests_per_second=10)
+
+        async def burst() -> float:
+            start = time.perf_counter()
+            await asyncio.gather(*(llm.call([HumanMessage(f"n{i}")], purpose="t", prompt_id="t") for i in range(6)))
+            return time.perf_counter() - start
+
+        elapsed = asyncio.run(burst())
+    assert elapsed >= 0.45  # 6 requests at 10 per second, the first one free
