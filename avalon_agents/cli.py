@@ -22,6 +22,7 @@ from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, make_rul
 from avalon_agents.host.play import Models, parse_seats, play_games, summarize, trace_of
 from avalon_agents.llm import LLMClient, ModelConfig, check_reachable
 from avalon_agents.llm.specs import default_spec
+from avalon_agents.modules import load_agent_config
 from avalon_agents.records import usage
 from avalon_agents.records.transcript import transcript
 
@@ -60,7 +61,7 @@ def cli() -> None:
               help=f"Rule preset: {' or '.join(PRESETS)} (see README, 'Rules').")
 @click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
 @click.option("--seats", default="rulebot", show_default=True,
-              help="Agent kind for every seat (rulebot, random, llm), or a comma list with one kind per seat.")
+              help="Agent kind for every seat (rulebot, random, llm, cognitive), or a comma list with one per seat.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game; game i uses seed+i.")
 @click.option("--games", default=1, show_default=True, type=int, help="How many games to play.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -73,8 +74,11 @@ def cli() -> None:
 @click.option("--temperature", default=0.3, show_default=True, type=float, help="Sampling temperature of llm seats.")
 @click.option("--constrained/--unconstrained", default=True, show_default=True,
               help="Decisions of llm seats use JSON-schema constrained output.")
+@click.option("--agent-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="YAML module config of the cognitive seats (modules on/off, options, models; see README).")
 def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path | None, as_json: bool,
-         model_spec: str | None, extractor_model: str | None, temperature: float, constrained: bool) -> None:
+         model_spec: str | None, extractor_model: str | None, temperature: float, constrained: bool,
+         agent_config: Path | None) -> None:
     """Play Avalon games and print a transcript (one game) or a summary (many).
 
     \b
@@ -84,6 +88,7 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
       avalon play --seats rulebot,random,rulebot,random,rulebot,random
       avalon play --games 1000 --json              win rates and end reasons as JSON
       avalon play --seats llm                      vanilla LLM agents on the embedded local model
+      avalon play --seats cognitive --model scripted --agent-config my_agent.yaml
       avalon play --seats llm,rulebot,rulebot,rulebot,rulebot,rulebot --model openai:gpt-4o-mini
       avalon play --seats llm --model openai-compatible:qwen2.5@http://localhost:8000/v1 --games 10
     """
@@ -93,6 +98,8 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
         rules = make_rules(preset, players)
         kinds = parse_seats(seats, players)
         models = build_models(kinds, model_spec, extractor_model, temperature, constrained)
+        if agent_config is not None:
+            models.agent_config = load_agent_config(agent_config)
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
 

@@ -7,9 +7,13 @@ import asyncio
 import pytest
 
 from avalon_agents import narrate, prompting
+from avalon_agents.agents import llm_agent
 from avalon_agents.core import ActionRequest, RequestKind, Role, make_rules
 from avalon_agents.core.events import SpeechGiven
-from avalon_agents.host.play import play_one
+from avalon_agents.extract import extractor
+from avalon_agents.host.play import Models, play_one
+from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.modules import AgentConfig, experience, standard
 
 
 @pytest.fixture
@@ -21,7 +25,8 @@ def used(monkeypatch):
         seen.add(template_id)
         return real(template_id)
 
-    monkeypatch.setattr(narrate, "template", recording)
+    for module in (narrate, standard, experience, extractor, llm_agent):
+        monkeypatch.setattr(module, "template", recording)
     return seen
 
 
@@ -54,13 +59,21 @@ def exercise_everything() -> None:
     for event in engine.events:
         narrate.announce(event, rules)
     narrate.reask("no clear answer", "Vote.")
+    # the LLM seats' own prompts: vanilla, cognitive with combined and separate action/response
+    scripted = LLMClient(config=ModelConfig(spec="scripted"))
+    extractor_llm = LLMClient(config=ModelConfig(spec="scripted", temperature=0))
+    for kind, config in (("llm", None), ("cognitive", None),
+                         ("cognitive", AgentConfig.model_validate({"action": {"options": {"combine": False}}}))):
+        models = Models(agents=scripted, extractor=extractor_llm, agent_config=config)
+        asyncio.run(play_one(make_rules(), [kind] * 6, 0, models=models))
 
 
 def test_every_template_renders_and_is_used(used):
     exercise_everything()
     files = {t.id for t in prompting.all_templates()}
-    extractor_and_agent = {t for t in files if t.startswith(("extract/", "agent/"))}
-    never = sorted(files - used - extractor_and_agent)
+    # the LLM extractor's prompts only go out for answers the rules cannot read (tests/extract covers them)
+    llm_extractor = {t for t in files if t.startswith("extract/")}
+    never = sorted(files - used - llm_extractor)
     assert not never, f"templates never rendered: {never}"
 
 

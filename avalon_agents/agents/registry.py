@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
+from typing import Any
 
 from avalon_agents.agents.base import Agent
+from avalon_agents.agents.cognitive import CognitiveAgent
 from avalon_agents.agents.llm_agent import LLMAgent
 from avalon_agents.agents.random_agent import RandomAgent
 from avalon_agents.agents.rulebot import RuleBot
@@ -12,9 +15,11 @@ from avalon_agents.core.types import Seat
 from avalon_agents.llm.client import LLMClient
 
 AgentFactory = Callable[..., Agent]
-"""Called with keywords `seat` and `seed`, and `llm` (an LLMClient) if it has `needs_llm = True`."""
+"""Called with keywords `seat` and `seed`; if it has `needs_llm = True` also `llm` (an LLMClient), and
+`config`, `llm_for`, `experience` where its signature takes them (the cognitive agent does)."""
 
-AGENT_KINDS: dict[str, AgentFactory] = {"random": RandomAgent, "rulebot": RuleBot, "llm": LLMAgent}
+AGENT_KINDS: dict[str, AgentFactory] = {"random": RandomAgent, "rulebot": RuleBot, "llm": LLMAgent,
+                                        "cognitive": CognitiveAgent}
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:
@@ -26,12 +31,15 @@ def needs_llm(kind: str) -> bool:
     return getattr(AGENT_KINDS.get(kind), "needs_llm", False)
 
 
-def make_agent(kind: str, *, seat: Seat, seed: int, llm: LLMClient | None = None) -> Agent:
-    """Build one seat's agent. Raises ValueError naming the unknown kind."""
+def make_agent(kind: str, *, seat: Seat, seed: int, llm: LLMClient | None = None, **extra: Any) -> Agent:
+    """Build one seat's agent. `extra` (config, llm_for, experience, ...) reaches factories that take it.
+    Raises ValueError naming the unknown kind."""
     if kind not in AGENT_KINDS:
         raise ValueError(f"seats: unknown seat kind {kind!r} (choose from {', '.join(sorted(AGENT_KINDS))})")
-    if needs_llm(kind):
-        if llm is None:
-            raise ValueError(f"seats: {kind!r} seats need a model (--model)")
-        return AGENT_KINDS[kind](seat=seat, seed=seed, llm=llm)
-    return AGENT_KINDS[kind](seat=seat, seed=seed)
+    factory = AGENT_KINDS[kind]
+    if not needs_llm(kind):
+        return factory(seat=seat, seed=seed)
+    if llm is None:
+        raise ValueError(f"seats: {kind!r} seats need a model (--model)")
+    accepted = inspect.signature(factory).parameters
+    return factory(seat=seat, seed=seed, llm=llm, **{k: v for k, v in extra.items() if k in accepted})

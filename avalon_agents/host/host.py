@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from avalon_agents import __version__, narrate
 from avalon_agents.agents.base import Agent, Reply
-from avalon_agents.core.actions import Action, ActionRequest
+from avalon_agents.core.actions import Action, ActionRequest, RequestKind
 from avalon_agents.core.events import GameEvent, GameResult
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
@@ -88,6 +88,7 @@ class GameHost:
             )
         try:
             await self._deliver(self.engine.reset())
+            await self._prepare()
             while not self.engine.is_over:
                 requests = self.engine.pending()
                 actions = await gather_eager([self._ask(r) for r in requests])
@@ -95,10 +96,12 @@ class GameHost:
                 for request, action in zip(requests, actions):
                     new += self.engine.submit(request.seat, action)
                 await self._deliver(new)
+                if self._new_round(new):
+                    await self._prepare()
             result = self.engine.result()
-            for seat, agent in self.agents.items():
+            for seat in self.agents:
                 await self._flush(seat)
-                await agent.on_game_end(result)
+            await asyncio.gather(*(agent.on_game_end(result) for agent in self.agents.values()))
             if self.recorder:
                 self.recorder.write_result(result)
             return result
@@ -116,6 +119,20 @@ class GameHost:
             return await agent.act(request, narrate.reask(reason, instruction))
 
         return await self.extract(request, reply, ask_again, instruction)
+
+    def _new_round(self, new: Sequence[GameEvent]) -> bool:
+        """A quest just ended and another begins (not the Assassin's turn, not the end)."""
+        if self.engine.is_over or not any(e.type == "quest_completed" for e in new):
+            return False
+        return all(r.kind is not RequestKind.ASSASSINATE for r in self.engine.pending())
+
+    async def _prepare(self) -> None:
+        """A round begins: agents with a `prepare()` hook (per-round thinking) get their events and run it,
+        all at once, since this work is independent across seats."""
+        ready = [(seat, agent) for seat, agent in self.agents.items() if hasattr(agent, "prepare")]
+        for seat, _ in ready:
+            await self._flush(seat)
+        await asyncio.gather(*(agent.prepare() for _, agent in ready))
 
     async def _deliver(self, events: Sequence[GameEvent]) -> None:
         """Record new events and queue each for exactly the seats it is visible to, in order."""

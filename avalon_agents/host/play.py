@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from avalon_agents.agents.registry import AGENT_KINDS, make_agent, needs_llm
@@ -14,6 +14,7 @@ from avalon_agents.core.types import Seat
 from avalon_agents.extract.extractor import Extractor
 from avalon_agents.host.host import GameHost, typed_action
 from avalon_agents.llm.client import LLMClient, MemoryTracer
+from avalon_agents.modules import AgentConfig, ExperienceBook
 from avalon_agents.records import GameRecorder, read_trace
 
 
@@ -41,15 +42,31 @@ def game_dir(out: Path, index: int) -> Path:
 
 @dataclass
 class Models:
-    """The LLM clients of a batch of games: one for agents, one for the extractor (temperature 0)."""
+    """What the LLM seats of a batch of games share: the agents' client, the extractor's (temperature 0),
+    the cognitive agents' config, and the experience they carry from game to game."""
 
     agents: LLMClient | None = None
     extractor: LLMClient | None = None
+    agent_config: AgentConfig | None = None
+    experience: ExperienceBook = field(default_factory=ExperienceBook)
+    _clients: dict[tuple[str, float], LLMClient] = field(default_factory=dict)
+
+    def client(self, spec: str | None, temperature: float) -> LLMClient | None:
+        """A client for a module's model: the agents' own, or one per (spec, temperature), made once."""
+        base = self.agents
+        if base is None or (spec in (None, base.config.spec) and temperature == base.config.temperature):
+            return base
+        key = (spec or base.config.spec, temperature)
+        if key not in self._clients:
+            self._clients[key] = LLMClient(config=base.config.model_copy(update={"spec": key[0],
+                                                                                "temperature": temperature}))
+        return self._clients[key]
 
     def meta(self) -> dict:
         return {
             "model": self.agents.config.model_dump() if self.agents else None,
             "extractor_model": self.extractor.config.model_dump() if self.extractor else None,
+            "agent_config": self.agent_config.model_dump() if self.agent_config else None,
         }
 
 
@@ -60,8 +77,14 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
     recorder = GameRecorder(out) if out else None
     tracer = recorder or MemoryTracer()
     llm = models.agents.with_tracer(tracer) if models.agents else None
+
+    def llm_for(spec: str | None, temperature: float) -> LLMClient | None:
+        client = models.client(spec, temperature)
+        return client.with_tracer(tracer) if client else None
+
     agents = {
-        seat: make_agent(kind, seat=seat, seed=agent_seed(seed, seat), llm=llm)
+        seat: make_agent(kind, seat=seat, seed=agent_seed(seed, seat), llm=llm, config=models.agent_config,
+                         llm_for=llm_for, experience=models.experience)
         for seat, kind in zip(rules.seats, kinds)
     }
     extract = typed_action

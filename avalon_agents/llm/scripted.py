@@ -26,6 +26,8 @@ Respond = Callable[[Sequence[BaseMessage], dict[str, Any]], "str | None"]
 SEAT = re.compile(r"\bPlayer (\d{1,2})\b")
 YOU_ARE = re.compile(r"\bYou are Player (\d{1,2})\b")
 TEAM_SIZE = re.compile(r"exactly (\d+) players")
+APPROVE_SHARE = 0.7
+"""How often the default replies approve a team (LLM players approve most proposals)."""
 FILLER = (
     "I have been watching the votes closely and the pattern matters more than any single speech.",
     "We should send people whose record is clean so far and keep the rest of us honest.",
@@ -93,7 +95,7 @@ class ScriptedChatModel(BaseChatModel):
         others = [s for s in seats if s != me] or [me]
         schema = _schema_of(kwargs)
         if schema is not None:
-            return json.dumps(_fill(schema, rng, seats, me))
+            return json.dumps(_fill(schema, rng, seats, me, lambda: self._speech(rng, me, others)))
         if (size := TEAM_SIZE.search(last)) is not None:
             k = int(size.group(1))
             pool = [me] + rng.sample(others, len(others))
@@ -101,7 +103,7 @@ class ScriptedChatModel(BaseChatModel):
             return "I propose " + ", ".join(f"Player {s}" for s in team) + "."
         lowered = last.lower()
         if '"approve"' in lowered and '"reject"' in lowered:
-            return rng.choice(("I approve this team.", "I reject this team.", "I approve."))
+            return "I approve this team." if rng.random() < APPROVE_SHARE else "I reject this team."
         if '"success"' in lowered:
             return "I play a fail card." if '"fail"' in lowered and rng.random() < 0.5 else "Success."
         if "merlin" in lowered and ("name" in lowered or "guess" in lowered):
@@ -129,13 +131,17 @@ def _schema_of(kwargs: dict[str, Any]) -> dict | None:
     return fmt.get("schema")
 
 
-def _fill(schema: dict, rng: random.Random, seats: list[int], me: int) -> Any:
-    """A random value that satisfies the (simple) schema."""
+def _fill(schema: dict, rng: random.Random, seats: list[int], me: int, speech: Callable[[], str]) -> Any:
+    """A random value that satisfies the (simple) schema: long text fields get a speech, short ones a
+    sentence, a vote approves APPROVE_SHARE of the time."""
     kind = schema.get("type")
     if "enum" in schema:
-        return rng.choice(schema["enum"])
+        options = schema["enum"]
+        if set(options) == {"approve", "reject"}:
+            return "approve" if rng.random() < APPROVE_SHARE else "reject"
+        return rng.choice(options)
     if kind == "object":
-        return {k: _fill(v, rng, seats, me) for k, v in schema.get("properties", {}).items()}
+        return {k: _fill(v, rng, seats, me, speech) for k, v in schema.get("properties", {}).items()}
     if kind == "array":
         item = schema.get("items", {})
         n = schema.get("minItems", 1)
@@ -145,4 +151,6 @@ def _fill(schema: dict, rng: random.Random, seats: list[int], me: int) -> Any:
         return rng.random() < 0.5
     if kind == "integer":
         return rng.choice(seats)
-    return "Keeping my reasons short."
+    if schema.get("maxLength", 0) >= 500:
+        return speech()
+    return rng.choice(FILLER)

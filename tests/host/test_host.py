@@ -121,3 +121,40 @@ def test_host_and_plain_loop_play_the_same_games():
         hosted = asyncio.run(play_games(rules, ["rulebot"] * players, seed=100, games=20))
         direct = [play_direct(rules, "rulebot", 100 + i).result() for i in range(20)]
         assert hosted == direct
+
+
+class Preparing(RuleBot):
+    """A rule bot with the per-round hook: records when it runs, and whether others overlapped it."""
+
+    log: list = []
+
+    async def prepare(self) -> None:
+        Preparing.log.append(("start", self.seat, self.quest_seen))
+        await asyncio.sleep(0.01)
+        Preparing.log.append(("end", self.seat, self.quest_seen))
+
+    async def observe(self, events) -> None:
+        await super().observe(events)
+        self.quest_seen = max([getattr(e, "quest", 0) for e in events] + [getattr(self, "quest_seen", 0)])
+
+    async def on_game_end(self, result) -> None:
+        Preparing.log.append(("game_end", self.seat, None))
+        await asyncio.sleep(0.01)
+        Preparing.log.append(("game_end_done", self.seat, None))
+
+
+def test_round_hook_runs_for_every_seat_at_once_with_its_events_delivered():
+    Preparing.log = []
+    rules = make_rules("official", 6)
+    host = GameHost(rules=rules, agents={s: Preparing(seat=s, seed=s) for s in rules.seats}, seed=4)
+    asyncio.run(host.run())
+    leaders = {e.quest for e in host.engine.events if e.type == "leader_chosen"}
+    starts = [entry for entry in Preparing.log if entry[0] == "start"]
+    assert len(starts) == 6 * len(leaders)  # once for every quest that is played
+    log = [entry[0] for entry in Preparing.log]
+    first_end = log.index("end")
+    assert log[:first_end] == ["start"] * 6  # all six started before any finished: concurrent
+    for i in range(0, len(starts), 6):  # each round's hook sees that round's events
+        assert len({q for _, _, q in starts[i:i + 6]}) == 1
+    ends = [entry[0] for entry in Preparing.log if entry[0].startswith("game_end")]
+    assert ends[:6] == ["game_end"] * 6  # experience learning at the end is concurrent too

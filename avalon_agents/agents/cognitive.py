@@ -1,0 +1,109 @@
+"""CognitiveAgent: the paper's agent (Section 4), built from pluggable modules.
+
+Observing only stores memory. When a round (quest) begins, the round-phase modules run (summary, and
+analysis and planning with `cadence: per_round`); the host calls `prepare()` on every seat at once there,
+so that this independent work runs concurrently. For each request the turn-phase modules run in order
+(analysis and planning with `cadence: per_turn`, then action, then response) and the response is the reply.
+A re-ask of the same request re-runs only action and response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from avalon_agents.agents.base import Reply
+from avalon_agents.core.actions import ActionRequest
+from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAssigned
+from avalon_agents.extract.decisions import decision_schema
+from avalon_agents.llm.client import LLMClient
+from avalon_agents.modules.base import ExperienceBook, Mind, Module, Slots, Turn
+from avalon_agents.modules.config import AgentConfig
+
+LLMFor = Callable[[str | None, float], LLMClient | None]
+"""(model spec or None for the agent's model, temperature) -> a client recording to this game's trace."""
+
+REASK_SLOTS = ("action", "response")
+
+
+class CognitiveAgent:
+    """The paper's modular agent.
+
+    Args:
+        seat, seed: as for every agent (the model's sampling is the randomness).
+        llm: the agent's default client.
+        config: which modules are on, their classes, options and models (default: all on).
+        llm_for: clients for modules with their own model spec (default: `llm` for all).
+        experience: where the seat finds what earlier games taught its role, and leaves what this one did.
+    """
+
+    needs_llm = True
+
+    def __init__(self, *, seat: int, seed: int = 0, llm: LLMClient, config: AgentConfig | None = None,
+                 llm_for: LLMFor | None = None, experience: ExperienceBook | None = None) -> None:
+        self.config = config or AgentConfig()
+        self.book = experience
+        self.mind = Mind(seat)
+        self.slots = Slots()
+        self.tracer = llm.tracer
+        self.modules: dict[str, Module] = self.config.build(llm_for or (lambda spec, temperature: llm))
+        self._last_request: ActionRequest | None = None
+
+    async def observe(self, events: Sequence[GameEvent]) -> None:
+        mind = self.mind
+        for event in events:
+            if isinstance(event, GameStarted):
+                mind.rules = event.rules
+            elif isinstance(event, RoleAssigned):
+                mind.role = event.role
+                if self.book is not None:
+                    mind.experience = self.book.get(event.role)
+        entries = mind.memory.add(events, mind.rules)
+        for module in self.modules.values():
+            await module.observe(mind, entries)
+
+    async def prepare(self) -> None:
+        """Round-phase work for the current round, once (a no-op if it already ran)."""
+        mind = self.mind
+        if mind.round == mind.current_round:
+            return
+        mind.round = mind.current_round
+        await self._run(Turn(mind, self.slots), phase="round")
+
+    async def act(self, request: ActionRequest, instruction: str) -> Reply:
+        await self.prepare()
+        reask = request is self._last_request
+        self._last_request = request
+        self.slots.action = self.slots.response = None
+        response = self.modules["response"]
+        schema = decision_schema(request) if response.llm and response.llm.config.schema_style != "none" else None
+        turn = Turn(self.mind, self.slots, request, instruction, decision_schema=schema)
+        await self._run(turn, phase="turn", only=REASK_SLOTS if reask else None)
+        return Reply(text=self.slots.response or "")
+
+    async def on_game_end(self, result: GameResult) -> None:
+        before = asdict(self.mind.experience)
+        turn = Turn(self.mind, self.slots)
+        for module in self.modules.values():
+            await module.game_end(turn, result)
+        if asdict(self.mind.experience) != before and "experience" in self.modules:
+            self._trace(self.modules["experience"], turn, asdict(self.mind.experience))
+        if self.book is not None:
+            self.book.put(self.mind.role, self.mind.experience)
+
+    async def _run(self, turn: Turn, *, phase: str, only: Sequence[str] | None = None) -> None:
+        for slot, module in self.modules.items():
+            if module.phase != phase or (only is not None and slot not in only):
+                continue
+            before = asdict(turn.slots)
+            await module.run(turn)
+            for name, value in asdict(turn.slots).items():
+                if value is not None and value != before[name]:
+                    self._trace(module, turn, value, name)
+
+    def _trace(self, module: Module, turn: Turn, text: Any, slot: str | None = None) -> None:
+        if self.tracer is not None:
+            self.tracer.trace({"type": "module", "seat": self.mind.seat, "module": module.name,
+                               "slot": slot or module.slot, "quest": turn.quest, "attempt": turn.attempt,
+                               "text": text})

@@ -1,0 +1,209 @@
+"""The module protocol: small classes with no-op hooks that each fill one typed slot of a seat's context.
+
+A `CognitiveAgent` holds one `Mind` per game (what the seat knows: rules, role, memory, strategy, what it
+learned in earlier games) and `Slots` (summary, analysis, plan, action, response). It runs its enabled
+modules in a fixed order; a disabled module leaves its slot empty and prompts that read the slot leave that
+section out. Modules are registered by name, so a subclass under a new name can be chosen in YAML.
+
+Hooks (all optional):
+    observe(mind, entries)   new memory entries arrived (cheap: never an LLM call)
+    run(turn)                do this module's work for a turn, filling `turn.slots.<slot>`
+    game_end(turn, result)   the game is over (experience learning); `turn.request` is None
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict
+
+from avalon_agents.core.actions import ActionRequest
+from avalon_agents.core.events import GameResult
+from avalon_agents.core.rules import RuleSet
+from avalon_agents.core.types import Role, Seat, Team
+from avalon_agents.llm.client import LLMCallFailed, LLMClient
+from avalon_agents.modules.memory import Entry, Memory
+from avalon_agents.narrate import system_prompt
+from avalon_agents.prompting import data, template
+
+Phase = Literal["round", "turn"]
+"""When a module runs: once when the round (quest) changes, or at every request the seat answers."""
+
+
+@dataclass
+class Experience:
+    """What a seat carries from earlier games into this one (experience learning, the paper's 4.8)."""
+
+    strategy: str | None = None  # the improved strategy for the seat's role
+    suggestions: str | None = None  # the last game's three suggestions
+    other_roles: str | None = None  # notes on how the other roles play
+
+
+class ExperienceBook:
+    """Experience by role, carried from game to game (in memory; the chromadb store keeps it on disk).
+    A seat takes its role's entry when it learns its role and puts back what it learned at game end."""
+
+    def __init__(self) -> None:
+        self._by_role: dict[Role, Experience] = {}
+
+    def get(self, role: Role) -> Experience:
+        return replace(self._by_role.get(role, Experience()))
+
+    def put(self, role: Role, experience: Experience) -> None:
+        self._by_role[role] = replace(experience)
+
+
+@dataclass
+class Mind:
+    """What one seat knows in one game. Modules read it; memory grows by observing."""
+
+    seat: Seat
+    rules: RuleSet | None = None
+    role: Role | None = None
+    memory: Memory = field(init=False)
+    experience: Experience = field(default_factory=Experience)
+    summarized: int = 0  # rounds 1..summarized are folded into the summary
+    round: int = 0  # the round the round-phase modules last ran for
+
+    def __post_init__(self) -> None:
+        self.memory = Memory(self.seat)
+
+    @property
+    def card(self) -> dict[str, str]:
+        return data("roles")[self.role.value]
+
+    @property
+    def strategy(self) -> str:
+        return self.experience.strategy or self.card["strategy"]
+
+    @property
+    def current_round(self) -> int:
+        return max((e.quest for e in self.memory.entries), default=1)
+
+    def system(self) -> str:
+        return system_prompt(self.rules, self.seat, self.role, strategy=self.strategy)
+
+    def known_evil(self) -> set[Seat]:
+        """Seats this seat knows to be evil (its evil teammates, or Merlin's sight)."""
+        seen = self.memory.night_seats
+        return set(seen.get("evil", ())) | set(seen.get("evil_teammates", ()))
+
+    def teammates(self) -> list[Seat]:
+        """Players this seat believes are on its side, from what it knows."""
+        others = [s for s in self.rules.seats if s != self.seat]
+        evil = self.known_evil()
+        if self.role.side is Team.EVIL:
+            return [s for s in others if s in evil]
+        return [s for s in others if s not in evil]
+
+    def adversaries(self) -> list[Seat]:
+        """Players who may be against this seat: the known evil for Merlin, else everyone not known friendly."""
+        others = [s for s in self.rules.seats if s != self.seat]
+        evil = self.known_evil()
+        if self.role.side is Team.EVIL:
+            return [s for s in others if s not in evil]
+        return [s for s in others if s in evil] or others
+
+
+@dataclass
+class Slots:
+    """The typed slots modules fill. summary, analysis and plan carry over between turns; action and
+    response belong to one turn."""
+
+    summary: str | None = None
+    analysis: str | None = None
+    plan: str | None = None
+    action: str | None = None
+    response: str | None = None
+
+
+@dataclass
+class Turn:
+    """One moment of work for the modules: a request to answer, or (request None) a new round."""
+
+    mind: Mind
+    slots: Slots
+    request: ActionRequest | None = None
+    instruction: str = ""
+    decision_schema: dict[str, Any] | None = None  # constrained output for the response, where supported
+
+    @property
+    def quest(self) -> int:
+        return self.request.quest if self.request else self.mind.current_round
+
+    @property
+    def attempt(self) -> int:
+        return self.request.attempt if self.request else 0
+
+
+class Module:
+    """Base class: every hook is a no-op. Subclasses set `name`, `slot`, and `Options` if they take any.
+
+    Args:
+        llm: the client for this module's model calls (None for modules that call no model).
+        options: validated `Options`.
+        tracer: where module output records go (the game's trace).
+    """
+
+    name: ClassVar[str] = ""
+    slot: ClassVar[str] = ""
+    prompt: ClassVar[str | None] = None  # template id under prompts/
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, *, llm: LLMClient | None = None, options: BaseModel | None = None) -> None:
+        self.llm = llm
+        self.options = options if options is not None else self.Options()
+
+    @property
+    def phase(self) -> Phase:
+        """Modules with a `cadence` option run once per round when it says so; the rest at every request."""
+        return "round" if getattr(self.options, "cadence", None) == "per_round" else "turn"
+
+    async def observe(self, mind: Mind, entries: Sequence[Entry]) -> None:
+        return None
+
+    async def run(self, turn: Turn) -> None:
+        return None
+
+    async def game_end(self, turn: Turn, result: GameResult) -> None:
+        return None
+
+    # ------------------------------------------------------------ helpers for LLM modules
+
+    async def ask(self, mind: Mind, text: str, *, purpose: str | None = None, quest: int = 0, attempt: int = 0,
+                  schema: dict[str, Any] | None = None) -> str | None:
+        """One call with the seat's system prompt and `text`; None if the call failed (it is in the trace)."""
+        if self.llm is None:
+            return None
+        prompt = template(self.prompt) if self.prompt else None
+        try:
+            return await self.llm.call(
+                [SystemMessage(mind.system()), HumanMessage(text)],
+                purpose=purpose or f"module/{self.name}",
+                prompt_id=prompt.id if prompt else self.name,
+                prompt_hash=prompt.hash if prompt else "",
+                seat=mind.seat,
+                schema=schema,
+                context={"quest": quest, "attempt": attempt},
+            )
+        except LLMCallFailed:
+            return None
+
+
+MODULES: dict[str, type[Module]] = {}
+
+
+def register_module(name: str) -> Callable[[type[Module]], type[Module]]:
+    """Class decorator: make a module available by `name` (in YAML: `use: name`)."""
+
+    def register(cls: type[Module]) -> type[Module]:
+        cls.name = name
+        MODULES[name] = cls
+        return cls
+
+    return register

@@ -1,0 +1,69 @@
+"""Experience learning (the paper's 4.8), at game end.
+
+Self-role strategy learning: step 1 asks for three suggestions for the seat's role from the game's log
+(summaries, naming roles rather than seats); step 2 folds them into an improved strategy of at most two
+sentences that keeps the old one's strengths. Other-role strategy learning writes at most 100 words on
+how each other role played, merged with the earlier notes. `improve_strategy` (the paper's IS) and
+`other_roles` (AO) switch the two parts separately. The results go to `mind.experience`, which the next
+game's role card and prompts use (and an experience store keeps across processes).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from avalon_agents.core.events import GameResult
+from avalon_agents.core.types import seat_name
+from avalon_agents.modules.base import Module, Turn, register_module
+from avalon_agents.modules.memory import Memory
+from avalon_agents.prompting import template
+
+LOG_TOKENS = 1500
+
+
+def game_log(turn: Turn) -> str:
+    """The game as the seat knows it: its summary, then the rounds it did not summarize yet."""
+    mind = turn.mind
+    rest = Memory.render([e for e in mind.memory.entries if e.quest > mind.summarized], LOG_TOKENS)
+    return "\n".join(part for part in (turn.slots.summary, rest) if part) or "(nothing recorded)"
+
+
+def role_map(result: GameResult) -> str:
+    return "; ".join(f"{seat_name(seat)}: {role.value}" for seat, role in sorted(result.roles.items()))
+
+
+@register_module("experience")
+class ExperienceModule(Module):
+    slot = "experience"
+    prompt = "modules/experience_suggestions"
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        improve_strategy: bool = True
+        other_roles: bool = True
+        max_words: int = Field(100, ge=20, le=500)
+
+    async def game_end(self, turn: Turn, result: GameResult) -> None:
+        mind, exp = turn.mind, turn.mind.experience
+        name, role = seat_name(mind.seat), mind.role.value
+        log, roles = game_log(turn), role_map(result)
+        won = result.winner is mind.role.side
+        quest = len(result.quests)
+        if self.options.improve_strategy:
+            suggestions = await self.ask(mind, template("modules/experience_suggestions").render(
+                name=name, role=role, roles=roles, log=log,
+                outcome=f"{result.winner.value} won ({result.reason.value}); {name} {'won' if won else 'lost'}",
+                goal=mind.card["goal"], strategy=mind.strategy, previous=exp.suggestions or "(none)",
+            ), purpose="experience/suggestions", quest=quest)
+            if suggestions:
+                improved = await self.ask(mind, template("modules/experience_strategy").render(
+                    name=name, role=role, strategy=mind.strategy, suggestions=suggestions,
+                ), purpose="experience/strategy", quest=quest)
+                exp.suggestions = suggestions
+                exp.strategy = improved or exp.strategy
+        if self.options.other_roles:
+            notes = await self.ask(mind, template("modules/experience_other_roles").render(
+                name=name, role=role, roles=roles, log=log, previous=exp.other_roles or "(none)",
+                max_words=self.options.max_words,
+            ), purpose="experience/other_roles", quest=quest)
+            exp.other_roles = notes or exp.other_roles

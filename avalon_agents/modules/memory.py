@@ -1,0 +1,74 @@
+"""Memory storage (the paper's 4.2): one pool per seat of structured entries, filled by observing (no LLM).
+
+Each entry keeps who spoke (a player, or the host), the text as the seat saw it, the quest (the paper's
+round) and proposal attempt, and whether everyone saw it or only this seat. Night information is kept
+apart: it is always part of the seat's prompts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from avalon_agents.core.events import GameEvent, NightInfoRevealed, SpeechGiven
+from avalon_agents.core.rules import RuleSet
+from avalon_agents.core.types import Seat, seat_name
+from avalon_agents.llm.tokens import count_tokens
+from avalon_agents.narrate import announce
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    speaker: str
+    text: str
+    quest: int
+    attempt: int
+    public: bool
+
+    def as_json(self) -> dict:
+        """The paper's summarization input shape: name, message, message_type."""
+        return {"name": self.speaker, "message": self.text, "message_type": "public" if self.public else "private"}
+
+
+@dataclass
+class Memory:
+    seat: Seat
+    entries: list[Entry] = field(default_factory=list)
+    night: list[str] = field(default_factory=list)
+    night_seats: dict[str, tuple[Seat, ...]] = field(default_factory=dict)
+    events: list[GameEvent] = field(default_factory=list)  # everything observed, typed (for rule-based modules)
+
+    def add(self, events: Sequence[GameEvent], rules: RuleSet) -> list[Entry]:
+        """Store what the seat observed; return the new entries."""
+        new = []
+        self.events += events
+        for event in events:
+            text = announce(event, rules)
+            if text is None:
+                continue
+            if isinstance(event, NightInfoRevealed):
+                self.night.append(text)
+                self.night_seats[event.known_as] = event.seats
+                continue
+            speaker = seat_name(event.seat) if isinstance(event, SpeechGiven) else "Host"
+            new.append(Entry(speaker, text, event.quest, event.attempt, event.visible_to == "all"))
+        self.entries += new
+        return new
+
+    def of_rounds(self, rounds: Iterable[int]) -> list[Entry]:
+        wanted = set(rounds)
+        return [e for e in self.entries if e.quest in wanted]
+
+    @staticmethod
+    def render(entries: Sequence[Entry], budget: int | None = None) -> str:
+        """The entries as lines; with a token budget, the most recent lines that fit."""
+        lines = [e.text for e in entries]
+        if budget is None:
+            return "\n".join(lines)
+        kept: list[str] = []
+        for line in reversed(lines):
+            budget -= count_tokens(line)
+            if budget < 0:
+                break
+            kept.append(line)
+        return "\n".join(reversed(kept))

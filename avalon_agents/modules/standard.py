@@ -1,0 +1,205 @@
+"""The paper's modules (Section 4.3-4.7): summarization, analysis, planning, action, response.
+
+Each fills one slot and has its own prompt under prompts/modules/. Summarization runs once per round
+(eq. 1), folding the rounds not yet summarized into the previous summary; analysis (eq. 2) and planning
+(eq. 3) run per round or, with `cadence: per_turn`, before every answer as in the paper's code; action
+(eq. 4) chooses privately what to do; response (4.7) writes the text the host receives.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from avalon_agents.core.actions import RequestKind
+from avalon_agents.core.types import seat_name
+from avalon_agents.extract.decisions import load_json
+from avalon_agents.modules.base import Module, Phase, Turn, register_module
+from avalon_agents.modules.sections import context
+from avalon_agents.narrate import names
+from avalon_agents.prompting import template
+
+Cadence = Literal["per_round", "per_turn"]
+
+
+class _Options(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@register_module("summary")
+class SummaryModule(Module):
+    """Eq. 1: S_t = summarize(S_{t-1} + the entries of the rounds since). Runs when the round changes."""
+
+    slot = "summary"
+    prompt = "modules/summary"
+
+    class Options(_Options):
+        max_words: int = Field(150, ge=20, le=1000)
+
+    @property
+    def phase(self) -> Phase:
+        return "round"
+
+    async def run(self, turn: Turn) -> None:
+        mind = turn.mind
+        done = turn.quest - 1  # rounds before the current one
+        if done <= mind.summarized:
+            return
+        entries = mind.memory.of_rounds(range(mind.summarized + 1, done + 1))
+        text = template(self.prompt).render(
+            name=seat_name(mind.seat),
+            previous=turn.slots.summary or "(none yet)",
+            conversation="\n".join(json.dumps(e.as_json(), ensure_ascii=False) for e in entries) or "(nothing)",
+            max_words=self.options.max_words,
+        )
+        summary = await self.ask(mind, text, quest=turn.quest, attempt=turn.attempt)
+        if summary:
+            turn.slots.summary = summary
+            mind.summarized = done
+
+
+@register_module("analysis")
+class AnalysisModule(Module):
+    """Eq. 2: the roles and strategies of other players, from memory and the seat's own role.
+
+    `scope` (the paper's Table 8): all other players, only those the seat counts as teammates, or only
+    possible adversaries, following what the seat knows."""
+
+    slot = "analysis"
+    prompt = "modules/analysis"
+
+    class Options(_Options):
+        cadence: Cadence = "per_round"
+        scope: Literal["all", "teammates", "adversaries"] = "all"
+        max_words: int = Field(100, ge=20, le=500)
+
+    def targets(self, turn: Turn) -> list[int]:
+        mind = turn.mind
+        if self.options.scope == "teammates":
+            return mind.teammates()
+        if self.options.scope == "adversaries":
+            return mind.adversaries()
+        return [s for s in mind.rules.seats if s != mind.seat]
+
+    async def run(self, turn: Turn) -> None:
+        targets = self.targets(turn)
+        if not targets:
+            return
+        mind = turn.mind
+        text = template(self.prompt).render(
+            context=context(turn, analysis=False, plan=False),
+            name=seat_name(mind.seat),
+            role=mind.role.value,
+            targets=names(targets),
+            max_words=self.options.max_words,
+        )
+        turn.slots.analysis = await self.ask(mind, text, quest=turn.quest, attempt=turn.attempt) or turn.slots.analysis
+
+
+@register_module("planning")
+class PlanningModule(Module):
+    """Eq. 3: a plan from goal, strategy, the previous plan, the summary and the analysis."""
+
+    slot = "plan"
+    prompt = "modules/planning"
+
+    class Options(_Options):
+        cadence: Cadence = "per_round"
+        max_words: int = Field(100, ge=20, le=500)
+
+    async def run(self, turn: Turn) -> None:
+        mind = turn.mind
+        text = template(self.prompt).render(
+            context=context(turn, plan=False),
+            goal=mind.card["goal"],
+            strategy=mind.strategy,
+            previous_plan=turn.slots.plan or "(none yet)",
+            max_words=self.options.max_words,
+        )
+        turn.slots.plan = await self.ask(mind, text, quest=turn.quest, attempt=turn.attempt) or turn.slots.plan
+
+
+@register_module("action")
+class ActionModule(Module):
+    """Eq. 4: choose privately among the paper's action types for the current request.
+
+    With `combine` (default) the same call also writes the response (4.7) as a second JSON field, so a
+    request costs one call instead of two; the action stays private and the response module passes the
+    response on. `combine: false` makes them two calls, as in the paper's code."""
+
+    slot = "action"
+    prompt = "modules/action"
+
+    class Options(_Options):
+        combine: bool = True
+        max_words: int = Field(100, ge=10, le=500)
+
+    async def run(self, turn: Turn) -> None:
+        if turn.request is None:
+            return
+        if self.options.combine:
+            await self._combined(turn)
+            return
+        text = template(self.prompt).render(context=context(turn), instruction=turn.instruction)
+        turn.slots.action = await self.ask(turn.mind, text, quest=turn.quest, attempt=turn.attempt)
+
+    async def _combined(self, turn: Turn) -> None:
+        decision = turn.decision_schema
+        if decision is not None:  # the answer fields are the decision the host expects
+            answer = {k: v for k, v in decision["properties"].items()}
+            required = ["action", *decision["required"]]
+            answer_part = (f'The other fields ({", ".join(answer)}) are your answer to the host: your '
+                           f'decision and a short public reason.')
+        else:
+            answer = {"response": {"type": "string", "maxLength": 800}}
+            required = ["action", "response"]
+            answer_part = '"response": your answer to the host.'
+        schema = {"type": "object", "properties": {"action": ACTION_FIELD, **answer}, "required": required}
+        structured = self.llm is not None and self.llm.config.schema_style != "none"
+        text = template("modules/action_response").render(
+            context=context(turn), instruction=turn.instruction, answer_part=answer_part,
+            max_words=self.options.max_words)
+        reply = await self.ask(turn.mind, text, purpose=f"action+response/{turn.request.kind.value}",
+                               quest=turn.quest, attempt=turn.attempt, schema=schema if structured else None)
+        value = load_json(reply or "")
+        if not value or not value.get("action"):
+            return  # nothing usable: the response module answers on its own
+        turn.slots.action = str(value.pop("action"))
+        if decision is None:
+            turn.slots.response = str(value.get("response", "")) or None
+        else:
+            turn.slots.response = json.dumps({k: value[k] for k in answer if k in value}, ensure_ascii=False)
+
+
+ACTION_FIELD = {"type": "string", "maxLength": 300}
+
+
+@register_module("response")
+class ResponseModule(Module):
+    """4.7: the answer the host receives, at most `max_words` words, consistent with the chosen action.
+    Decisions ask for the request's JSON schema where the model's server supports constrained output."""
+
+    slot = "response"
+    prompt = "modules/response"
+
+    class Options(_Options):
+        max_words: int = Field(100, ge=10, le=500)
+
+    async def run(self, turn: Turn) -> None:
+        request = turn.request
+        if request is None or turn.slots.response is not None:  # a combined action already answered
+            return
+        text = template(self.prompt).render(
+            context=context(turn, action=True),
+            instruction=turn.instruction,
+            max_words=self.options.max_words,
+            fit=" Keep it consistent with the action you chose." if turn.slots.action else "",
+        )
+        purpose = "response/speak" if request.kind is RequestKind.SPEAK else f"response/{request.kind.value}"
+        turn.slots.response = await self.ask(turn.mind, text, purpose=purpose, quest=turn.quest,
+                                             attempt=turn.attempt, schema=turn.decision_schema) or ""
+
+
+__all__ = ["ActionModule", "AnalysisModule", "PlanningModule", "ResponseModule", "SummaryModule"]

@@ -1,0 +1,217 @@
+"""The cognitive agent with the scripted model: which prompts go out, in what order, with which sections;
+every ablation switch; analysis scope; cadence; re-asks; experience carried to the next game."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import Counter
+
+import pytest
+
+from avalon_agents.core import make_rules
+from avalon_agents.core.types import Role
+from avalon_agents.host.play import Models, play_one
+from avalon_agents.llm import LLMClient, ModelConfig, ScriptedChatModel
+from avalon_agents.modules import AgentConfig, ExperienceBook, load_agent_config
+
+SECTIONS = {
+    "summary": "Summary of the earlier rounds:",
+    "analysis": "Your analysis of the other players:",
+    "planning": "Your current plan:",
+    "action": "The action you chose (private",
+}
+
+
+def play(config: AgentConfig | None = None, seed: int = 3, book: ExperienceBook | None = None, model=None,
+         kinds=None):
+    models = Models(agents=LLMClient(config=ModelConfig(spec="scripted"), model=model),
+                    extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0)),
+                    agent_config=config, experience=book or ExperienceBook())
+    host = asyncio.run(play_one(make_rules("official", 6), kinds or ["cognitive"] * 6, seed, models=models))
+    return host, host.tracer.records
+
+
+def calls(records, seat=None):
+    return [r for r in records if r["type"] == "llm_call" and r["purpose"] != "extract"
+            and (seat is None or r["seat"] == seat)]
+
+
+def user_prompt(call) -> str:
+    return call["messages"][-1]["content"]
+
+
+def module_of(call) -> str:
+    purpose = call["purpose"]
+    return purpose.split("/")[1] if purpose.startswith("module/") else purpose.split("/")[0]
+
+
+def test_round_modules_run_in_order_once_per_round_then_one_call_per_request():
+    host, records = play()
+    for seat in range(1, 7):
+        seq = [module_of(c) for c in calls(records, seat)]
+        rounds = [c["quest"] for c in calls(records, seat) if c["purpose"] == "module/planning"]
+        assert rounds == sorted(set(rounds)), "planning runs once per round"
+        assert seq[:2] == ["analysis", "planning"]  # round 1: nothing to summarize yet
+        for i, name in enumerate(seq):
+            if name == "summary":
+                assert seq[i + 1: i + 3] == ["analysis", "planning"]
+        requests = sum(1 for r in records if r["type"] == "extraction" and r["seat"] == seat)
+        answers = sum(1 for c in calls(records, seat) if c["purpose"].startswith("action+response/"))
+        speeches = sum(1 for e in host.engine.events if e.type == "speech" and e.seat == seat)
+        assert answers == requests + speeches  # one combined call per request
+
+
+def test_slots_fill_and_later_prompts_carry_them():
+    _, records = play()
+    modules = [r for r in records if r["type"] == "module"]
+    assert {r["slot"] for r in modules} >= {"summary", "analysis", "plan", "action", "response", "experience"}
+    late = [c for c in calls(records) if c["purpose"].startswith("action+response/") and c["quest"] >= 2]
+    assert late and all(all(title in user_prompt(c) for title in SECTIONS.values() if "action" not in title)
+                        for c in late)
+    summary_call = next(c for c in calls(records) if c["purpose"] == "module/summary")
+    assert '"message_type": "public"' in user_prompt(summary_call)  # the paper's JSON conversation shape
+
+
+def test_system_prompt_is_rules_plus_role_card():
+    host, records = play()
+    for call in calls(records):
+        system = call["messages"][0]["content"]
+        role = host.engine.roles[call["seat"]].value
+        assert f"Role: {role}" in system and "Goal:" in system and "Strategy:" in system
+
+
+@pytest.mark.parametrize("slot", ["summary", "analysis", "planning", "action", "experience"])
+def test_each_module_can_be_switched_off(slot):
+    _, records = play(AgentConfig().without(slot))
+    sent = Counter(module_of(c) for c in calls(records))
+    if slot == "action":
+        assert sent["action+response"] == 0 and sent["response"] > 0
+    else:
+        assert sent[slot] == 0 and sent["action+response"] > 0
+    if slot in SECTIONS:
+        assert not any(SECTIONS[slot] in user_prompt(c) for c in calls(records))
+    if slot == "summary":  # without a summary, prompts show the raw recent entries
+        assert any("What has happened (the most recent part):" in user_prompt(c) for c in calls(records))
+
+
+def test_uncombined_action_is_a_separate_private_call_before_the_response():
+    config = AgentConfig.model_validate({"action": {"options": {"combine": False}}})
+    _, records = play(config)
+    seq = [module_of(c) for c in calls(records, 1)]
+    assert "action+response" not in seq
+    for i, name in enumerate(seq):
+        if name == "response":
+            assert seq[i - 1] == "action"
+    response = next(c for c in calls(records, 1) if module_of(c) == "response")
+    assert SECTIONS["action"] in user_prompt(response)
+
+
+def test_per_turn_cadence_runs_analysis_and_planning_before_every_answer():
+    config = AgentConfig.model_validate({"analysis": {"options": {"cadence": "per_turn"}},
+                                         "planning": {"options": {"cadence": "per_turn"}}})
+    _, records = play(config)
+    seq = [module_of(c) for c in calls(records, 2)]
+    answers = [i for i, name in enumerate(seq) if name == "action+response"]
+    assert all(seq[i - 2: i] == ["analysis", "planning"] for i in answers)
+
+
+SCOPE = re.compile(r"the strategy of each of these players: (.+?)\. Point out")
+
+
+@pytest.mark.parametrize("scope", ["all", "teammates", "adversaries"])
+def test_analysis_scope_follows_what_the_seat_knows(scope):
+    host, records = play(AgentConfig.model_validate({"analysis": {"options": {"scope": scope}}}))
+    roles = host.engine.roles
+    evil = {s for s, r in roles.items() if r.side.value == "evil"}
+    for call in calls(records):
+        if call["purpose"] != "module/analysis":
+            continue
+        seat, role = call["seat"], roles[call["seat"]]
+        named = {int(n) for n in re.findall(r"Player (\d+)", SCOPE.search(user_prompt(call)).group(1))}
+        others = set(roles) - {seat}
+        if scope == "all":
+            expected = others
+        elif role.side.value == "evil":
+            expected = (evil - {seat}) if scope == "teammates" else others - evil
+        elif role is Role.MERLIN:
+            expected = others - evil if scope == "teammates" else evil
+        else:  # Percival and Loyal Servants know no one for sure
+            expected = others
+        assert named == expected, (scope, role, named)
+
+
+def test_reask_reruns_only_action_and_response():
+    def respond(messages, kwargs):
+        if "Your answer could not be used" in str(messages[-1].content):
+            return None if kwargs.get("response_format") is None else '{"action": "vote - approve", ' \
+                '"reason": "fine", "vote": "approve"}'
+        return None
+
+    scripted = ScriptedChatModel()
+    model = ScriptedChatModel(respond=lambda m, kw: respond(m, kw) or scripted._default(m, kw))
+    _, records = play(model=model)
+    assert calls(records)  # the game ran; re-asks (if any) only repeat the answer call
+    for r in records:
+        if r["type"] == "extraction" and r["answers"] > 1:
+            seat, quest, attempt = r["seat"], r["quest"], r["attempt"]
+            same = [module_of(c) for c in calls(records, seat) if c["quest"] == quest and c["attempt"] == attempt]
+            assert same.count("analysis") <= 1
+
+
+def test_experience_reaches_the_next_games_role_card():
+    def respond(messages, kwargs):
+        text = str(messages[-1].content)
+        if "Write the improved strategy" in text:
+            role = re.search(r"playing the (.+?) in Avalon", text).group(1)
+            return f"LEARNED strategy for {role}: keep calm."
+        if "describe the strategy each role" in text:
+            return "NOTES: Merlin hints, the Assassin watches."
+        return None
+
+    scripted = ScriptedChatModel()
+    model = ScriptedChatModel(respond=lambda m, kw: respond(m, kw) or scripted._default(m, kw))
+    book = ExperienceBook()
+    first, _ = play(book=book, model=model, seed=1)
+    second, records = play(book=book, model=model, seed=2)
+    learned = {r for r in first.engine.roles.values()}
+    for call in calls(records):
+        role = second.engine.roles[call["seat"]]
+        system = call["messages"][0]["content"]
+        if role in learned:
+            assert f"Strategy: LEARNED strategy for {role.value}: keep calm." in system
+            if call["purpose"] in ("module/analysis", "module/planning") or call["purpose"].startswith("action+"):
+                assert "NOTES: Merlin hints" in user_prompt(call)
+
+
+@pytest.mark.parametrize(("switch", "absent"), [("improve_strategy", ("suggestions", "strategy")),
+                                                ("other_roles", ("other_roles",))])
+def test_experience_switches(switch, absent):
+    _, records = play(AgentConfig.model_validate({"experience": {"options": {switch: False}}}))
+    purposes = {c["purpose"] for c in calls(records)}
+    for part in absent:
+        assert f"experience/{part}" not in purposes
+    assert any(p.startswith("experience/") for p in purposes)
+
+
+@pytest.mark.parametrize(("yaml_text", "field"), [
+    ("analysis: {options: {scope: friends}}", "analysis.options.scope"),
+    ("planing: {enabled: false}", "planing"),
+    ("action: {use: nonexistent}", "action.use"),
+    ("response: {enabled: false}", "response.enabled"),
+    ("summary: {on: false}", "summary"),  # YAML reads `on` as true: the key is `enabled`
+    ("temperature: hot", "temperature"),
+    ("analysis: [1, 2]", "analysis"),
+])
+def test_bad_agent_config_names_the_field(tmp_path, yaml_text, field):
+    path = tmp_path / "agent.yaml"
+    path.write_text(yaml_text)
+    with pytest.raises(ValueError) as err:
+        load_agent_config(path)
+    assert field in str(err.value) and str(path) in str(err.value)
+
+
+def test_mixed_table_with_rule_bots_and_vanilla_llm():
+    host, records = play(kinds=["cognitive", "rulebot", "llm", "cognitive", "random", "rulebot"])
+    assert host.engine.is_over
+    assert {c["seat"] for c in calls(records)} == {1, 3, 4}
