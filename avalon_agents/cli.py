@@ -76,9 +76,12 @@ def cli() -> None:
               help="Decisions of llm seats use JSON-schema constrained output.")
 @click.option("--agent-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="YAML module config of the cognitive seats (modules on/off, options, models; see README).")
+@click.option("--experience", "experience_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep what cognitive seats learn in a chromadb store in this folder, across games and runs "
+                   "(default: in memory, carried from game to game of this batch only).")
 def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path | None, as_json: bool,
          model_spec: str | None, extractor_model: str | None, temperature: float, constrained: bool,
-         agent_config: Path | None) -> None:
+         agent_config: Path | None, experience_dir: Path | None) -> None:
     """Play Avalon games and print a transcript (one game) or a summary (many).
 
     \b
@@ -100,6 +103,10 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
         models = build_models(kinds, model_spec, extractor_model, temperature, constrained)
         if agent_config is not None:
             models.agent_config = load_agent_config(agent_config)
+        if experience_dir is not None:
+            from avalon_agents.stores.experience import ExperienceStore
+
+            models.experience = ExperienceStore(experience_dir)
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
 

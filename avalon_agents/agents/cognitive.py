@@ -90,7 +90,7 @@ class CognitiveAgent:
         if asdict(self.mind.experience) != before and "experience" in self.modules:
             self._trace(self.modules["experience"], turn, asdict(self.mind.experience))
         if self.book is not None:
-            self.book.put(self.mind.role, self.mind.experience)
+            self.book.put(self.mind.role, self.mind.experience, result)
 
     async def _run(self, turn: Turn, *, phase: str, only: Sequence[str] | None = None) -> None:
         for slot, module in self.modules.items():

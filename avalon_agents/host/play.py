@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from avalon_agents.agents.registry import AGENT_KINDS, make_agent, needs_llm
 from avalon_agents.core.events import GameResult
@@ -16,6 +17,9 @@ from avalon_agents.host.host import GameHost, typed_action
 from avalon_agents.llm.client import LLMClient, MemoryTracer
 from avalon_agents.modules import AgentConfig, ExperienceBook
 from avalon_agents.records import GameRecorder, read_trace
+
+if TYPE_CHECKING:
+    from avalon_agents.stores.experience import ExperienceStore
 
 
 def parse_seats(spec: str, players: int) -> list[str]:
@@ -48,7 +52,7 @@ class Models:
     agents: LLMClient | None = None
     extractor: LLMClient | None = None
     agent_config: AgentConfig | None = None
-    experience: ExperienceBook = field(default_factory=ExperienceBook)
+    experience: ExperienceBook | ExperienceStore = field(default_factory=ExperienceBook)
     _clients: dict[tuple[str, float], LLMClient] = field(default_factory=dict)
 
     def client(self, spec: str | None, temperature: float) -> LLMClient | None:
@@ -116,6 +120,8 @@ async def play_games(
     """Play `games` games with seeds seed, seed+1, ...; write game-NNNNN/ under `out` if given."""
     results = []
     for i in range(games):
+        if models is not None:
+            models.experience.game = i + 1
         host = await play_one(rules, kinds, seed + i, game_dir(out, i + 1) if out else None, models)
         results.append(host.engine.result())
         if on_game:

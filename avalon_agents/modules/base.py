@@ -40,6 +40,7 @@ class Experience:
     strategy: str | None = None  # the improved strategy for the seat's role
     suggestions: str | None = None  # the last game's three suggestions
     other_roles: str | None = None  # notes on how the other roles play
+    reflection: str | None = None  # the last game as the seat saw it (its summary)
 
 
 class ExperienceBook:
@@ -48,11 +49,12 @@ class ExperienceBook:
 
     def __init__(self) -> None:
         self._by_role: dict[Role, Experience] = {}
+        self.game = 0  # the game being played (the chromadb store records it)
 
     def get(self, role: Role) -> Experience:
         return replace(self._by_role.get(role, Experience()))
 
-    def put(self, role: Role, experience: Experience) -> None:
+    def put(self, role: Role, experience: Experience, result: GameResult | None = None) -> None:
         self._by_role[role] = replace(experience)
 
 

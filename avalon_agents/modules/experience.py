@@ -49,6 +49,7 @@ class ExperienceModule(Module):
         log, roles = game_log(turn), role_map(result)
         won = result.winner is mind.role.side
         quest = len(result.quests)
+        exp.reflection = f"{roles}\n{log}\nResult: {result.winner.value} won ({result.reason.value})"
         if self.options.improve_strategy:
             suggestions = await self.ask(mind, template("modules/experience_suggestions").render(
                 name=name, role=role, roles=roles, log=log,

@@ -1,0 +1,75 @@
+"""The chromadb experience store: latest-per-role, similarity queries, a fresh process reading what another
+wrote, and two consecutive games where the second starts from what the first learned."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+from avalon_agents.core import make_rules
+from avalon_agents.core.types import Role
+from avalon_agents.host.play import Models, play_games
+from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.modules import Experience
+from avalon_agents.stores.experience import ExperienceStore
+
+WRITE = """
+import sys
+from avalon_agents.core.types import Role
+from avalon_agents.modules import Experience
+from avalon_agents.stores.experience import ExperienceStore
+store = ExperienceStore(sys.argv[1], game=3)
+store.put(Role.MORGANA, Experience(strategy="Claim Merlin early.", other_roles="Percival trusts the loudest."))
+"""
+READ = """
+import sys
+from avalon_agents.core.types import Role
+from avalon_agents.stores.experience import ExperienceStore
+store = ExperienceStore(sys.argv[1])
+print(store.get(Role.MORGANA).strategy)
+print(store.query("who does Percival trust?", n=1)[0][0])
+"""
+
+
+def test_latest_per_role_and_similarity():
+    store = ExperienceStore()
+    store.game = 1
+    store.put(Role.MERLIN, Experience(strategy="Hint softly.", suggestions="1. Vote quietly."))
+    store.game = 2
+    store.put(Role.MERLIN, Experience(strategy="Hint through votes only.", suggestions="1. Vote quietly."))
+    store.put(Role.ASSASSIN, Experience(strategy="Watch who avoids evil players on teams."))
+    assert store.get(Role.MERLIN).strategy == "Hint through votes only."
+    assert store.get(Role.PERCIVAL) == Experience()
+    assert store.collection.count() == 4  # the unchanged suggestion is not stored twice
+    text, meta, distance = store.query("the assassin looks for Merlin by who avoids evil", n=1)[0]
+    assert meta["role"] == "Assassin" and meta["kind"] == "strategy" and distance < 0.7
+    only_merlin = store.query("strategy", n=5, role="Merlin", kind="strategy")
+    assert {m["role"] for _, m, _ in only_merlin} == {"Merlin"} and len(only_merlin) == 2
+
+
+def test_store_round_trips_through_a_fresh_process(tmp_path):
+    subprocess.run([sys.executable, "-c", WRITE, str(tmp_path)], check=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", READ, str(tmp_path)], check=True, timeout=120,
+                         capture_output=True, text=True)
+    assert out.stdout.splitlines() == ["Claim Merlin early.", "Percival trusts the loudest."]
+
+
+def test_two_consecutive_games_carry_the_improved_strategy(tmp_path):
+    store = ExperienceStore(tmp_path / "store")
+    models = Models(agents=LLMClient(config=ModelConfig(spec="scripted")),
+                    extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0)), experience=store)
+    hosts = []
+    asyncio.run(play_games(make_rules(), ["cognitive"] * 6, seed=7, games=2, models=models,
+                           on_game=lambda i, host: hosts.append(host)))
+    first, second = hosts
+    metas = store.collection.get(include=["metadatas"])["metadatas"]
+    assert {m["game"] for m in metas} == {1, 2} and {m["kind"] for m in metas} >= {"strategy", "reflection"}
+    for seat, role in second.engine.roles.items():
+        if role not in first.engine.roles.values():
+            continue
+        learned = [r["text"]["strategy"] for r in first.tracer.records
+                   if r["type"] == "module" and r["slot"] == "experience"
+                   and first.engine.roles[r["seat"]] is role]
+        system = next(r for r in second.tracer.records if r["type"] == "llm_call" and r["seat"] == seat)
+        assert any(f"Strategy: {text}" in system["messages"][0]["content"] for text in learned), role
