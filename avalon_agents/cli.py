@@ -61,7 +61,8 @@ def cli() -> None:
               help=f"Rule preset: {' or '.join(PRESETS)} (see README, 'Rules').")
 @click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
 @click.option("--seats", default="rulebot", show_default=True,
-              help="Agent kind for every seat (rulebot, random, llm, cognitive), or a comma list with one per seat.")
+              help="Agent kind for every seat (rulebot, random, llm, cognitive, baseline), or a comma list, "
+                   "one per seat.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game; game i uses seed+i.")
 @click.option("--games", default=1, show_default=True, type=int, help="How many games to play.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -92,6 +93,7 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
       avalon play --games 1000 --json              win rates and end reasons as JSON
       avalon play --seats llm                      vanilla LLM agents on the embedded local model
       avalon play --seats cognitive --model scripted --agent-config my_agent.yaml
+      avalon play --seats cognitive,baseline,cognitive,baseline,cognitive,baseline --model scripted
       avalon play --seats llm,rulebot,rulebot,rulebot,rulebot,rulebot --model openai:gpt-4o-mini
       avalon play --seats llm --model openai-compatible:qwen2.5@http://localhost:8000/v1 --games 10
     """
@@ -107,6 +109,7 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
             from avalon_agents.stores.experience import ExperienceStore
 
             models.experience = ExperienceStore(experience_dir)
+            models.experience_dir = experience_dir
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
 
@@ -239,6 +242,52 @@ def bench_engine_cmd(games: int, preset: str, players: int, seats: str) -> None:
     click.echo(f"engine alone:      {figures['engine_alone_games_per_s']:8.1f} games/s")
     click.echo(f"engine + bots:     {figures['engine_games_per_s']:8.1f} games/s")
     click.echo(f"through GameHost:  {figures['host_games_per_s']:8.1f} games/s")
+
+
+@bench.command("cost")
+@click.option("--seats", default="cognitive", show_default=True,
+              help="Agent kind for every seat (cognitive, baseline, llm, ...), or a comma list, one per seat.")
+@click.option("--games", default=3, show_default=True, type=int, help="Games to play (experience carried forward).")
+@click.option("--agent-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="YAML config of the cognitive agents' modules (e.g. experiments/agents/per_turn.yaml).")
+@click.option("--rules", "preset", default="official", show_default=True, help="Rule preset.")
+@click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: str, players: int, seed: int,
+                   as_json: bool) -> None:
+    """LLM calls and tokens per game, played with the scripted model (no model needed, a few seconds a game).
+
+    Tokens are counted with tiktoken's cl100k_base encoding (offline copy) over every message sent and every
+    reply, split per module or purpose. Multiply by your provider's prices to budget an experiment.
+
+    \b
+    Examples:
+      avalon bench cost --seats cognitive --games 5 --json
+      avalon bench cost --seats cognitive --agent-config experiments/agents/per_turn.yaml
+      avalon bench cost --seats baseline
+    """
+    from avalon_agents.cost import bench_cost
+
+    try:
+        if games < 1:
+            raise ValueError(f"games: must be at least 1, got {games}")
+        rules = make_rules(preset, players)
+        kinds = parse_seats(seats, players)
+        config = load_agent_config(agent_config) if agent_config else None
+    except USER_ERRORS as exc:
+        raise UserError(_one_line(exc)) from None
+    figures = bench_cost(rules, kinds, games, seed, config)
+    if as_json:
+        click.echo(json.dumps(figures))
+        return
+    click.echo(f"{games} games, seats {','.join(kinds)}; tokens: {figures['tokenizer']}")
+    click.echo(f"{'per game':<28}{'calls':>8}{'input tokens':>15}{'output tokens':>15}")
+    for name, row in figures["per_module"].items():
+        click.echo(f"  {name:<26}{row['calls_per_game']:>8.1f}{row['input_tokens_per_game']:>15,}"
+                   f"{row['output_tokens_per_game']:>15,}")
+    click.echo(f"{'total':<28}{figures['calls_per_game']:>8.1f}{figures['input_tokens_per_game']:>15,}"
+               f"{figures['output_tokens_per_game']:>15,}")
 
 
 def main() -> None:

@@ -52,19 +52,23 @@ def quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def system_prompt(rules: RuleSet, seat: Seat, role: Role, strategy: str | None = None) -> str:
-    """Rules plus this seat's role card (role, introduction, goal, strategy: the paper's Section 4.1)."""
-    card = data("roles")[role.value]
+def role_list(rules: RuleSet) -> str:
+    """ "Merlin, Percival, 2 Loyal Servants, Morgana, Assassin"."""
     counts: dict[str, int] = {}
     for r in rules.roles:
         counts[r.value] = counts.get(r.value, 0) + 1
-    role_list = ", ".join(f"{n} {plural(name)}" if n > 1 else name for name, n in counts.items())
+    return ", ".join(f"{n} {plural(name)}" if n > 1 else name for name, n in counts.items())
+
+
+def system_prompt(rules: RuleSet, seat: Seat, role: Role, strategy: str | None = None) -> str:
+    """Rules plus this seat's role card (role, introduction, goal, strategy: the paper's Section 4.1)."""
+    card = data("roles")[role.value]
     two_on_four = any(f > 1 for f in rules.fails_required)
     rules_text = template("system/rules").render(
         players=rules.players,
         good_count=rules.players - rules.evil_count,
         evil_count=rules.evil_count,
-        role_list=role_list,
+        role_list=role_list(rules),
         quest_sizes=", ".join(str(s) for s in rules.quest_sizes),
         proposal_rule=phrase(f"proposal_rule_{rules.proposal_order}"),
         rejection_rule=phrase(f"rejection_rule_{rules.on_last_rejection}"),

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from langchain_core.prompts import PromptTemplate
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS_DIR = (Path(__file__).parent / "prompts").resolve()  # a symlink to ../prompts in a checkout
 
 
 @dataclass(frozen=True)

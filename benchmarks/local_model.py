@@ -1,14 +1,19 @@
 """The embedded model (local:smollm2) with the vanilla LLM agent on every seat: Valid Response Rate with
 and without constrained decisions, seconds per LLM call and per game (the README's table).
 
-Run: .venv/bin/python benchmarks/local_model.py [GAMES] [OUT_DIR] [MODES]
-     MODES: constrained,unconstrained (default both), alternating game by game. Games are written under
-     OUT_DIR/<mode>/; a game already finished there is not played again, so an interrupted run resumes.
+Run: .venv/bin/python benchmarks/local_model.py [GAMES] [MODES]
+     MODES: constrained,unconstrained (default both), alternating game by game.
+
+Each finished game leaves a small summary in benchmarks/results/local_model/<mode>/game-<n>.json (committed,
+so the figures survive a fresh checkout); a game with a summary is not played again, so an interrupted run
+resumes. The full game records go to runs/bench-local/<mode>/game-<n>/ (not committed).
+Set AVALON_LOCAL_THREADS=1 to leave a core free while it runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from pathlib import Path
@@ -16,12 +21,18 @@ from pathlib import Path
 from avalon_agents.core import make_rules
 from avalon_agents.host.play import Models, game_dir, play_one
 from avalon_agents.llm import LLMClient, ModelConfig
-from avalon_agents.records import is_done, read_trace, usage
+from avalon_agents.records import read_trace, usage
 
 SPEC = "local:smollm2"
+RESULTS = Path(__file__).parent / "results" / "local_model"
+GAMES_DIR = Path("runs/bench-local")
 
 
-async def run(modes: list[str], games: int, out: Path) -> None:
+def summary_path(mode: str, n: int) -> Path:
+    return RESULTS / mode / f"game-{n}.json"
+
+
+async def run(modes: list[str], games: int) -> None:
     """Game i of every mode, then game i+1: an interrupted run has about as many games of each."""
     rules = make_rules("official", 6)
     extractor = LLMClient(config=ModelConfig(spec=SPEC, temperature=0.0, max_tokens=64))
@@ -29,31 +40,45 @@ async def run(modes: list[str], games: int, out: Path) -> None:
               for mode in modes}
     for i in range(games):
         for mode in modes:
-            path = game_dir(out / mode, i + 1)
-            if is_done(path):
+            target = summary_path(mode, i + 1)
+            if target.exists():
                 continue
+            path = game_dir(GAMES_DIR / mode, i + 1)
             start = time.perf_counter()
-            await play_one(rules, ["llm"] * 6, seed=i, out=path, models=Models(agents[mode], extractor))
-            (path / "wall_seconds.txt").write_text(f"{time.perf_counter() - start:.1f}\n")
-            print(f"{mode} game {i + 1}: {time.perf_counter() - start:.0f} s", flush=True)
+            host = await play_one(rules, ["llm"] * 6, seed=i, out=path, models=Models(agents[mode], extractor))
+            wall = time.perf_counter() - start
+            counts = usage(read_trace(path))
+            valid = sum(r["valid"] for r in read_trace(path) if r["type"] == "extraction")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            summary = {"seed": i, "winner": host.engine.result().winner.value, "wall_seconds": round(wall, 1),
+                       "valid": valid, **counts}
+            target.write_text(json.dumps(summary, indent=1) + "\n")
+            print(f"{mode} game {i + 1}: {wall:.0f} s, valid {valid}/{counts['decisions']}", flush=True)
 
 
-def report(mode: str, out: Path) -> str:
-    done = sorted(p for p in out.glob("game-*") if is_done(p))
-    records = [r for p in done for r in read_trace(p)]
-    u = usage(records)
-    walls = [float((p / "wall_seconds.txt").read_text()) for p in done if (p / "wall_seconds.txt").exists()]
-    per_game = sum(walls) / len(walls) if walls else float("nan")
-    return (f"| {mode} | {len(done)} | {u['decisions']} | {u['valid_response_rate']:.1%} | {u['methods']} | "
-            f"{u['llm_calls'] / max(1, len(done)):.0f} | {u['seconds_per_call']:.2f} | {per_game:.0f} |")
+def report(mode: str) -> str:
+    games = [json.loads(p.read_text()) for p in sorted((RESULTS / mode).glob("game-*.json"))]
+    if not games:
+        return f"| {mode} | 0 | | | | | | |"
+    decisions = sum(g["decisions"] for g in games)
+    valid = sum(g["valid"] for g in games)
+    calls = sum(g["llm_calls"] for g in games)
+    seconds = sum(g["llm_seconds"] for g in games)
+    methods: dict[str, int] = {}
+    for g in games:
+        for method, n in g["methods"].items():
+            methods[method] = methods.get(method, 0) + n
+    per_game = sum(g["wall_seconds"] for g in games) / len(games)
+    return (f"| {mode} | {len(games)} | {decisions} | {valid / decisions:.1%} | {dict(sorted(methods.items()))} | "
+            f"{calls / len(games):.0f} | {seconds / calls:.2f} | {per_game:.0f} |")
 
 
-def main(games: int = 10, out: str = "runs/bench-local", modes: str = "constrained,unconstrained") -> None:
-    asyncio.run(run(modes.split(","), games, Path(out)))
+def main(games: int = 10, modes: str = "constrained,unconstrained") -> None:
+    asyncio.run(run(modes.split(","), games))
     print("| decisions | games | answers | valid response rate | read by | calls/game | s/call | s/game |")
     print("|---|---|---|---|---|---|---|---|")
     for mode in modes.split(","):
-        print(report(mode, Path(out) / mode))
+        print(report(mode))
 
 
 if __name__ == "__main__":

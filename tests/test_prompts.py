@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from avalon_agents import narrate, prompting
-from avalon_agents.agents import llm_agent
+from avalon_agents.agents import baseline, llm_agent
 from avalon_agents.core import ActionRequest, RequestKind, Role, make_rules
 from avalon_agents.core.events import SpeechGiven
 from avalon_agents.extract import extractor
@@ -25,7 +25,7 @@ def used(monkeypatch):
         seen.add(template_id)
         return real(template_id)
 
-    for module in (narrate, standard, experience, extractor, llm_agent):
+    for module in (narrate, standard, experience, extractor, llm_agent, baseline):
         monkeypatch.setattr(module, "template", recording)
     return seen
 
@@ -66,6 +66,10 @@ def exercise_everything() -> None:
                          ("cognitive", AgentConfig.model_validate({"action": {"options": {"combine": False}}}))):
         models = Models(agents=scripted, extractor=extractor_llm, agent_config=config)
         asyncio.run(play_one(make_rules(), [kind] * 6, 0, models=models))
+    # the baseline: its second game draws suggestions from the pool the first one filled
+    models = Models(agents=scripted, extractor=extractor_llm)
+    for seed in (0, 1):
+        asyncio.run(play_one(make_rules(), ["baseline"] * 6, seed, models=models))
 
 
 def test_every_template_renders_and_is_used(used):

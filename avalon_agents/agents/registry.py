@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from avalon_agents.agents.base import Agent
+from avalon_agents.agents.baseline import BaselineAgent
 from avalon_agents.agents.cognitive import CognitiveAgent
 from avalon_agents.agents.llm_agent import LLMAgent
 from avalon_agents.agents.random_agent import RandomAgent
@@ -16,10 +17,10 @@ from avalon_agents.llm.client import LLMClient
 
 AgentFactory = Callable[..., Agent]
 """Called with keywords `seat` and `seed`; if it has `needs_llm = True` also `llm` (an LLMClient), and
-`config`, `llm_for`, `experience` where its signature takes them (the cognitive agent does)."""
+`config`, `llm_for`, `experience`, `pool` where its signature takes them (cognitive and baseline do)."""
 
 AGENT_KINDS: dict[str, AgentFactory] = {"random": RandomAgent, "rulebot": RuleBot, "llm": LLMAgent,
-                                        "cognitive": CognitiveAgent}
+                                        "cognitive": CognitiveAgent, "baseline": BaselineAgent}
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:

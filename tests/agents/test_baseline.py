@@ -1,0 +1,133 @@
+"""The paper's baseline (Xu et al. 2023a's Werewolf agent) with the scripted model: full games against the
+cognitive agent, a filled-in system prompt, messages ranked by informativeness, retrieval by similarity, and
+an experience pool that the next game draws suggestions from."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from avalon_agents.agents.baseline import BaselineAgent, concise, informativeness
+from avalon_agents.core import make_rules
+from avalon_agents.host.play import Models, play_one
+from avalon_agents.llm import LLMClient, ModelConfig, ScriptedChatModel
+from avalon_agents.stores.experience import ExperienceStore
+
+MIXED = ["cognitive", "baseline"] * 3
+
+
+def models(model=None) -> Models:
+    return Models(agents=LLMClient(config=ModelConfig(spec="scripted"), model=model),
+                  extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0)))
+
+
+def play(kinds, seed, shared: Models):
+    host = asyncio.run(play_one(make_rules("official", 6), kinds, seed, models=shared))
+    return host, host.tracer.records
+
+
+def baseline_calls(records, seat=None):
+    return [r for r in records if r["type"] == "llm_call" and r["purpose"].startswith("baseline/")
+            and (seat is None or r["seat"] == seat)]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_baseline_plays_full_games_against_the_cognitive_agent(seed):
+    host, records = play(MIXED, seed, models())
+    assert host.engine.is_over
+    for seat in (2, 4, 6):
+        purposes = [c["purpose"] for c in baseline_calls(records, seat)]
+        answers = purposes.count("baseline/respond")
+        assert answers >= 3
+        # every first answer to a request is prepared by questions then a reflection
+        assert purposes.count("baseline/questions") == purposes.count("baseline/reflect") >= 3
+        assert purposes[:3] == ["baseline/questions", "baseline/reflect", "baseline/respond"]
+    cognitive = {r["seat"] for r in records if r["type"] == "llm_call" and r["purpose"].startswith("module/")}
+    assert cognitive == {1, 3, 5}
+    decisions = [r for r in records if r["type"] == "extraction" and r["seat"] in (2, 4, 6)]
+    assert decisions and all(r["valid"] or r["method"] == "fallback" for r in decisions)
+
+
+def test_system_prompt_is_filled_in():
+    host, records = play(MIXED, 4, models())
+    for call in baseline_calls(records):
+        system = call["messages"][0]["content"]
+        role = host.engine.roles[call["seat"]].value
+        assert "{" not in system and "}" not in system
+        assert f"You are Player {call['seat']}, the {role}." in system
+        assert "playing with 5 other players" in system
+        assert "Merlin, Percival, 2 Loyal Servants, Morgana, Assassin" in system
+
+
+def test_host_hears_only_the_concise_talking_content():
+    reply = ("My step-by-step thought process: Player 3 is odd.\n"
+             "My concise talking content: I propose Player 1 and Player 2.")
+    assert concise(reply) == "I propose Player 1 and Player 2."
+    assert concise("I approve.") == "I approve."
+
+    model = ScriptedChatModel()
+
+    def script(messages, kwargs):
+        if messages[-1].content.rstrip().endswith("My concise talking content: ..."):
+            return "My step-by-step thought process: secret musing.\nMy concise talking content: I approve."
+        return model._default(messages, kwargs)
+
+    model.respond = script
+    host, records = play(MIXED, 5, models(model))
+    speeches = [e.text for e in host.engine.events if e.type == "speech" and e.seat in (2, 4, 6)]
+    assert speeches and all(text == "I approve." for text in speeches)
+    assert not any("secret musing" in e.text for e in host.engine.events if e.type == "speech")
+
+
+def test_informative_messages_are_ranked_by_score():
+    assert informativeness("Quest 2 failed with 1 fail card.") > informativeness("Quest 2 succeeded.")
+    assert informativeness("Player 3 said: \"I am Merlin, trust me.\"") > informativeness("Player 3 said: hi")
+    host, records = play(MIXED, 6, models())
+    late = [c for c in baseline_calls(records) if c["purpose"] == "baseline/respond" and c["quest"] >= 3]
+    assert late
+    for call in late:
+        prompt = call["messages"][-1]["content"]
+        block = prompt.split("Informative messages (most informative first):\n", 1)[1].split("\n\nYour reflection:")[0]
+        lines = [line for line in block.splitlines() if line.strip()]
+        scores = [informativeness(line) for line in lines]
+        assert scores == sorted(scores, reverse=True) and scores[0] > 0
+
+
+def test_reflection_questions_retrieve_related_messages():
+    agent = BaselineAgent(seat=1, llm=None)
+    from avalon_agents.agents.baseline import Message
+
+    agent.messages = [Message(t, 1, informativeness(t)) for t in (
+        "Quest 1 failed with 1 fail card; the team was Player 2 and Player 5.",
+        "Player 4 said: \"I like pizza and sunny weather.\"",
+        "Player 3 said: \"The weather is lovely today.\"",
+    )]
+    found = agent._retrieve(["Which players were on the teams of failed quests?", "How is the weather?"])
+    assert found[0][0].startswith("Quest 1 failed")
+    assert "weather" in found[1][0]
+
+
+def test_experience_pool_feeds_suggestions_in_the_next_game(tmp_path):
+    shared = models()
+    shared.experience_dir = tmp_path
+    host, _ = play(MIXED, 7, shared)
+    winner = host.engine.result().winner.value
+    pool = ExperienceStore(tmp_path, collection="baseline_pool")
+    docs = pool.collection.get(where={"kind": "baseline_turn"})
+    assert docs["ids"], "the first game's turns are in the pool"
+    assert all(m["score"] in (1.0, -1.0) and m["answer"] for m in docs["metadatas"])
+    assert all(m["outcome"] == ("won" if m["side"] == winner else "lost") for m in docs["metadatas"])
+    assert {m["role"] for m in docs["metadatas"]} == {host.engine.roles[s].value for s in (2, 4, 6)}
+
+    _, records = play(MIXED, 8, shared)
+    suggest = [c for c in baseline_calls(records) if c["purpose"] == "baseline/suggest"]
+    assert suggest, "the second game asks for suggestions from the pool"
+    prompt = suggest[0]["messages"][-1]["content"]
+    assert "ended well (score " in prompt and "ended badly (score " in prompt
+    assert any(m["answer"] in prompt for m in docs["metadatas"])
+    rounds = [(c["seat"], c["quest"]) for c in suggest]
+    assert len(rounds) == len(set(rounds)), "at most one suggestion per seat and round"
+    later = [c for c in baseline_calls(records) if c["purpose"] == "baseline/respond"
+             and "Suggestion from earlier games:" in c["messages"][-1]["content"]]
+    assert later

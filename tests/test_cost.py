@@ -1,0 +1,63 @@
+"""`avalon bench cost`: calls and tokens per game with the scripted model, split per module."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from avalon_agents.cli import cli
+from avalon_agents.cost import group, tokens
+
+ROOT = Path(__file__).parent.parent
+
+
+def cost(*args: str) -> dict:
+    result = CliRunner().invoke(cli, ["bench", "cost", "--json", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_tokens_are_cl100k_base():
+    assert tokens("tiktoken is great!") == 6  # OpenAI's cookbook example for cl100k_base
+    assert tokens("") == 0
+
+
+def test_groups_drop_the_request_kind():
+    assert group("module/summary") == "summary"
+    assert group("action+response/team") == "action+response"
+    assert group("baseline/reflect") == "baseline/reflect"
+    assert group("extract") == "extract"
+
+
+def test_cognitive_cost_split_per_module_adds_up():
+    figures = cost("--seats", "cognitive", "--games", "2")
+    split = figures["per_module"]
+    assert {"summary", "analysis", "planning", "action+response", "experience"} <= set(split)
+    assert abs(sum(r["calls_per_game"] for r in split.values()) - figures["calls_per_game"]) < 0.2
+    assert abs(sum(r["input_tokens_per_game"] for r in split.values()) - figures["input_tokens_per_game"]) < 10
+    assert figures["input_tokens_per_game"] > 10 * figures["calls_per_game"]  # prompts are not empty
+    assert figures["output_tokens_per_game"] > 0 and "cl100k_base" in figures["tokenizer"]
+
+
+def test_per_turn_pipeline_costs_more_than_per_round():
+    per_round = cost("--seats", "cognitive", "--agent-config", str(ROOT / "experiments/agents/per_round.yaml"))
+    per_turn = cost("--seats", "cognitive", "--agent-config", str(ROOT / "experiments/agents/per_turn.yaml"))
+    analysis = [figures["per_module"]["analysis"]["calls_per_game"] for figures in (per_round, per_turn)]
+    assert analysis[1] > 2 * analysis[0]
+    assert "action+response" not in per_turn["per_module"] and "action" in per_turn["per_module"]
+    assert per_turn["calls_per_game"] > per_round["calls_per_game"]
+
+
+def test_baseline_cost_names_its_steps():
+    figures = cost("--seats", "baseline", "--games", "1")
+    assert {"baseline/questions", "baseline/reflect", "baseline/respond"} <= set(figures["per_module"])
+
+
+def test_bad_agent_config_is_one_line(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("analysis: {options: {cadence: sometimes}}\n")
+    result = CliRunner().invoke(cli, ["bench", "cost", "--agent-config", str(bad)])
+    assert result.exit_code != 0
+    assert "analysis.options.cadence" in result.output and "Traceback" not in result.output
