@@ -181,6 +181,72 @@ def _print_summary(summary: dict) -> None:
 
 
 @cli.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--check", is_flag=True, help="Validate the config and print the plan; play nothing.")
+@click.option("--model", "model_spec", default=None, help="Use this model for every agent and the extractor "
+              "(e.g. scripted for a smoke run).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Run directory (default: runs/<experiment name>).")
+@click.option("--max-games", type=int, default=None, help="Play at most this many games now (a smoke run).")
+def run(config: Path, check: bool, model_spec: str | None, out: Path | None, max_games: int | None) -> None:
+    """Run an experiment: every variant x series x game of CONFIG, resumable.
+
+    Rerunning the same command skips finished games and restarts an unfinished one from its start; a
+    killed run loses no finished game. At the end it prints win rates per variant and side with 95%
+    bootstrap CIs, and mean calls and tokens per game.
+
+    \b
+    Examples:
+      avalon run experiments/quickstart.yaml
+      avalon run --check experiments/paper/table2.yaml
+      avalon run experiments/paper/table7.yaml --model openai:gpt-4o-mini
+      avalon run experiments/quickstart.yaml --model scripted --max-games 2 --out /tmp/smoke
+    """
+    from avalon_agents.experiments import format_table, load_experiments, results_table, run_experiment
+    from avalon_agents.experiments.plan import plan_lines
+
+    try:
+        variants = load_experiments(config)
+        if max_games is not None and max_games < 1:
+            raise ValueError(f"max-games: must be at least 1, got {max_games}")
+        first = next(iter(variants.values()))
+        out = out or Path("runs") / first.name
+        if model_spec:
+            check_reachable(ModelConfig(spec=model_spec))
+    except USER_ERRORS as exc:
+        raise UserError(_one_line(exc)) from None
+    for line in plan_lines(variants, out):
+        click.echo(line)
+    if check:
+        return
+    from avalon_agents.experiments.runner import finished_games, game_usage
+
+    total = sum(exp.games for exp in variants.values())
+    done = finished_games(variants, out)
+    err = Console(stderr=True)
+    columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+               TextColumn("{task.fields[tokens]:>10,} tokens"))
+    spent = {"tokens": 0}
+    with Progress(*columns, console=err) as progress:
+        overall = progress.add_task("all games", total=total, completed=done, tokens=0)
+        bars: dict[str, int] = {}
+
+        def on_game(job, n, path) -> None:
+            u = game_usage(path)
+            spent["tokens"] += u["input_tokens"] + u["output_tokens"]
+            if job.label not in bars:
+                bars[job.label] = progress.add_task(job.label, total=job.experiment.games_per_series,
+                                                    completed=n - 1, tokens=0)
+            progress.update(bars[job.label], completed=n, tokens=spent["tokens"])
+            progress.update(overall, advance=1, tokens=spent["tokens"])
+
+        asyncio.run(run_experiment(variants, out, model=model_spec, max_games=max_games, source=config,
+                                   on_game=on_game))
+    click.echo(format_table(results_table(out)))
+    click.echo(f"run directory: {out}")
+
+
+@cli.command()
 @click.option("--kind", type=click.Choice(["team", "vote", "quest", "assassinate"]), required=True,
               help="What the text answers.")
 @click.option("--text", required=True, help="The player's free-text answer.")

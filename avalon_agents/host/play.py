@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from avalon_agents.agents.base import Agent
 from avalon_agents.agents.registry import AGENT_KINDS, make_agent, needs_llm
 from avalon_agents.core.events import GameResult
 from avalon_agents.core.rules import RuleSet
@@ -54,6 +55,7 @@ class Models:
     agent_config: AgentConfig | None = None
     experience: ExperienceBook | ExperienceStore = field(default_factory=ExperienceBook)
     experience_dir: Path | None = None
+    learn: bool = True  # False: baseline seats get no experience pool
     _pool: ExperienceStore | None = None
     _clients: dict[tuple[str, float], LLMClient] = field(default_factory=dict)
 
@@ -86,26 +88,33 @@ class Models:
 
 
 async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | None = None,
-                   models: Models | None = None) -> GameHost:
-    """Play one game; return its host (engine events and result inside)."""
-    models = models or Models()
+                   models: Models | Sequence[Models] | None = None) -> GameHost:
+    """Play one game; return its host (engine events and result inside).
+
+    `models` is what the LLM seats share, or one `Models` per seat (seats with different agent configs,
+    models or experience, as experiments place them); the extractor is the first seat's.
+    """
+    per_seat = list(models) if isinstance(models, Sequence) else [models or Models()] * rules.players
+    if len(per_seat) != rules.players:
+        raise ValueError(f"models: {len(per_seat)} given for {rules.players} seats")
     recorder = GameRecorder(out) if out else None
     tracer = recorder or MemoryTracer()
-    llm = models.agents.with_tracer(tracer) if models.agents else None
 
-    def llm_for(spec: str | None, temperature: float) -> LLMClient | None:
-        client = models.client(spec, temperature)
-        return client.with_tracer(tracer) if client else None
+    def make(seat: int, kind: str, seat_models: Models) -> Agent:
+        def llm_for(spec: str | None, temperature: float) -> LLMClient | None:
+            client = seat_models.client(spec, temperature)
+            return client.with_tracer(tracer) if client else None
 
-    agents = {
-        seat: make_agent(kind, seat=seat, seed=agent_seed(seed, seat), llm=llm, config=models.agent_config,
-                         llm_for=llm_for, experience=models.experience,
-                         pool=models.pool() if kind == "baseline" else None)
-        for seat, kind in zip(rules.seats, kinds)
-    }
+        llm = seat_models.agents.with_tracer(tracer) if seat_models.agents else None
+        return make_agent(kind, seat=seat, seed=agent_seed(seed, seat), llm=llm, config=seat_models.agent_config,
+                          llm_for=llm_for, experience=seat_models.experience,
+                          pool=seat_models.pool() if kind == "baseline" and seat_models.learn else None)
+
+    agents = {seat: make(seat, kind, m) for seat, kind, m in zip(rules.seats, kinds, per_seat)}
+    first = per_seat[0]
     extract = typed_action
     if any(needs_llm(k) for k in kinds):
-        extractor_llm = models.extractor.with_tracer(tracer) if models.extractor else None
+        extractor_llm = first.extractor.with_tracer(tracer) if first.extractor else None
         extract = Extractor(llm=extractor_llm, tracer=tracer, seed=seed)
     host = GameHost(
         rules=rules,
@@ -114,7 +123,9 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
         extract=extract,
         recorder=recorder,
         tracer=tracer,
-        meta={"seats": dict(zip(rules.seats, kinds)), **models.meta()},
+        meta={"seats": dict(zip(rules.seats, kinds)), **first.meta(),
+              **({"seat_models": {s: m.meta() for s, m in zip(rules.seats, per_seat)}}
+                 if isinstance(models, Sequence) else {})},
     )
     await host.run()
     return host

@@ -66,6 +66,10 @@ class ExperienceStore:
         self.collection.add(ids=[doc_id], documents=[text], metadatas=[meta])
         return doc_id
 
+    def forget_from(self, game: int) -> None:
+        """Delete every document recorded for game `game` or later (an interrupted game's, on resume)."""
+        self.collection.delete(where={"game": {"$gte": game}})
+
     def latest(self, kind: str, role: Role) -> str | None:
         """The most recent document of `kind` for `role`, or None."""
         found = self.collection.get(where={"$and": [{"kind": kind}, {"role": role.value}]},

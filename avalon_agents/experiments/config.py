@@ -1,0 +1,239 @@
+"""Experiment configs: who plays whom, under which rules and models, in how many series of consecutive games.
+
+    name: quickstart
+    rules: official            # preset
+    players: 6
+    model: local:smollm2       # every agent's model unless the agent names its own; --model overrides all
+    extractor: {model: null, temperature: 0.0}    # null: the game's model
+    agents:                    # named agents: a kind plus, for cognitive agents, the module config
+      ours: {kind: cognitive, modules: {analysis: {options: {scope: all}}}}
+      baseline: {kind: baseline}
+    sides: {good: ours, evil: baseline}           # or roles: {Merlin: ours, ...}, or lineup: {ours: 3, ...}
+    variants: {full: {}, wo_analysis: {agents: {ours: {modules: {analysis: {enabled: false}}}}}}
+    series: 2
+    games_per_series: 10       # consecutive games that carry experience forward
+    seed: 0
+    schedule: balanced         # lineup seats: every agent in every role equally often (or random)
+    concurrency: {games: 2, llm_calls: 4}
+
+A variant is a partial config merged over the base; `grid` crosses toggles instead
+(`grid: {agents.ours.modules.analysis.enabled: [true, false]}`). Unknown keys and bad values are errors that
+name the field and the file line.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from avalon_agents.agents.registry import AGENT_KINDS
+from avalon_agents.core import make_rules
+from avalon_agents.core.rules import PRESETS
+from avalon_agents.core.types import Role, Team
+from avalon_agents.modules import AgentConfig
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AgentSpec(Strict):
+    """One named agent: its kind, its modules (cognitive agents), its model and temperature."""
+
+    kind: str
+    modules: AgentConfig | None = None
+    model: str | None = None
+    temperature: float = Field(0.3, ge=0, le=2)
+    learn: bool = Field(True, description="carry experience to the next game of the series (false: every game "
+                                          "starts fresh, the paper's 'without learning from experience')")
+
+    @field_validator("kind")
+    @classmethod
+    def _known(cls, kind: str) -> str:
+        if kind not in AGENT_KINDS:
+            raise ValueError(f"unknown agent kind {kind!r} (known: {', '.join(sorted(AGENT_KINDS))})")
+        return kind
+
+
+class ExtractorSpec(Strict):
+    model: str | None = None
+    temperature: float = Field(0.0, ge=0, le=2)
+
+
+class Concurrency(Strict):
+    games: int = Field(1, ge=1, le=256, description="games (series) played at once")
+    llm_calls: int = Field(4, ge=1, le=1024, description="LLM calls in flight at once per model")
+
+
+class Experiment(Strict):
+    """One variant, fully resolved: everything a runner needs."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    rules: str = "official"
+    players: int = Field(6, ge=5, le=10)
+    model: str | None = None
+    extractor: ExtractorSpec = Field(default_factory=ExtractorSpec)
+    agents: dict[str, AgentSpec]
+    sides: dict[Team, str] | None = None
+    roles: dict[Role, str] | None = None
+    lineup: dict[str, int] | None = None
+    series: int = Field(1, ge=1)
+    games_per_series: int = Field(1, ge=1)
+    seed: int = 0
+    schedule: Literal["balanced", "random"] = "balanced"
+    concurrency: Concurrency = Field(default_factory=Concurrency)
+    paper: dict[str, float] | None = Field(None, description="the paper's figures for this variant, shown "
+                                                             "beside ours (e.g. {good_win_rate: 0.9})")
+
+    @field_validator("rules")
+    @classmethod
+    def _preset(cls, rules: str) -> str:
+        if rules not in PRESETS:
+            raise ValueError(f"unknown rules preset {rules!r} (known: {', '.join(PRESETS)})")
+        return rules
+
+    @model_validator(mode="after")
+    def _seating(self) -> Experiment:
+        if not self.agents:
+            raise ValueError("agents: name at least one agent")
+        ways = [w for w in ("sides", "roles", "lineup") if getattr(self, w) is not None]
+        if not ways:
+            raise ValueError("sides: say who plays which side (sides, roles or lineup)")
+        if "lineup" in ways and len(ways) > 1:
+            raise ValueError("lineup: use lineup alone, or sides/roles, not both")
+        for way in ways:
+            for key, name in (getattr(self, way).items() if way != "lineup" else
+                              ((k, k) for k in self.lineup)):
+                if name not in self.agents:
+                    raise ValueError(f"{way}.{getattr(key, 'value', key)}: no agent named {name!r} "
+                                     f"(agents: {', '.join(self.agents)})")
+        rules = make_rules(self.rules, self.players)
+        if self.lineup is not None and sum(self.lineup.values()) != self.players:
+            raise ValueError(f"lineup: {sum(self.lineup.values())} seats for a {self.players}-player game")
+        if self.sides is None and self.roles is not None:
+            missing = sorted({r.value for r in rules.roles} - {r.value for r in self.roles})
+            if missing:
+                raise ValueError(f"roles: no agent for {', '.join(missing)} (or give sides)")
+        elif self.sides is not None and len(self.sides) < 2 and self.roles is None:
+            raise ValueError("sides: give an agent for both good and evil")
+        return self
+
+    @property
+    def games(self) -> int:
+        return self.series * self.games_per_series
+
+    def agent_for_role(self, role: Role) -> str:
+        if self.roles and role in self.roles:
+            return self.roles[role]
+        return self.sides[role.side]
+
+
+class ExperimentFile(Strict):
+    """A config file: the base experiment plus variants (or a grid of toggles)."""
+
+    base: dict[str, Any]
+    variants: dict[str, dict[str, Any]] | None = None
+    grid: dict[str, list[Any]] | None = None
+
+    def expand(self) -> dict[str, dict[str, Any]]:
+        """Variant name -> raw config (base merged with the variant's overrides)."""
+        if self.variants and self.grid:
+            raise ValueError("grid: give variants or a grid, not both")
+        if self.grid:
+            keys = list(self.grid)
+            out = {}
+            for values in itertools.product(*self.grid.values()):
+                name = ",".join(f"{k.split('.')[-2] if k.endswith('.enabled') else k.split('.')[-1]}="
+                                f"{str(v).lower()}" for k, v in zip(keys, values))
+                overrides: dict[str, Any] = {}
+                for key, value in zip(keys, values):
+                    _set(overrides, key.split("."), value)
+                out[name.replace("=", "-").replace(",", "_")] = merge(self.base, overrides)
+            return out
+        return {name: merge(self.base, over or {}) for name, over in (self.variants or {"main": {}}).items()}
+
+
+def _set(target: dict, path: list[str], value: Any) -> None:
+    for key in path[:-1]:
+        target = target.setdefault(key, {})
+    target[path[-1]] = value
+
+
+def merge(base: Any, over: Any) -> Any:
+    """`over` merged into `base` (dicts recursively; anything else replaced)."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        return {**base, **{k: merge(base[k], v) if k in base else v for k, v in over.items()}}
+    return over
+
+
+# --------------------------------------------------------------------------- loading with line numbers
+
+
+def _line_of(node: yaml.Node | None, loc: tuple) -> int | None:
+    """The 1-based line of the YAML node at `loc` (or of its nearest parent that exists)."""
+    line = node.start_mark.line + 1 if node else None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            found = next((v for k, v in node.value if k.value == str(key)), None)
+            if found is None:
+                key_node = next((k for k, _ in node.value if k.value == str(key)), None)
+                return key_node.start_mark.line + 1 if key_node else line
+            node = found
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+        else:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
+def load_experiments(path: str | Path) -> dict[str, Experiment]:
+    """Variant name -> Experiment. Raises ValueError naming the file, the line and the field."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+        node = yaml.compose(text)
+        raw = yaml.safe_load(text) or {}
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise ValueError(f"{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: the file must be a mapping of settings")
+    base = {k: v for k, v in raw.items() if k not in ("variants", "grid")}
+    try:
+        spec = ExperimentFile(base=base, variants=raw.get("variants"), grid=raw.get("grid"))
+        variants = spec.expand()
+    except (ValidationError, ValueError) as exc:
+        raise _named(exc, path, node, prefix=()) from None
+    out = {}
+    for name, config in variants.items():
+        try:
+            out[name] = Experiment.model_validate(config)
+        except ValidationError as exc:
+            raise _named(exc, path, node, prefix=(), variant=name if len(variants) > 1 else None) from None
+    return out
+
+
+def _named(exc: Exception, path: Path, node: yaml.Node | None, prefix: tuple, variant: str | None = None
+           ) -> ValueError:
+    if not isinstance(exc, ValidationError):
+        return ValueError(f"{path}: {exc}")
+    err = exc.errors()[0]
+    loc = prefix + tuple(err["loc"])
+    field = ".".join(str(p) for p in loc)
+    message = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        message = "unknown key"
+    line = _line_of(node, loc)
+    where = f"{path}:{line}" if line else str(path)
+    label = f" (variant {variant})" if variant else ""
+    if field and message.startswith(field.split(".")[0] + ":"):
+        return ValueError(f"{where}{label}: {message}")
+    return ValueError(f"{where}{label}: {field}: {message}" if field else f"{where}{label}: {message}")

@@ -1,0 +1,53 @@
+"""What `avalon run --check` prints: variants x series x games and the LLM calls to expect.
+
+The per-seat estimates are `avalon bench cost` figures (6 players, official rules, 5 scripted games each;
+README, "Cost") divided by 6; re-measure them with `avalon bench cost` after changing an agent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from avalon_agents.experiments.config import AgentSpec, Experiment
+
+CALLS_PER_SEAT = {  # per game
+    "cognitive": 166 / 6,  # per_round (default), action and response combined
+    "cognitive/per_turn": 334 / 6,
+    "baseline": 267 / 6,
+    "llm": 93 / 6,
+}
+
+
+def calls_per_seat(agent: AgentSpec) -> float:
+    if agent.kind == "cognitive":
+        modules = agent.modules
+        per_turn = modules is not None and any(
+            modules.settings(slot).enabled and modules.settings(slot).options.get("cadence") == "per_turn"
+            for slot in ("analysis", "planning"))
+        return CALLS_PER_SEAT["cognitive/per_turn" if per_turn else "cognitive"]
+    return CALLS_PER_SEAT.get(agent.kind, 0.0)
+
+
+def calls_per_game(exp: Experiment) -> float:
+    """Expected calls per game: every seat's agent's estimate (sides split by the official good/evil counts)."""
+    from avalon_agents.core import make_rules
+
+    rules = make_rules(exp.rules, exp.players)
+    if exp.lineup is not None:
+        return sum(calls_per_seat(exp.agents[name]) * n for name, n in exp.lineup.items())
+    return sum(calls_per_seat(exp.agents[exp.agent_for_role(role)]) for role in rules.roles)
+
+
+def plan_lines(variants: dict[str, Experiment], out: Path) -> list[str]:
+    first = next(iter(variants.values()))
+    lines = [f"experiment {first.name}: {len(variants)} variant(s), {first.rules} rules, {first.players} players",
+             f"{'variant':<28}{'series':>7}{'games/series':>13}{'games':>7}{'est. LLM calls':>16}"]
+    total_games = total_calls = 0
+    for name, exp in variants.items():
+        calls = calls_per_game(exp) * exp.games
+        total_games += exp.games
+        total_calls += calls
+        lines.append(f"{name:<28}{exp.series:>7}{exp.games_per_series:>13}{exp.games:>7}{calls:>16,.0f}")
+    lines.append(f"{'total':<28}{'':>7}{'':>13}{total_games:>7}{total_calls:>16,.0f}")
+    lines.append(f"run directory: {out}")
+    return lines

@@ -1,0 +1,196 @@
+"""Runs an experiment: variants x series x consecutive games, resumable, into a run directory.
+
+    <out>/experiment.json
+    <out>/<variant>/series-<k>/experience/<agent>/      chromadb store: what that agent learned in this series
+    <out>/<variant>/series-<k>/game-<nnnnn>/            events.jsonl, trace.jsonl, meta.json, result.json
+
+Series run concurrently (up to `concurrency.games`); the games of a series run in order, since experience
+flows forward. A game directory with result.json is finished and never touched again; an unfinished one is
+deleted and replayed from its start, and whatever the interrupted game had put in the series' experience
+store is removed first, so the store reflects finished games only. Seeds depend only on (seed, series,
+game), so a resumed run plays the same games.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from avalon_agents.agents.registry import needs_llm
+from avalon_agents.core import make_rules
+from avalon_agents.core.types import Role
+from avalon_agents.engine import AvalonEngine
+from avalon_agents.experiments.config import Experiment
+from avalon_agents.host.play import Models, game_dir, play_one
+from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.llm.specs import default_spec
+from avalon_agents.modules import ExperienceBook
+from avalon_agents.records import is_done, read_trace, usage
+from avalon_agents.records.run_dir import write_json_atomic
+
+SERIES_SEED_STRIDE = 10_000
+
+
+@dataclass(frozen=True)
+class Job:
+    variant: str
+    series: int  # 1-based
+    experiment: Experiment
+
+    @property
+    def label(self) -> str:
+        return f"{self.variant}/series-{self.series}"
+
+
+def game_seed(exp: Experiment, series: int, game: int) -> int:
+    return exp.seed + SERIES_SEED_STRIDE * (series - 1) + (game - 1)
+
+
+def seating(exp: Experiment, seed: int, series: int, game: int) -> list[str]:
+    """The agent name at each seat, from the roles the engine deals for this seed."""
+    rules = make_rules(exp.rules, exp.players)
+    roles = AvalonEngine(rules, seed).roles
+    if exp.lineup is None:
+        return [exp.agent_for_role(roles[seat]) for seat in rules.seats]
+    names = [name for name, count in exp.lineup.items() for _ in range(count)]
+    order = sorted(rules.seats, key=lambda s: (list(Role).index(roles[s]), s))  # seats in role order
+    if exp.schedule == "balanced":  # rotate: over `players` games every agent sits in every role
+        shift = (game - 1 + series - 1) % len(names)
+        names = names[shift:] + names[:shift]
+    else:
+        random.Random(seed).shuffle(names)
+    by_seat = dict(zip(order, names))
+    return [by_seat[seat] for seat in rules.seats]
+
+
+class Clients:
+    """One LLMClient per (spec, temperature) for the whole run, each limiting its calls in flight."""
+
+    def __init__(self, limit: int, override: str | None) -> None:
+        self.limit = limit
+        self.override = override
+        self._made: dict[tuple[str, float, int | None], LLMClient] = {}
+
+    def get(self, spec: str | None, temperature: float, max_tokens: int | None = None) -> LLMClient:
+        spec = self.override or spec or default_spec()
+        key = (spec, temperature, max_tokens)
+        if key not in self._made:
+            self._made[key] = LLMClient(config=ModelConfig(spec=spec, temperature=temperature, max_tokens=max_tokens),
+                                        concurrency=self.limit)
+        return self._made[key]
+
+
+def series_models(exp: Experiment, series_dir: Path, clients: Clients) -> dict[str, Models]:
+    """Per agent name: its client, the extractor, its module config and its own experience store."""
+    from avalon_agents.stores.experience import ExperienceStore
+
+    extractor = clients.get(exp.extractor.model or exp.model, exp.extractor.temperature, 64)
+    out = {}
+    for name, agent in exp.agents.items():
+        if not needs_llm(agent.kind):
+            out[name] = Models()
+            continue
+        store_dir = series_dir / "experience" / name
+        out[name] = Models(agents=clients.get(agent.model or exp.model, agent.temperature), extractor=extractor,
+                           agent_config=agent.modules, experience=ExperienceStore(store_dir),
+                           experience_dir=store_dir, learn=agent.learn)
+    return out
+
+
+def forget_unfinished(models: dict[str, Models], first_unfinished: int) -> None:
+    """Drop what an interrupted game (or any later one) had stored, so the store holds finished games only."""
+    from avalon_agents.stores.experience import ExperienceStore
+
+    for m in models.values():
+        if m.experience_dir is None:
+            continue
+        if isinstance(m.experience, ExperienceStore):
+            m.experience.forget_from(first_unfinished)
+        m.pool().forget_from(first_unfinished)
+
+
+async def run_series(job: Job, out: Path, clients: Clients, on_game: Callable[[Job, int, Path], None],
+                     budget: list[int] | None = None) -> None:
+    exp = job.experiment
+    rules = make_rules(exp.rules, exp.players)
+    series_dir = out / job.variant / f"series-{job.series}"
+    paths = [game_dir(series_dir, n) for n in range(1, exp.games_per_series + 1)]
+    pending = [n for n, p in enumerate(paths, 1) if not is_done(p)]
+    models: dict[str, Models] | None = None
+    for n in pending:
+        if budget is not None:
+            if budget[0] <= 0:
+                return
+            budget[0] -= 1
+        if models is None:  # made only when a game is played
+            models = series_models(exp, series_dir, clients)
+            forget_unfinished(models, pending[0])
+        path = paths[n - 1]
+        if path.exists():
+            shutil.rmtree(path)  # an interrupted game restarts from its start
+        seed = game_seed(exp, job.series, n)
+        names = seating(exp, seed, job.series, n)
+        for name, m in models.items():
+            if not exp.agents[name].learn:
+                m.experience = ExperienceBook()  # nothing carries over from the previous game
+            m.experience.game = n
+        kinds = [exp.agents[name].kind for name in names]
+        path.mkdir(parents=True)
+        write_json_atomic(path / "seating.json", {"agents": dict(zip(rules.seats, names)), "series": job.series,
+                                                  "game": n, "variant": job.variant, "seed": seed})
+        await play_one(rules, kinds, seed, path, [models[name] for name in names])
+        on_game(job, n, path)
+
+
+def jobs_of(variants: dict[str, Experiment]) -> list[Job]:
+    return [Job(name, k, exp) for name, exp in variants.items() for k in range(1, exp.series + 1)]
+
+
+def finished_games(variants: dict[str, Experiment], out: Path) -> int:
+    return sum(is_done(game_dir(out / job.variant / f"series-{job.series}", n)) for job in jobs_of(variants)
+               for n in range(1, job.experiment.games_per_series + 1))
+
+
+def write_experiment_json(out: Path, source: Path | None, variants: dict[str, Experiment],
+                          model: str | None) -> None:
+    from importlib.metadata import version
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "experiment.json"
+    started = json.loads(path.read_text())["started"] if path.exists() else time.strftime("%Y-%m-%dT%H:%M:%S")
+    write_json_atomic(path, {
+        "name": next(iter(variants.values())).name,
+        "config_file": str(source) if source else None,
+        "model_override": model,
+        "version": version("avalon_agents"),
+        "started": started,
+        "variants": {name: exp.model_dump(mode="json") for name, exp in variants.items()},
+    })
+
+
+async def run_experiment(variants: dict[str, Experiment], out: Path, *, model: str | None = None,
+                         max_games: int | None = None, source: Path | None = None,
+                         on_game: Callable[[Job, int, Path], None] = lambda job, n, path: None) -> None:
+    """Play every unfinished game of every variant and series; `max_games` caps the games played now."""
+    write_experiment_json(out, source, variants, model)
+    first = next(iter(variants.values()))
+    clients = Clients(first.concurrency.llm_calls, model)
+    slots = asyncio.Semaphore(first.concurrency.games)
+    budget = [max_games] if max_games is not None else None
+
+    async def one(job: Job) -> None:
+        async with slots:
+            await run_series(job, out, clients, on_game, budget)
+
+    await asyncio.gather(*(one(job) for job in jobs_of(variants)))
+
+
+def game_usage(path: Path) -> dict[str, Any]:
+    return usage(read_trace(path))

@@ -1,0 +1,114 @@
+"""Experiment configs: every shipped file validates; mistakes name the field and the line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from avalon_agents.cli import cli
+from avalon_agents.core.types import Role, Team
+from avalon_agents.experiments import load_experiments
+
+ROOT = Path(__file__).parent.parent.parent
+FILES = sorted((ROOT / "experiments").rglob("*.yaml"))
+GOOD = """\
+name: t
+model: scripted
+agents:
+  ours: {kind: cognitive}
+  base: {kind: baseline}
+sides: {good: ours, evil: base}
+series: 2
+games_per_series: 3
+"""
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if "agents" not in p.parts], ids=lambda p: p.name)
+def test_every_experiment_file_validates(path):
+    variants = load_experiments(path)
+    assert variants
+    for exp in variants.values():
+        assert exp.games >= 1 and set(exp.agents) >= {"ours"}
+
+
+def test_paper_tables_have_the_papers_cells():
+    table2 = load_experiments(ROOT / "experiments/paper/table2.yaml")
+    assert len(table2) == 10 and all(e.series == 2 and e.games_per_series == 10 for e in table2.values())
+    assert table2["evil_full"].sides[Team.EVIL] == "ours" and table2["good_full"].sides[Team.GOOD] == "ours"
+    assert not table2["good_wo_plan"].agents["ours"].modules.planning.enabled
+    assert table2["good_full"].agents["ours"].modules is None  # all modules on
+    table6 = load_experiments(ROOT / "experiments/paper/table6.yaml")
+    assert not table6["wo_IS"].agents["ours"].modules.experience.options["improve_strategy"]
+    table7 = load_experiments(ROOT / "experiments/paper/table7.yaml")
+    assert all(not e.agents["ours"].learn and not e.agents["baseline"].learn for e in table7.values())
+    table8 = load_experiments(ROOT / "experiments/paper/table8.yaml")
+    scopes = {name: e.agents["ours"].modules.analysis.options["scope"] for name, e in table8.items()}
+    assert scopes == {"all_players": "all", "teammates_only": "teammates", "adversaries_only": "adversaries"}
+    assert table8["teammates_only"].paper["evil_win_rate"] == 0.8
+
+
+def test_variants_merge_over_the_base_and_grid_crosses(tmp_path):
+    path = tmp_path / "x.yaml"
+    path.write_text(GOOD + "grid:\n  agents.ours.modules.analysis.enabled: [true, false]\n"
+                           "  agents.ours.modules.planning.enabled: [true, false]\n")
+    variants = load_experiments(path)
+    assert len(variants) == 4
+    off = variants["analysis-false_planning-false"]
+    assert not off.agents["ours"].modules.analysis.enabled and not off.agents["ours"].modules.planning.enabled
+    assert off.agents["base"].kind == "baseline" and off.series == 2
+
+
+@pytest.mark.parametrize("bad, field, line", [
+    ("serie: 2\n", "serie: unknown key", 9),
+    ("games_per_series: 3\n", None, None),  # duplicate key is fine for YAML: last wins
+    ("concurrency: {games: 0}\n", "concurrency.games", 9),
+    ("rules: offical\n", "rules: unknown rules preset 'offical'", 9),
+    ("schedule: sometimes\n", "schedule", 9),
+])
+def test_bad_values_name_the_field_and_line(tmp_path, bad, field, line):
+    path = tmp_path / "bad.yaml"
+    path.write_text(GOOD + bad)
+    if field is None:
+        load_experiments(path)
+        return
+    with pytest.raises(ValueError) as err:
+        load_experiments(path)
+    assert field in str(err.value) and f"bad.yaml:{line}:" in str(err.value)
+
+
+def test_nested_mistakes_name_the_path(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(GOOD.replace("ours: {kind: cognitive}", "ours: {kind: cognitive, modules: {analysis: "
+                                                              "{options: {scope: friends}}}}"))
+    with pytest.raises(ValueError, match=r"bad.yaml:4: agents.ours.modules: analysis.options.scope"):
+        load_experiments(path)
+    path.write_text(GOOD.replace("evil: base", "evil: nobody"))
+    with pytest.raises(ValueError, match=r"no agent named 'nobody'"):
+        load_experiments(path)
+    path.write_text(GOOD.replace("kind: baseline", "kind: robot"))
+    with pytest.raises(ValueError, match=r"bad.yaml:5: agents.base.kind: unknown agent kind 'robot'"):
+        load_experiments(path)
+
+
+def test_roles_and_lineup_seating(tmp_path):
+    path = tmp_path / "x.yaml"
+    path.write_text(GOOD.replace("sides: {good: ours, evil: base}",
+                                 "sides: {good: ours, evil: base}\nroles: {Merlin: base}"))
+    exp = load_experiments(path)["main"]
+    assert exp.agent_for_role(Role.MERLIN) == "base" and exp.agent_for_role(Role.PERCIVAL) == "ours"
+    path.write_text(GOOD.replace("sides: {good: ours, evil: base}", "lineup: {ours: 4, base: 1}"))
+    with pytest.raises(ValueError, match="lineup: 5 seats for a 6-player game"):
+        load_experiments(path)
+
+
+def test_check_prints_the_plan_and_bad_files_are_one_line(tmp_path):
+    result = CliRunner().invoke(cli, ["run", "--check", str(ROOT / "experiments/paper/table2.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "good_wo_plan" in result.output and "200" in result.output  # 10 cells x 2 x 10 games
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(GOOD + "series: zero\n")
+    result = CliRunner().invoke(cli, ["run", "--check", str(bad)])
+    assert result.exit_code == 2 and "series" in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1

@@ -1,0 +1,134 @@
+"""The experiment runner with the scripted model: layout, results, experience flow, resume after kill -9."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from avalon_agents.cli import cli
+from avalon_agents.experiments import load_experiments, results_table, run_experiment
+from avalon_agents.prompting import data
+from avalon_agents.records import is_done, read_result, read_trace
+from avalon_agents.stores.experience import ExperienceStore
+
+CONFIG = """\
+name: tiny
+model: scripted
+agents:
+  ours: {kind: cognitive}
+  bots: {kind: rulebot}
+sides: {good: ours, evil: bots}
+series: 2
+games_per_series: 2
+concurrency: {games: 2}
+variants:
+  full: {}
+  no_plan: {agents: {ours: {modules: {planning: {enabled: false}}}}}
+"""
+FILES = ("events.jsonl", "trace.jsonl", "meta.json", "result.json", "seating.json")
+
+
+def write(tmp_path, text=CONFIG) -> Path:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_scripted_experiment_end_to_end(tmp_path):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["run", str(write(tmp_path)), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    meta = json.loads((out / "experiment.json").read_text())
+    assert meta["name"] == "tiny" and set(meta["variants"]) == {"full", "no_plan"}
+    games = sorted(out.glob("*/series-*/game-*"))
+    assert len(games) == 8
+    for game in games:
+        assert all((game / f).is_file() for f in FILES), game
+        seating = json.loads((game / "seating.json").read_text())
+        roles = read_result(game).roles
+        for seat, name in seating["agents"].items():  # sides: ours plays good, the bots evil
+            assert name == ("ours" if roles[int(seat)].side.value == "good" else "bots")
+    no_plan = [r for g in out.glob("no_plan/*/game-*") for r in read_trace(g) if r["type"] == "llm_call"]
+    assert no_plan and not any(r["purpose"] == "module/planning" for r in no_plan)
+    table = results_table(out)
+    assert set(table["variant"]) == {"full", "no_plan"} and (table["games"] == 4).all()
+    for _, pair in table.groupby("variant"):
+        assert abs(pair["win_rate"].sum() - 1) < 1e-9  # one side wins each game
+        assert (pair["ci_low"] <= pair["win_rate"]).all() and (pair["win_rate"] <= pair["ci_high"]).all()
+    assert "full" in result.output and "95% CI" in result.output
+
+
+def test_experience_flows_forward_within_a_series_and_never_across(tmp_path):
+    variants = load_experiments(write(tmp_path, CONFIG.split("variants:")[0]))
+    out = tmp_path / "run"
+    asyncio.run(run_experiment(variants, out))
+    initial = {role: card["strategy"] for role, card in data("roles").items()}
+    for series in (1, 2):
+        root = out / "main" / f"series-{series}"
+        store = ExperienceStore(root / "experience" / "ours")
+        learned = store.collection.get(where={"kind": "strategy"})
+        assert learned["ids"] and {m["game"] for m in learned["metadatas"]} <= {1, 2}
+        first = read_trace(root / "game-00001")
+        second = read_trace(root / "game-00002")
+        roles2 = read_result(root / "game-00002").roles
+        # game 1 of every series starts from the role cards' initial strategies
+        for call in (r for r in first if r["type"] == "llm_call" and r["purpose"].startswith("module/")):
+            role = read_result(root / "game-00001").roles[call["seat"]].value
+            assert f"Strategy: {initial[role]}" in call["messages"][0]["content"]
+        # game 2 plays with what game 1 taught that role, in this series' store
+        from_game1 = {m["role"]: doc for doc, m in zip(learned["documents"], learned["metadatas"]) if m["game"] == 1}
+        checked = 0
+        for call in (r for r in second if r["type"] == "llm_call" and r["purpose"].startswith("module/")):
+            role = roles2[call["seat"]].value
+            if role in from_game1:
+                assert f"Strategy: {from_game1[role]}" in call["messages"][0]["content"]
+                checked += 1
+        assert checked
+
+
+def digest(game: Path) -> dict[str, str]:
+    return {f: hashlib.sha256((game / f).read_bytes()).hexdigest() for f in FILES}
+
+
+def test_kill_9_then_resume_loses_and_duplicates_nothing(tmp_path):
+    config = write(tmp_path, CONFIG.replace("games_per_series: 2", "games_per_series: 3"))
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "avalon_agents.cli", "run", str(config), "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and sum(is_done(g) for g in out.glob("*/series-*/game-*")) < 3:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = {g: digest(g) for g in out.glob("*/series-*/game-*") if is_done(g)}
+    assert 3 <= len(finished) < 12, "killed mid-way"
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    games = sorted(out.glob("*/series-*/game-*"))
+    assert len(games) == 12 and all(is_done(g) for g in games)
+    assert all(digest(g) == before for g, before in finished.items()), "finished games untouched"
+    table = results_table(out)
+    assert table.groupby("variant")["games"].first().to_dict() == {"full": 6, "no_plan": 6}
+    for store_dir in out.glob("*/series-*/experience/ours"):  # finished games' experience only, once each
+        metas = ExperienceStore(store_dir).collection.get(where={"kind": "strategy"})["metadatas"]
+        stored: dict[tuple[int, str], int] = {}
+        for m in metas:
+            stored[(m["game"], m["role"])] = stored.get((m["game"], m["role"]), 0) + 1
+        seats: dict[tuple[int, str], int] = {}  # seats ours played per (game, role)
+        for n in (1, 2, 3):
+            game = store_dir.parent.parent / f"game-{n:05d}"
+            roles = read_result(game).roles
+            for seat, name in json.loads((game / "seating.json").read_text())["agents"].items():
+                if name == "ours":
+                    key = (n, roles[int(seat)].value)
+                    seats[key] = seats.get(key, 0) + 1
+        assert stored and all(count <= seats.get(key, 0) for key, count in stored.items()), (stored, seats)
