@@ -188,7 +188,11 @@ def _print_summary(summary: dict) -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/<experiment name>).")
 @click.option("--max-games", type=int, default=None, help="Play at most this many games now (a smoke run).")
-def run(config: Path, check: bool, model_spec: str | None, out: Path | None, max_games: int | None) -> None:
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local: series as asyncio tasks in this process; ray: series as Ray tasks.")
+@click.option("--address", default=None, help="Ray cluster address (default: start a local Ray).")
+def run(config: Path, check: bool, model_spec: str | None, out: Path | None, max_games: int | None, backend: str,
+        address: str | None) -> None:
     """Run an experiment: every variant x series x game of CONFIG, resumable.
 
     Rerunning the same command skips finished games and restarts an unfinished one from its start; a
@@ -201,6 +205,7 @@ def run(config: Path, check: bool, model_spec: str | None, out: Path | None, max
       avalon run --check experiments/paper/table2.yaml
       avalon run experiments/paper/table7.yaml --model openai:gpt-4o-mini
       avalon run experiments/quickstart.yaml --model scripted --max-games 2 --out /tmp/smoke
+      avalon run experiments/paper/table8.yaml --backend ray --address ray://head:10001
     """
     from avalon_agents.experiments import format_table, load_experiments, results_table, run_experiment
     from avalon_agents.experiments.plan import plan_lines
@@ -227,6 +232,16 @@ def run(config: Path, check: bool, model_spec: str | None, out: Path | None, max
     columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                TextColumn("{task.fields[tokens]:>10,} tokens"))
     spent = {"tokens": 0}
+    if backend == "ray":
+        from avalon_agents.experiments.ray_backend import run_with_ray
+
+        with Progress(*columns[:-1], console=err) as progress:
+            overall = progress.add_task("all games (ray)", total=total, completed=done)
+            run_with_ray(variants, out, model=model_spec, max_games=max_games, source=config, address=address,
+                         on_progress=lambda n: progress.update(overall, completed=n))
+        click.echo(format_table(results_table(out)))
+        click.echo(f"run directory: {out}")
+        return
     with Progress(*columns, console=err) as progress:
         overall = progress.add_task("all games", total=total, completed=done, tokens=0)
         bars: dict[str, int] = {}

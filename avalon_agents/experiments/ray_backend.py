@@ -1,0 +1,67 @@
+"""`avalon run --backend ray`: every series is a Ray task (one CPU), on an existing cluster or a local one.
+
+Tasks write the same run layout with the same resume rules as the local backend (a task is `run_series`
+in its own event loop), so a run can be started on one backend and finished on the other. Each task has
+its own LLM clients: the per-model limit on calls in flight applies per series. The driver shows progress by
+watching the run directory. `max_games` is split over the series in order, before the tasks start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from avalon_agents.experiments.config import Experiment
+from avalon_agents.experiments.runner import Clients, Job, finished_games, jobs_of, run_series, write_experiment_json
+from avalon_agents.host.play import game_dir
+from avalon_agents.records import is_done
+
+
+def _series_task(job: Job, out: str, model: str | None, cap: int | None) -> int:
+    """Runs in a Ray worker: play the unfinished games of one series (at most `cap`)."""
+    played: list[int] = []
+    clients = Clients(job.experiment.concurrency.llm_calls, model)
+    budget = [cap] if cap is not None else None
+    asyncio.run(run_series(job, Path(out), clients, lambda j, n, p: played.append(n), budget))
+    return len(played)
+
+
+def caps(variants: dict[str, Experiment], out: Path, max_games: int | None) -> list[tuple[Job, int | None]]:
+    """The series that still have games to play, each with its share of `max_games` (None: no cap)."""
+    left = max_games
+    plan = []
+    for job in jobs_of(variants):
+        series_dir = out / job.variant / f"series-{job.series}"
+        pending = sum(not is_done(game_dir(series_dir, n)) for n in range(1, job.experiment.games_per_series + 1))
+        if pending == 0:
+            continue
+        if left is None:
+            plan.append((job, None))
+        elif left > 0:
+            plan.append((job, min(left, pending)))
+            left -= min(left, pending)
+    return plan
+
+
+def run_with_ray(variants: dict[str, Experiment], out: Path, *, model: str | None = None,
+                 max_games: int | None = None, source: Path | None = None, address: str | None = None,
+                 num_cpus: int | None = None, on_progress: Callable[[int], None] = lambda done: None) -> None:
+    """Run the experiment's series as Ray tasks; returns when every task has finished."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline machines: no usage reporting
+    import ray
+
+    out = out.resolve()
+    write_experiment_json(out, source, variants, model)
+    if not ray.is_initialized():
+        kwargs = {"address": address} if address else {"num_cpus": num_cpus, "include_dashboard": False}
+        ray.init(ignore_reinit_error=True, log_to_driver=False, **kwargs)
+    task = ray.remote(num_cpus=1, max_retries=0)(_series_task)
+    refs = [task.remote(job, str(out), model, cap) for job, cap in caps(variants, out, max_games)]
+    pending = list(refs)
+    while pending:
+        _, pending = ray.wait(pending, num_returns=len(pending), timeout=1.0)
+        on_progress(finished_games(variants, out))
+    ray.get(refs)  # raises a task's error here
+    on_progress(finished_games(variants, out))

@@ -1,0 +1,38 @@
+"""The Ray backend on a local 2-CPU Ray: same layout and resume rules as the local backend."""
+
+from __future__ import annotations
+
+import pytest
+import ray
+
+from avalon_agents.experiments import load_experiments, results_table, run_experiment
+from avalon_agents.records import is_done
+from tests.experiments.test_runner import CONFIG, FILES
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_series_run_as_ray_tasks_and_resume_locally(tmp_path, local_ray):
+    import asyncio
+
+    from avalon_agents.experiments.ray_backend import run_with_ray
+
+    path = tmp_path / "tiny.yaml"
+    path.write_text(CONFIG)
+    variants = load_experiments(path)
+    out = tmp_path / "run"
+    seen = []
+    run_with_ray(variants, out, max_games=5, on_progress=seen.append)
+    done = [g for g in out.glob("*/series-*/game-*") if is_done(g)]
+    assert len(done) == 5 and seen[-1] == 5
+    assert all((g / f).is_file() for g in done for f in FILES)
+    assert (out / "experiment.json").is_file()
+    asyncio.run(run_experiment(variants, out))  # the local backend finishes the same run
+    games = sorted(out.glob("*/series-*/game-*"))
+    assert len(games) == 8 and all(is_done(g) for g in games)
+    assert (results_table(out)["games"] == 4).all()
