@@ -61,3 +61,29 @@ def test_bad_agent_config_is_one_line(tmp_path):
     result = CliRunner().invoke(cli, ["bench", "cost", "--agent-config", str(bad)])
     assert result.exit_code != 0
     assert "analysis.options.cadence" in result.output and "Traceback" not in result.output
+
+
+def test_critical_path_counts_the_busiest_seat_of_each_step():
+    from avalon_agents.records import critical_path
+
+    calls = [(1, 0), (1, 0), (1, 1), (2, 3), (2, 4), (3, 2), (3, 2), (3, 2)]
+    records = [{"type": "llm_call", "step": s, "seat": seat} for s, seat in calls]
+    records.append({"type": "extraction", "step": 9, "seat": 0})  # not a call
+    records.append({"type": "llm_call", "step": None, "seat": 0})  # made outside a host step
+    assert critical_path(records) == 2 + 1 + 3
+
+
+def test_every_call_of_a_game_is_tagged_with_its_host_step(tmp_path):
+    from avalon_agents.records import critical_path, read_trace
+
+    result = CliRunner().invoke(
+        cli, ["play", "--seats", "cognitive", "--model", "scripted", "--out", str(tmp_path), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    (run,) = tmp_path.iterdir()
+    records = list(read_trace(run))
+    calls = [r for r in records if r["type"] == "llm_call"]
+    assert calls and all(isinstance(r["step"], int) for r in calls)
+    steps = {r["step"] for r in calls}
+    # six seats think side by side, so the chain is far shorter than the calls, and at least a call per step
+    assert len(steps) <= critical_path(records) < len(calls) / 2

@@ -14,7 +14,7 @@ from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.host.eager import gather_eager
-from avalon_agents.llm.client import Tracer
+from avalon_agents.llm.client import HOST_STEP, Tracer
 from avalon_agents.records import GameRecorder
 
 
@@ -79,6 +79,7 @@ class GameHost:
         self.tracer = tracer or recorder
         self.meta = dict(meta or {})
         self._inbox: dict[Seat, list[GameEvent]] = {seat: [] for seat in self.agents}
+        self._step = 0
 
     async def run(self) -> GameResult:
         """Play the game to its end and return the result."""
@@ -91,6 +92,7 @@ class GameHost:
             await self._prepare()
             while not self.engine.is_over:
                 requests = self.engine.pending()
+                self._next_step()
                 actions = await gather_eager([self._ask(r) for r in requests])
                 new: list[GameEvent] = []
                 for request, action in zip(requests, actions):
@@ -101,6 +103,7 @@ class GameHost:
             result = self.engine.result()
             for seat in self.agents:
                 await self._flush(seat)
+            self._next_step()
             await asyncio.gather(*(agent.on_game_end(result) for agent in self.agents.values()))
             if self.recorder:
                 self.recorder.write_result(result)
@@ -120,6 +123,11 @@ class GameHost:
 
         return await self.extract(request, reply, ask_again, instruction)
 
+    def _next_step(self) -> None:
+        """Tag the LLM calls that follow with a new step number (see records.critical_path)."""
+        self._step += 1
+        HOST_STEP.set(self._step)
+
     def _new_round(self, new: Sequence[GameEvent]) -> bool:
         """A quest just ended and another begins (not the Assassin's turn, not the end)."""
         if self.engine.is_over or not any(e.type == "quest_completed" for e in new):
@@ -130,6 +138,7 @@ class GameHost:
         """A round begins: agents with a `prepare()` hook (per-round thinking) get their events and run it,
         all at once, since this work is independent across seats."""
         ready = [(seat, agent) for seat, agent in self.agents.items() if hasattr(agent, "prepare")]
+        self._next_step()
         for seat, _ in ready:
             await self._flush(seat)
         await asyncio.gather(*(agent.prepare() for _, agent in ready))

@@ -14,6 +14,7 @@ import json
 import time
 import weakref
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 import httpx
@@ -41,6 +42,10 @@ RETRYABLE = (
     json.JSONDecodeError,
     EmptyReply,
 )
+HOST_STEP: ContextVar[int | None] = ContextVar("avalon_host_step", default=None)
+"""The host's step (a round's preparation, one batch of requests, the game end) that a call serves; the
+host sets it, every call record carries it, and the critical path of a game is computed from it."""
+
 BACKOFF = {"initial": 0.2, "max": 8.0, "exp_base": 2.0, "jitter": 0.2}
 
 
@@ -159,6 +164,7 @@ class LLMClient:
             "model": self.config.spec,
             "constrained": fmt is not None,
             **(context or {}),
+            "step": HOST_STEP.get(),
             "messages": [{"role": m.type, "content": str(m.content)} for m in messages],
         }
         start = time.perf_counter()

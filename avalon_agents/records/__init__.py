@@ -8,6 +8,15 @@ from avalon_agents.records.run_dir import (
     read_trace,
     write_json_atomic,
 )
-from avalon_agents.records.usage import usage
+from avalon_agents.records.usage import critical_path, usage
 
-__all__ = ["GameRecorder", "is_done", "read_events", "read_result", "read_trace", "usage", "write_json_atomic"]
+__all__ = [
+    "GameRecorder",
+    "critical_path",
+    "is_done",
+    "read_events",
+    "read_result",
+    "read_trace",
+    "usage",
+    "write_json_atomic",
+]

@@ -41,3 +41,18 @@ def usage(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "valid_response_rate": round(valid / extractions, 4) if extractions else None,
         "methods": dict(sorted(methods.items())),
     }
+
+
+def critical_path(records: Iterable[dict[str, Any]]) -> int:
+    """The LLM calls of one game that must happen one after another: host steps follow each other, and a
+    seat makes its calls within a step in order, while different seats in a step run at the same time. So
+    it is the sum over steps of the most calls any one seat made in that step. Multiplied by a fixed model
+    latency, it is the least wall time the game can take."""
+    per: Counter[tuple[int, Any]] = Counter()
+    for r in records:
+        if r["type"] == "llm_call" and r.get("step") is not None:
+            per[(r["step"], r["seat"])] += 1
+    longest: dict[int, int] = {}
+    for (step, _), n in per.items():
+        longest[step] = max(longest.get(step, 0), n)
+    return sum(longest.values())
