@@ -85,6 +85,10 @@ class LocalServer:
             "--port", str(self.port),
             "--n_ctx", str(CONTEXT),
             "--n_threads", str(threads or int(os.environ.get("AVALON_LOCAL_THREADS", 0)) or os.cpu_count() or 1),
+            # Flash attention: prompts are read a quarter faster here (95 -> 119 tokens/s on 2 cores).
+            # (llama-cpp-python's prompt cache, --cache, was tried: seats' prompts share little prefix, so it
+            # saved little, and the server grew past 10 GB.)
+            "--flash_attn", "true",
         ]
         with open(self.log, "w") as log:
             self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,

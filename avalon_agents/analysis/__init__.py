@@ -1,0 +1,1 @@
+"""Analysis of run directories: loading into pandas, outcome and behavior metrics, plots and reports."""

@@ -1,0 +1,237 @@
+"""Load run directories into pandas: one call turns a game, a series, an experiment (or any folder holding
+game directories) into the tables every metric is computed from.
+
+Every row carries the game it belongs to (`game`, the game directory relative to the loaded folder),
+`variant`, `series`, `game_index`, and where a row is about a seat, that seat's `seat`, `role`, `side`,
+`kind` (agent kind) and `agent` (the experiment's agent name, or the kind outside experiments), and
+`quest` and `attempt` where the record has them. Only finished games (with result.json) are loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from avalon_agents.core.types import Role
+from avalon_agents.cost import group
+from avalon_agents.records import is_done, read_result, read_trace
+from avalon_agents.records.run_dir import EVENTS, META
+
+SEAT_COLUMNS = ["role", "side", "kind", "agent"]
+SERIES = re.compile(r"^series-(\d+)$")
+GAME = re.compile(r"^game-(\d+)$")
+
+
+@dataclass
+class RunData:
+    """The tables of a run. Each is a DataFrame (possibly empty, with its columns).
+
+    Attributes:
+        games: one row per game: variant, series, game_index, seed, rules, players, winner, reason,
+            merlin_seat, evil_seats, assassination_target, quests_played, llm_calls, input/output tokens.
+        seats: one row per game and seat: role, side, kind, agent.
+        events: every game event (payload fields as columns; `visible_to` kept as recorded).
+        speeches: one row per speech: seq, quest, attempt, seat (+ seat columns), text.
+        proposals: one row per team put forward: leader (+ seat columns), team, team_size, assigned,
+            self_included, clean (no evil player on it), approved, approvals and votes (None when the team
+            was assigned, not voted), went (the team went on the quest).
+        votes: one row per seat and team vote: vote ("approve"/"reject"), team, leader, leader_role,
+            leader_side, clean, approved.
+        quests: one row per quest that went out: team, fails, success.
+        cards: one row per quest card: seat (+ seat columns), success (False: a fail card).
+        extractions: the extractor's records (method, valid, answers, problems).
+        calls: LLM calls without their messages: purpose, module (purpose without request kind), prompt id,
+            tokens, latency, step.
+        modules: module outputs (module, slot, text).
+        probes: belief probes (see analysis.probes), with the truth: merlin_seat, evil_seats.
+    """
+
+    games: pd.DataFrame
+    seats: pd.DataFrame
+    events: pd.DataFrame
+    speeches: pd.DataFrame
+    proposals: pd.DataFrame
+    votes: pd.DataFrame
+    quests: pd.DataFrame
+    cards: pd.DataFrame
+    extractions: pd.DataFrame
+    calls: pd.DataFrame
+    modules: pd.DataFrame
+    probes: pd.DataFrame
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __repr__(self) -> str:
+        return "RunData(" + ", ".join(f"{k}={len(v)}" for k, v in self.tables().items()) + ")"
+
+
+def game_dirs(root: Path) -> list[Path]:
+    """Every finished game directory at or under `root`, in path order."""
+    root = Path(root)
+    if (root / META).is_file():
+        return [root] if is_done(root) else []
+    return sorted(p.parent for p in root.rglob(META) if (p.parent / EVENTS).is_file() and is_done(p.parent))
+
+
+def _place(root: Path, path: Path) -> dict[str, Any]:
+    """variant, series and game index from the experiment layout <variant>/series-<k>/game-<n> (or the
+    `avalon play --out` layout game-<n>, or a lone game directory)."""
+    rel = path.relative_to(root) if path != root else Path(path.name)
+    parts = rel.parts
+    seating = path / "seating.json"
+    if seating.is_file():
+        s = json.loads(seating.read_text())
+        return {"game": rel.as_posix(), "variant": s["variant"], "series": s["series"], "game_index": s["game"],
+                "_agents": {int(k): v for k, v in s["agents"].items()}}
+    series = next((int(m.group(1)) for p in parts if (m := SERIES.match(p))), 1)
+    index = int(m.group(1)) if (m := GAME.match(parts[-1])) else 1
+    variant = parts[-3] if len(parts) >= 3 and SERIES.match(parts[-2]) else "main"
+    return {"game": rel.as_posix(), "variant": variant, "series": series, "game_index": index, "_agents": {}}
+
+
+def _read_events(path: Path) -> list[dict[str, Any]]:
+    with open(path / EVENTS) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def load_run(path: str | Path) -> RunData:
+    """Load every finished game at or under `path` (a game, a series, an experiment, any folder).
+
+    Raises:
+        FileNotFoundError: `path` does not exist or holds no finished game.
+    """
+    root = Path(path)
+    if not root.exists():
+        raise FileNotFoundError(f"{root}: no such folder")
+    dirs = game_dirs(root)
+    if not dirs:
+        raise FileNotFoundError(f"{root}: no finished game (a game folder holds meta.json, events.jsonl and "
+                                "result.json)")
+    rows: dict[str, list[dict[str, Any]]] = {f.name: [] for f in fields(RunData)}
+    for d in dirs:
+        _load_game(root, d, rows)
+    return _frames(rows)
+
+
+def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) -> None:
+    place = _place(root, path)
+    agents = place.pop("_agents")
+    meta = json.loads((path / META).read_text())
+    result = read_result(path)
+    roles = {int(s): Role(r) for s, r in result.roles.items()}
+    evil = sorted(s for s, r in roles.items() if r.side.value == "evil")
+    merlin = next((s for s, r in roles.items() if r is Role.MERLIN), None)
+    kinds = {int(s): k for s, k in (meta.get("seats") or {}).items()}
+    seat_info = {s: {"role": r.value, "side": r.side.value, "kind": kinds.get(s, "unknown"),
+                     "agent": agents.get(s, kinds.get(s, "unknown"))} for s, r in roles.items()}
+    for s, info in seat_info.items():
+        rows["seats"].append({**place, "seat": s, **info})
+
+    def seat_row(seat: int | None, record: dict[str, Any]) -> dict[str, Any]:
+        info = seat_info.get(seat, dict.fromkeys(SEAT_COLUMNS)) if seat is not None else dict.fromkeys(SEAT_COLUMNS)
+        return {**place, **record, "seat": seat, **info}
+
+    events = _read_events(path)
+    pending: dict[str, Any] | None = None  # the proposal waiting for its vote
+    for e in events:
+        rows["events"].append({**place, **e})
+        kind = e["type"]
+        if kind == "speech":
+            rows["speeches"].append(seat_row(e["seat"], {k: e[k] for k in ("seq", "quest", "attempt", "text")}))
+        elif kind == "team_proposed":
+            team = tuple(e["team"])
+            pending = seat_row(e["leader"], {"seq": e["seq"], "quest": e["quest"], "attempt": e["attempt"],
+                                             "leader": e["leader"], "team": team, "team_size": len(team),
+                                             "assigned": e.get("assigned", False),
+                                             "self_included": e["leader"] in team,
+                                             "clean": not set(team) & set(evil), "approved": None,
+                                             "approvals": None, "votes": None, "went": e.get("assigned", False)})
+            rows["proposals"].append(pending)
+        elif kind == "votes_revealed":
+            leader = pending["leader"] if pending else None
+            if pending is not None:
+                pending.update(approved=e["approved"], approvals=e["approve_count"],
+                               votes=e["approve_count"] + e["reject_count"], went=e["approved"])
+            for vote, seats in (("approve", e.get("approvals") or ()), ("reject", e.get("rejections") or ())):
+                for s in seats:
+                    rows["votes"].append(seat_row(s, {
+                        "seq": e["seq"], "quest": e["quest"], "attempt": e["attempt"], "vote": vote,
+                        "team": tuple(e["team"]), "leader": leader,
+                        "leader_role": seat_info[leader]["role"] if leader in seat_info else None,
+                        "leader_side": seat_info[leader]["side"] if leader in seat_info else None,
+                        "leader_agent": seat_info[leader]["agent"] if leader in seat_info else None,
+                        "clean": not set(e["team"]) & set(evil), "approved": e["approved"]}))
+            pending = None
+        elif kind == "quest_card":
+            rows["cards"].append(seat_row(e["seat"], {"seq": e["seq"], "quest": e["quest"], "attempt": e["attempt"],
+                                                      "success": e["success"]}))
+        elif kind == "quest_completed":
+            rows["quests"].append({**place, "seq": e["seq"], "quest": e["quest"], "attempt": e["attempt"],
+                                   "team": tuple(e["team"]), "fails": e["fails"], "success": e["success"]})
+    calls = input_tokens = output_tokens = 0
+    for r in read_trace(path):
+        kind = r.get("type")
+        if kind == "llm_call":
+            calls += 1
+            input_tokens += r.get("input_tokens") or 0
+            output_tokens += r.get("output_tokens") or 0
+            record = {k: v for k, v in r.items() if k not in ("messages", "type")}
+            record["module"] = group(r.get("purpose") or "")
+            rows["calls"].append(seat_row(r.get("seat"), record))
+        elif kind == "extraction":
+            rows["extractions"].append(seat_row(r.get("seat"), {k: v for k, v in r.items() if k != "type"}))
+        elif kind == "module":
+            rows["modules"].append(seat_row(r.get("seat"), {k: v for k, v in r.items() if k != "type"}))
+        elif kind == "probe":
+            rows["probes"].append(seat_row(r.get("seat"), {**{k: v for k, v in r.items() if k != "type"},
+                                                           "merlin_seat": merlin, "evil_seats": evil}))
+    rows["games"].append({
+        **place, "path": str(path), "seed": meta.get("seed"), "rules": (meta.get("rules") or {}).get("name"),
+        "players": len(roles), "winner": result.winner.value, "reason": result.reason.value,
+        "merlin_seat": merlin, "evil_seats": evil, "assassination_target": result.assassination_target,
+        "quests_played": len(result.quests), "proposals": result.proposals, "llm_calls": calls,
+        "input_tokens": input_tokens, "output_tokens": output_tokens,
+        "good_agents": "+".join(sorted({i["agent"] for i in seat_info.values() if i["side"] == "good"})),
+        "evil_agents": "+".join(sorted({i["agent"] for i in seat_info.values() if i["side"] == "evil"})),
+    })
+
+
+BASE = ["game", "variant", "series", "game_index"]
+COLUMNS = {
+    "games": [*BASE, "path", "seed", "rules", "players", "winner", "reason", "merlin_seat", "evil_seats",
+              "assassination_target", "quests_played", "proposals", "llm_calls", "input_tokens", "output_tokens",
+              "good_agents", "evil_agents"],
+    "seats": [*BASE, "seat", *SEAT_COLUMNS],
+    "events": [*BASE, "seq", "type", "quest", "attempt", "visible_to"],
+    "speeches": [*BASE, "seq", "quest", "attempt", "seat", *SEAT_COLUMNS, "text"],
+    "proposals": [*BASE, "seq", "quest", "attempt", "seat", *SEAT_COLUMNS, "leader", "team", "team_size",
+                  "assigned", "self_included", "clean", "approved", "approvals", "votes", "went"],
+    "votes": [*BASE, "seq", "quest", "attempt", "seat", *SEAT_COLUMNS, "vote", "team", "leader", "leader_role",
+              "leader_side", "leader_agent", "clean", "approved"],
+    "quests": [*BASE, "seq", "quest", "attempt", "team", "fails", "success"],
+    "cards": [*BASE, "seq", "quest", "attempt", "seat", *SEAT_COLUMNS, "success"],
+    "extractions": [*BASE, "seat", *SEAT_COLUMNS, "kind", "quest", "attempt", "method", "valid"],
+    "calls": [*BASE, "seat", *SEAT_COLUMNS, "purpose", "module", "quest", "attempt", "input_tokens",
+              "output_tokens", "latency_s", "step"],
+    "modules": [*BASE, "seat", *SEAT_COLUMNS, "module", "slot", "quest", "attempt", "text"],
+    "probes": [*BASE, "seat", *SEAT_COLUMNS, "quest", "valid", "merlin_guess", "p_evil", "merlin_seat",
+               "evil_seats"],
+}
+
+
+def _frames(rows: dict[str, list[dict[str, Any]]]) -> RunData:
+    frames = {}
+    for name, records in rows.items():
+        frame = pd.DataFrame(records)
+        for column in COLUMNS[name]:
+            if column not in frame:
+                frame[column] = pd.Series(dtype=object)
+        first = [c for c in COLUMNS[name] if c in frame]
+        frames[name] = frame[first + [c for c in frame.columns if c not in first]]
+    return RunData(**frames)

@@ -1,0 +1,140 @@
+"""Outcome metrics of the paper (Section 5.2, 6.1, 6.2, Appendix C) computed from the structured records.
+
+Each function takes a `RunData` and the columns to group by, and returns one row per group with `value`,
+its 95% bootstrap CI (`ci_low`, `ci_high`, resampling games), `n` (what the rate is over) and `games`.
+Definitions, as implemented:
+
+- Winning Rate (eq. 5): games the group's side won / games played.
+- Quest Engagement Rate (eq. 6): quests a seat was on the team of / quests played in its games.
+- Failure Vote Rate (eq. 7): fail cards a seat played / quest cards it played.
+- Leader Approval Rate (6.1): approve votes on teams a leader proposed / votes on them.
+- Self-recommendation rate (6.2): proposals that include the leader / proposals; its success rate: those
+  teams that went on the quest / self-including proposals.
+- Valid Response Rate (eq. 8): answers the extractor turned into a legal action without a fallback /
+  answers asked for (see the extractor's `valid` flag).
+- Merlin assassination rate: assassinations that named Merlin / assassinations.
+- Votes on clean and dirty teams: reject votes / votes, for teams without and with an evil player.
+- Cost: LLM calls and tokens per game, per module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from avalon_agents.analysis.load import RunData
+from avalon_agents.analysis.stats import rate
+
+GROUP = ("variant", "agent", "role")
+EVIL_ROLES = ("Morgana", "Assassin", "Mordred", "Oberon", "Minion of Mordred")
+
+
+def win_rate(data: RunData, by: Sequence[str] = ("variant", "side")) -> pd.DataFrame:
+    """Winning Rate per group of seat columns (a side, an agent, a role): one unit per game and group."""
+    seats = data.seats.merge(data.games[["game", "winner"]], on="game")
+    seats = seats.assign(won=seats["side"] == seats["winner"]).drop_duplicates([*by, "game"])
+    return rate(seats, by, "won")
+
+
+def quest_engagement(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
+    """Quest Engagement Rate: quests on the team / quests played, per seat-game, summed over the group."""
+    on_team = data.quests.explode("team").rename(columns={"team": "seat"}).groupby(["game", "seat"]).size()
+    seats = data.seats.merge(data.games[["game", "quests_played"]], on="game")
+    seats["on_team"] = [on_team.get((g, s), 0) for g, s in zip(seats["game"], seats["seat"])]
+    return rate(seats, by, "on_team", "quests_played")
+
+
+def failure_votes(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
+    """Failure Vote Rate: fail cards / quest cards played."""
+    cards = data.cards.assign(fail=~data.cards["success"].astype(bool))
+    return rate(cards, by, "fail")
+
+
+def leader_approval(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
+    """Leader Approval Rate: approvals of a leader's teams / votes cast on them (assigned teams have none)."""
+    voted = data.proposals[data.proposals["votes"].notna()]
+    return rate(voted, by, "approvals", "votes")
+
+
+def self_recommendation(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
+    """Self-recommendation rate (`metric` "rate") and its success rate (`metric` "success")."""
+    proposals = data.proposals
+    mine = proposals[proposals["self_included"].astype(bool)]
+    return pd.concat([rate(proposals, by, "self_included").assign(metric="rate"),
+                      rate(mine, by, "went").assign(metric="success")], ignore_index=True)
+
+
+def valid_responses(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
+    """Valid Response Rate over the extractor's records (LLM seats only)."""
+    return rate(data.extractions, by, "valid")
+
+
+def assassinations(data: RunData, by: Sequence[str] = ("variant", "agent")) -> pd.DataFrame:
+    """Merlin assassination rate, grouped by the Assassin's seat columns."""
+    events = data.events
+    if events.empty or "assassin" not in events:
+        return rate(pd.DataFrame(columns=["game", *by, "hit"]), by, "hit")
+    shots = events[events["type"] == "assassination"][["game", "assassin", "hit"]].rename(columns={"assassin": "seat"})
+    shots = shots.assign(seat=shots["seat"].astype(int)).merge(data.seats, on=["game", "seat"])
+    return rate(shots, by, "hit")
+
+
+def team_votes(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
+    """Reject rate on clean teams (`team` "clean") and on teams with an evil player (`team` "dirty")."""
+    votes = data.votes.assign(reject=data.votes["vote"] == "reject",
+                              team=data.votes["clean"].map({True: "clean", False: "dirty"}))
+    return rate(votes, [*by, "team"], "reject")
+
+
+def cost(data: RunData, by: Sequence[str] = ("variant", "module")) -> pd.DataFrame:
+    """Mean LLM calls, input and output tokens per game, per module (and whatever else `by` names)."""
+    columns = [*by, "calls_per_game", "input_tokens_per_game", "output_tokens_per_game", "games"]
+    if data.calls.empty:
+        return pd.DataFrame(columns=columns)
+    game_keys = [b for b in by if b in data.games.columns]  # e.g. the variant: games to divide by
+    sums = data.calls.assign(calls=1).groupby(list(by))[["calls", "input_tokens", "output_tokens"]].sum()
+    sums = sums.reset_index()
+    if game_keys:
+        sums = sums.merge(data.games.groupby(game_keys).size().rename("games").reset_index(), on=game_keys)
+    else:
+        sums["games"] = len(data.games)
+    for column in ("calls", "input_tokens", "output_tokens"):
+        sums[f"{column}_per_game"] = sums[column] / sums["games"]
+    return sums[columns]
+
+
+OUTCOMES = {
+    "win_rate": win_rate,
+    "win_rate_by_role": lambda data: win_rate(data, GROUP),
+    "quest_engagement": quest_engagement,
+    "failure_votes": failure_votes,
+    "leader_approval": leader_approval,
+    "self_recommendation": self_recommendation,
+    "valid_responses": valid_responses,
+    "assassinations": assassinations,
+    "team_votes": team_votes,
+    "cost": cost,
+}
+"""Every outcome metric with its default grouping, by name (the file names `avalon analyze` writes)."""
+
+
+def outcome_metrics(data: RunData) -> dict[str, pd.DataFrame]:
+    return {name: metric(data) for name, metric in OUTCOMES.items()}
+
+
+def paper_table(data: RunData) -> pd.DataFrame:
+    """The paper's table shape (Tables 2, 6-8): per variant and side, the agents, WR with its CI and games;
+    and QER and FVR of the evil roles (Morgana, Assassin) by the agent that played them."""
+    wr = win_rate(data, ("variant", "side"))
+    agents = data.games.melt(id_vars=["variant"], value_vars=["good_agents", "evil_agents"], var_name="side",
+                             value_name="agents")
+    agents["side"] = agents["side"].str.removesuffix("_agents")
+    agents = agents.groupby(["variant", "side"])["agents"].agg(lambda a: "/".join(sorted(set(a)))).reset_index()
+    table = wr.merge(agents, on=["variant", "side"]).rename(columns={"value": "win_rate"})
+    for name, metric in (("qer", quest_engagement), ("fvr", failure_votes)):
+        m = metric(data, ("variant", "side", "role"))
+        for role in ("Morgana", "Assassin"):
+            part = m[m["role"] == role][["variant", "side", "value"]].rename(columns={"value": f"{name}_{role}"})
+            table = table.merge(part, on=["variant", "side"], how="left")
+    return table
