@@ -64,7 +64,8 @@ def test_scripted_experiment_end_to_end(tmp_path):
     for _, pair in table.groupby("variant"):
         assert abs(pair["win_rate"].sum() - 1) < 1e-9  # one side wins each game
         assert (pair["ci_low"] <= pair["win_rate"]).all() and (pair["win_rate"] <= pair["ci_high"]).all()
-    assert "full" in result.output and "95% CI" in result.output
+    assert "full" in result.output and "95% CI" in result.output and "QER Mor/Ass" in result.output
+    assert {"qer_Morgana", "fvr_Assassin"} <= set(table.columns)
 
 
 def test_experience_flows_forward_within_a_series_and_never_across(tmp_path):
