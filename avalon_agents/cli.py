@@ -51,6 +51,8 @@ def cli() -> None:
 
     \b
     avalon play            play games between rule bots, random agents and LLM agents
+    avalon run             run an experiment config (variants x series x games), resumable
+    avalon analyze         metrics, figures and a report of a run
     avalon extract         turn one free-text answer into an action, as the host does
     avalon bench engine    measure engine throughput
     """
@@ -80,9 +82,13 @@ def cli() -> None:
 @click.option("--experience", "experience_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep what cognitive seats learn in a chromadb store in this folder, across games and runs "
                    "(default: in memory, carried from game to game of this batch only).")
+@click.option("--probes", is_flag=True,
+              help="Belief probes: after each quest, ask every LLM seat privately (its own model, outside the "
+                   "game) who it thinks is Merlin and how likely each other player is evil; the answers go to "
+                   "trace.jsonl as 'probe' records, never to the game (see README, 'Belief probes').")
 def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path | None, as_json: bool,
          model_spec: str | None, extractor_model: str | None, temperature: float, constrained: bool,
-         agent_config: Path | None, experience_dir: Path | None) -> None:
+         agent_config: Path | None, experience_dir: Path | None, probes: bool) -> None:
     """Play Avalon games and print a transcript (one game) or a summary (many).
 
     \b
@@ -96,6 +102,7 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
       avalon play --seats cognitive,baseline,cognitive,baseline,cognitive,baseline --model scripted
       avalon play --seats llm,rulebot,rulebot,rulebot,rulebot,rulebot --model openai:gpt-4o-mini
       avalon play --seats llm --model openai-compatible:qwen2.5@http://localhost:8000/v1 --games 10
+      avalon play --seats llm --model scripted --probes --out runs/probed
     """
     try:
         if games < 1:
@@ -126,7 +133,7 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
             ledger.extend({k: v for k, v in r.items() if k not in BULKY} for r in trace_of(host))
             progress.advance(task)
 
-        results = asyncio.run(play_games(rules, kinds, seed, games, out, on_game, models))
+        results = asyncio.run(play_games(rules, kinds, seed, games, out, on_game, models, probes))
 
     summary = {"rules": rules.name, "players": players, "seats": kinds, "seed": seed, **summarize(results)}
     if models.agents:
@@ -369,6 +376,52 @@ def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: st
                    f"{row['output_tokens_per_game']:>15,}")
     click.echo(f"{'total':<28}{figures['calls_per_game']:>8.1f}{figures['input_tokens_per_game']:>15,}"
                f"{figures['output_tokens_per_game']:>15,}")
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--judge-model", default=None,
+              help="Model that judges speeches for the behavior metrics (camouflage, teamwork/confrontation, "
+                   "sharing, vacillation), e.g. openai:gpt-4o-mini, local:smollm2 or scripted. Without it those "
+                   "metrics are skipped. Judgments are cached under OUT/judgments: a rerun costs nothing.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to write metrics/, figures/, metrics.json and report.md (default: RUN_DIR/analysis).")
+@click.option("--judge-concurrency", default=4, show_default=True, type=int, help="Judge calls in flight at once.")
+def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_concurrency: int) -> None:
+    """Analyze a run: outcome and behavior metrics, figures and a report.
+
+    RUN_DIR is a game, a series, an experiment (runs/<name>) or any folder of game directories; only
+    finished games are read. Writes every metric as CSV and JSON, the figures as PNG, and report.md showing
+    each figure with the numbers behind it; prints the headline table.
+
+    \b
+    Examples:
+      avalon analyze runs/quickstart
+      avalon analyze runs/table2 --judge-model openai:gpt-4o-mini
+      avalon analyze runs/smoke --judge-model scripted --out /tmp/report
+    """
+    from avalon_agents.analysis.report import analyze as run_analysis
+    from avalon_agents.analysis.report import headline_text
+
+    try:
+        judge = None
+        if judge_model:
+            if judge_concurrency < 1:
+                raise ValueError(f"judge-concurrency: must be at least 1, got {judge_concurrency}")
+            config = ModelConfig(spec=judge_model, temperature=0.0)
+            check_reachable(config)
+            judge = LLMClient(config=config, concurrency=judge_concurrency)
+        with Progress(TextColumn("{task.description:<14}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                      console=Console(stderr=True), disable=judge is None) as progress:
+            task = progress.add_task("judging", total=None)
+            result = run_analysis(run_dir, out, judge=judge,
+                                  progress=lambda done, total: progress.update(task, completed=done, total=total))
+    except FileNotFoundError as exc:
+        raise UserError(f"run-dir: {exc}") from None
+    except USER_ERRORS as exc:
+        raise UserError(_one_line(exc)) from None
+    click.echo(headline_text(result.headline))
+    click.echo(f"{len(result.data.games)} game(s); report: {result.out / 'report.md'}")
 
 
 def main() -> None:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from avalon_agents import narrate, prompting
 from avalon_agents.agents import baseline, llm_agent
+from avalon_agents.analysis import judges
+from avalon_agents.analysis.load import load_run
 from avalon_agents.core import ActionRequest, RequestKind, Role, make_rules
 from avalon_agents.core.events import SpeechGiven
 from avalon_agents.extract import extractor
+from avalon_agents.host import probe
 from avalon_agents.host.play import Models, play_one
 from avalon_agents.llm import LLMClient, ModelConfig
 from avalon_agents.modules import AgentConfig, experience, standard
@@ -25,7 +30,7 @@ def used(monkeypatch):
         seen.add(template_id)
         return real(template_id)
 
-    for module in (narrate, standard, experience, extractor, llm_agent, baseline):
+    for module in (narrate, standard, experience, extractor, llm_agent, baseline, probe, judges):
         monkeypatch.setattr(module, "template", recording)
     return seen
 
@@ -59,17 +64,22 @@ def exercise_everything() -> None:
     for event in engine.events:
         narrate.announce(event, rules)
     narrate.reask("no clear answer", "Vote.")
-    # the LLM seats' own prompts: vanilla, cognitive with combined and separate action/response
+    # the LLM seats' own prompts: vanilla, cognitive with combined and separate action/response; belief probes
     scripted = LLMClient(config=ModelConfig(spec="scripted"))
     extractor_llm = LLMClient(config=ModelConfig(spec="scripted", temperature=0))
     for kind, config in (("llm", None), ("cognitive", None),
                          ("cognitive", AgentConfig.model_validate({"action": {"options": {"combine": False}}}))):
         models = Models(agents=scripted, extractor=extractor_llm, agent_config=config)
-        asyncio.run(play_one(make_rules(), [kind] * 6, 0, models=models))
+        asyncio.run(play_one(make_rules(), [kind] * 6, 0, models=models, probes=kind == "llm"))
     # the baseline: its second game draws suggestions from the pool the first one filled
     models = Models(agents=scripted, extractor=extractor_llm)
     for seed in (0, 1):
         asyncio.run(play_one(make_rules(), ["baseline"] * 6, seed, models=models))
+    # the behavior judges, over a recorded game
+    with tempfile.TemporaryDirectory() as run:
+        models = Models(agents=scripted, extractor=extractor_llm)
+        asyncio.run(play_one(make_rules(), ["llm"] * 6, 0, Path(run) / "game-00001", models=models))
+        judges.judge_run(load_run(run), client=extractor_llm, cache_dir=None)
 
 
 def test_every_template_renders_and_is_used(used):

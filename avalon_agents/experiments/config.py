@@ -15,6 +15,7 @@
     seed: 0
     schedule: balanced         # lineup seats: every agent in every role equally often (or random)
     concurrency: {games: 2, llm_calls: 4}
+    probes: false              # true: belief probes after each quest (trace only; beyond the paper)
 
 A variant is a partial config merged over the base; `grid` crosses toggles instead
 (`grid: {agents.ours.modules.analysis.enabled: [true, false]}`). Unknown keys and bad values are errors that
@@ -88,6 +89,8 @@ class Experiment(Strict):
     concurrency: Concurrency = Field(default_factory=Concurrency)
     paper: dict[str, float] | None = Field(None, description="the paper's figures for this variant, shown "
                                                              "beside ours (e.g. {good_win_rate: 0.9})")
+    probes: bool = Field(False, description="belief probes: after each quest every LLM seat is asked privately "
+                                            "who is Merlin and who is evil (trace records of type 'probe')")
 
     @field_validator("rules")
     @classmethod

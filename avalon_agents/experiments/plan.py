@@ -16,6 +16,8 @@ CALLS_PER_SEAT = {  # per game
     "baseline": 267 / 6,
     "llm": 93 / 6,
 }
+PROBES_PER_SEAT = 4.0
+"""Belief probes per LLM seat and game: one per completed quest, 3 to 5."""
 
 
 def calls_per_seat(agent: AgentSpec) -> float:
@@ -29,13 +31,18 @@ def calls_per_seat(agent: AgentSpec) -> float:
 
 
 def calls_per_game(exp: Experiment) -> float:
-    """Expected calls per game: every seat's agent's estimate (sides split by the official good/evil counts)."""
+    """Expected calls per game: every seat's agent's estimate (sides split by the official good/evil counts),
+    plus one belief probe per LLM seat and quest when `probes` is on."""
+    from avalon_agents.agents.registry import needs_llm
     from avalon_agents.core import make_rules
 
     rules = make_rules(exp.rules, exp.players)
     if exp.lineup is not None:
-        return sum(calls_per_seat(exp.agents[name]) * n for name, n in exp.lineup.items())
-    return sum(calls_per_seat(exp.agents[exp.agent_for_role(role)]) for role in rules.roles)
+        seats = [(exp.agents[name], n) for name, n in exp.lineup.items()]
+    else:
+        seats = [(exp.agents[exp.agent_for_role(role)], 1) for role in rules.roles]
+    probes = PROBES_PER_SEAT if exp.probes else 0.0
+    return sum((calls_per_seat(agent) + (probes if needs_llm(agent.kind) else 0.0)) * n for agent, n in seats)
 
 
 def plan_lines(variants: dict[str, Experiment], out: Path) -> list[str]:

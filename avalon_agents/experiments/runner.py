@@ -145,7 +145,7 @@ async def run_series(job: Job, out: Path, clients: Clients, on_game: Callable[[J
         path.mkdir(parents=True)
         write_json_atomic(path / "seating.json", {"agents": dict(zip(rules.seats, names)), "series": job.series,
                                                   "game": n, "variant": job.variant, "seed": seed})
-        await play_one(rules, kinds, seed, path, [models[name] for name in names])
+        await play_one(rules, kinds, seed, path, [models[name] for name in names], probes=exp.probes)
         on_game(job, n, path)
 
 

@@ -9,11 +9,12 @@ from typing import Any, Protocol
 from avalon_agents import __version__, narrate
 from avalon_agents.agents.base import Agent, Reply
 from avalon_agents.core.actions import Action, ActionRequest, RequestKind
-from avalon_agents.core.events import GameEvent, GameResult
+from avalon_agents.core.events import GameEvent, GameResult, QuestCompleted
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.host.eager import gather_eager
+from avalon_agents.host.probe import BeliefProbe
 from avalon_agents.llm.client import HOST_STEP, Tracer
 from avalon_agents.records import GameRecorder
 
@@ -53,6 +54,8 @@ class GameHost:
         recorder: writes the game directory; None writes nothing.
         tracer: where LLM calls and extractions of this game are recorded (the recorder, or memory).
         meta: extra entries for meta.json (agent kinds, config, ...).
+        probe: asks its seats what they believe at the end of each quest, from what each has seen; the
+            answers go to the trace only, never to an agent or the events (None: no probes).
     """
 
     def __init__(
@@ -66,9 +69,12 @@ class GameHost:
         recorder: GameRecorder | None = None,
         tracer: Tracer | None = None,
         meta: Mapping[str, Any] | None = None,
+        probe: BeliefProbe | None = None,
     ) -> None:
         if sorted(agents) != list(rules.seats):
             raise ValueError(f"agents: need one agent for each seat 1..{rules.players}, got seats {sorted(agents)}")
+        if probe is not None and not set(probe.seats) <= set(rules.seats):
+            raise ValueError(f"probe: seats {list(probe.seats)} are not all seats of a {rules.players}-player game")
         self.rules = rules
         self.agents = dict(agents)
         self.seed = seed
@@ -78,7 +84,9 @@ class GameHost:
         self.recorder = recorder
         self.tracer = tracer or recorder
         self.meta = dict(meta or {})
+        self.probe = probe
         self._inbox: dict[Seat, list[GameEvent]] = {seat: [] for seat in self.agents}
+        self._seen: dict[Seat, list[GameEvent]] = {seat: [] for seat in (probe.seats if probe else ())}
         self._step = 0
 
     async def run(self) -> GameResult:
@@ -98,6 +106,7 @@ class GameHost:
                 for request, action in zip(requests, actions):
                     new += self.engine.submit(request.seat, action)
                 await self._deliver(new)
+                await self._probe(new)
                 if self._new_round(new):
                     await self._prepare()
             result = self.engine.result()
@@ -143,14 +152,29 @@ class GameHost:
             await self._flush(seat)
         await asyncio.gather(*(agent.prepare() for _, agent in ready))
 
+    async def _probe(self, new: Sequence[GameEvent]) -> None:
+        """A quest just ended: probe the seats on what each has seen up to that moment (never what follows it
+        in the same batch, such as the final role reveal) and trace the answers."""
+        done = next((e for e in new if isinstance(e, QuestCompleted)), None)
+        if self.probe is None or done is None:
+            return
+        views = {seat: [e for e in seen if e.seq <= done.seq] for seat, seen in self._seen.items()}
+        self._next_step()
+        for record in await self.probe(rules=self.rules, quest=done.quest, views=views):
+            if self.tracer:
+                self.tracer.trace(record)
+
     async def _deliver(self, events: Sequence[GameEvent]) -> None:
-        """Record new events and queue each for exactly the seats it is visible to, in order."""
+        """Record new events and queue each for exactly the seats it is visible to, in order (and keep
+        each probed seat's view of the game)."""
         if self.recorder:
             self.recorder.append_events(events)
         inbox = self._inbox
         for event in events:
             for seat in inbox if event.visible_to == "all" else event.visible_to:
                 inbox[seat].append(event)
+                if seat in self._seen:
+                    self._seen[seat].append(event)
 
     async def _flush(self, seat: Seat) -> None:
         """The one place events reach an agent: everything queued for its seat, before it acts and at the end."""

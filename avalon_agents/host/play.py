@@ -15,6 +15,7 @@ from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
 from avalon_agents.extract.extractor import Extractor
 from avalon_agents.host.host import GameHost, typed_action
+from avalon_agents.host.probe import BeliefProbe
 from avalon_agents.llm.client import LLMClient, MemoryTracer
 from avalon_agents.modules import AgentConfig, ExperienceBook
 from avalon_agents.records import GameRecorder, read_trace
@@ -88,11 +89,13 @@ class Models:
 
 
 async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | None = None,
-                   models: Models | Sequence[Models] | None = None) -> GameHost:
+                   models: Models | Sequence[Models] | None = None, probes: bool = False) -> GameHost:
     """Play one game; return its host (engine events and result inside).
 
     `models` is what the LLM seats share, or one `Models` per seat (seats with different agent configs,
-    models or experience, as experiments place them); the extractor is the first seat's.
+    models or experience, as experiments place them); the extractor is the first seat's. With `probes`,
+    every LLM seat is asked at the end of each quest, with its own model, what it believes (who is Merlin,
+    who is evil); the answers go to the trace (see host.probe). Rule-bot and random seats are not probed.
     """
     per_seat = list(models) if isinstance(models, Sequence) else [models or Models()] * rules.players
     if len(per_seat) != rules.players:
@@ -100,17 +103,20 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
     recorder = GameRecorder(out) if out else None
     tracer = recorder or MemoryTracer()
 
+    llms = {seat: m.agents.with_tracer(tracer) if m.agents else None for seat, m in zip(rules.seats, per_seat)}
+
     def make(seat: int, kind: str, seat_models: Models) -> Agent:
         def llm_for(spec: str | None, temperature: float) -> LLMClient | None:
             client = seat_models.client(spec, temperature)
             return client.with_tracer(tracer) if client else None
 
-        llm = seat_models.agents.with_tracer(tracer) if seat_models.agents else None
-        return make_agent(kind, seat=seat, seed=agent_seed(seed, seat), llm=llm, config=seat_models.agent_config,
-                          llm_for=llm_for, experience=seat_models.experience,
+        return make_agent(kind, seat=seat, seed=agent_seed(seed, seat), llm=llms[seat],
+                          config=seat_models.agent_config, llm_for=llm_for, experience=seat_models.experience,
                           pool=seat_models.pool() if kind == "baseline" and seat_models.learn else None)
 
     agents = {seat: make(seat, kind, m) for seat, kind, m in zip(rules.seats, kinds, per_seat)}
+    probed = {seat: llms[seat] for seat, kind in zip(rules.seats, kinds) if needs_llm(kind) and llms[seat]}
+    probe = BeliefProbe(clients=probed) if probes and probed else None
     first = per_seat[0]
     extract = typed_action
     if any(needs_llm(k) for k in kinds):
@@ -123,9 +129,10 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
         extract=extract,
         recorder=recorder,
         tracer=tracer,
-        meta={"seats": dict(zip(rules.seats, kinds)), **first.meta(),
+        meta={"seats": dict(zip(rules.seats, kinds)), **first.meta(), "probes": probe is not None,
               **({"seat_models": {s: m.meta() for s, m in zip(rules.seats, per_seat)}}
                  if isinstance(models, Sequence) else {})},
+        probe=probe,
     )
     await host.run()
     return host
@@ -139,13 +146,15 @@ async def play_games(
     out: Path | None = None,
     on_game: Callable[[int, GameHost], None] | None = None,
     models: Models | None = None,
+    probes: bool = False,
 ) -> list[GameResult]:
-    """Play `games` games with seeds seed, seed+1, ...; write game-NNNNN/ under `out` if given."""
+    """Play `games` games with seeds seed, seed+1, ...; write game-NNNNN/ under `out` if given (`probes`: see
+    `play_one`)."""
     results = []
     for i in range(games):
         if models is not None:
             models.experience.game = i + 1
-        host = await play_one(rules, kinds, seed + i, game_dir(out, i + 1) if out else None, models)
+        host = await play_one(rules, kinds, seed + i, game_dir(out, i + 1) if out else None, models, probes)
         results.append(host.engine.result())
         if on_game:
             on_game(i, host)

@@ -151,6 +151,8 @@ def _fill(schema: dict, rng: random.Random, seats: list[int], me: int, speech: C
         return rng.random() < 0.5
     if kind == "integer":
         return rng.choice(seats)
+    if kind == "number":
+        return round(rng.uniform(schema.get("minimum", 0.0), schema.get("maximum", 1.0)), 2)
     if schema.get("maxLength", 0) >= 500:
         return speech()
     return rng.choice(FILLER)

@@ -76,6 +76,18 @@ class GameRecorder:
                 f.close()
 
 
+class JsonlTracer:
+    """Appends trace records to one JSONL file (LLM calls made outside a game, e.g. by the analysis judges)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def trace(self, record: dict[str, Any]) -> None:
+        with open(self.path, "a") as f:
+            f.write(json.dumps(record, default=str) + "\n")
+
+
 def is_done(path: Path) -> bool:
     """True if the game directory holds a finished game."""
     return (Path(path) / RESULT).is_file()

@@ -1,0 +1,179 @@
+"""`avalon analyze`: every metric of a run as CSV and JSON, the figures as PNG, and report.md showing each
+figure with the numbers behind it.
+
+    <out>/metrics/<name>.csv     one file per table (outcome metrics, judged behavior, probe scores)
+    <out>/metrics.json           the same tables, {name: [rows]}
+    <out>/judgments/             the judges' disk cache (judgments.jsonl: raw answers, reused on a rerun)
+                                 and calls.jsonl (every judge call made, as trace records)
+    <out>/figures/<name>.png
+    <out>/report.md
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from avalon_agents.analysis import plots
+from avalon_agents.analysis.behavior import camouflage_shares, sharing_rates, teamwork_matrix, vacillation
+from avalon_agents.analysis.judges import CAMOUFLAGE_LABELS, Judgments, judge_run
+from avalon_agents.analysis.load import RunData, load_run
+from avalon_agents.analysis.metrics import outcome_metrics, paper_table
+from avalon_agents.analysis.probes import score_probes
+from avalon_agents.llm.client import LLMClient
+from avalon_agents.records.run_dir import JsonlTracer
+
+Progress = Callable[[int, int], None]
+FIGURES = {
+    "win_rate": ("Winning rate per variant and side", ["win_rate"]),
+    "qer_fvr": ("Quest engagement and failure vote rates by role (paper Fig. 2)", ["quest_engagement",
+                                                                                    "failure_votes"]),
+    "leader_approval": ("Leader approval rate by the leader's role (paper Fig. 3a)", ["leader_approval"]),
+    "self_recommendation": ("Self-recommendation and its success (paper Fig. 3b, c)", ["self_recommendation"]),
+    "camouflage": ("First-round camouflage (paper Fig. 4)", ["camouflage_shares"]),
+    "teamwork": ("Teamwork and confrontation, role to role (paper Fig. 5)", ["teamwork_matrix"]),
+    "sharing": ("Known information shared by Merlin and Percival in the first round (paper Fig. 6a)",
+                ["sharing_rates"]),
+    "vacillation": ("Teamwork over the quests (paper Fig. 6b, c)", ["vacillation"]),
+    "probes": ("Belief probes: accuracy and Brier score over the quests", ["probe_scores"]),
+}
+
+
+@dataclass
+class Analysis:
+    """What `analyze` computed and wrote."""
+
+    data: RunData
+    tables: dict[str, pd.DataFrame]
+    headline: pd.DataFrame
+    judgments: Judgments | None
+    out: Path
+    files: list[Path] = field(default_factory=list)
+
+
+def behavior_tables(judgments: Judgments) -> dict[str, pd.DataFrame]:
+    return {
+        "camouflage_shares": camouflage_shares(judgments.camouflage),
+        "teamwork_matrix": teamwork_matrix(judgments.teamwork),
+        "sharing_rates": sharing_rates(judgments.sharing),
+        "vacillation": vacillation(judgments.teamwork),
+    }
+
+
+def figures(tables: dict[str, pd.DataFrame]) -> dict[str, plots.Figure]:
+    """The report's figures from its tables (those whose tables exist)."""
+    out = {
+        "win_rate": plots.win_rate_plot(tables["win_rate"]),
+        "qer_fvr": plots.qer_fvr_plot(tables["quest_engagement"], tables["failure_votes"]),
+        "leader_approval": plots.leader_approval_plot(tables["leader_approval"]),
+        "self_recommendation": plots.self_recommendation_plot(tables["self_recommendation"]),
+    }
+    if "camouflage_shares" in tables:
+        out["camouflage"] = plots.shares_plot(tables["camouflage_shares"], list(CAMOUFLAGE_LABELS),
+                                              "First-round speeches: how speakers present themselves")
+        out["teamwork"] = plots.heatmaps(tables["teamwork_matrix"])
+        out["sharing"] = plots.bars_figure(tables["sharing_rates"], "role", "agent", "share_rate",
+                                           "Share of night information given away")
+        vac = tables["vacillation"]
+        out["vacillation"] = plots.curves(vac, "quest", "trust", ["agent", "role", "target_group"],
+                                          "Teamwork (trust share) towards each group over the quests", "trust share")
+    if "probe_scores" in tables and not tables["probe_scores"].empty:
+        out["probes"] = plots.curves(tables["probe_scores"], "quest", "merlin_accuracy", ["role"],
+                                     "Belief probes: who is Merlin? (accuracy)", "accuracy")
+    return out
+
+
+def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient | None = None,
+            progress: Progress | None = None) -> Analysis:
+    """Load a run, compute every metric (behavior metrics only with a `judge`), write the files.
+
+    Args:
+        run_dir: a game, a series, an experiment, or any folder of game directories.
+        out: where to write (default: <run_dir>/analysis).
+        judge: the judge model's client; None skips the LLM-judged behavior metrics.
+        progress: called with (done, total) after each judgment.
+    """
+    run_dir = Path(run_dir)
+    out = Path(out) if out else run_dir / "analysis"
+    data = load_run(run_dir)
+    tables = outcome_metrics(data)
+    judgments = None
+    if judge is not None:
+        client = judge.with_tracer(JsonlTracer(out / "judgments" / "calls.jsonl"))  # every judge call, recorded
+        judgments = judge_run(data, client=client, cache_dir=out / "judgments", progress=progress)
+        tables.update(behavior_tables(judgments))
+    if not data.probes.empty:
+        tables["probe_scores"] = score_probes(data.probes)
+    headline = paper_table(data)
+    tables = {"headline": headline, **tables}
+    result = Analysis(data=data, tables=tables, headline=headline, judgments=judgments, out=out)
+    metrics = out / "metrics"
+    metrics.mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        table.to_csv(metrics / f"{name}.csv", index=False)
+        result.files.append(metrics / f"{name}.csv")
+    if judgments is not None:
+        for name, table in judgments.tables().items():
+            table.to_csv(metrics / f"judged_{name}.csv", index=False)
+            result.files.append(metrics / f"judged_{name}.csv")
+    (out / "metrics.json").write_text(json.dumps({n: json.loads(t.to_json(orient="records")) for n, t in
+                                                  tables.items()}, indent=1))
+    result.files.append(out / "metrics.json")
+    pngs = {name: plots.save(fig, out / "figures" / f"{name}.png") for name, fig in figures(tables).items()}
+    result.files += list(pngs.values())
+    (out / "report.md").write_text(report_markdown(result, pngs))
+    result.files.append(out / "report.md")
+    return result
+
+
+def markdown_table(table: pd.DataFrame, digits: int = 3) -> str:
+    """A GitHub-flavoured markdown table (numbers rounded)."""
+    if table.empty:
+        return "_no rows_"
+    shown = table.copy()
+    for column in shown.columns:
+        if pd.api.types.is_float_dtype(shown[column]):
+            shown[column] = shown[column].round(digits)
+    lines = ["| " + " | ".join(map(str, shown.columns)) + " |", "|" + "---|" * len(shown.columns)]
+    lines += ["| " + " | ".join("" if v is None or v != v else str(v) for v in row) + " |"
+              for row in shown.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def headline_text(headline: pd.DataFrame) -> str:
+    """The headline as plain text (what `avalon analyze` prints)."""
+    columns = ["variant", "side", "agents", "win_rate", "ci_low", "ci_high", "games", "qer_Morgana", "qer_Assassin",
+               "fvr_Morgana", "fvr_Assassin"]
+    return headline[[c for c in columns if c in headline]].to_string(index=False, float_format=lambda x: f"{x:.2f}")
+
+
+def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
+    data = result.data
+    games = data.games
+    parts = [
+        f"# Analysis of {games['game'].nunique()} game(s)",
+        f"Variants: {', '.join(map(str, games['variant'].unique()))}; series: {games['series'].nunique()}; "
+        f"rules: {', '.join(map(str, games['rules'].dropna().unique()))}; "
+        f"LLM calls per game: {games['llm_calls'].mean():.0f}, input tokens per game: "
+        f"{games['input_tokens'].mean():,.0f}.",
+        "## Headline",
+        "Win rate per variant and side with its 95% bootstrap CI (games resampled), and the quest engagement "
+        "(QER) and failure vote (FVR) rates of Morgana and the Assassin, as in the paper's tables.",
+        markdown_table(result.headline),
+    ]
+    if result.judgments is None:
+        parts.append("_Behavior metrics judged by an LLM (camouflage, teamwork/confrontation, sharing, "
+                     "vacillation) were not computed: run `avalon analyze RUN --judge-model SPEC`._")
+    for name, png in pngs.items():
+        title, table_names = FIGURES[name]
+        parts += [f"## {title}", f"![{name}](figures/{png.name})"]
+        parts += [f"`metrics/{t}.csv`\n\n" + markdown_table(result.tables[t]) for t in table_names]
+    rest = [n for n in result.tables if n not in {t for _, ts in FIGURES.values() for t in ts} | {"headline"}]
+    for name in rest:
+        parts += [f"## {name.replace('_', ' ').capitalize()}", f"`metrics/{name}.csv`\n\n"
+                  + markdown_table(result.tables[name])]
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,169 @@
+"""Belief probes: at the end of each quest, ask every LLM seat privately who it thinks is Merlin and how likely
+each other player is to be evil, and score it later against the truth.
+
+Beyond the paper, after SpyGame's theory-of-mind probes (Liang et al.) and PLAYER*'s multiple-choice
+questions (Zhu et al.). A probe is module-free: it never goes through the agent's modules or memory, only
+the seat's role card and the events that seat has seen, as the host told them. Its answer never reaches an
+agent and never becomes a game event; the host writes it to the trace only:
+
+    {"type": "probe", "seat": 3, "quest": 2, "merlin_guess": 5, "p_evil": {"1": 0.2, "2": 0.9, ...},
+     "valid": true, "raw": "<the reply>"}
+
+An answer that is not a seat for Merlin plus a probability for every other seat is `valid: false` with
+`merlin_guess: null` and `p_evil: {}`; probabilities are clamped to [0, 1]; a failed call gives `raw: null`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from avalon_agents.agents.llm_agent import HISTORY_TOKENS, LOCAL_HISTORY_TOKENS
+from avalon_agents.core.events import GameEvent, RoleAssigned
+from avalon_agents.core.rules import RuleSet
+from avalon_agents.core.types import Seat
+from avalon_agents.extract.decisions import load_json
+from avalon_agents.llm.client import LLMCallFailed, LLMClient
+from avalon_agents.llm.tokens import count_tokens
+from avalon_agents.narrate import announce, names, system_prompt
+from avalon_agents.prompting import template
+
+PURPOSE = "probe"
+PROMPT = "probes/belief"
+SEAT_KEY = re.compile(r"^\s*(?:player\s*)?(\d{1,2})\s*$", re.IGNORECASE)
+"""A key of the "evil" object: "3" or "Player 3" (the whole key, never a number inside other text)."""
+
+
+def probe_schema(rules: RuleSet, seat: Seat) -> dict[str, Any]:
+    """The JSON schema of a probe answer: {"merlin": seat, "evil": {"<other seat>": 0..1, ...}}."""
+    others = [str(s) for s in rules.seats if s != seat]
+    probability = {"type": "number", "minimum": 0, "maximum": 1}
+    return {
+        "type": "object",
+        "properties": {
+            "merlin": {"type": "integer", "enum": list(rules.seats)},
+            "evil": {"type": "object", "properties": {s: probability for s in others}, "required": others,
+                     "additionalProperties": False},
+        },
+        "required": ["merlin", "evil"],
+    }
+
+
+def read_answer(text: str | None, rules: RuleSet, seat: Seat) -> tuple[int | None, dict[str, float], bool]:
+    """(merlin_guess, p_evil, valid) from a reply. Valid needs a real seat for Merlin and a number for every
+    other seat; anything less gives (None, {}, False). Probabilities are clamped to [0, 1]."""
+    invalid: tuple[int | None, dict[str, float], bool] = (None, {}, False)
+    value = load_json(text) if text else None
+    if value is None:
+        return invalid
+    merlin = _number(value.get("merlin"))
+    if merlin is None or merlin != int(merlin) or int(merlin) not in rules.seats:
+        return invalid
+    evil = value.get("evil")
+    if not isinstance(evil, dict):
+        return invalid
+    given: dict[int, float] = {}
+    for key, p in evil.items():
+        match = SEAT_KEY.match(str(key))
+        number = _number(p)
+        if match is None or number is None:
+            return invalid
+        given[int(match.group(1))] = number
+    others = [s for s in rules.seats if s != seat]
+    if any(s not in given for s in others):
+        return invalid
+    return int(merlin), {str(s): min(1.0, max(0.0, given[s])) for s in others}, True
+
+
+def _number(value: Any) -> float | None:
+    """A finite number (or a numeric string); None for anything else, booleans included."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+class BeliefProbe:
+    """Asks the probed seats, concurrently, what they believe at the end of a quest.
+
+    Args:
+        clients: the seats to probe, each with its own model client (the one its agent plays with).
+        history_tokens: budget for the seat's view of the game in the prompt (the most recent part; night
+            information always); default as the vanilla LLM agent's.
+    """
+
+    def __init__(self, *, clients: Mapping[Seat, LLMClient], history_tokens: int | None = None) -> None:
+        self.clients = dict(clients)
+        self.history_tokens = history_tokens
+
+    @property
+    def seats(self) -> tuple[Seat, ...]:
+        """The probed seats, in order."""
+        return tuple(sorted(self.clients))
+
+    async def __call__(self, *, rules: RuleSet, quest: int, views: Mapping[Seat, Sequence[GameEvent]]
+                       ) -> list[dict[str, Any]]:
+        """Probe every seat of `views` (what each has seen up to the end of `quest`) at once; one trace
+        record per seat, in seat order."""
+        return list(await asyncio.gather(*(self.ask(rules=rules, seat=seat, quest=quest, events=views[seat])
+                                           for seat in self.seats if seat in views)))
+
+    async def ask(self, *, rules: RuleSet, seat: Seat, quest: int, events: Sequence[GameEvent]) -> dict[str, Any]:
+        """Probe one seat; never raises for a bad answer or a failed call (the record says `valid: false`)."""
+        client = self.clients[seat]
+        prompt = template(PROMPT)
+        schema = probe_schema(rules, seat) if client.config.schema_style != "none" else None
+        try:
+            raw: str | None = await client.call(self.messages(rules=rules, seat=seat, quest=quest, events=events),
+                                                purpose=PURPOSE, prompt_id=prompt.id, prompt_hash=prompt.hash,
+                                                seat=seat, schema=schema, context={"quest": quest})
+        except LLMCallFailed:
+            raw = None  # the failed call is in the trace already
+        merlin, p_evil, valid = read_answer(raw, rules, seat)
+        return {"type": "probe", "seat": seat, "quest": quest, "merlin_guess": merlin, "p_evil": p_evil,
+                "valid": valid, "raw": raw}
+
+    def messages(self, *, rules: RuleSet, seat: Seat, quest: int, events: Sequence[GameEvent]
+                 ) -> list[BaseMessage]:
+        """The probe prompt: the seat's rules and role card, what it has seen, and the two questions."""
+        role = next(e.role for e in events if isinstance(e, RoleAssigned))
+        others = [s for s in rules.seats if s != seat]
+        example = "{" + ", ".join(f'"{s}": <probability>' for s in others) + "}"
+        text = template(PROMPT).render(history=self.history(rules, events, self._budget(seat)) or "(nothing yet)",
+                                       quest=quest, players=names(rules.seats), others=names(others),
+                                       evil_count=rules.evil_count, example=example)
+        return [SystemMessage(system_prompt(rules, seat, role)), HumanMessage(text)]
+
+    @staticmethod
+    def history(rules: RuleSet, events: Sequence[GameEvent], budget: int) -> str:
+        """The events as the host announced them: night information, then the most recent lines that fit
+        in `budget` tokens."""
+        night: list[str] = []
+        seen: list[str] = []
+        for e in events:
+            if (text := announce(e, rules)) is not None:
+                (night if e.type == "night_info" else seen).append(text)
+        room = budget - sum(count_tokens(line) for line in night)
+        kept: list[str] = []
+        for line in reversed(seen):
+            room -= count_tokens(line)
+            if room < 0:
+                break
+            kept.append(line)
+        return "\n".join(night + kept[::-1])
+
+    def _budget(self, seat: Seat) -> int:
+        if self.history_tokens is not None:
+            return self.history_tokens
+        return LOCAL_HISTORY_TOKENS if self.clients[seat].config.provider == "local" else HISTORY_TOKENS

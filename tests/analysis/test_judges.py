@@ -1,0 +1,315 @@
+"""LLM-judged behavior: the judges over a scripted run, the disk cache, lenient reading, and the summaries."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from avalon_agents.analysis.behavior import camouflage_shares, sharing_rates, teamwork_matrix, vacillation
+from avalon_agents.analysis.judge_cache import CACHE_FILE
+from avalon_agents.analysis.judges import (
+    ATTITUDES,
+    CAMOUFLAGE_LABELS,
+    COLUMNS,
+    Judge,
+    judge_run,
+    knowledge_text,
+    parse_camouflage,
+    parse_sharing,
+    parse_teamwork,
+    roles_in_game,
+)
+from avalon_agents.analysis.load import load_run
+from avalon_agents.cli import cli
+from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.llm.scripted import ScriptedChatModel
+
+SPEAKER = re.compile(r"The speaker is Player (\d+)")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    result = CliRunner().invoke(cli, ["play", "--seats", "cognitive", "--model", "scripted", "--out", str(out),
+                                      "--games", "1"])
+    assert result.exit_code == 0, result.output
+    return load_run(out)
+
+
+def client(model: ScriptedChatModel) -> LLMClient:
+    return LLMClient(config=ModelConfig(spec="scripted", temperature=0, retries=0), model=model)
+
+
+def night(data, game: str, seat: int, known_as: str) -> list[int]:
+    e = data.events
+    rows = e[(e["type"] == "night_info") & (e["game"] == game) & (e["seat"] == seat) & (e["known_as"] == known_as)]
+    return sorted(int(s) for seats in rows["seats"] for s in seats)
+
+
+# ------------------------------------------------------------------------------------------------ end to end
+
+
+def test_scripted_judge_end_to_end(run, tmp_path):
+    seen: list[tuple[int, int]] = []
+    j = judge_run(run, client=client(ScriptedChatModel(seed=3)), cache_dir=tmp_path,
+                  progress=lambda done, total: seen.append((done, total)))
+    for name, frame in j.tables().items():
+        assert list(frame.columns) == COLUMNS[name]
+        assert frame["valid"].all() and not frame["cached"].any() and frame["raw"].notna().all()
+
+    first = run.speeches[run.speeches["quest"] == 1]
+    camo = j.camouflage
+    assert sorted(zip(camo["game"], camo["seq"])) == sorted(zip(first["game"], first["seq"]))
+    assert set(camo["label"]) <= set(CAMOUFLAGE_LABELS)
+    assert camo.merge(run.seats, on=["game", "seat"], suffixes=("", "_seat")).eval("role == role_seat").all()
+
+    team = j.teamwork
+    assert len(team) > 0 and (team["target"] != team["seat"]).all()
+    assert set(team["label"]) <= set(ATTITUDES)
+    truth = run.seats.rename(columns={"seat": "target", "role": "true_role", "side": "true_side"})
+    merged = team.merge(truth[["game", "target", "true_role", "true_side"]], on=["game", "target"])
+    assert len(merged) == len(team)
+    assert (merged["target_role"] == merged["true_role"]).all() and (merged["target_side"] == merged["true_side"]).all()
+    assert set(team["seq"]) <= set(run.speeches["seq"]) and set(team["quest"]) > {1}  # every quest's speeches
+
+    share = j.sharing
+    spoken = first[first["role"].isin(["Merlin", "Percival"])]
+    assert len(share) == len(spoken) > 0 and set(share["role"]) == {"Merlin", "Percival"}
+    for row in share.itertuples():
+        known_as = "evil" if row.role == "Merlin" else "merlin_or_morgana"
+        assert row.known == night(run, row.game, row.seat, known_as)
+        assert set(row.shared) <= set(row.known)
+        assert row.share_rate == len(row.shared) / len(row.known)
+
+    total = len(camo) + len(run.speeches) + len(share)
+    assert seen[0] == (0, total) and seen[-1] == (total, total)
+    assert [d for d, _ in seen] == list(range(total + 1))
+
+
+def test_a_run_without_speeches_gives_empty_tables(run):
+    seen = []
+    empty = dataclasses.replace(run, speeches=run.speeches.iloc[:0])
+    j = judge_run(empty, client=client(ScriptedChatModel()), cache_dir=None, progress=lambda *a: seen.append(a))
+    assert seen == [(0, 0)]
+    for name, frame in j.tables().items():
+        assert frame.empty and list(frame.columns) == COLUMNS[name]
+    assert camouflage_shares(j.camouflage).empty and vacillation(j.teamwork).empty
+
+
+# ------------------------------------------------------------------------------------------------ the cache
+
+
+def test_a_rerun_makes_no_call_and_reads_everything_from_the_cache(run, tmp_path):
+    first_model = ScriptedChatModel(seed=1)
+    first = judge_run(run, client=client(first_model), cache_dir=tmp_path)
+    judged = len(first.camouflage) + len(run.speeches) + len(first.sharing)
+    assert len(first_model.calls) == judged
+    lines = (tmp_path / CACHE_FILE).read_text().splitlines()
+    assert len(lines) == judged
+    entry = json.loads(lines[0])
+    assert {"key", "judge", "prompt_id", "prompt_hash", "model", "raw", "parsed"} <= set(entry)
+
+    again_model = ScriptedChatModel(seed=2)  # would answer differently, if it were asked
+    again = judge_run(run, client=client(again_model), cache_dir=tmp_path)
+    assert again_model.calls == []
+    for name, frame in again.tables().items():
+        assert frame["cached"].all()
+        pd.testing.assert_frame_equal(frame.drop(columns="cached"), first.tables()[name].drop(columns="cached"))
+
+
+def test_a_half_written_line_is_skipped_and_redone(run, tmp_path):
+    judge_run(run, client=client(ScriptedChatModel()), cache_dir=tmp_path)
+    path = tmp_path / CACHE_FILE
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # killed in the middle of a write
+
+    model = ScriptedChatModel()
+    judgments = judge_run(run, client=client(model), cache_dir=tmp_path)
+    assert len(model.calls) == 1
+    assert sum(not frame["cached"].all() for frame in judgments.tables().values()) == 1
+
+    model = ScriptedChatModel()
+    judge_run(run, client=client(model), cache_dir=tmp_path)
+    assert model.calls == []  # the redone judgment was stored on a line of its own
+
+
+def test_no_cache_dir_keeps_nothing(run, tmp_path):
+    model = ScriptedChatModel()
+    judge = Judge(client=client(model), cache_dir=None, concurrency=2)
+    tasks = judge.tasks(run)
+    judge_run(run, client=client(model), cache_dir=None)
+    judge_run(run, client=client(model), cache_dir=None)
+    assert len(model.calls) == 2 * len(tasks)
+    assert not list(tmp_path.iterdir())
+
+
+# ------------------------------------------------------------------------------------------------ unreadable answers
+
+
+def test_garbage_answers_give_invalid_rows(run, tmp_path):
+    model = ScriptedChatModel(respond=lambda messages, kwargs: "Hmm, hard to tell, honestly.")
+    j = judge_run(run, client=client(model), cache_dir=tmp_path)
+    camo, team, share = j.camouflage, j.teamwork, j.sharing
+    assert len(camo) and not camo["valid"].any() and camo["label"].isna().all()
+    assert len(team) == len(run.speeches)  # one row per speech, no target
+    assert not team["valid"].any() and team["target"].isna().all() and team["label"].isna().all()
+    assert len(share) and not share["valid"].any() and share["shared"].isna().all() and share["share_rate"].isna().all()
+    assert (camo["raw"] == "Hmm, hard to tell, honestly.").all()
+    # the summaries leave them out
+    assert camouflage_shares(camo).empty and teamwork_matrix(team).empty and sharing_rates(share).empty
+    assert vacillation(team).empty
+
+
+def test_failed_calls_give_invalid_rows_and_are_not_cached(run, tmp_path):
+    model = ScriptedChatModel(respond=lambda messages, kwargs: None)  # every call raises
+    j = judge_run(run, client=client(model), cache_dir=tmp_path)
+    assert not j.camouflage["valid"].any() and j.camouflage["raw"].isna().all()
+    assert not j.teamwork["valid"].any()
+    assert not (tmp_path / CACHE_FILE).exists() or (tmp_path / CACHE_FILE).read_text() == ""
+
+
+# ------------------------------------------------------------------------------------------------ a judge we control
+
+
+CAMO_BY_SEAT = {1: "self_disclosure", 2: "camouflage", 3: "withholding", 4: "camouflage", 5: "withholding",
+                6: "self_disclosure"}
+
+
+def controlled(messages, kwargs) -> str:
+    """Camouflage: by the speaker's seat. Teamwork: trust the next seat, distrust the one after, in free text.
+    Sharing: the lowest known seat, as "Player N" strings."""
+    prompt = str(messages[-1].content)
+    me = int(SPEAKER.search(prompt).group(1))
+    name = kwargs["response_format"]["json_schema"]["name"]
+    if name == "judge_camouflage":
+        return json.dumps({"reason": "by seat", "label": CAMO_BY_SEAT[me]})
+    if name == "judge_teamwork":
+        nxt, after = me % 6 + 1, (me + 1) % 6 + 1
+        return f"Player {nxt}: trust\nPlayer {after} - distrust\nPlayer {me}: trust\n"  # own seat: ignored
+    assert name == "judge_sharing"
+    known = kwargs["response_format"]["json_schema"]["schema"]["properties"]["shared"]["items"]["enum"]
+    return 'Here you go: {"reason": "x", "shared": ["Player %d", 99]}' % min(known)
+
+
+def test_a_controlled_judge_gives_exactly_its_labels(run):
+    j = judge_run(run, client=client(ScriptedChatModel(respond=controlled)), cache_dir=None)
+    assert j.camouflage["valid"].all()
+    assert list(j.camouflage["label"]) == [CAMO_BY_SEAT[s] for s in j.camouflage["seat"]]
+
+    team = j.teamwork
+    assert team["valid"].all() and len(team) == 2 * len(run.speeches)
+    for _, rows in team.groupby(["game", "seq"]):
+        me = int(rows["seat"].iloc[0])
+        assert dict(zip(rows["target"], rows["label"])) == {me % 6 + 1: "trust", (me + 1) % 6 + 1: "distrust"}
+
+    share = j.sharing
+    assert share["valid"].all()
+    assert [s for s in share["shared"]] == [[min(k)] for k in share["known"]]
+    assert (share["share_rate"] == 0.5).all()  # Merlin sees two evil seats, Percival two candidates (6 players)
+
+
+def test_parsing_is_lenient_but_never_guesses():
+    assert parse_camouflage('{"label": "Self-Disclosure", "reason": "r"}')["label"] == "self_disclosure"
+    assert parse_camouflage("Label: camouflage.")["label"] == "camouflage"
+    assert parse_camouflage("withholding or camouflage?") == {"label": None, "reason": None, "valid": False}
+    assert parse_camouflage('{"label": "sneaky"}')["valid"] is False
+    assert parse_teamwork('{"Player 2": "trust", "3": "Not mentioned", "player_4": "??"}', [2, 3, 4, 5]) == {
+        "attitudes": {"2": "trust", "3": "not_mentioned", "4": None, "5": "not_mentioned"}, "valid": True}
+    assert parse_teamwork('{"attitudes": {"Player 1": "distrust"}}', [1])["attitudes"] == {"1": "distrust"}
+    assert parse_teamwork("Player 10: distrust", [1, 2])["valid"] is False  # never "Player 1" inside "Player 10"
+    assert parse_sharing('{"shared": [5, 2, 7]}', [2, 5])["shared"] == [2, 5]
+    assert parse_sharing("None of it.", [2, 5])["shared"] == []
+    assert parse_sharing("no idea", [2, 5])["valid"] is False
+    assert parse_sharing('{"shared": "Player 2"}', [2, 5])["valid"] is False
+
+
+def test_context_comes_from_the_records():
+    assert knowledge_text([("evil", (5, 2))]) == "Players 2 and 5 are evil (but not which evil role each has)."
+    assert knowledge_text([("merlin_or_morgana", (4, 1))]).startswith("One of Players 1 and 4 is Merlin")
+    assert knowledge_text([]) == "Nothing beyond their own role."
+    roles = ["Loyal Servant", "Assassin", "Merlin", "Loyal Servant", "Morgana", "Percival"]
+    assert roles_in_game(roles) == "Merlin, Percival, 2 Loyal Servants, Morgana, Assassin"
+
+
+# ------------------------------------------------------------------------------------------------ summaries
+
+
+def test_camouflage_shares_by_hand():
+    camo = pd.DataFrame({
+        "agent": ["a", "a", "a", "a", "b", "b"],
+        "role": ["Merlin", "Merlin", "Merlin", "Morgana", "Merlin", "Merlin"],
+        "label": ["self_disclosure", "self_disclosure", "withholding", "camouflage", "camouflage", None],
+        "valid": [True, True, True, True, True, False],
+    })
+    out = camouflage_shares(camo).set_index(["agent", "role"])
+    assert list(out.columns) == [*CAMOUFLAGE_LABELS, "n"]
+    assert out.loc[("a", "Merlin")].tolist() == pytest.approx([2 / 3, 0, 1 / 3, 3])
+    assert out.loc[("a", "Morgana")].tolist() == [0, 1, 0, 1]
+    assert out.loc[("b", "Merlin")].tolist() == [0, 1, 0, 1]  # the invalid row is left out
+    by_role = camouflage_shares(camo, by="role").set_index("role")
+    assert by_role.loc["Merlin", "n"] == 4 and by_role.loc["Merlin", "self_disclosure"] == 0.5
+
+
+def teamwork_rows() -> pd.DataFrame:
+    rows = [  # agent, speaker role, quest, target role, target side, label
+        ("a", "Loyal Servant", 1, "Merlin", "good", "trust"),
+        ("a", "Loyal Servant", 1, "Morgana", "evil", "trust"),
+        ("a", "Loyal Servant", 1, "Assassin", "evil", "distrust"),
+        ("a", "Loyal Servant", 2, "Assassin", "evil", "distrust"),
+        ("a", "Loyal Servant", 2, "Percival", "good", "ambivalent"),
+        ("a", "Percival", 1, "Merlin", "good", "trust"),
+        ("a", "Percival", 1, "Morgana", "evil", "trust"),
+        ("a", "Percival", 1, "Loyal Servant", "good", "distrust"),
+        ("a", "Percival", 2, "Morgana", "evil", "distrust"),
+        ("a", "Merlin", 1, "Morgana", "evil", "distrust"),
+        ("a", "Merlin", 1, "Morgana", "evil", None),
+    ]
+    frame = pd.DataFrame(rows, columns=["agent", "role", "quest", "target_role", "target_side", "label"])
+    return frame.assign(valid=frame["label"].notna())
+
+
+def test_teamwork_matrix_by_hand():
+    out = teamwork_matrix(teamwork_rows()).set_index(["agent", "role", "target_role"])
+    assert list(out.columns) == [*ATTITUDES, "n"]
+    assert out.loc[("a", "Loyal Servant", "Assassin")].tolist() == [0, 1, 0, 2]
+    assert out.loc[("a", "Percival", "Morgana")].tolist() == [0.5, 0.5, 0, 2]
+    assert out.loc[("a", "Merlin", "Morgana")].tolist() == [0, 1, 0, 1]
+    assert len(out) == 8  # Loyal Servant: 4 target roles, Percival: 3, Merlin: 1
+
+
+def test_vacillation_by_hand():
+    out = vacillation(teamwork_rows()).set_index(["agent", "role", "quest", "target_group"])
+    assert set(out.index.get_level_values("role")) == {"Loyal Servant", "Percival"}
+    assert out.loc[("a", "Loyal Servant", 1, "evil")].tolist() == [0.5, 0.5, 0, 2]
+    assert out.loc[("a", "Loyal Servant", 1, "good")].tolist() == [1, 0, 0, 1]
+    assert out.loc[("a", "Loyal Servant", 2, "good")].tolist() == [0, 0, 1, 1]
+    assert out.loc[("a", "Percival", 1, "Merlin"), "trust"] == 1
+    assert out.loc[("a", "Percival", 2, "Morgana")].tolist() == [0, 1, 0, 1]
+    assert ("a", "Percival", 1, "Loyal Servant") not in out.index  # Percival: only Merlin and Morgana
+    assert out.loc[("a", "Loyal Servant", 2, "evil")].tolist() == [0, 1, 0, 1]
+    assert len(out) == 7  # Loyal Servant: 2 quests x good/evil; Percival: Merlin, Morgana in 1, Morgana in 2
+
+
+def test_sharing_rates_by_hand():
+    share = pd.DataFrame({
+        "game": ["g1", "g1", "g1", "g2", "g2"],
+        "seat": [1, 1, 2, 1, 3],
+        "agent": ["a"] * 5,
+        "role": ["Merlin", "Merlin", "Percival", "Merlin", "Percival"],
+        "known": [[2, 5], [2, 5], [1, 5], [3, 4], [1, 4]],
+        "shared": [[2], [5], [], [3, 4], None],
+        "share_rate": [0.5, 0.5, 0.0, 1.0, None],
+        "valid": [True, True, True, True, False],
+    })
+    per_speech = sharing_rates(share).set_index(["agent", "role"])
+    assert per_speech.loc[("a", "Merlin")].tolist() == pytest.approx([2 / 3, 3])
+    assert per_speech.loc[("a", "Percival")].tolist() == [0, 1]
+    per_game = sharing_rates(share, unit="game").set_index(["agent", "role"])
+    assert per_game.loc[("a", "Merlin")].tolist() == [1, 2]  # g1: 2 and 5 over two speeches; g2: both
+    assert math.isclose(sharing_rates(share, by="agent")["share_rate"].iloc[0], 0.5)
