@@ -9,24 +9,30 @@ from __future__ import annotations
 from pathlib import Path
 
 from avalon_agents.experiments.config import AgentSpec, Experiment
+from avalon_agents.modules import AgentConfig
 
 CALLS_PER_SEAT = {  # per game
-    "cognitive": 166 / 6,  # per_round (default), action and response combined
-    "cognitive/per_turn": 334 / 6,
     "baseline": 267 / 6,
     "llm": 93 / 6,
 }
+MODULE_CALLS = {  # cognitive agent, per game for 6 seats, per module slot (the README's split)
+    "per_round": {"summary": 19, "analysis": 25, "planning": 25, "action": 0, "response": 79, "experience": 18},
+    "per_turn": {"summary": 20, "analysis": 74, "planning": 74, "action": 74, "response": 74, "experience": 18},
+}
+"""per_round: action and response are one call (the response slot's); with action off the response still
+answers each request, so the count stays."""
 PROBES_PER_SEAT = 4.0
 """Belief probes per LLM seat and game: one per completed quest, 3 to 5."""
 
 
 def calls_per_seat(agent: AgentSpec) -> float:
+    """Expected calls per game of one seat of this agent (disabled modules cost nothing)."""
     if agent.kind == "cognitive":
-        modules = agent.modules
-        per_turn = modules is not None and any(
-            modules.settings(slot).enabled and modules.settings(slot).options.get("cadence") == "per_turn"
-            for slot in ("analysis", "planning"))
-        return CALLS_PER_SEAT["cognitive/per_turn" if per_turn else "cognitive"]
+        modules = agent.modules or AgentConfig()
+        per_turn = any(modules.settings(slot).enabled and modules.settings(slot).options.get("cadence") == "per_turn"
+                       for slot in ("analysis", "planning"))
+        calls = MODULE_CALLS["per_turn" if per_turn else "per_round"]
+        return sum(calls[slot] for slot in modules.enabled()) / 6
     return CALLS_PER_SEAT.get(agent.kind, 0.0)
 
 

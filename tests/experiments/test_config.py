@@ -112,3 +112,13 @@ def test_check_prints_the_plan_and_bad_files_are_one_line(tmp_path):
     result = CliRunner().invoke(cli, ["run", "--check", str(bad)])
     assert result.exit_code == 2 and "series" in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_the_plan_counts_only_the_modules_that_are_on():
+    from avalon_agents.experiments.plan import MODULE_CALLS, calls_per_game
+
+    table2 = load_experiments(ROOT / "experiments" / "paper" / "table2.yaml")
+    full, no_analysis = calls_per_game(table2["good_full"]), calls_per_game(table2["good_wo_analysis"])
+    good_seats = 4  # ours plays the four good roles of a 6-player game
+    assert full - no_analysis == pytest.approx(MODULE_CALLS["per_round"]["analysis"] / 6 * good_seats)
+    assert full == pytest.approx((166 * good_seats + 267 * 2) / 6)  # the measured per-seat figures
