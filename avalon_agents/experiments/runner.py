@@ -71,19 +71,22 @@ def seating(exp: Experiment, seed: int, series: int, game: int) -> list[str]:
 
 
 class Clients:
-    """One LLMClient per (spec, temperature) for the whole run, each limiting its calls in flight."""
+    """One LLMClient per (spec, temperature, token cap) for the whole run; all clients of one model spec
+    (agents, extractor, module-specific settings) share one limit of calls in flight."""
 
     def __init__(self, limit: int, override: str | None) -> None:
         self.limit = limit
         self.override = override
         self._made: dict[tuple[str, float, int | None], LLMClient] = {}
+        self._slots: dict[str, asyncio.Semaphore] = {}
 
     def get(self, spec: str | None, temperature: float, max_tokens: int | None = None) -> LLMClient:
         spec = self.override or spec or default_spec()
         key = (spec, temperature, max_tokens)
         if key not in self._made:
+            slots = self._slots.setdefault(spec, asyncio.Semaphore(self.limit))
             self._made[key] = LLMClient(config=ModelConfig(spec=spec, temperature=temperature, max_tokens=max_tokens),
-                                        concurrency=self.limit)
+                                        slots=slots)
         return self._made[key]
 
 
@@ -100,7 +103,7 @@ def series_models(exp: Experiment, series_dir: Path, clients: Clients) -> dict[s
         store_dir = series_dir / "experience" / name
         out[name] = Models(agents=clients.get(agent.model or exp.model, agent.temperature), extractor=extractor,
                            agent_config=agent.modules, experience=ExperienceStore(store_dir),
-                           experience_dir=store_dir, learn=agent.learn)
+                           experience_dir=store_dir, learn=agent.learn, make_client=clients.get)
     return out
 
 

@@ -57,6 +57,9 @@ class Models:
     experience: ExperienceBook | ExperienceStore = field(default_factory=ExperienceBook)
     experience_dir: Path | None = None
     learn: bool = True  # False: baseline seats get no experience pool
+    make_client: Callable[[str, float], LLMClient] | None = None
+    """Makes the client of a module with its own model or temperature (an experiment's shared clients, under
+    the per-model limit); None: a client of its own, without a limit."""
     _pool: ExperienceStore | None = None
     _clients: dict[tuple[str, float], LLMClient] = field(default_factory=dict)
 
@@ -75,6 +78,8 @@ class Models:
         if base is None or (spec in (None, base.config.spec) and temperature == base.config.temperature):
             return base
         key = (spec or base.config.spec, temperature)
+        if self.make_client is not None:
+            return self.make_client(*key)
         if key not in self._clients:
             self._clients[key] = LLMClient(config=base.config.model_copy(update={"spec": key[0],
                                                                                 "temperature": temperature}))

@@ -104,17 +104,19 @@ class LLMClient:
         model: the chat model (built from `config` if not given).
         tracer: receives one record per call.
         concurrency: at most this many calls in flight through this client (None: no limit).
+        slots: a semaphore shared with other clients of the same model (instead of `concurrency`), so that
+            one limit covers, say, the agents' and the extractor's calls to one server.
     """
 
     def __init__(self, *, config: ModelConfig, model: BaseChatModel | None = None, tracer: Tracer | None = None,
-                 concurrency: int | None = None) -> None:
+                 concurrency: int | None = None, slots: asyncio.Semaphore | None = None) -> None:
         self.config = config
         self._given = model
         self._models: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         if model is None:
             make_model(config)  # fail early on a bad spec or a missing key (and start a local server)
         self.tracer = tracer
-        self._slots = asyncio.Semaphore(concurrency) if concurrency else None
+        self._slots = slots or (asyncio.Semaphore(concurrency) if concurrency else None)
         self._runnables: dict[tuple[int, str], Any] = {}
 
     @property

@@ -133,3 +133,16 @@ def test_kill_9_then_resume_loses_and_duplicates_nothing(tmp_path):
                     key = (n, roles[int(seat)].value)
                     seats[key] = seats.get(key, 0) + 1
         assert stored and all(count <= seats.get(key, 0) for key, count in stored.items()), (stored, seats)
+
+
+def test_one_limit_covers_every_client_of_a_model(tmp_path):
+    from avalon_agents.experiments.runner import Clients, series_models
+
+    clients = Clients(limit=3, override=None)
+    agents, extractor = clients.get("scripted", 0.3), clients.get("scripted", 0.0, 64)
+    assert agents is not extractor and agents._slots is extractor._slots
+    assert clients.get("scripted", 0.3) is agents
+    exp = load_experiments(write(tmp_path))["full"]
+    models = series_models(exp, tmp_path / "series-1", clients)
+    module_client = models["ours"].client("scripted", 0.9)  # a module with its own temperature
+    assert module_client is clients.get("scripted", 0.9) and module_client._slots is agents._slots
