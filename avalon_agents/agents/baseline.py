@@ -14,6 +14,7 @@ informative messages are ranked by score.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -121,10 +122,14 @@ class BaselineAgent:
         if self.pool is None or self.role is None:
             return
         score = 1.0 if result.winner is self.role.side else -1.0
-        for reflection, answer in self.turns:
-            if reflection and answer:
-                self.pool.add("baseline_turn", reflection, role=self.role, won=score > 0,
-                              extra={"answer": answer, "score": score})
+
+        def store() -> None:  # embeddings: off the event loop, so other seats' calls go on meanwhile
+            for reflection, answer in self.turns:
+                if reflection and answer:
+                    self.pool.add("baseline_turn", reflection, role=self.role, won=score > 0,
+                                  extra={"answer": answer, "score": score})
+
+        await asyncio.to_thread(store)
 
     # ------------------------------------------------------------------ steps
 
@@ -179,7 +184,8 @@ class BaselineAgent:
     async def _suggest(self, request: ActionRequest) -> None:
         if self.pool is None or not self.reflection or (self.suggestion and self.suggestion[0] == request.quest):
             return
-        found = self.pool.query(self.reflection, n=5, kind="baseline_turn", role=self.role.value)
+        found = await asyncio.to_thread(self.pool.query, self.reflection, n=5, kind="baseline_turn",
+                                        role=self.role.value)
         if len(found) < 2:
             return
         best = max(found, key=lambda f: f[1]["score"])

@@ -9,6 +9,7 @@ A re-ask of the same request re-runs only action and response.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
@@ -89,8 +90,8 @@ class CognitiveAgent:
             await module.game_end(turn, result)
         if asdict(self.mind.experience) != before and "experience" in self.modules:
             self._trace(self.modules["experience"], turn, asdict(self.mind.experience))
-        if self.book is not None:
-            self.book.put(self.mind.role, self.mind.experience, result)
+        if self.book is not None:  # a store embeds its texts: off the event loop, other seats' calls go on
+            await asyncio.to_thread(self.book.put, self.mind.role, self.mind.experience, result)
 
     async def _run(self, turn: Turn, *, phase: str, only: Sequence[str] | None = None) -> None:
         for slot, module in self.modules.items():

@@ -151,6 +151,7 @@ class Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # the default listen backlog (5) drops connections when many games call at once
     state: ServerState
 
     def handle_error(self, request: Any, client_address: Any) -> None:

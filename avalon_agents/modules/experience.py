@@ -10,6 +10,8 @@ game's role card and prompts use (and an experience store keeps across processes
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from avalon_agents.core.events import GameResult
@@ -50,7 +52,7 @@ class ExperienceModule(Module):
         won = result.winner is mind.role.side
         quest = len(result.quests)
         exp.reflection = f"{roles}\n{log}\nResult: {result.winner.value} won ({result.reason.value})"
-        if self.options.improve_strategy:
+        async def improve() -> None:
             suggestions = await self.ask(mind, template("modules/experience_suggestions").render(
                 name=name, role=role, roles=roles, log=log,
                 outcome=f"{result.winner.value} won ({result.reason.value}); {name} {'won' if won else 'lost'}",
@@ -62,9 +64,14 @@ class ExperienceModule(Module):
                 ), purpose="experience/strategy", quest=quest)
                 exp.suggestions = suggestions
                 exp.strategy = improved or exp.strategy
-        if self.options.other_roles:
+
+        async def other_roles() -> None:
             notes = await self.ask(mind, template("modules/experience_other_roles").render(
                 name=name, role=role, roles=roles, log=log, previous=exp.other_roles or "(none)",
                 max_words=self.options.max_words,
             ), purpose="experience/other_roles", quest=quest)
             exp.other_roles = notes or exp.other_roles
+
+        # the two parts read neither's output: they run side by side
+        await asyncio.gather(*(part() for part, on in ((improve, self.options.improve_strategy),
+                                                       (other_roles, self.options.other_roles)) if on))
