@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ import pandas as pd
 from langchain_core.messages import HumanMessage
 
 from avalon_agents.analysis.judge_cache import JudgmentCache, cache_key
-from avalon_agents.analysis.load import RunData
+from avalon_agents.analysis.load import RunData, Tables
 from avalon_agents.core.types import Role, seat_name
 from avalon_agents.extract.decisions import load_json
 from avalon_agents.llm.client import LLMCallFailed, LLMClient
@@ -244,8 +244,8 @@ class JudgeTask:
         return parse_sharing(raw, self.subjects)
 
 
-@dataclass
-class Judgments:
+@dataclass(repr=False)
+class Judgments(Tables):
     """The judged tables (each row also carries the judge's `raw` answer, `valid` and `cached`).
 
     Attributes:
@@ -260,13 +260,6 @@ class Judgments:
     camouflage: pd.DataFrame
     teamwork: pd.DataFrame
     sharing: pd.DataFrame
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """The tables by name: camouflage, teamwork, sharing."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    def __repr__(self) -> str:
-        return "Judgments(" + ", ".join(f"{k}={len(v)}" for k, v in self.tables().items()) + ")"
 
 
 class Judge:

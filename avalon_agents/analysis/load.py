@@ -27,8 +27,18 @@ SERIES = re.compile(r"^series-(\d+)$")
 GAME = re.compile(r"^game-(\d+)$")
 
 
-@dataclass
-class RunData:
+class Tables:
+    """A dataclass of DataFrames: `tables()` by name, and a repr with their row counts."""
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(" + ", ".join(f"{k}={len(v)}" for k, v in self.tables().items()) + ")"
+
+
+@dataclass(repr=False)
+class RunData(Tables):
     """The tables of a run. Each is a DataFrame (possibly empty, with its columns).
 
     Attributes:
@@ -63,12 +73,6 @@ class RunData:
     calls: pd.DataFrame
     modules: pd.DataFrame
     probes: pd.DataFrame
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    def __repr__(self) -> str:
-        return "RunData(" + ", ".join(f"{k}={len(v)}" for k, v in self.tables().items()) + ")"
 
 
 def game_dirs(root: Path) -> list[Path]:

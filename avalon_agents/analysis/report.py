@@ -12,7 +12,6 @@ figure with the numbers behind it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,14 +19,13 @@ import pandas as pd
 
 from avalon_agents.analysis import plots
 from avalon_agents.analysis.behavior import camouflage_shares, sharing_rates, teamwork_matrix, vacillation
-from avalon_agents.analysis.judges import CAMOUFLAGE_LABELS, Judgments, judge_run
+from avalon_agents.analysis.judges import CAMOUFLAGE_LABELS, Judgments, Progress, judge_run
 from avalon_agents.analysis.load import RunData, load_run
 from avalon_agents.analysis.metrics import outcome_metrics, paper_table
 from avalon_agents.analysis.probes import score_probes
 from avalon_agents.llm.client import LLMClient
 from avalon_agents.records.run_dir import JsonlTracer
 
-Progress = Callable[[int, int], None]
 FIGURES = {
     "win_rate": ("Winning rate per variant and side", ["win_rate"]),
     "qer_fvr": ("Quest engagement and failure vote rates by role (paper Fig. 2)", ["quest_engagement",
