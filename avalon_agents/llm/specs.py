@@ -27,6 +27,8 @@ LOCAL_MODELS = ("smollm2",)
 DEFAULT_SPEC = "local:smollm2"
 DEFAULT_MAX_TOKENS = 256
 LOCAL_MAX_TOKENS = 96
+DEFAULT_TIMEOUT = 120.0
+LOCAL_TIMEOUT = 900.0
 
 
 class ModelSpecError(ValueError):
@@ -41,7 +43,9 @@ class ModelConfig(BaseModel):
         temperature: sampling temperature (paper: 0.3 for agents, 0 for the extractor).
         max_tokens: cap on each answer; None picks 256, or 96 for the embedded model, whose speeches
             otherwise run on (96 tokens is about 70 words, inside the 100-word speech limit).
-        timeout: seconds per HTTP request.
+        timeout: seconds per HTTP request; None picks 120, or 900 for the embedded model, whose server
+            answers one call at a time, so a call's time includes waiting behind the others (a call that
+            gives up is still computed by the server and then asked again: pure waste).
         retries: extra attempts after a failed call (exponential backoff with jitter).
         requests_per_second: client-side rate limit (langchain's InMemoryRateLimiter); None for none.
         cache: reuse answers to identical prompts within the process (langchain's InMemoryCache).
@@ -54,7 +58,7 @@ class ModelConfig(BaseModel):
     spec: str = DEFAULT_SPEC
     temperature: float = Field(0.3, ge=0, le=2)
     max_tokens: int | None = Field(None, ge=1)
-    timeout: float = Field(120.0, gt=0)
+    timeout: float | None = Field(None, gt=0)
     retries: int = Field(2, ge=0, le=10)
     requests_per_second: float | None = Field(None, gt=0)
     cache: bool = False
@@ -65,6 +69,12 @@ class ModelConfig(BaseModel):
         if self.max_tokens is not None:
             return self.max_tokens
         return LOCAL_MAX_TOKENS if self.provider == "local" else DEFAULT_MAX_TOKENS
+
+    @property
+    def wait_cap(self) -> float:
+        if self.timeout is not None:
+            return self.timeout
+        return LOCAL_TIMEOUT if self.provider == "local" else DEFAULT_TIMEOUT
 
     @property
     def provider(self) -> str:
@@ -129,7 +139,7 @@ def make_model(config: ModelConfig | str) -> BaseChatModel:
         api_key=key,
         temperature=config.temperature,
         max_completion_tokens=config.token_cap,
-        timeout=config.timeout,
+        timeout=config.wait_cap,
         max_retries=0,
         use_responses_api=False,
         rate_limiter=InMemoryRateLimiter(requests_per_second=config.requests_per_second)
@@ -139,7 +149,7 @@ def make_model(config: ModelConfig | str) -> BaseChatModel:
         # ChatOpenAI sends only max_completion_tokens, which llama.cpp's server ignores: say both to servers
         extra_body={"max_tokens": config.token_cap} if provider != "openai" else None,
         # its own connections (langchain-openai shares one cached client, bound to the first event loop)
-        http_async_client=httpx.AsyncClient(timeout=config.timeout),
+        http_async_client=httpx.AsyncClient(timeout=config.wait_cap),
     )
 
 

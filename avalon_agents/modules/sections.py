@@ -15,21 +15,26 @@ def section(title: str, body: str | None) -> str:
 
 def context(turn: Turn, *, analysis: bool = True, plan: bool = True, action: bool = False,
             history_tokens: int = HISTORY_TOKENS) -> str:
-    """Night knowledge, notes from earlier games, the summary and the recent entries, then the analysis,
-    plan and chosen action as asked, each only if present."""
+    """Night knowledge, notes from earlier games, the summary, the analysis and the plan as asked, then the
+    recent entries and the chosen action; a section is left out when its slot is empty.
+
+    What changes least comes first: within a round a seat's prompts then only grow at the end (the round's
+    new entries), so a server with a prompt cache (the embedded model's) reads just the new part."""
     mind, slots = turn.mind, turn.slots
     memory = mind.memory
     if slots.summary:
         recent = Memory.render([e for e in memory.entries if e.quest > mind.summarized], history_tokens)
-        story = [section("Summary of the earlier rounds", slots.summary), section("This round so far", recent)]
+        summary, story = slots.summary, section("This round so far", recent)
     else:
-        story = [section("What has happened (the most recent part)", Memory.render(memory.entries, history_tokens))]
+        summary = None
+        story = section("What has happened (the most recent part)", Memory.render(memory.entries, history_tokens))
     parts = [
         section("What you learned at night", "\n".join(memory.night)),
         section("What earlier games taught you about the other roles", mind.experience.other_roles),
-        *story,
+        section("Summary of the earlier rounds", summary),
         section("Your analysis of the other players", slots.analysis) if analysis else "",
         section("Your current plan", slots.plan) if plan else "",
+        story,
         section("The action you chose (private, only you know it)", slots.action) if action else "",
     ]
     return "\n\n".join(p for p in parts if p)

@@ -9,12 +9,13 @@ import subprocess
 import sys
 import time
 
+import httpx
 import pytest
 
 from avalon_agents.core import make_rules
 from avalon_agents.host.play import Models, play_one
 from avalon_agents.llm import LLMClient, ModelConfig
-from avalon_agents.llm.local import find_gguf
+from avalon_agents.llm.local import LocalServer, find_gguf, local_server
 from avalon_agents.records import usage
 
 START_TWICE = """
@@ -66,6 +67,57 @@ def test_server_dies_with_a_killed_parent():
     proc.kill()  # SIGKILL: no atexit hook runs
     proc.wait()
     assert gone_within(pid, 15)
+
+
+def ask(server: LocalServer, system: str, user: str) -> int:
+    """One call with a one-token answer; the prompt's token count."""
+    body = {"model": server.name, "max_tokens": 1, "temperature": 0,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+    reply = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=300)
+    reply.raise_for_status()
+    return reply.json()["usage"]["prompt_tokens"]
+
+
+def rss_mb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) // 1024 for line in f if line.startswith("VmRSS"))
+
+
+def words(seed: int, n: int) -> str:
+    import random
+
+    rng = random.Random(seed)
+    return " ".join(rng.choice(["quest", "Merlin", "vote", "team", "player", "trust", "fail", "seat", "night"])
+                    for _ in range(n))
+
+
+def test_prompt_cache_resumes_a_seat_from_its_own_last_prompt():
+    """Seat A, then seat B (another prompt, which the server's live context now holds), then A again with
+    more at the end: A's saved state is restored and only the new part is read."""
+    server = local_server("smollm2")
+    a_system, a_user = "You are Player 1. " + words(1, 150), words(2, 100)
+    first = ask(server, a_system, a_user)
+    ask(server, "You are Player 2. " + words(3, 150), words(4, 100))
+    ask(server, a_system, a_user + " " + words(5, 40))
+    log = server.log.read_text().splitlines()
+    resumed = [int(line.split()[1]) for line in log if "prefix-match hit" in line][-1]
+    assert any("cache hit" in line for line in log[-40:])
+    assert resumed >= first - 8  # all of A's first prompt (but its closing tokens) came from the cache
+
+
+def test_prompt_cache_stays_within_its_budget():
+    """Every saved state counts in full against the budget, so memory levels off (each state used to keep
+    a 100 MB logits copy that the budget did not see)."""
+    server = LocalServer("smollm2", threads=1, cache_mb=48)
+    try:
+        ask(server, "Rules. " + words(0, 50), words(1, 300))
+        before = rss_mb(server.process.pid)
+        for i in range(10):
+            ask(server, f"You are Player {i}. " + words(10 + i, 50), words(20 + i, 300))
+        grown = rss_mb(server.process.pid) - before
+    finally:
+        server.stop()
+    assert grown < 48 + 80, f"the server grew by {grown} MB with a 48 MB cache"
 
 
 @pytest.mark.local_model

@@ -73,6 +73,22 @@ def test_slots_fill_and_later_prompts_carry_them():
     assert '"message_type": "public"' in user_prompt(summary_call)  # the paper's JSON conversation shape
 
 
+def test_within_a_round_a_seats_prompts_only_grow_at_the_end():
+    """Stable sections come before the round's entries, so a prompt cache resumes a seat's next answer from
+    its previous one: everything before the instruction is a prefix of the next prompt in the same round."""
+    _, records = play()
+    pairs = grown = 0
+    for seat in range(1, 7):
+        answers = [c for c in calls(records, seat) if c["purpose"].startswith("action+response/")]
+        for a, b in zip(answers, answers[1:]):
+            if a["quest"] != b["quest"]:
+                continue
+            pairs += 1
+            head = user_prompt(a).split("\n\nThe host's instruction:")[0]
+            grown += user_prompt(b).startswith(head) and len(user_prompt(b)) > len(head)
+    assert pairs > 20 and grown / pairs > 0.8  # the rest: the round outgrew the history budget
+
+
 def test_system_prompt_is_rules_plus_role_card():
     host, records = play()
     for call in calls(records):
