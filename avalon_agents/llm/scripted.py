@@ -46,7 +46,9 @@ class ScriptedChatModel(BaseChatModel):
 
     Args:
         respond: the answering function; None picks the default plausible replies.
-        seed: seeds the default replies.
+        seed: seeds the default replies. A default reply is a function of the seed and the prompt alone, not
+            of the order calls arrive in, so a game of scripted seats plays the same however its concurrent
+            calls are scheduled.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -54,11 +56,7 @@ class ScriptedChatModel(BaseChatModel):
     respond: Respond | None = None
     seed: int = 0
     calls: list[dict[str, Any]] = Field(default_factory=list)
-    _rng: random.Random = PrivateAttr()
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-
-    def model_post_init(self, context: Any) -> None:
-        self._rng = random.Random(self.seed)
 
     @property
     def _llm_type(self) -> str:
@@ -89,7 +87,7 @@ class ScriptedChatModel(BaseChatModel):
     def _default(self, messages: Sequence[BaseMessage], kwargs: dict[str, Any]) -> str:
         prompt = "\n".join(str(m.content) for m in messages)
         last = str(messages[-1].content) if messages else ""
-        rng = self._rng
+        rng = random.Random(f"{self.seed}:{prompt}:{json.dumps(kwargs, sort_keys=True, default=str)}")
         me = int(m.group(1)) if (m := YOU_ARE.search(prompt)) else 1
         seats = sorted({int(s) for s in SEAT.findall(prompt)} | {me})
         others = [s for s in seats if s != me] or [me]

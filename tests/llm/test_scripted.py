@@ -1,0 +1,49 @@
+"""The scripted model's default replies depend on the seed and the prompt only, so scripted games replay
+the same whatever else shares the model and however calls interleave."""
+
+from __future__ import annotations
+
+import asyncio
+
+from langchain_core.messages import HumanMessage
+
+from avalon_agents.core import make_rules
+from avalon_agents.host.play import Models, play_one
+from avalon_agents.llm import LLMClient, ModelConfig, ScriptedChatModel
+
+PROMPTS = ["You are Player 2. Say something about the team.", "You are Player 5. Vote now: approve or reject?",
+           "You are Player 3. Name exactly 2 players for the quest team."]
+
+
+def answers(model: ScriptedChatModel, prompts: list[str]) -> dict[str, str]:
+    return {p: model.invoke([HumanMessage(p)]).content for p in prompts}
+
+
+def test_replies_do_not_depend_on_call_order():
+    forward = answers(ScriptedChatModel(seed=4), PROMPTS)
+    backward = answers(ScriptedChatModel(seed=4), PROMPTS[::-1])
+    assert forward == backward
+    assert answers(ScriptedChatModel(seed=5), PROMPTS) != forward  # the seed still matters
+
+
+def events(host) -> list:
+    return [(type(e).__name__, getattr(e, "text", None), getattr(e, "team", None)) for e in host.engine.events]
+
+
+def test_a_game_replays_the_same_when_another_game_shares_the_model():
+    rules = make_rules("official", 6)
+
+    def models(model: ScriptedChatModel) -> Models:
+        return Models(agents=LLMClient(config=ModelConfig(spec="scripted"), model=model),
+                      extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0), model=model))
+
+    alone = asyncio.run(play_one(rules, ["llm"] * 6, seed=7, models=models(ScriptedChatModel(seed=1))))
+
+    async def together():
+        shared = models(ScriptedChatModel(seed=1))
+        return await asyncio.gather(play_one(rules, ["llm"] * 6, seed=3, models=shared),
+                                    play_one(rules, ["llm"] * 6, seed=7, models=shared))
+
+    _, beside = asyncio.run(together())
+    assert events(beside) == events(alone)
+    assert len(alone.engine.events) > 30
