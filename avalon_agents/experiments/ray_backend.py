@@ -2,8 +2,10 @@
 
 Tasks write the same run layout with the same resume rules as the local backend (a task is `run_series`
 in its own event loop), so a run can be started on one backend and finished on the other. Each task has
-its own LLM clients: the per-model limit on calls in flight applies per series. The driver shows progress by
-watching the run directory. `max_games` is split over the series in order, before the tasks start.
+its own LLM clients, but the per-model limit on calls in flight holds for the whole cluster: a `CallLimits`
+actor keeps one semaphore per model spec and every call enters through it (a round trip of about a
+millisecond). The driver shows progress by watching the run directory. `max_games` is split over the series
+in order, before the tasks start.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from avalon_agents.experiments.config import Experiment
 from avalon_agents.experiments.runner import Clients, Job, finished_games, jobs_of, run_series, write_experiment_json
@@ -19,10 +22,45 @@ from avalon_agents.host.play import game_dir
 from avalon_agents.records import is_done
 
 
-def _series_task(job: Job, out: str, model: str | None, cap: int | None) -> int:
+class CallLimits:
+    """A Ray actor (async, so waiting calls do not block it): per model spec, at most `limit` calls in flight
+    across every task of the run."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.slots: dict[str, asyncio.Semaphore] = {}
+        self.entered: dict[str, int] = {}
+
+    async def enter(self, spec: str) -> None:
+        await self.slots.setdefault(spec, asyncio.Semaphore(self.limit)).acquire()
+        self.entered[spec] = self.entered.get(spec, 0) + 1
+
+    async def leave(self, spec: str) -> None:
+        self.slots[spec].release()
+
+    async def counts(self) -> dict[str, int]:
+        """Calls admitted so far, per spec."""
+        return dict(self.entered)
+
+
+class ClusterSlot:
+    """The async context manager an LLMClient enters around each call: a place under the cluster's limit."""
+
+    def __init__(self, limits: Any, spec: str) -> None:
+        self.limits = limits
+        self.spec = spec
+
+    async def __aenter__(self) -> None:
+        await self.limits.enter.remote(self.spec)
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.limits.leave.remote(self.spec)
+
+
+def _series_task(job: Job, out: str, model: str | None, cap: int | None, limits: Any) -> int:
     """Runs in a Ray worker: play the unfinished games of one series (at most `cap`)."""
     played: list[int] = []
-    clients = Clients(job.experiment.concurrency.llm_calls, model)
+    clients = Clients(job.experiment.concurrency.llm_calls, model, slots=lambda spec: ClusterSlot(limits, spec))
     budget = [cap] if cap is not None else None
     asyncio.run(run_series(job, Path(out), clients, lambda j, n, p: played.append(n), budget))
     return len(played)
@@ -47,8 +85,10 @@ def caps(variants: dict[str, Experiment], out: Path, max_games: int | None) -> l
 
 def run_with_ray(variants: dict[str, Experiment], out: Path, *, model: str | None = None,
                  max_games: int | None = None, source: Path | None = None, address: str | None = None,
-                 num_cpus: int | None = None, on_progress: Callable[[int], None] = lambda done: None) -> None:
-    """Run the experiment's series as Ray tasks; returns when every task has finished."""
+                 num_cpus: int | None = None,
+                 on_progress: Callable[[int], None] = lambda done: None) -> dict[str, int]:
+    """Run the experiment's series as Ray tasks; returns when every task has finished, with the number of
+    LLM calls admitted per model spec (all went through the cluster-wide limit)."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline machines: no usage reporting
     import ray
 
@@ -58,10 +98,13 @@ def run_with_ray(variants: dict[str, Experiment], out: Path, *, model: str | Non
         kwargs = {"address": address} if address else {"num_cpus": num_cpus, "include_dashboard": False}
         ray.init(ignore_reinit_error=True, log_to_driver=False, **kwargs)
     task = ray.remote(num_cpus=1, max_retries=0)(_series_task)
-    refs = [task.remote(job, str(out), model, cap) for job, cap in caps(variants, out, max_games)]
+    limit = next(iter(variants.values())).concurrency.llm_calls
+    limits = ray.remote(num_cpus=0)(CallLimits).remote(limit)
+    refs = [task.remote(job, str(out), model, cap, limits) for job, cap in caps(variants, out, max_games)]
     pending = list(refs)
     while pending:
         _, pending = ray.wait(pending, num_returns=len(pending), timeout=1.0)
         on_progress(finished_games(variants, out))
     ray.get(refs)  # raises a task's error here
     on_progress(finished_games(variants, out))
+    return ray.get(limits.counts.remote())

@@ -19,6 +19,7 @@ import random
 import shutil
 import time
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,17 +75,21 @@ class Clients:
     """One LLMClient per (spec, temperature, token cap) for the whole run; all clients of one model spec
     (agents, extractor, module-specific settings) share one limit of calls in flight."""
 
-    def __init__(self, limit: int, override: str | None) -> None:
+    def __init__(self, limit: int, override: str | None,
+                 slots: Callable[[str], AbstractAsyncContextManager] | None = None) -> None:
         self.limit = limit
         self.override = override
         self._made: dict[tuple[str, float, int | None], LLMClient] = {}
-        self._slots: dict[str, asyncio.Semaphore] = {}
+        self._slots: dict[str, AbstractAsyncContextManager] = {}
+        self._new_slots = slots or (lambda spec: asyncio.Semaphore(limit))
 
     def get(self, spec: str | None, temperature: float, max_tokens: int | None = None) -> LLMClient:
         spec = self.override or spec or default_spec()
         key = (spec, temperature, max_tokens)
         if key not in self._made:
-            slots = self._slots.setdefault(spec, asyncio.Semaphore(self.limit))
+            if spec not in self._slots:
+                self._slots[spec] = self._new_slots(spec)
+            slots = self._slots[spec]
             self._made[key] = LLMClient(config=ModelConfig(spec=spec, temperature=temperature, max_tokens=max_tokens),
                                         slots=slots)
         return self._made[key]

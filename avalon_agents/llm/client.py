@@ -14,6 +14,7 @@ import json
 import time
 import weakref
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
 from typing import Any, Protocol
 
@@ -104,12 +105,13 @@ class LLMClient:
         model: the chat model (built from `config` if not given).
         tracer: receives one record per call.
         concurrency: at most this many calls in flight through this client (None: no limit).
-        slots: a semaphore shared with other clients of the same model (instead of `concurrency`), so that
-            one limit covers, say, the agents' and the extractor's calls to one server.
+        slots: a semaphore (or any async context manager that admits a call) shared with other clients of the
+            same model (instead of `concurrency`), so that one limit covers, say, the agents' and the
+            extractor's calls to one server; the Ray backend passes one that spans the cluster.
     """
 
     def __init__(self, *, config: ModelConfig, model: BaseChatModel | None = None, tracer: Tracer | None = None,
-                 concurrency: int | None = None, slots: asyncio.Semaphore | None = None) -> None:
+                 concurrency: int | None = None, slots: AbstractAsyncContextManager | None = None) -> None:
         self.config = config
         self._given = model
         self._models: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
