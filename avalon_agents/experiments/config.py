@@ -14,7 +14,7 @@
     games_per_series: 10       # consecutive games that carry experience forward
     seed: 0
     schedule: balanced         # lineup seats: every agent in every role equally often (or random)
-    concurrency: {games: 2, llm_calls: 4}
+    concurrency: {games: 2, llm_calls: 16}
     probes: false              # true: belief probes after each quest (trace only; beyond the paper)
 
 A variant is a partial config merged over the base; `grid` crosses toggles instead
@@ -67,7 +67,8 @@ class ExtractorSpec(Strict):
 
 class Concurrency(Strict):
     games: int = Field(1, ge=1, le=256, description="games (series) played at once")
-    llm_calls: int = Field(4, ge=1, le=1024, description="LLM calls in flight at once per model")
+    llm_calls: int = Field(16, ge=1, le=1024, description="LLM calls in flight at once per model (16: a game's "
+                           "6-seat steps are not split into waves; the embedded model's server queues the rest)")
 
 
 class Experiment(Strict):
