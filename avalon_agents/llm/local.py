@@ -75,7 +75,7 @@ class LocalServer:
         threads: llama.cpp's threads (default: env AVALON_LOCAL_THREADS, else every core).
         cache_mb: the prompt cache's budget in MB (default: env AVALON_LOCAL_CACHE_MB, else CACHE_MB; 0 turns
             it off). A seat's next prompt resumes from the saved state of its last one, so only the new part
-            is read: games run about twice as fast.
+            is read: measured games ran 1.4× (quickstart) to about 1.8× (six cognitive seats) faster.
     """
 
     def __init__(self, name: str, threads: int | None = None, cache_mb: int | None = None) -> None:
