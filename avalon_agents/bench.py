@@ -39,7 +39,7 @@ def play_direct(rules: RuleSet, kind: str, seed: int, moves: list | None = None)
 
     def flush(seat: int) -> None:
         if inbox[seat]:
-            run_now(bots[seat].observe(inbox[seat]))
+            bots[seat].see(inbox[seat])
             inbox[seat] = []
 
     deliver(engine.reset())

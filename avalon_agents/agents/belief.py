@@ -4,13 +4,15 @@ Every possible evil set ("world") carries a weight from public evidence (quest r
 proposals); a seat's private knowledge (its own role, what it saw at night) is a mask on top. Worlds and
 teams are bitmasks: bit `seat - 1` stands for a seat.
 
-Weights are a pure function of the public evidence so far, and views a pure function of evidence and
-mask; both are memoized, so the six bots of a game, who all see the same evidence, compute each update
-once.
+The bots of a game all see the same public evidence, so its states are shared: each state is an `_Node`
+reached from the one before by a piece of evidence, holding its weights and the views computed from it
+(per mask, with each seat's chance of being evil and every team's chance of being clean asked so far). A
+state is computed once for the whole table and lives as long as some Belief is at or after it.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from functools import lru_cache
 from itertools import combinations
@@ -26,80 +28,137 @@ EVIL_VOTE_TELL = 1.4, 0.6
 """An evil voter approves teams with evil and rejects clean ones: (consistent, inconsistent) factors."""
 EVIL_LEADER_TELL = 1.4, 0.6
 """An evil leader proposes a team with evil on it: (consistent, inconsistent) factors."""
-CACHE_SIZE = 8192
 
-Evidence = tuple[tuple[int, ...], ...]
-"""("q", team, fails) | ("v", team, approvals, rejections) | ("p", leader_bit, team), kinds as 0/1/2."""
+Item = tuple[int, ...]
+"""One piece of evidence: (QUEST, team, fails) | (VOTES, team, approvals, rejections) | (PROPOSAL, leader_bit,
+team), seats as masks."""
 QUEST, VOTES, PROPOSAL = 0, 1, 2
 
 
-def mask_of(seats: Iterable[Seat]) -> int:
+@lru_cache(maxsize=4096)
+def _mask(seats: tuple[Seat, ...]) -> int:
     m = 0
     for s in seats:
         m |= 1 << (s - 1)
     return m
 
 
+def mask_of(seats: Iterable[Seat]) -> int:
+    return _mask(seats if isinstance(seats, tuple) else tuple(seats))
+
+
 def seats_of(mask: int) -> list[Seat]:
     return [i + 1 for i in range(mask.bit_length()) if mask >> i & 1]
 
 
+class _Worlds:
+    """The evil sets of a game size: as ints, as an int array, and as a 0/1 matrix (world x seat)."""
+
+    def __init__(self, players: int, evil_count: int) -> None:
+        self.players = players
+        self.ints = tuple(mask_of(c) for c in combinations(range(1, players + 1), evil_count))
+        self.array = np.array(self.ints, dtype=np.int64)
+        self.matrix = np.array([[w >> i & 1 for i in range(players)] for w in self.ints], dtype=float)
+        self.everything = np.ones(len(self.ints), dtype=bool).tobytes()
+        self.root = _Node(self, None, None)
+        self._counts: dict[int, np.ndarray] = {}
+
+    def count(self, mask: int) -> np.ndarray:
+        """How many of the seats in `mask` are evil, per world."""
+        counts = self._counts.get(mask)
+        if counts is None:
+            counts = self._counts[mask] = self.matrix @ np.array([mask >> i & 1 for i in range(self.players)], float)
+        return counts
+
+
 @lru_cache(maxsize=64)
-def _worlds(players: int, evil_count: int) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
-    """Worlds as ints, as an int array, and as a 0/1 matrix (world x seat)."""
-    ints = tuple(mask_of(c) for c in combinations(range(1, players + 1), evil_count))
-    matrix = np.array([[w >> i & 1 for i in range(players)] for w in ints], dtype=float)
-    return ints, np.array(ints, dtype=np.int64), matrix
+def _worlds(players: int, evil_count: int) -> _Worlds:
+    return _Worlds(players, evil_count)
 
 
-@lru_cache(maxsize=CACHE_SIZE)
-def _vec(mask: int, players: int) -> np.ndarray:
-    return np.array([mask >> i & 1 for i in range(players)], dtype=float)
+class View:
+    """The weights of one evidence state under one mask, normalized, with what follows from them."""
+
+    __slots__ = ("weights", "by_seat", "suspicion", "_array", "_clean")
+
+    def __init__(self, worlds: _Worlds, weights: np.ndarray) -> None:
+        self.weights = weights
+        self.by_seat: list[float] = (weights @ worlds.matrix).tolist()
+        """Each seat's chance of being evil, seat 1 first."""
+        self.suspicion: dict[Seat, float] = dict(zip(range(1, worlds.players + 1), self.by_seat))
+        self._array = worlds.array
+        self._clean: dict[int, float] = {}
+
+    def p_clean(self, team: int) -> float:
+        p = self._clean.get(team)
+        if p is None:
+            p = self._clean[team] = float(self.weights[(self._array & team) == 0].sum())
+        return p
 
 
-@lru_cache(maxsize=CACHE_SIZE)
-def _weights(players: int, evil_count: int, evidence: Evidence) -> np.ndarray:
-    _, _, matrix = _worlds(players, evil_count)
-    if not evidence:
-        return np.ones(len(matrix))
-    weights = _weights(players, evil_count, evidence[:-1]).copy()
-    kind, *data = evidence[-1]
-    on_team = matrix @ _vec(data[0] if kind != PROPOSAL else data[1], players)  # evil members per world
-    if kind == QUEST:
-        fails = data[1]
-        weights[on_team < fails] = 0.0
-        if fails == 0:
-            weights *= EVIL_SUCCESS**on_team
-    elif kind == VOTES:
-        yes, no = EVIL_VOTE_TELL
-        approve = matrix @ _vec(data[1], players)
-        reject = matrix @ _vec(data[2], players)
-        dirty = on_team > 0
-        weights *= yes ** np.where(dirty, approve, reject) * no ** np.where(dirty, reject, approve)
-    else:
-        yes, no = EVIL_LEADER_TELL
-        leads = matrix[:, data[0].bit_length() - 1] > 0
-        weights *= np.where(leads, np.where(on_team > 0, yes, no), 1.0)
-    total = weights.sum()
-    if total > 0:
-        weights /= total
-    weights.flags.writeable = False
-    return weights
+class _Node:
+    """A state of the public evidence: the one before it plus one item."""
 
+    __slots__ = ("worlds", "parent", "item", "children", "_weights", "views", "__weakref__")
 
-@lru_cache(maxsize=CACHE_SIZE)
-def _view(players: int, evil_count: int, evidence: Evidence, allowed: bytes) -> tuple[np.ndarray, dict[Seat, float]]:
-    """Weights zeroed outside the mask and normalized, and each seat's chance of being evil."""
-    _, _, matrix = _worlds(players, evil_count)
-    keep = np.frombuffer(allowed, dtype=bool)
-    weights = np.where(keep, _weights(players, evil_count, evidence), 0.0)
-    total = weights.sum()
-    if total == 0:  # evidence contradicts the mask: fall back to the mask alone
-        weights, total = keep.astype(float), float(keep.sum())
-    weights = weights / total
-    weights.flags.writeable = False
-    sus = (weights @ matrix).tolist()
-    return weights, dict(zip(range(1, players + 1), sus))
+    def __init__(self, worlds: _Worlds, parent: _Node | None, item: Item | None) -> None:
+        self.worlds = worlds
+        self.parent = parent  # kept alive by its children
+        self.item = item
+        self.children: weakref.WeakValueDictionary[Item, _Node] = weakref.WeakValueDictionary()
+        self._weights: np.ndarray | None = None
+        self.views: dict[bytes, View] = {}
+
+    def child(self, item: Item) -> _Node:
+        node = self.children.get(item)
+        if node is None:
+            node = self.children[item] = _Node(self.worlds, self, item)
+        return node
+
+    @property
+    def weights(self) -> np.ndarray:
+        if self._weights is None:
+            self._weights = self._compute()
+        return self._weights
+
+    def _compute(self) -> np.ndarray:
+        worlds = self.worlds
+        if self.parent is None:
+            return np.ones(len(worlds.ints))
+        weights = self.parent.weights.copy()
+        kind, *data = self.item
+        on_team = worlds.count(data[0] if kind != PROPOSAL else data[1])  # evil members per world
+        if kind == QUEST:
+            fails = data[1]
+            weights[on_team < fails] = 0.0
+            if fails == 0:
+                weights *= EVIL_SUCCESS**on_team
+        elif kind == VOTES:
+            yes, no = EVIL_VOTE_TELL
+            approve, reject = worlds.count(data[1]), worlds.count(data[2])
+            dirty = on_team > 0
+            weights *= yes ** np.where(dirty, approve, reject) * no ** np.where(dirty, reject, approve)
+        else:
+            yes, no = EVIL_LEADER_TELL
+            leads = worlds.matrix[:, data[0].bit_length() - 1] > 0
+            weights *= np.where(leads, np.where(on_team > 0, yes, no), 1.0)
+        total = weights.sum()
+        if total > 0:
+            weights /= total
+        weights.flags.writeable = False
+        return weights
+
+    def view(self, allowed: bytes) -> View:
+        """Weights zeroed outside the mask and normalized (the mask alone if the evidence contradicts it)."""
+        view = self.views.get(allowed)
+        if view is None:
+            keep = np.frombuffer(allowed, dtype=bool)
+            weights = np.where(keep, self.weights, 0.0)
+            total = weights.sum()
+            if total == 0:
+                weights, total = keep.astype(float), float(keep.sum())
+            view = self.views[allowed] = View(self.worlds, weights / total)
+        return view
 
 
 class Belief:
@@ -113,42 +172,50 @@ class Belief:
     def __init__(self, players: int, evil_count: int) -> None:
         self.players = players
         self.evil_count = evil_count
-        self.worlds, self._world_array, self._matrix = _worlds(players, evil_count)
-        self.evidence: Evidence = ()
-        self.everything = np.ones(len(self.worlds), dtype=bool).tobytes()
-        self.allowed = self.everything
+        self._worlds = _worlds(players, evil_count)
+        self.worlds = self._worlds.ints
+        self.node = self._worlds.root
+        self.everything = self.allowed = self._worlds.everything
 
     def restrict(self, seats: int, evil: int | None = None, at_least: int | None = None) -> None:
         """Keep only worlds where exactly `evil` (or at least `at_least`) of `seats` (a mask) are evil."""
-        counts = self._matrix @ _vec(seats, self.players)
+        counts = self._worlds.count(seats)
         keep = counts == evil if evil is not None else counts >= at_least
         self.allowed = (np.frombuffer(self.allowed, dtype=bool) & keep).tobytes()
 
     @property
     def weights(self) -> np.ndarray:
-        return _weights(self.players, self.evil_count, self.evidence)
+        return self.node.weights
+
+    @property
+    def evidence(self) -> tuple[Item, ...]:
+        """Every piece of evidence seen, oldest first."""
+        items, node = [], self.node
+        while node.item is not None:
+            items.append(node.item)
+            node = node.parent
+        return tuple(reversed(items))
 
     # -- evidence ---------------------------------------------------------------
 
     def see_quest(self, team: int, fails: int) -> None:
-        self.evidence += ((QUEST, team, fails),)
+        self.node = self.node.child((QUEST, team, fails))
 
     def see_votes(self, team: int, approvals: int, rejections: int) -> None:
-        self.evidence += ((VOTES, team, approvals, rejections),)
+        self.node = self.node.child((VOTES, team, approvals, rejections))
 
     def see_proposal(self, leader: Seat, team: int) -> None:
-        self.evidence += ((PROPOSAL, 1 << (leader - 1), team),)
+        self.node = self.node.child((PROPOSAL, 1 << (leader - 1), team))
 
     # -- queries ------------------------------------------------------------------
 
-    def _view(self, private: bool):
-        return _view(self.players, self.evil_count, self.evidence, self.allowed if private else self.everything)
+    def view(self, private: bool = True) -> View:
+        return self.node.view(self.allowed if private else self.everything)
 
     def p_clean(self, team: int, private: bool = True) -> float:
         """Probability that no member of `team` is evil."""
-        weights, _ = self._view(private)
-        return float(weights[(self._world_array & team) == 0].sum())
+        return self.view(private).p_clean(team)
 
     def suspicion(self, private: bool = True) -> dict[Seat, float]:
         """Probability that each seat is evil."""
-        return self._view(private)[1]
+        return self.view(private).suspicion

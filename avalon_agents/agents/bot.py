@@ -27,7 +27,7 @@ def say(action: Action) -> str:
 
 
 class Bot:
-    """Subclasses implement `decide(request) -> Action` and may override `observe`.
+    """Subclasses implement `decide(request) -> Action` and may override `see(events)`.
 
     Args:
         seat: the seat it plays.
@@ -41,6 +41,10 @@ class Bot:
         self.rng = random.Random(seed)
 
     async def observe(self, events: Sequence[GameEvent]) -> None:
+        self.see(events)
+
+    def see(self, events: Sequence[GameEvent]) -> None:
+        """Take in events the seat may see (bots never wait, so this is not async)."""
         return None
 
     async def act(self, request: ActionRequest, instruction: str) -> Reply:

@@ -71,7 +71,7 @@ class RuleBot(Bot):
 
     # ------------------------------------------------------------------ observing
 
-    async def observe(self, events: Sequence[GameEvent]) -> None:
+    def see(self, events: Sequence[GameEvent]) -> None:
         for e in events:
             handler = self._handlers.get(type(e))
             if handler:
@@ -84,6 +84,8 @@ class RuleBot(Bot):
         order = list(e.rules.seats)
         self.rng.shuffle(order)
         self.tiebreak = {s: i for i, s in enumerate(order)}
+        self._tiebreak = [self.tiebreak[s] for s in e.rules.seats]
+        self._ranks: dict[bool, tuple] = {}  # private -> (the view it was ranked from, the ranking)
 
     def _see_quest(self, e: QuestCompleted) -> None:
         self.belief.see_quest(mask_of(e.team), e.fails)
@@ -113,13 +115,16 @@ class RuleBot(Bot):
         team = mask_of(e.team)
         if not e.assigned:
             self.belief.see_proposal(e.leader, team)
-        self._score_merlin(e.leader, team, weight=1.0, approve=True)
+        if self._is_evil:
+            self._score_merlin(e.leader, team, weight=1.0, approve=True)
 
     def _see_votes(self, e: VotesRevealed) -> None:
         if not (e.approvals or e.rejections):
             return  # secret votes: nothing per seat to learn
         team = mask_of(e.team)
         self.belief.see_votes(team, mask_of(e.approvals), mask_of(e.rejections))
+        if not self._is_evil:
+            return
         weight = 2.0 if self.fails_seen == 0 else 1.0  # early steering can only come from knowledge
         for s in e.approvals:
             self._score_merlin(s, team, weight, approve=True)
@@ -128,8 +133,6 @@ class RuleBot(Bot):
 
     def _score_merlin(self, seat: Seat, team: int, weight: float, approve: bool) -> None:
         """Evil's view: backing clean teams and opposing dirty ones looks like Merlin."""
-        if not self._is_evil:
-            return
         dirty = bool(team & self.evil)
         self.merlin_score[seat] += weight * (1.0 if approve != dirty else -1.0) * (1.0 if dirty else 0.5)
 
@@ -158,9 +161,13 @@ class RuleBot(Bot):
 
     def _ranked(self, private: bool) -> list[Seat]:
         """Seats from least to most suspected, ties broken by this bot's own random order."""
-        sus = self.belief.suspicion(private)
-        tiebreak = self.tiebreak
-        return sorted(sus, key=lambda s: (sus[s], tiebreak[s]))
+        view = self.belief.view(private)
+        cached = self._ranks.get(private)
+        if cached is not None and cached[0] is view:
+            return cached[1]
+        ranked = [s for _, _, s in sorted(zip(view.by_seat, self._tiebreak, self.rules.seats))]
+        self._ranks[private] = (view, ranked)
+        return ranked
 
     def _propose(self, request: ActionRequest) -> list[Seat]:
         if self._is_evil:

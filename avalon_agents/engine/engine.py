@@ -108,20 +108,7 @@ class AvalonEngine:
             raise IllegalAction(f"turn: seat {seat} is not asked to act now ({self.phase.value})")
         request.validate(action)
         del self._pending[seat]
-        if isinstance(action, Speak):
-            self._on_speak(seat, action.text)
-        elif isinstance(action, ProposeTeam):
-            self._on_propose(tuple(sorted(action.team)))
-        elif isinstance(action, Vote):
-            self._votes[seat] = action.approve
-            if not self._pending:
-                self._on_votes()
-        elif isinstance(action, QuestCard):
-            self._cards[seat] = action.success
-            if not self._pending:
-                self._on_cards()
-        elif isinstance(action, Assassinate):
-            self._on_assassinate(seat, action.target)
+        self._apply[type(action)](self, seat, action)
         return self._flush()
 
     @property
@@ -209,8 +196,8 @@ class AvalonEngine:
         targets = tuple(s for s in self.rules.seats if s != assassin)
         self._ask(assassin, RequestKind.ASSASSINATE, options=targets, may_pass=may_pass)
 
-    def _on_speak(self, seat: Seat, text: str) -> None:
-        self._emit(SpeechGiven, seat=seat, text=text)
+    def _on_speak(self, seat: Seat, action: Speak) -> None:
+        self._emit(SpeechGiven, seat=seat, text=action.text)
         if self._speakers:
             self._ask_next_speaker()
         elif self.rules.proposal_order == "propose_then_discuss":
@@ -218,8 +205,8 @@ class AvalonEngine:
         else:
             self._ask_proposal()
 
-    def _on_propose(self, team: tuple[Seat, ...]) -> None:
-        self.team = team
+    def _on_propose(self, seat: Seat, action: ProposeTeam) -> None:
+        self.team = team = tuple(sorted(action.team))
         self._proposals += 1
         assigned = self._assigned
         self._emit(TeamProposed, leader=self.leader, team=team, assigned=assigned)
@@ -229,6 +216,16 @@ class AvalonEngine:
             self._ask_discussion()
         else:
             self._ask_votes()
+
+    def _on_vote(self, seat: Seat, action: Vote) -> None:
+        self._votes[seat] = action.approve
+        if not self._pending:
+            self._on_votes()
+
+    def _on_card(self, seat: Seat, action: QuestCard) -> None:
+        self._cards[seat] = action.success
+        if not self._pending:
+            self._on_cards()
 
     def _on_votes(self) -> None:
         rules = self.rules
@@ -282,7 +279,8 @@ class AvalonEngine:
         else:
             self._next_quest_or_end()
 
-    def _on_assassinate(self, seat: Seat, target: Seat | None) -> None:
+    def _on_assassinate(self, seat: Seat, action: Assassinate) -> None:
+        target = action.target
         if target is None:
             self._emit(AssassinationDeclined, visible_to=(seat,), seat=seat)
             self._next_quest_or_end()
@@ -322,6 +320,10 @@ class AvalonEngine:
             proposals=self._proposals,
             assassination_target=self._target,
         )
+
+    _apply = {Speak: _on_speak, ProposeTeam: _on_propose, Vote: _on_vote, QuestCard: _on_card,
+              Assassinate: _on_assassinate}
+    """What each kind of action does, by its type."""
 
     # ----------------------------------------------------------------- plumbing
 

@@ -66,3 +66,22 @@ def test_bad_presets(preset, players, match):
 def test_bad_custom_rules_name_the_field(change, field):
     with pytest.raises(ValidationError, match=field):
         RuleSet(**{**make_rules().model_dump(), **change})
+
+
+def test_actions_and_events_are_frozen_and_keyword_only():
+    from dataclasses import FrozenInstanceError
+
+    from avalon_agents.core.actions import ActionRequest, RequestKind, Speak
+    from avalon_agents.core.events import EVENT_ADAPTER, SpeechGiven
+
+    event = SpeechGiven(seq=3, quest=1, attempt=2, seat=4, text="hi")
+    with pytest.raises(FrozenInstanceError):
+        event.text = "forged"
+    with pytest.raises(TypeError, match="text"):
+        SpeechGiven(seq=3, quest=1, attempt=2, seat=4)
+    with pytest.raises(TypeError):
+        Speak("positional")
+    assert event.visible_to == "all" and event.type == "speech"  # defaults of the base and of the class
+    assert EVENT_ADAPTER.validate_json(event.to_json()) == event
+    request = ActionRequest(seat=1, kind=RequestKind.VOTE, quest=1, attempt=1)
+    assert (request.team, request.final, request.team_size) == ((), False, None)
