@@ -51,8 +51,9 @@ async def run(modes: list[str], games: int) -> None:
             counts = usage(read_trace(path))
             valid = sum(r["valid"] for r in read_trace(path) if r["type"] == "extraction")
             target.parent.mkdir(parents=True, exist_ok=True)
+            threads = int(os.environ.get("AVALON_LOCAL_THREADS", 0)) or os.cpu_count()
             summary = {"seed": i, "winner": host.engine.result().winner.value, "wall_seconds": round(wall, 1),
-                       "server_threads": int(os.environ.get("AVALON_LOCAL_THREADS", 0)) or os.cpu_count(), "valid": valid, **counts}
+                       "server_threads": threads, "valid": valid, **counts}
             target.write_text(json.dumps(summary, indent=1) + "\n")
             print(f"{mode} game {i + 1}: {wall:.0f} s, valid {valid}/{counts['decisions']}", flush=True)
 
