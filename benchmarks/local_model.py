@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -65,19 +66,21 @@ def report(mode: str) -> str:
     decisions = sum(g["decisions"] for g in games)
     valid = sum(g["valid"] for g in games)
     calls = sum(g["llm_calls"] for g in games)
-    seconds = sum(g["llm_seconds"] for g in games)
     methods: dict[str, int] = {}
     for g in games:
         for method, n in g["methods"].items():
             methods[method] = methods.get(method, 0) + n
-    per_game = sum(g["wall_seconds"] for g in games) / len(games)
+    # Medians over games: a game that shared the machine with another job runs long, and the mean would show it.
+    per_call = statistics.median(g["llm_seconds"] / g["llm_calls"] for g in games)
+    per_game = statistics.median(g["wall_seconds"] for g in games)
     return (f"| {mode} | {len(games)} | {decisions} | {valid / decisions:.1%} | {dict(sorted(methods.items()))} | "
-            f"{calls / len(games):.0f} | {seconds / calls:.2f} | {per_game:.0f} |")
+            f"{calls / len(games):.0f} | {per_call:.2f} | {per_game:.0f} |")
 
 
 def main(games: int = 10, modes: str = "constrained,unconstrained") -> None:
     asyncio.run(run(modes.split(","), games))
-    print("| decisions | games | answers | valid response rate | read by | calls/game | s/call | s/game |")
+    print("| decisions | games | answers | valid response rate | read by | calls/game "
+          "| s/call, queue included (median game) | s/game (median) |")
     print("|---|---|---|---|---|---|---|---|")
     for mode in modes.split(","):
         print(report(mode))
