@@ -131,8 +131,8 @@ def make_model(config: ModelConfig | str) -> BaseChatModel:
     else:
         from avalon_agents.llm.local import local_server
 
-        url = local_server(model).base_url
-        key = "local"
+        server = local_server(model)
+        url, key = server.base_url, "local"
     return ChatOpenAI(
         model=model,
         base_url=url,
@@ -149,7 +149,8 @@ def make_model(config: ModelConfig | str) -> BaseChatModel:
         # ChatOpenAI sends only max_completion_tokens, which llama.cpp's server ignores: say both to servers
         extra_body={"max_tokens": config.token_cap} if provider != "openai" else None,
         # its own connections (langchain-openai shares one cached client, bound to the first event loop)
-        http_async_client=httpx.AsyncClient(timeout=config.wait_cap),
+        # (the embedded server's is shared by every model of the loop: one request at a time, see local.py)
+        http_async_client=server.http_client() if provider == "local" else httpx.AsyncClient(timeout=config.wait_cap),
     )
 
 

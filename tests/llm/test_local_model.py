@@ -14,7 +14,7 @@ import pytest
 
 from avalon_agents.core import make_rules
 from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.llm import LLMClient, ModelConfig, make_model
 from avalon_agents.llm.local import LocalServer, find_gguf, local_server
 from avalon_agents.records import usage
 
@@ -118,6 +118,24 @@ def test_prompt_cache_stays_within_its_budget():
     finally:
         server.stop()
     assert grown < 48 + 80, f"the server grew by {grown} MB with a 48 MB cache"
+
+
+def test_calls_to_the_embedded_server_wait_their_turn_on_one_connection():
+    """Every chat model of a loop shares one connection to the server, so concurrent calls queue on our side
+    (a request waiting inside the server costs llama.cpp a core); they all still get their answers."""
+
+    async def go():
+        a = make_model(ModelConfig(spec="local:smollm2", max_tokens=4))
+        b = make_model(ModelConfig(spec="local:smollm2", temperature=0.0, max_tokens=4))
+        assert a.http_async_client is b.http_async_client
+        replies = await asyncio.gather(*(m.ainvoke(f"Say {word}.") for m, word in
+                                         ((a, "yes"), (b, "no"), (a, "maybe"), (b, "never"))))
+        pool = a.http_async_client._transport._pool
+        return replies, len(pool.connections)
+
+    replies, connections = asyncio.run(go())
+    assert all(r.content for r in replies)
+    assert connections == 1  # four requests at once would open four connections without the limit
 
 
 @pytest.mark.local_model
