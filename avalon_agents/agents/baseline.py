@@ -8,8 +8,10 @@ pool of earlier games' (reflection, answer, score), it retrieves the situations 
 reflection, contrasts the best and the worst answer, and draws a suggestion (once per round). It then
 answers with chain-of-thought; the host receives only the part after "My concise talking content:".
 
-Unlike the code the paper used, its system prompt is filled in (seat, role, player count) and its
-informative messages are ranked by score.
+Unlike the code the paper used, its system prompt is filled in (seat, role, player count), its
+informative messages are ranked by score, and its window of recent messages moves RECENT_STEP messages at a
+time (it holds RECENT to RECENT + RECENT_STEP - 1 of them): between moves each answer's prompt extends the
+previous one, so a server's prompt cache (llama.cpp) resumes it instead of reading it again.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from avalon_agents.llm.client import LLMCallFailed, LLMClient
 from avalon_agents.narrate import announce, phrase, role_list
 from avalon_agents.prompting import template
 
-RECENT = 10  # freshest messages in every prompt
+RECENT = 10  # freshest messages in every prompt (at least)
+RECENT_STEP = 5  # the window's start moves this many messages at a time
 INFORMATIVE = 5  # top-scored messages in every prompt
 EVIDENCE = 3  # messages retrieved per question
 EXTRA_QUESTIONS = 2  # questions the model proposes per answer
@@ -65,6 +68,12 @@ def informativeness(text: str) -> int:
     return sum(score for pattern, score in INFORMATIVENESS if pattern.search(text))
 
 
+def recent_start(count: int) -> int:
+    """Where the window of recent messages starts among `count`: the last RECENT, and up to RECENT_STEP - 1
+    before them, so that the start moves only every RECENT_STEP messages."""
+    return max(0, (count - RECENT) // RECENT_STEP * RECENT_STEP)
+
+
 def concise(text: str) -> str:
     """The part of a chain-of-thought answer the host should hear."""
     at = text.lower().rfind(ANSWER_MARK)
@@ -79,12 +88,15 @@ class Message:
 
 
 class BaselineAgent:
-    """The paper's baseline. `pool` is the experience pool (an ExperienceStore); None learns nothing."""
+    """The paper's baseline. `pool` is the experience pool (an ExperienceStore); None learns nothing.
+    `end_learning` False: this game's answers are not added to the pool (no later game would read them)."""
 
     needs_llm = True
 
-    def __init__(self, *, seat: Seat, seed: int = 0, llm: LLMClient, pool: Any = None) -> None:
+    def __init__(self, *, seat: Seat, seed: int = 0, llm: LLMClient, pool: Any = None,
+                 end_learning: bool = True) -> None:
         self.seat = seat
+        self.end_learning = end_learning
         self.llm = llm
         self.pool = pool
         self.rules: RuleSet | None = None
@@ -119,7 +131,7 @@ class BaselineAgent:
         return Reply(text=answer)
 
     async def on_game_end(self, result: GameResult) -> None:
-        if self.pool is None or self.role is None:
+        if self.pool is None or self.role is None or not self.end_learning:
             return
         score = 1.0 if result.winner is self.role.side else -1.0
 
@@ -199,7 +211,7 @@ class BaselineAgent:
             self.suggestion = (request.quest, reply.strip())
 
     def _respond_prompt(self, instruction: str) -> str:
-        recent = [m.text for m in self.messages[-RECENT:]]
+        recent = [m.text for m in self.messages[recent_start(len(self.messages)):]]
         ranked = sorted(range(len(self.messages)), key=lambda i: (-self.messages[i].score, -i))
         informative = [self.messages[i].text for i in ranked[:INFORMATIVE] if self.messages[i].score > 0]
         suggestion = f"Suggestion from earlier games: {self.suggestion[1]}\n" if self.suggestion else ""
@@ -208,4 +220,4 @@ class BaselineAgent:
             reflection=self.reflection or "(none)", suggestion=suggestion, instruction=instruction)
 
 
-__all__ = ["BaselineAgent", "concise", "informativeness"]
+__all__ = ["BaselineAgent", "concise", "informativeness", "recent_start"]

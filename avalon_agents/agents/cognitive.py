@@ -37,14 +37,18 @@ class CognitiveAgent:
         config: which modules are on, their classes, options and models (default: all on).
         llm_for: clients for modules with their own model spec (default: `llm` for all).
         experience: where the seat finds what earlier games taught its role, and leaves what this one did.
+        end_learning: False skips experience learning at game end (the experiment runner's last game of a
+            series, which no later game reads); other modules' game_end still runs.
     """
 
     needs_llm = True
 
     def __init__(self, *, seat: int, seed: int = 0, llm: LLMClient, config: AgentConfig | None = None,
-                 llm_for: LLMFor | None = None, experience: ExperienceBook | None = None) -> None:
+                 llm_for: LLMFor | None = None, experience: ExperienceBook | None = None,
+                 end_learning: bool = True) -> None:
         self.config = config or AgentConfig()
         self.book = experience
+        self.end_learning = end_learning
         self.mind = Mind(seat)
         self.slots = Slots()
         self.tracer = llm.tracer
@@ -86,11 +90,12 @@ class CognitiveAgent:
     async def on_game_end(self, result: GameResult) -> None:
         before = asdict(self.mind.experience)
         turn = Turn(self.mind, self.slots)
-        for module in self.modules.values():
-            await module.game_end(turn, result)
+        for slot, module in self.modules.items():
+            if slot != "experience" or self.end_learning:
+                await module.game_end(turn, result)
         if asdict(self.mind.experience) != before and "experience" in self.modules:
             self._trace(self.modules["experience"], turn, asdict(self.mind.experience))
-        if self.book is not None:  # a store embeds its texts: off the event loop, other seats' calls go on
+        if self.book is not None and self.end_learning:  # a store embeds its texts: off the event loop, other seats' calls go on
             await asyncio.to_thread(self.book.put, self.mind.role, self.mind.experience, result)
 
     async def _run(self, turn: Turn, *, phase: str, only: Sequence[str] | None = None) -> None:

@@ -12,6 +12,7 @@
     variants: {full: {}, wo_analysis: {agents: {ours: {modules: {analysis: {enabled: false}}}}}}
     series: 2
     games_per_series: 10       # consecutive games that carry experience forward
+    learn_after_last: false    # true: also learn after a series' last game (which no later game reads)
     seed: 0
     schedule: balanced         # lineup seats: every agent in every role equally often (or random)
     concurrency: {games: 2, llm_calls: 16}
@@ -85,6 +86,9 @@ class Experiment(Strict):
     lineup: dict[str, int] | None = None
     series: int = Field(1, ge=1)
     games_per_series: int = Field(1, ge=1)
+    learn_after_last: bool = Field(False, description="learn from experience after a series' last game too (off:"
+                                                      " no later game reads it, and it costs the cognitive agent "
+                                                      "about three LLM calls per seat)")
     seed: int = 0
     schedule: Literal["balanced", "random"] = "balanced"
     concurrency: Concurrency = Field(default_factory=Concurrency)

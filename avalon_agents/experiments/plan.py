@@ -25,18 +25,19 @@ PROBES_PER_SEAT = 4.0
 """Belief probes per LLM seat and game: one per completed quest, 3 to 5."""
 
 
-def calls_per_seat(agent: AgentSpec) -> float:
-    """Expected calls per game of one seat of this agent (disabled modules cost nothing)."""
+def calls_per_seat(agent: AgentSpec, learning: bool = True) -> float:
+    """Expected calls per game of one seat of this agent (disabled modules cost nothing; without `learning`,
+    as in a series' last game, experience learning costs nothing either)."""
     if agent.kind == "cognitive":
         modules = agent.modules or AgentConfig()
         per_turn = any(modules.settings(slot).enabled and modules.settings(slot).options.get("cadence") == "per_turn"
                        for slot in ("analysis", "planning"))
         calls = MODULE_CALLS["per_turn" if per_turn else "per_round"]
-        return sum(calls[slot] for slot in modules.enabled()) / 6
+        return sum(calls[slot] for slot in modules.enabled() if learning or slot != "experience") / 6
     return CALLS_PER_SEAT.get(agent.kind, 0.0)
 
 
-def calls_per_game(exp: Experiment) -> float:
+def calls_per_game(exp: Experiment, learning: bool = True) -> float:
     """Expected calls per game: every seat's agent's estimate (sides split by the official good/evil counts),
     plus one belief probe per LLM seat and quest when `probes` is on."""
     from avalon_agents.agents.registry import needs_llm
@@ -48,7 +49,15 @@ def calls_per_game(exp: Experiment) -> float:
     else:
         seats = [(exp.agents[exp.agent_for_role(role)], 1) for role in rules.roles]
     probes = PROBES_PER_SEAT if exp.probes else 0.0
-    return sum((calls_per_seat(agent) + (probes if needs_llm(agent.kind) else 0.0)) * n for agent, n in seats)
+    return sum((calls_per_seat(agent, learning) + (probes if needs_llm(agent.kind) else 0.0)) * n
+               for agent, n in seats)
+
+
+def calls_per_run(exp: Experiment) -> float:
+    """Expected calls of all the variant's games: a series' last game learns nothing (unless
+    `learn_after_last`)."""
+    last = calls_per_game(exp, learning=exp.learn_after_last)
+    return calls_per_game(exp) * (exp.games - exp.series) + last * exp.series
 
 
 def plan_lines(variants: dict[str, Experiment], out: Path) -> list[str]:
@@ -57,7 +66,7 @@ def plan_lines(variants: dict[str, Experiment], out: Path) -> list[str]:
              f"{'variant':<28}{'series':>7}{'games/series':>13}{'games':>7}{'est. LLM calls':>16}"]
     total_games = total_calls = 0
     for name, exp in variants.items():
-        calls = calls_per_game(exp) * exp.games
+        calls = calls_per_run(exp)
         total_games += exp.games
         total_calls += calls
         lines.append(f"{name:<28}{exp.series:>7}{exp.games_per_series:>13}{exp.games:>7}{calls:>16,.0f}")

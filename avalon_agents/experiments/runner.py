@@ -149,6 +149,7 @@ async def run_series(job: Job, out: Path, clients: Clients, on_game: Callable[[J
             if not exp.agents[name].learn:
                 m.experience = ExperienceBook()  # nothing carries over from the previous game
             m.experience.game = n
+            m.end_learning = n < exp.games_per_series or exp.learn_after_last
         kinds = [exp.agents[name].kind for name in names]
         path.mkdir(parents=True)
         write_json_atomic(path / "seating.json", {"agents": dict(zip(rules.seats, names)), "series": job.series,

@@ -57,6 +57,9 @@ class Models:
     experience: ExperienceBook | ExperienceStore = field(default_factory=ExperienceBook)
     experience_dir: Path | None = None
     learn: bool = True  # False: baseline seats get no experience pool
+    end_learning: bool = True
+    """False: nothing is learned at the end of the game (the runner's last game of a series: no later game
+    would read it, and the cognitive agent's experience learning is a dozen LLM calls)."""
     make_client: Callable[[str, float], LLMClient] | None = None
     """Makes the client of a module with its own model or temperature (an experiment's shared clients, under
     the per-model limit); None: a client of its own, without a limit."""
@@ -117,6 +120,7 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
 
         return make_agent(kind, seat=seat, seed=agent_seed(seed, seat), llm=llms[seat],
                           config=seat_models.agent_config, llm_for=llm_for, experience=seat_models.experience,
+                          end_learning=seat_models.end_learning,
                           pool=seat_models.pool() if kind == "baseline" and seat_models.learn else None)
 
     agents = {seat: make(seat, kind, m) for seat, kind, m in zip(rules.seats, kinds, per_seat)}

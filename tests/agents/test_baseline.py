@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from avalon_agents.agents.baseline import BaselineAgent, concise, informativeness
+from avalon_agents.agents.baseline import RECENT, RECENT_STEP, BaselineAgent, concise, informativeness, recent_start
 from avalon_agents.core import make_rules
 from avalon_agents.host.play import Models, play_one
 from avalon_agents.llm import LLMClient, ModelConfig, ScriptedChatModel
@@ -47,6 +47,27 @@ def test_baseline_plays_full_games_against_the_cognitive_agent(seed):
     assert cognitive == {1, 3, 5}
     decisions = [r for r in records if r["type"] == "extraction" and r["seat"] in (2, 4, 6)]
     assert decisions and all(r["valid"] or r["method"] == "fallback" for r in decisions)
+
+
+def test_recent_window_moves_a_step_at_a_time():
+    assert [recent_start(n) for n in (0, 9, 10, 14, 15, 19, 20)] == [0, 0, 0, 0, 5, 5, 10]
+    for n in range(200):
+        assert RECENT <= n - recent_start(n) < RECENT + RECENT_STEP or (n < RECENT and recent_start(n) == 0)
+
+
+def test_answers_prompts_extend_each_other_between_window_moves():
+    """A seat's answer prompts keep the same window start for several answers, so a server's prompt cache
+    resumes them: many answer prompts begin with the whole recent block of the one before."""
+    _, records = play(MIXED, 3, models())
+    extended = pairs = 0
+    for seat in (2, 4, 6):
+        prompts = [c["messages"][1]["content"] for c in baseline_calls(records, seat)
+                   if c["purpose"] == "baseline/respond"]
+        for before, after in zip(prompts, prompts[1:]):
+            block = before.split("\n\nInformative messages")[0]
+            pairs += 1
+            extended += after.startswith(block)
+    assert pairs >= 9 and extended / pairs > 0.35, (extended, pairs)  # a window moving every message: 10%
 
 
 def test_system_prompt_is_filled_in():

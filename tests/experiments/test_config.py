@@ -122,3 +122,14 @@ def test_the_plan_counts_only_the_modules_that_are_on():
     good_seats = 4  # ours plays the four good roles of a 6-player game
     assert full - no_analysis == pytest.approx(MODULE_CALLS["per_round"]["analysis"] / 6 * good_seats)
     assert full == pytest.approx((166 * good_seats + 267 * 2) / 6)  # the measured per-seat figures
+
+
+def test_the_plan_leaves_out_learning_after_each_series_last_game():
+    from avalon_agents.experiments.plan import MODULE_CALLS, calls_per_game, calls_per_run
+
+    exp = load_experiments(ROOT / "experiments" / "paper" / "table2.yaml")["good_full"]
+    learning = MODULE_CALLS["per_round"]["experience"] / 6 * 4  # ours on the four good seats
+    assert calls_per_game(exp) - calls_per_game(exp, learning=False) == pytest.approx(learning)
+    assert calls_per_run(exp) == pytest.approx(calls_per_game(exp) * exp.games - learning * exp.series)
+    assert calls_per_run(exp.model_copy(update={"learn_after_last": True})) == pytest.approx(
+        calls_per_game(exp) * exp.games)

@@ -96,6 +96,21 @@ def test_experience_flows_forward_within_a_series_and_never_across(tmp_path):
         assert checked
 
 
+def test_the_last_game_of_a_series_learns_only_when_asked(tmp_path):
+    base = CONFIG.split("variants:")[0].replace("\nseries: 2", "\nseries: 1")
+    for flag, learned_from in ((False, {1}), (True, {1, 2})):
+        variants = load_experiments(write(tmp_path, base + f"learn_after_last: {str(flag).lower()}\n"))
+        out = tmp_path / f"run-{flag}"
+        asyncio.run(run_experiment(variants, out))
+        root = out / "main" / "series-1"
+        store = ExperienceStore(root / "experience" / "ours")
+        assert {m["game"] for m in store.collection.get(where={"kind": "strategy"})["metadatas"]} == learned_from
+        last = [r["purpose"] for r in read_trace(root / "game-00002") if r["type"] == "llm_call"]
+        first = [r["purpose"] for r in read_trace(root / "game-00001") if r["type"] == "llm_call"]
+        assert any(p.startswith("experience/") for p in first)
+        assert any(p.startswith("experience/") for p in last) == flag
+
+
 def digest(game: Path) -> dict[str, str]:
     return {f: hashlib.sha256((game / f).read_bytes()).hexdigest() for f in FILES}
 
