@@ -95,7 +95,8 @@ class CognitiveAgent:
                 await module.game_end(turn, result)
         if asdict(self.mind.experience) != before and "experience" in self.modules:
             self._trace(self.modules["experience"], turn, asdict(self.mind.experience))
-        if self.book is not None and self.end_learning:  # a store embeds its texts: off the event loop, other seats' calls go on
+        # a store embeds its texts: off the event loop, other seats' calls go on
+        if self.book is not None and self.end_learning:
             await asyncio.to_thread(self.book.put, self.mind.role, self.mind.experience, result)
 
     async def _run(self, turn: Turn, *, phase: str, only: Sequence[str] | None = None) -> None:
