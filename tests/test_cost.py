@@ -8,7 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
-from avalon_agents.cost import group, tokens
+from avalon_agents.llm.tokens import count_tokens, newest_that_fit
+from avalon_agents.records import Extraction, LLMCall, Purpose
 
 ROOT = Path(__file__).parent.parent
 
@@ -20,21 +21,27 @@ def cost(*args: str) -> dict:
 
 
 def test_tokens_are_cl100k_base():
-    assert tokens("tiktoken is great!") == 6  # OpenAI's cookbook example for cl100k_base
-    assert tokens("") == 0
+    assert count_tokens("tiktoken is great!") == 6  # OpenAI's cookbook example for cl100k_base
+    assert count_tokens("") == 0
 
 
-def test_groups_drop_the_request_kind():
-    assert group("module/summary") == "summary"
-    assert group("action+response/team") == "action+response"
-    assert group("baseline/reflect") == "baseline/reflect"
-    assert group("extract") == "extract"
+def test_newest_lines_that_fit():
+    lines = ["one two three", "four", "five six"]  # 3, 1 and 2 tokens
+    assert newest_that_fit(lines, 3) == 1 and newest_that_fit(lines, 6) == 0
+    assert newest_that_fit(lines, 1) == 3 and newest_that_fit([], 5) == 0
+
+
+def test_labels_come_from_structured_fields():
+    assert Purpose(stage="module", name="summary").label == "summary"
+    assert Purpose(stage="module", name="action+response", request="propose").label == "action+response"
+    assert Purpose(stage="agent", name="baseline", part="reflect").label == "baseline reflect"
+    assert Purpose(stage="extract", name="extractor", request="vote").label == "extractor"
 
 
 def test_cognitive_cost_split_per_module_adds_up():
     figures = cost("--seats", "cognitive", "--games", "2")
     split = figures["per_module"]
-    assert {"summary", "analysis", "planning", "action+response", "experience"} <= set(split)
+    assert {"summary", "analysis", "plan", "action+response", "experience"} <= set(split)
     assert abs(sum(r["calls_per_game"] for r in split.values()) - figures["calls_per_game"]) < 0.2
     assert abs(sum(r["input_tokens_per_game"] for r in split.values()) - figures["input_tokens_per_game"]) < 10
     assert figures["input_tokens_per_game"] > 10 * figures["calls_per_game"]  # prompts are not empty
@@ -52,7 +59,7 @@ def test_per_turn_pipeline_costs_more_than_per_round():
 
 def test_baseline_cost_names_its_steps():
     figures = cost("--seats", "baseline", "--games", "1")
-    assert {"baseline/questions", "baseline/reflect", "baseline/respond"} <= set(figures["per_module"])
+    assert {"baseline questions", "baseline reflect", "baseline respond"} <= set(figures["per_module"])
 
 
 def test_bad_agent_config_is_one_line(tmp_path):
@@ -67,9 +74,12 @@ def test_critical_path_counts_the_busiest_seat_of_each_step():
     from avalon_agents.records import critical_path
 
     calls = [(1, 0), (1, 0), (1, 1), (2, 3), (2, 4), (3, 2), (3, 2), (3, 2)]
-    records = [{"type": "llm_call", "step": s, "seat": seat} for s, seat in calls]
-    records.append({"type": "extraction", "step": 9, "seat": 0})  # not a call
-    records.append({"type": "llm_call", "step": None, "seat": 0})  # made outside a host step
+    def call(step, seat):
+        return LLMCall(step=step, seat=seat, stage="agent", name="vanilla", prompt_id="p", prompt_hash="0")
+
+    records = [call(s, seat) for s, seat in calls]
+    records.append(Extraction(seat=1, kind="vote", quest=1, attempt=1, method="rule", valid=True))  # not a call
+    records.append(call(None, 0))  # made outside a host step
     assert critical_path(records) == 2 + 1 + 3
 
 
@@ -80,10 +90,11 @@ def test_every_call_of_a_game_is_tagged_with_its_host_step(tmp_path):
         cli, ["play", "--seats", "cognitive", "--model", "scripted", "--out", str(tmp_path), "--json"]
     )
     assert result.exit_code == 0, result.output
-    (run,) = tmp_path.iterdir()
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert (tmp_path / "run.log").is_file()  # the diagnostic log beside the games
     records = list(read_trace(run))
-    calls = [r for r in records if r["type"] == "llm_call"]
-    assert calls and all(isinstance(r["step"], int) for r in calls)
-    steps = {r["step"] for r in calls}
+    calls = [r for r in records if r.type == "llm_call"]
+    assert calls and all(isinstance(r.step, int) for r in calls)
+    steps = {r.step for r in calls}
     # six seats think side by side, so the chain is far shorter than the calls, and at least a call per step
     assert len(steps) <= critical_path(records) < len(calls) / 2

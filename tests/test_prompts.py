@@ -16,9 +16,12 @@ from avalon_agents.core import ActionRequest, RequestKind, Role, make_rules
 from avalon_agents.core.events import SpeechGiven
 from avalon_agents.extract import extractor
 from avalon_agents.host import probe
-from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMClient, ModelConfig
-from avalon_agents.modules import AgentConfig, experience, standard
+from avalon_agents.decisions import kinds
+from avalon_agents.decisions.kinds import instruct
+from avalon_agents.host.play import play_one
+from avalon_agents.llm import ClientPool, ModelSettings
+from tests.helpers import scripted_setup
+from avalon_agents.modules import AgentConfig, base, experience, standard
 
 
 @pytest.fixture
@@ -30,7 +33,7 @@ def used(monkeypatch):
         seen.add(template_id)
         return real(template_id)
 
-    for module in (narrate, standard, experience, extractor, llm_agent, baseline, probe, judges):
+    for module in (narrate, standard, experience, extractor, llm_agent, baseline, probe, judges, kinds, base):
         monkeypatch.setattr(module, "template", recording)
     return seen
 
@@ -49,7 +52,7 @@ def exercise_everything() -> None:
                 for flags in ({}, {"final": True, "can_fail": True, "may_pass": True}):
                     request = ActionRequest(seat=1, kind=kind, quest=2, attempt=5, options=(2, 3), team_size=2,
                                             team=(1, 2) if kind is not RequestKind.SPEAK or flags else (), **flags)
-                    assert narrate.instruct(request, rules)
+                    assert instruct(request, rules)
     secret = make_rules("official", 6).model_dump()
     from avalon_agents.core import RuleSet
     from avalon_agents.engine import AvalonEngine
@@ -65,21 +68,19 @@ def exercise_everything() -> None:
         narrate.announce(event, rules)
     narrate.reask("no clear answer", "Vote.")
     # the LLM seats' own prompts: vanilla, cognitive with combined and separate action/response; belief probes
-    scripted = LLMClient(config=ModelConfig(spec="scripted"))
-    extractor_llm = LLMClient(config=ModelConfig(spec="scripted", temperature=0))
     for kind, config in (("llm", None), ("cognitive", None),
                          ("cognitive", AgentConfig.model_validate({"action": {"options": {"combine": False}}}))):
-        models = Models(agents=scripted, extractor=extractor_llm, agent_config=config)
-        asyncio.run(play_one(make_rules(), [kind] * 6, 0, models=models, probes=kind == "llm"))
+        setup = scripted_setup(agent_config=config)
+        asyncio.run(play_one(make_rules(), [kind] * 6, 0, setups=setup, probes=kind == "llm"))
     # the baseline: its second game draws suggestions from the pool the first one filled
-    models = Models(agents=scripted, extractor=extractor_llm)
+    setup = scripted_setup()
     for seed in (0, 1):
-        asyncio.run(play_one(make_rules(), ["baseline"] * 6, seed, models=models))
+        asyncio.run(play_one(make_rules(), ["baseline"] * 6, seed, setups=setup))
     # the behavior judges, over a recorded game
     with tempfile.TemporaryDirectory() as run:
-        models = Models(agents=scripted, extractor=extractor_llm)
-        asyncio.run(play_one(make_rules(), ["llm"] * 6, 0, Path(run) / "game-00001", models=models))
-        judges.judge_run(load_run(run), client=extractor_llm, cache_dir=None)
+        asyncio.run(play_one(make_rules(), ["llm"] * 6, 0, Path(run) / "game-00001", setups=scripted_setup()))
+        judge = ClientPool().get(ModelSettings(spec="scripted", temperature=0))
+        judges.judge_run(load_run(run), client=judge, cache_dir=None)
 
 
 def test_every_template_renders_and_is_used(used):

@@ -25,14 +25,16 @@ from typing import Any
 import numpy as np
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from avalon_agents.agents.base import Reply
-from avalon_agents.core.actions import ActionRequest
+from avalon_agents.agents.base import AgentBase
+from avalon_agents.agents.context import SeatContext
+from avalon_agents.core.actions import ActionRequest, Reply
 from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAssigned
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, Team, seat_name
-from avalon_agents.llm.client import LLMCallFailed, LLMClient
+from avalon_agents.llm.client import LLMCallFailed
 from avalon_agents.narrate import announce, phrase, role_list
 from avalon_agents.prompting import template
+from avalon_agents.records.trace import Purpose
 
 RECENT = 10  # freshest messages in every prompt (at least)
 RECENT_STEP = 5  # the window's start moves this many messages at a time
@@ -87,18 +89,18 @@ class Message:
     score: int
 
 
-class BaselineAgent:
-    """The paper's baseline. `pool` is the experience pool (an ExperienceStore); None learns nothing.
-    `end_learning` False: this game's answers are not added to the pool (no later game would read them)."""
+class BaselineAgent(AgentBase):
+    """The paper's baseline. `context.pool` makes the experience pool (an ExperienceStore); None learns
+    nothing. `context.end_learning` False: this game's answers are not added to the pool (no later game would
+    read them)."""
 
     needs_llm = True
 
-    def __init__(self, *, seat: Seat, seed: int = 0, llm: LLMClient, pool: Any = None,
-                 end_learning: bool = True) -> None:
+    def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext) -> None:
         self.seat = seat
-        self.end_learning = end_learning
-        self.llm = llm
-        self.pool = pool
+        self.end_learning = context.end_learning
+        self.llm = context.llm
+        self.pool: Any = context.pool() if context.pool is not None else None
         self.rules: RuleSet | None = None
         self.role: Role | None = None
         self.messages: list[Message] = []
@@ -125,7 +127,7 @@ class BaselineAgent:
             questions = await self._questions(instruction)
             self.reflection = await self._reflect(questions, request)
             await self._suggest(request)
-        text = await self._call(self._respond_prompt(instruction), "baseline/respond", request)
+        text = await self._call(self._respond_prompt(instruction), "respond", request)
         answer = concise(text or "")
         self.turns.append((self.reflection, answer))
         return Reply(text=answer)
@@ -152,12 +154,15 @@ class BaselineAgent:
             role_list=role_list(self.rules), assassination_rule=phrase(f"assassination_rule_{timing}"),
             name=seat_name(self.seat), role=self.role.value, others_count=len(others))
 
-    async def _call(self, text: str, purpose: str, request: ActionRequest) -> str | None:
-        prompt_id = "baseline/" + purpose.split("/")[1]
+    async def _call(self, text: str, step: str, request: ActionRequest) -> str | None:
+        """One call of a step (questions, reflect, suggest, respond), with the prompt file of that name."""
+        prompt = template(f"baseline/{step}")
         try:
-            return await self.llm.call([SystemMessage(self.system()), HumanMessage(text)], purpose=purpose,
-                                       prompt_id=prompt_id, prompt_hash=template(prompt_id).hash, seat=self.seat,
-                                       context={"quest": request.quest, "attempt": request.attempt})
+            return await self.llm.call([SystemMessage(self.system()), HumanMessage(text)],
+                                       purpose=Purpose(stage="agent", name="baseline", part=step,
+                                                       request=request.kind.value),
+                                       prompt_id=prompt.id, prompt_hash=prompt.hash, seat=self.seat,
+                                       quest=request.quest, attempt=request.attempt)
         except LLMCallFailed:
             return None
 
@@ -167,7 +172,7 @@ class BaselineAgent:
         text = template("baseline/questions").render(
             name=seat_name(self.seat), role=self.role.value, instruction=instruction,
             fixed="\n".join(fixed), count=EXTRA_QUESTIONS)
-        reply = await self._call(text, "baseline/questions", request) or ""
+        reply = await self._call(text, "questions", request) or ""
         extra = [line.strip(" -*0123456789.") for line in reply.splitlines() if line.strip().endswith("?")]
         return fixed + extra[:EXTRA_QUESTIONS]
 
@@ -189,7 +194,7 @@ class BaselineAgent:
                                for q, found in zip(questions, self._retrieve(questions)))
         text = template("baseline/reflect").render(name=seat_name(self.seat), role=self.role.value,
                                                    evidence=evidence, max_words=REFLECTION_WORDS)
-        reply = await self._call(text, "baseline/reflect", request) or ""
+        reply = await self._call(text, "reflect", request) or ""
         at = reply.lower().rfind("reflection:")
         return (reply[at + len("reflection:"):] if at >= 0 else reply).strip()
 
@@ -206,7 +211,7 @@ class BaselineAgent:
             name=seat_name(self.seat), role=self.role.value, reflection=self.reflection,
             good=best[1]["answer"], good_score=best[1]["score"], bad=worst[1]["answer"],
             bad_score=worst[1]["score"], max_words=SUGGESTION_WORDS)
-        reply = await self._call(text, "baseline/suggest", request)
+        reply = await self._call(text, "suggest", request)
         if reply:
             self.suggestion = (request.quest, reply.strip())
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from avalon_agents.agents.base import Reply
-from avalon_agents.core.actions import Action, ActionRequest, Assassinate, ProposeTeam, QuestCard, Speak, Vote
-from avalon_agents.core.events import GameEvent, GameResult
+from avalon_agents.agents.base import AgentBase
+from avalon_agents.core.actions import Action, ActionRequest, Assassinate, ProposeTeam, QuestCard, Reply, Speak, Vote
+from avalon_agents.core.events import GameEvent
 from avalon_agents.core.types import Seat, seat_name
 
 
@@ -26,7 +26,7 @@ def say(action: Action) -> str:
     raise TypeError(f"not an action: {action!r}")
 
 
-class Bot:
+class Bot(AgentBase):
     """Subclasses implement `decide(request) -> Action` and may override `see(events)`.
 
     Args:
@@ -53,6 +53,3 @@ class Bot:
 
     def decide(self, request: ActionRequest) -> Action:
         raise NotImplementedError
-
-    async def on_game_end(self, result: GameResult) -> None:
-        return None

@@ -10,49 +10,44 @@ A re-ask of the same request re-runs only action and response.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from avalon_agents.agents.base import Reply
-from avalon_agents.core.actions import ActionRequest
+from avalon_agents.agents.base import AgentBase
+from avalon_agents.agents.context import SeatContext
+from avalon_agents.core.actions import ActionRequest, Reply
 from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAssigned
-from avalon_agents.extract.decisions import decision_schema
-from avalon_agents.llm.client import LLMClient
-from avalon_agents.modules.base import ExperienceBook, Mind, Module, Slots, Turn
+from avalon_agents.decisions.kinds import decision_schema
+from avalon_agents.modules.base import Mind, Module, Slots, Turn
 from avalon_agents.modules.config import AgentConfig
-
-LLMFor = Callable[[str | None, float], LLMClient | None]
-"""(model spec or None for the agent's model, temperature) -> a client recording to this game's trace."""
+from avalon_agents.records.trace import ModuleOutput
 
 REASK_SLOTS = ("action", "response")
 
 
-class CognitiveAgent:
+class CognitiveAgent(AgentBase):
     """The paper's modular agent.
 
     Args:
         seat, seed: as for every agent (the model's sampling is the randomness).
-        llm: the agent's default client.
-        config: which modules are on, their classes, options and models (default: all on).
-        llm_for: clients for modules with their own model spec (default: `llm` for all).
-        experience: where the seat finds what earlier games taught its role, and leaves what this one did.
-        end_learning: False skips experience learning at game end (the experiment runner's last game of a
-            series, which no later game reads); other modules' game_end still runs.
+        context: its clients and model settings; `context.config` says which modules are on, their classes,
+            options and model settings (default: all on, each module on the agent's settings);
+            `context.experience` is where the seat finds what earlier games taught its role and leaves what
+            this one did; `context.end_learning` False skips experience learning at game end (the runner's
+            last game of a series, which no later game reads); other modules' game_end still runs.
     """
 
     needs_llm = True
 
-    def __init__(self, *, seat: int, seed: int = 0, llm: LLMClient, config: AgentConfig | None = None,
-                 llm_for: LLMFor | None = None, experience: ExperienceBook | None = None,
-                 end_learning: bool = True) -> None:
-        self.config = config or AgentConfig()
-        self.book = experience
-        self.end_learning = end_learning
+    def __init__(self, *, seat: int, seed: int = 0, context: SeatContext) -> None:
+        self.config = context.config or AgentConfig()
+        self.book = context.experience
+        self.end_learning = context.end_learning
         self.mind = Mind(seat)
         self.slots = Slots()
-        self.tracer = llm.tracer
-        self.modules: dict[str, Module] = self.config.build(llm_for or (lambda spec, temperature: llm))
+        self.tracer = context.clients.tracer
+        self.modules: dict[str, Module] = self.config.build(context.clients, context.settings)
         self._last_request: ActionRequest | None = None
 
     async def observe(self, events: Sequence[GameEvent]) -> None:
@@ -82,9 +77,11 @@ class CognitiveAgent:
         self._last_request = request
         self.slots.action = self.slots.response = None
         response = self.modules["response"]
-        schema = decision_schema(request) if response.llm and response.llm.config.schema_style != "none" else None
+        schema = decision_schema(request) if response.llm and response.llm.settings.schema_style != "none" else None
         turn = Turn(self.mind, self.slots, request, instruction, decision_schema=schema)
         await self._run(turn, phase="turn", only=REASK_SLOTS if reask else None)
+        if turn.decision is not None:
+            return Reply(text=self.slots.response or "", action=turn.decision, source="json")
         return Reply(text=self.slots.response or "")
 
     async def on_game_end(self, result: GameResult) -> None:
@@ -111,6 +108,5 @@ class CognitiveAgent:
 
     def _trace(self, module: Module, turn: Turn, text: Any, slot: str | None = None) -> None:
         if self.tracer is not None:
-            self.tracer.trace({"type": "module", "seat": self.mind.seat, "module": module.name,
-                               "slot": slot or module.slot, "quest": turn.quest, "attempt": turn.attempt,
-                               "text": text})
+            self.tracer.trace(ModuleOutput(seat=self.mind.seat, module=module.name, slot=slot or module.slot,
+                                           quest=turn.quest, attempt=turn.attempt, text=text))

@@ -11,41 +11,37 @@ from collections.abc import Sequence
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from avalon_agents.agents.base import Reply
-from avalon_agents.core.actions import ActionRequest, RequestKind
-from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAssigned
+from avalon_agents.agents.base import AgentBase
+from avalon_agents.agents.context import SeatContext
+from avalon_agents.core.actions import ActionRequest, Reply
+from avalon_agents.core.events import GameEvent, GameStarted, RoleAssigned
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat
-from avalon_agents.extract.decisions import decision_schema
-from avalon_agents.llm.client import LLMCallFailed, LLMClient
-from avalon_agents.llm.tokens import count_tokens
+from avalon_agents.decisions.kinds import kind_of
+from avalon_agents.llm.client import LLMCallFailed
+from avalon_agents.llm.tokens import count_tokens, newest_that_fit
 from avalon_agents.narrate import announce, system_prompt
 from avalon_agents.prompting import template
-
-HISTORY_TOKENS = 2500
-"""How much of what the seat has seen goes into each prompt (the most recent part; night info always)."""
-LOCAL_HISTORY_TOKENS = 900
-"""The same for the embedded 135M model: on 2 CPU cores every prompt token costs about 3.5 ms."""
+from avalon_agents.records.trace import Purpose
 
 
-class LLMAgent:
+class LLMAgent(AgentBase):
     """Answers every request with one LLM call.
 
     Args:
         seat: the seat it plays.
         seed: unused (the model's sampling is the randomness); kept for a uniform factory.
-        llm: the client that calls the model and records each call.
-        history_tokens: budget for the game-so-far section of the prompt (default: HISTORY_TOKENS, or
-            LOCAL_HISTORY_TOKENS for the embedded model).
+        context: its client (which calls the model and records each call) and model settings.
+        history_tokens: budget for the game-so-far section of the prompt (default: the model's, see
+            ModelSettings.history_tokens).
     """
 
     needs_llm = True
 
-    def __init__(self, *, seat: Seat, seed: int = 0, llm: LLMClient, history_tokens: int | None = None) -> None:
+    def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext, history_tokens: int | None = None) -> None:
         self.seat = seat
-        self.llm = llm
-        local = llm.config.provider == "local"
-        self.history_tokens = history_tokens or (LOCAL_HISTORY_TOKENS if local else HISTORY_TOKENS)
+        self.llm = context.llm
+        self.history_tokens = history_tokens or self.llm.settings.history_tokens
         self.rules: RuleSet | None = None
         self.role: Role | None = None
         self.night: list[str] = []
@@ -70,11 +66,7 @@ class LLMAgent:
         while len(self.sizes) < len(self.seen):
             self.sizes.append(count_tokens(self.seen[len(self.sizes)]))
         if sum(self.sizes[self.start:]) > budget:
-            kept = 0
-            self.start = len(self.seen)
-            while self.start > 0 and kept + self.sizes[self.start - 1] <= budget // 2:
-                self.start -= 1
-                kept += self.sizes[self.start]
+            self.start = newest_that_fit(self.seen, budget // 2)
         return "\n".join(self.night + self.seen[self.start:])
 
     async def act(self, request: ActionRequest, instruction: str) -> Reply:
@@ -83,15 +75,14 @@ class LLMAgent:
             SystemMessage(system_prompt(self.rules, self.seat, self.role)),
             HumanMessage(prompt.render(history=self.history() or "(nothing yet)", instruction=instruction)),
         ]
-        schema = decision_schema(request) if self.llm.config.schema_style != "none" else None
-        purpose = "speak" if request.kind is RequestKind.SPEAK else f"decide/{request.kind.value}"
+        spec = kind_of(request)
+        schema = spec.schema(request) if self.llm.settings.schema_style != "none" else None
         try:
-            text = await self.llm.call(messages, purpose=purpose, prompt_id=prompt.id, prompt_hash=prompt.hash,
-                                       seat=self.seat, schema=schema,
-                                       context={"quest": request.quest, "attempt": request.attempt})
+            text = await self.llm.call(messages, purpose=Purpose(stage="agent", name="vanilla",
+                                                                 request=request.kind.value),
+                                       prompt_id=prompt.id, prompt_hash=prompt.hash, seat=self.seat, schema=schema,
+                                       quest=request.quest, attempt=request.attempt)
         except LLMCallFailed:
             text = ""  # recorded in the trace; the extractor's fallback decides
-        return Reply(text=text)
-
-    async def on_game_end(self, result: GameResult) -> None:
-        return None
+        action = spec.read_json(text) if schema is not None else None
+        return Reply(text=text, action=action, source="json") if action is not None else Reply(text=text)

@@ -1,4 +1,4 @@
-"""Agent kinds by name, so configs and the CLI can say `rulebot` or `random`."""
+"""Agent kinds by name, so configs and the CLI can say `rulebot` or `cognitive`."""
 
 from __future__ import annotations
 
@@ -13,11 +13,10 @@ from avalon_agents.agents.llm_agent import LLMAgent
 from avalon_agents.agents.random_agent import RandomAgent
 from avalon_agents.agents.rulebot import RuleBot
 from avalon_agents.core.types import Seat
-from avalon_agents.llm.client import LLMClient
+from avalon_agents.agents.context import SeatContext
 
 AgentFactory = Callable[..., Agent]
-"""Called with keywords `seat` and `seed`; if it has `needs_llm = True` also `llm` (an LLMClient), and
-`config`, `llm_for`, `experience`, `pool` where its signature takes them (cognitive and baseline do)."""
+"""Called with keywords `seat` and `seed`, and `context` (a SeatContext) if it has `needs_llm = True`."""
 
 AGENT_KINDS: dict[str, AgentFactory] = {"random": RandomAgent, "rulebot": RuleBot, "llm": LLMAgent,
                                         "cognitive": CognitiveAgent, "baseline": BaselineAgent}
@@ -32,15 +31,19 @@ def needs_llm(kind: str) -> bool:
     return getattr(AGENT_KINDS.get(kind), "needs_llm", False)
 
 
-def make_agent(kind: str, *, seat: Seat, seed: int, llm: LLMClient | None = None, **extra: Any) -> Agent:
-    """Build one seat's agent. `extra` (config, llm_for, experience, ...) reaches factories that take it.
-    Raises ValueError naming the unknown kind."""
+def make_agent(kind: str, *, seat: Seat, seed: int, context: SeatContext | None = None, **options: Any) -> Agent:
+    """Build one seat's agent. Raises ValueError naming an unknown kind, a missing model, or an option the kind's
+    factory does not take."""
     if kind not in AGENT_KINDS:
         raise ValueError(f"seats: unknown seat kind {kind!r} (choose from {', '.join(sorted(AGENT_KINDS))})")
     factory = AGENT_KINDS[kind]
-    if not needs_llm(kind):
-        return factory(seat=seat, seed=seed)
-    if llm is None:
-        raise ValueError(f"seats: {kind!r} seats need a model (--model)")
+    if needs_llm(kind):
+        if context is None:
+            raise ValueError(f"seats: {kind!r} seats need a model (--model)")
+        options["context"] = context
     accepted = inspect.signature(factory).parameters
-    return factory(seat=seat, seed=seed, llm=llm, **{k: v for k, v in extra.items() if k in accepted})
+    if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+        for name in options:
+            if name not in accepted:
+                raise ValueError(f"seats: agent kind {kind!r} takes no option {name!r}")
+    return factory(seat=seat, seed=seed, **options)

@@ -26,17 +26,19 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from langchain_core.messages import HumanMessage
 
 from avalon_agents.analysis.judge_cache import JudgmentCache, cache_key
 from avalon_agents.analysis.load import RunData, Tables
 from avalon_agents.core.types import Role, seat_name
-from avalon_agents.extract.decisions import load_json
-from avalon_agents.llm.client import LLMCallFailed, LLMClient
+from avalon_agents.decisions.jsonish import load_json
 from avalon_agents.prompting import template
+from avalon_agents.records.trace import Purpose
+
+if TYPE_CHECKING:  # the judges call a model only when asked: loading a run imports no model client
+    from avalon_agents.llm.client import LLMClient
 
 CAMOUFLAGE_LABELS = ("self_disclosure", "camouflage", "withholding")
 ATTITUDES = ("trust", "distrust", "ambivalent")
@@ -348,7 +350,11 @@ class Judge:
 
     async def _answer(self, task: JudgeTask, slots: asyncio.Semaphore) -> tuple[str | None, bool]:
         """(raw answer or None if the call failed, whether it came from the cache)."""
-        spec = self.client.config.spec
+        from langchain_core.messages import HumanMessage
+
+        from avalon_agents.llm.client import LLMCallFailed
+
+        spec = self.client.settings.spec
         key = cache_key(task.judge, task.prompt_hash, [task.prompt], spec)
         hit = self.cache.get(key)
         if hit is not None:
@@ -356,9 +362,10 @@ class Judge:
         async with slots:
             try:
                 raw = await self.client.call(
-                    [HumanMessage(task.prompt)], purpose=f"judge/{task.judge}", prompt_id=PROMPTS[task.judge],
-                    prompt_hash=task.prompt_hash, schema=task.schema,
-                    context={"game": task.row["game"], "speech_seq": task.row["seq"], "speaker": task.row["seat"]})
+                    [HumanMessage(task.prompt)], purpose=Purpose(stage="judge", name=task.judge),
+                    prompt_id=PROMPTS[task.judge], prompt_hash=task.prompt_hash, schema=task.schema,
+                    about={"game": task.row["game"], "speech_seq": int(task.row["seq"]),
+                           "speaker": int(task.row["seat"])})
             except LLMCallFailed:
                 return None, False  # recorded by the client; not cached, so a rerun tries again
         self.cache.put(key, {"judge": task.judge, "prompt_id": PROMPTS[task.judge], "prompt_hash": task.prompt_hash,

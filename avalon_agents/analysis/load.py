@@ -18,9 +18,8 @@ from typing import Any
 import pandas as pd
 
 from avalon_agents.core.types import Role
-from avalon_agents.cost import group
-from avalon_agents.records import is_done, read_result, read_trace
-from avalon_agents.records.run_dir import EVENTS, META
+from avalon_agents.records.run_dir import EVENTS, META, is_done, read_result, read_trace
+from avalon_agents.records.trace import Extraction, LLMCall, ModuleOutput, Probe
 
 SEAT_COLUMNS = ["role", "side", "kind", "agent"]
 SERIES = re.compile(r"^series-(\d+)$")
@@ -55,8 +54,8 @@ class RunData(Tables):
         quests: one row per quest that went out: team, fails, success.
         cards: one row per quest card: seat (+ seat columns), success (False: a fail card).
         extractions: the extractor's records (method, valid, answers, problems).
-        calls: LLM calls without their messages: purpose, module (purpose without request kind), prompt id,
-            tokens, latency, step.
+        calls: LLM calls without their messages: stage, name, part, request, module (the call's label: the
+            module or step it served), spec, prompt id, tokens, latency, outcome, step.
         modules: module outputs (module, slot, text).
         probes: belief probes (see analysis.probes), with the truth: merlin_seat, evil_seats.
     """
@@ -180,21 +179,20 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
                                    "team": tuple(e["team"]), "fails": e["fails"], "success": e["success"]})
     calls = input_tokens = output_tokens = 0
     for r in read_trace(path):
-        kind = r.get("type")
-        if kind == "llm_call":
+        if isinstance(r, LLMCall):
             calls += 1
-            input_tokens += r.get("input_tokens") or 0
-            output_tokens += r.get("output_tokens") or 0
-            record = {k: v for k, v in r.items() if k not in ("messages", "type")}
-            record["module"] = group(r.get("purpose") or "")
-            rows["calls"].append(seat_row(r.get("seat"), record))
-        elif kind == "extraction":
-            rows["extractions"].append(seat_row(r.get("seat"), {k: v for k, v in r.items() if k != "type"}))
-        elif kind == "module":
-            rows["modules"].append(seat_row(r.get("seat"), {k: v for k, v in r.items() if k != "type"}))
-        elif kind == "probe":
-            rows["probes"].append(seat_row(r.get("seat"), {**{k: v for k, v in r.items() if k != "type"},
-                                                           "merlin_seat": merlin, "evil_seats": evil}))
+            input_tokens += r.input_tokens
+            output_tokens += r.output_tokens
+            record = r.model_dump(exclude={"messages", "type", "settings"})
+            record.update(module=r.purpose.label, spec=r.spec)
+            rows["calls"].append(seat_row(r.seat, record))
+        elif isinstance(r, Extraction):
+            rows["extractions"].append(seat_row(r.seat, r.model_dump(exclude={"type"})))
+        elif isinstance(r, ModuleOutput):
+            rows["modules"].append(seat_row(r.seat, r.model_dump(exclude={"type"})))
+        elif isinstance(r, Probe):
+            rows["probes"].append(seat_row(r.seat, {**r.model_dump(exclude={"type"}), "merlin_seat": merlin,
+                                                    "evil_seats": evil}))
     rows["games"].append({
         **place, "path": str(path), "seed": meta.get("seed"), "rules": (meta.get("rules") or {}).get("name"),
         "players": len(roles), "winner": result.winner.value, "reason": result.reason.value,
@@ -221,8 +219,8 @@ COLUMNS = {
     "quests": [*BASE, "seq", "quest", "attempt", "team", "fails", "success"],
     "cards": [*BASE, "seq", "quest", "attempt", "seat", *SEAT_COLUMNS, "success"],
     "extractions": [*BASE, "seat", *SEAT_COLUMNS, "kind", "quest", "attempt", "method", "valid"],
-    "calls": [*BASE, "seat", *SEAT_COLUMNS, "purpose", "module", "quest", "attempt", "input_tokens",
-              "output_tokens", "latency_s", "step"],
+    "calls": [*BASE, "seat", *SEAT_COLUMNS, "stage", "name", "part", "request", "module", "spec", "quest",
+              "attempt", "input_tokens", "output_tokens", "latency_s", "outcome", "step"],
     "modules": [*BASE, "seat", *SEAT_COLUMNS, "module", "slot", "quest", "attempt", "text"],
     "probes": [*BASE, "seat", *SEAT_COLUMNS, "quest", "valid", "merlin_guess", "p_evil", "merlin_seat",
                "evil_seats"],

@@ -20,10 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from avalon_agents.records.trace import Probe, Record
+
 SCORE_COLUMNS = ["probes", "valid_rate", "merlin_accuracy", "evil_accuracy", "brier"]
 
 
-def probe_table(records: Iterable[Mapping[str, Any]], *, game: str, roles: Mapping[int, str], merlin_seat: int,
+def probe_table(records: Iterable[Record], *, game: str, roles: Mapping[int, str], merlin_seat: int,
                 evil_seats: Iterable[int]) -> pd.DataFrame:
     """The probe records of one game's trace as the rows `score_probes` takes, with the truth attached.
 
@@ -36,10 +38,10 @@ def probe_table(records: Iterable[Mapping[str, Any]], *, game: str, roles: Mappi
     """
     roles = {int(seat): role for seat, role in roles.items()}
     evil = sorted(int(s) for s in evil_seats)
-    rows = [{"game": game, "seat": r["seat"], "role": roles[int(r["seat"])], "quest": r["quest"],
-             "valid": bool(r["valid"]), "merlin_guess": r["merlin_guess"], "p_evil": dict(r["p_evil"] or {}),
-             "merlin_seat": int(merlin_seat), "evil_seats": evil}
-            for r in records if r.get("type") == "probe"]
+    rows = [{"game": game, "seat": r.seat, "role": roles[r.seat], "quest": r.quest, "valid": r.valid,
+             "merlin_guess": r.merlin_guess, "p_evil": dict(r.p_evil), "merlin_seat": int(merlin_seat),
+             "evil_seats": evil}
+            for r in records if isinstance(r, Probe)]
     return pd.DataFrame(rows, columns=["game", "seat", "role", "quest", "valid", "merlin_guess", "p_evil",
                                        "merlin_seat", "evil_seats"])
 

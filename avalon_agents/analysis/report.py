@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -23,8 +24,10 @@ from avalon_agents.analysis.judges import CAMOUFLAGE_LABELS, Judgments, Progress
 from avalon_agents.analysis.load import RunData, load_run
 from avalon_agents.analysis.metrics import outcome_metrics, paper_table
 from avalon_agents.analysis.probes import score_probes
-from avalon_agents.llm.client import LLMClient
 from avalon_agents.records.run_dir import JsonlTracer
+
+if TYPE_CHECKING:  # a judge is passed in; the analysis builds no model client itself
+    from avalon_agents.llm.client import LLMClient
 
 FIGURES = {
     "win_rate": ("Winning rate per variant and side", ["win_rate"]),

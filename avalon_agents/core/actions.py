@@ -139,3 +139,15 @@ class ActionRequest:
 
 
 REQUEST_ADAPTER: TypeAdapter[ActionRequest] = TypeAdapter(ActionRequest)
+
+
+@DATA
+class Reply:
+    """An agent's answer to a request: the text the host receives and, if the agent knows it, the typed
+    action. A rule bot returns both (`source` "typed"); an LLM agent returns text, and with constrained
+    output also the action its JSON answer names (`source` "json"), so the extractor records how it was read.
+    """
+
+    text: str = ""
+    action: Action | None = None
+    source: Literal["typed", "json"] = "typed"

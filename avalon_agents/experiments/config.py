@@ -3,11 +3,12 @@
     name: quickstart
     rules: official            # preset
     players: 6
-    model: local:smollm2       # every agent's model unless the agent names its own; --model overrides all
-    extractor: {model: null, temperature: 0.0}    # null: the game's model
+    model: local:smollm2       # every agent's model settings (a spec or a mapping); --model etc. override all
+    extractor: {model: null}   # the extractor's settings over its agent's (temperature 0, 64 tokens)
+    plugins: [my_modules.py]   # the user's code (paths relative to this file, or module names), imported first
     agents:                    # named agents: a kind plus, for cognitive agents, the module config
       ours: {kind: cognitive, modules: {analysis: {options: {scope: all}}}}
-      baseline: {kind: baseline}
+      baseline: {kind: baseline, model: {temperature: 0.7}}
     sides: {good: ours, evil: baseline}           # or roles: {Merlin: ours, ...}, or lineup: {ours: 3, ...}
     variants: {full: {}, wo_analysis: {agents: {ours: {modules: {analysis: {enabled: false}}}}}}
     series: 2
@@ -32,11 +33,15 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from avalon_agents.agents.registry import AGENT_KINDS
+from avalon_agents.agents.registry import AGENT_KINDS, needs_llm
 from avalon_agents.core import make_rules
 from avalon_agents.core.rules import PRESETS
 from avalon_agents.core.types import Role, Team
+from avalon_agents.errors import field_error
+from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
+from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig
+from avalon_agents.plugins import load_plugins
 
 
 class Strict(BaseModel):
@@ -44,12 +49,12 @@ class Strict(BaseModel):
 
 
 class AgentSpec(Strict):
-    """One named agent: its kind, its modules (cognitive agents), its model and temperature."""
+    """One named agent: its kind, its modules (cognitive agents), its model settings."""
 
     kind: str
     modules: AgentConfig | None = None
-    model: str | None = None
-    temperature: float = Field(0.3, ge=0, le=2)
+    model: ModelSettings | None = Field(None, description="a spec or settings; unset fields: the experiment's")
+    temperature: float | None = Field(None, ge=0, le=2, description="shorthand for model: {temperature: ...}")
     learn: bool = Field(True, description="carry experience to the next game of the series (false: every game "
                                           "starts fresh, the paper's 'without learning from experience')")
 
@@ -60,10 +65,25 @@ class AgentSpec(Strict):
             raise ValueError(f"unknown agent kind {kind!r} (known: {', '.join(sorted(AGENT_KINDS))})")
         return kind
 
+    @model_validator(mode="after")
+    def _modules_for_cognitive(self) -> AgentSpec:
+        if self.modules is not None and self.kind != "cognitive":
+            raise ValueError(f"modules: agent kind {self.kind!r} has no modules (only cognitive agents do)")
+        if (self.model is not None or self.temperature is not None) and not needs_llm(self.kind):
+            raise ValueError(f"model: agent kind {self.kind!r} calls no model")
+        return self
+
+    def settings(self, base: ModelSettings | None) -> ModelSettings:
+        """This agent's model settings over the experiment's `base`."""
+        own = self.model or ModelSettings()
+        if self.temperature is not None:
+            own = own.model_copy(update={"temperature": self.temperature})
+        return own.over(base)
+
 
 class ExtractorSpec(Strict):
-    model: str | None = None
-    temperature: float = Field(0.0, ge=0, le=2)
+    model: ModelSettings = Field(default_factory=lambda: EXTRACTOR_SETTINGS,
+                                 description="laid over the agent's settings (a spec replaces its model)")
 
 
 class Concurrency(Strict):
@@ -78,8 +98,10 @@ class Experiment(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     rules: str = "official"
     players: int = Field(6, ge=5, le=10)
-    model: str | None = None
+    model: ModelSettings | None = None
     extractor: ExtractorSpec = Field(default_factory=ExtractorSpec)
+    plugins: list[str] = Field(default_factory=list, description="the user's code to import before agents are "
+                               "built: file paths (relative to the config file) or module names")
     agents: dict[str, AgentSpec]
     sides: dict[Team, str] | None = None
     roles: dict[Role, str] | None = None
@@ -214,6 +236,10 @@ def load_experiments(path: str | Path) -> dict[str, Experiment]:
         raise ValueError(f"{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: the file must be a mapping of settings")
+    plugins = raw.get("plugins") or []
+    if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
+        raise ValueError(f"{path}:{_line_of(node, ('plugins',))}: plugins: a list of file paths or module names")
+    load_plugins(plugins, base=path.parent)  # before validation: the config may name the plugins' kinds
     base = {k: v for k, v in raw.items() if k not in ("variants", "grid")}
     try:
         spec = ExperimentFile(base=base, variants=raw.get("variants"), grid=raw.get("grid"))
@@ -233,15 +259,7 @@ def _named(exc: Exception, path: Path, node: yaml.Node | None, prefix: tuple, va
            ) -> ValueError:
     if not isinstance(exc, ValidationError):
         return ValueError(f"{path}: {exc}")
-    err = exc.errors()[0]
-    loc = prefix + tuple(err["loc"])
-    field = ".".join(str(p) for p in loc)
-    message = err["msg"].removeprefix("Value error, ")
-    if err["type"] == "extra_forbidden":
-        message = "unknown key"
-    line = _line_of(node, loc)
+    line = _line_of(node, prefix + tuple(exc.errors()[0]["loc"]))
     where = f"{path}:{line}" if line else str(path)
     label = f" (variant {variant})" if variant else ""
-    if field and message.startswith(field.split(".")[0] + ":"):
-        return ValueError(f"{where}{label}: {message}")
-    return ValueError(f"{where}{label}: {field}: {message}" if field else f"{where}{label}: {message}")
+    return ValueError(f"{where}{label}: {field_error(exc, prefix)}")

@@ -16,8 +16,8 @@ CALLS_PER_SEAT = {  # per game
     "llm": 93 / 6,
 }
 MODULE_CALLS = {  # cognitive agent, per game for 6 seats, per module slot (the README's split)
-    "per_round": {"summary": 19, "analysis": 25, "planning": 25, "action": 0, "response": 79, "experience": 18},
-    "per_turn": {"summary": 20, "analysis": 74, "planning": 74, "action": 74, "response": 74, "experience": 18},
+    "per_round": {"summary": 19, "analysis": 25, "plan": 25, "action": 0, "response": 79, "experience": 18},
+    "per_turn": {"summary": 20, "analysis": 74, "plan": 74, "action": 74, "response": 74, "experience": 18},
 }
 """per_round: action and response are one call (the response slot's); with action off the response still
 answers each request, so the count stays."""
@@ -31,7 +31,7 @@ def calls_per_seat(agent: AgentSpec, learning: bool = True) -> float:
     if agent.kind == "cognitive":
         modules = agent.modules or AgentConfig()
         per_turn = any(modules.settings(slot).enabled and modules.settings(slot).options.get("cadence") == "per_turn"
-                       for slot in ("analysis", "planning"))
+                       for slot in ("analysis", "plan"))
         calls = MODULE_CALLS["per_turn" if per_turn else "per_round"]
         return sum(calls[slot] for slot in modules.enabled() if learning or slot != "experience") / 6
     return CALLS_PER_SEAT.get(agent.kind, 0.0)

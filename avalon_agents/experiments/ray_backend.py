@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.experiments.config import Experiment
-from avalon_agents.experiments.runner import Clients, Job, finished_games, jobs_of, run_series, write_experiment_json
+from avalon_agents.experiments.runner import Job, finished_games, jobs_of, run_series, write_experiment_json
 from avalon_agents.host.play import game_dir
+from avalon_agents.llm import ClientPool, ModelSettings
+from avalon_agents.plugins import LOADED, load_plugins
 from avalon_agents.records import is_done
 
 
@@ -57,10 +59,14 @@ class ClusterSlot:
         await self.limits.leave.remote(self.spec)
 
 
-def _series_task(job: Job, out: str, model: str | None, cap: int | None, limits: Any) -> int:
-    """Runs in a Ray worker: play the unfinished games of one series (at most `cap`)."""
+def _series_task(job: Job, out: str, model: ModelSettings | None, cap: int | None, limits: Any,
+                 plugins: list[str]) -> int:
+    """Runs in a Ray worker: import the run's plugins, then play the unfinished games of one series (at most
+    `cap`)."""
+    load_plugins(plugins)
     played: list[int] = []
-    clients = Clients(job.experiment.concurrency.llm_calls, model, slots=lambda spec: ClusterSlot(limits, spec))
+    clients = ClientPool(limit=job.experiment.concurrency.llm_calls, override=model,
+                         slots=lambda spec: ClusterSlot(limits, spec))
     budget = [cap] if cap is not None else None
     asyncio.run(run_series(job, Path(out), clients, lambda j, n, p: played.append(n), budget))
     return len(played)
@@ -83,7 +89,7 @@ def caps(variants: dict[str, Experiment], out: Path, max_games: int | None) -> l
     return plan
 
 
-def run_with_ray(variants: dict[str, Experiment], out: Path, *, model: str | None = None,
+def run_with_ray(variants: dict[str, Experiment], out: Path, *, model: ModelSettings | None = None,
                  max_games: int | None = None, source: Path | None = None, address: str | None = None,
                  num_cpus: int | None = None,
                  on_progress: Callable[[int], None] = lambda done: None) -> dict[str, int]:
@@ -100,7 +106,8 @@ def run_with_ray(variants: dict[str, Experiment], out: Path, *, model: str | Non
     task = ray.remote(num_cpus=1, max_retries=0)(_series_task)
     limit = next(iter(variants.values())).concurrency.llm_calls
     limits = ray.remote(num_cpus=0)(CallLimits).remote(limit)
-    refs = [task.remote(job, str(out), model, cap, limits) for job, cap in caps(variants, out, max_games)]
+    plugins = list(LOADED)  # what the driver imported (resolved paths or module names): every worker imports them
+    refs = [task.remote(job, str(out), model, cap, limits, plugins) for job, cap in caps(variants, out, max_games)]
     pending = list(refs)
     while pending:
         _, pending = ray.wait(pending, num_returns=len(pending), timeout=1.0)

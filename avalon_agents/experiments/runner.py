@@ -29,10 +29,10 @@ from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.experiments.config import Experiment
-from avalon_agents.host.play import Models, game_dir, play_one
-from avalon_agents.llm import LLMClient, ModelConfig
-from avalon_agents.llm.specs import default_spec
+from avalon_agents.host.play import AgentSetup, game_dir, play_one
+from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.modules import ExperienceBook
+from avalon_agents.plugins import LOADED
 from avalon_agents.records import is_done, read_trace, usage
 from avalon_agents.records.run_dir import write_json_atomic
 
@@ -71,48 +71,23 @@ def seating(exp: Experiment, seed: int, series: int, game: int) -> list[str]:
     return [by_seat[seat] for seat in rules.seats]
 
 
-class Clients:
-    """One LLMClient per (spec, temperature, token cap) for the whole run; all clients of one model spec
-    (agents, extractor, module-specific settings) share one limit of calls in flight."""
-
-    def __init__(self, limit: int, override: str | None,
-                 slots: Callable[[str], AbstractAsyncContextManager] | None = None) -> None:
-        self.limit = limit
-        self.override = override
-        self._made: dict[tuple[str, float, int | None], LLMClient] = {}
-        self._slots: dict[str, AbstractAsyncContextManager] = {}
-        self._new_slots = slots or (lambda spec: asyncio.Semaphore(limit))
-
-    def get(self, spec: str | None, temperature: float, max_tokens: int | None = None) -> LLMClient:
-        spec = self.override or spec or default_spec()
-        key = (spec, temperature, max_tokens)
-        if key not in self._made:
-            if spec not in self._slots:
-                self._slots[spec] = self._new_slots(spec)
-            slots = self._slots[spec]
-            self._made[key] = LLMClient(config=ModelConfig(spec=spec, temperature=temperature, max_tokens=max_tokens),
-                                        slots=slots)
-        return self._made[key]
-
-
-def series_models(exp: Experiment, series_dir: Path, clients: Clients) -> dict[str, Models]:
-    """Per agent name: its client, the extractor, its module config and its own experience store."""
+def series_setups(exp: Experiment, series_dir: Path, clients: ClientPool) -> dict[str, AgentSetup]:
+    """Per agent name: its model settings, the extractor's, its module config and its own experience store."""
     from avalon_agents.stores.experience import ExperienceStore
 
-    extractor = clients.get(exp.extractor.model or exp.model, exp.extractor.temperature, 64)
     out = {}
     for name, agent in exp.agents.items():
         if not needs_llm(agent.kind):
-            out[name] = Models()
+            out[name] = AgentSetup(clients=clients)
             continue
         store_dir = series_dir / "experience" / name
-        out[name] = Models(agents=clients.get(agent.model or exp.model, agent.temperature), extractor=extractor,
-                           agent_config=agent.modules, experience=ExperienceStore(store_dir),
-                           experience_dir=store_dir, learn=agent.learn, make_client=clients.get)
+        out[name] = AgentSetup(clients=clients, settings=agent.settings(exp.model), extractor=exp.extractor.model,
+                               agent_config=agent.modules, experience=ExperienceStore(store_dir),
+                               experience_dir=store_dir, learn=agent.learn)
     return out
 
 
-def forget_unfinished(models: dict[str, Models], first_unfinished: int) -> None:
+def forget_unfinished(models: dict[str, AgentSetup], first_unfinished: int) -> None:
     """Drop what an interrupted game (or any later one) had stored, so the store holds finished games only."""
     from avalon_agents.stores.experience import ExperienceStore
 
@@ -124,21 +99,21 @@ def forget_unfinished(models: dict[str, Models], first_unfinished: int) -> None:
         m.pool().forget_from(first_unfinished)
 
 
-async def run_series(job: Job, out: Path, clients: Clients, on_game: Callable[[Job, int, Path], None],
+async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable[[Job, int, Path], None],
                      budget: list[int] | None = None) -> None:
     exp = job.experiment
     rules = make_rules(exp.rules, exp.players)
     series_dir = out / job.variant / f"series-{job.series}"
     paths = [game_dir(series_dir, n) for n in range(1, exp.games_per_series + 1)]
     pending = [n for n, p in enumerate(paths, 1) if not is_done(p)]
-    models: dict[str, Models] | None = None
+    models: dict[str, AgentSetup] | None = None
     for n in pending:
         if budget is not None:
             if budget[0] <= 0:
                 return
             budget[0] -= 1
         if models is None:  # made only when a game is played
-            models = series_models(exp, series_dir, clients)
+            models = series_setups(exp, series_dir, clients)
             forget_unfinished(models, pending[0])
         path = paths[n - 1]
         if path.exists():
@@ -168,7 +143,7 @@ def finished_games(variants: dict[str, Experiment], out: Path) -> int:
 
 
 def write_experiment_json(out: Path, source: Path | None, variants: dict[str, Experiment],
-                          model: str | None) -> None:
+                          model: ModelSettings | None) -> None:
     from importlib.metadata import version
 
     out.mkdir(parents=True, exist_ok=True)
@@ -177,20 +152,22 @@ def write_experiment_json(out: Path, source: Path | None, variants: dict[str, Ex
     write_json_atomic(path, {
         "name": next(iter(variants.values())).name,
         "config_file": str(source) if source else None,
-        "model_override": model,
+        "model_override": model.public() if model else None,
+        "plugins": list(LOADED),
         "version": version("avalon_agents"),
         "started": started,
         "variants": {name: exp.model_dump(mode="json") for name, exp in variants.items()},
     })
 
 
-async def run_experiment(variants: dict[str, Experiment], out: Path, *, model: str | None = None,
+async def run_experiment(variants: dict[str, Experiment], out: Path, *, model: ModelSettings | None = None,
                          max_games: int | None = None, source: Path | None = None,
                          on_game: Callable[[Job, int, Path], None] = lambda job, n, path: None) -> None:
-    """Play every unfinished game of every variant and series; `max_games` caps the games played now."""
+    """Play every unfinished game of every variant and series; `max_games` caps the games played now. `model`
+    (the CLI's model settings) is laid over every agent's and module's settings."""
     write_experiment_json(out, source, variants, model)
     first = next(iter(variants.values()))
-    clients = Clients(first.concurrency.llm_calls, model)
+    clients = ClientPool(limit=first.concurrency.llm_calls, override=model)
     slots = asyncio.Semaphore(first.concurrency.games)
     budget = [max_games] if max_games is not None else None
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from avalon_agents.agents.base import Reply
+from avalon_agents.core.actions import Reply
 from avalon_agents.core.actions import ActionRequest, RequestKind
 from avalon_agents.core.rules import QUEST_SIZES
-from avalon_agents.extract.extractor import Extractor
-from avalon_agents.llm import LLMClient, ModelConfig, check_reachable
+from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS, Extractor
+from avalon_agents.decisions.kinds import plain
+from avalon_agents.llm import ClientPool, ModelSettings, check_reachable
 
 KINDS = {"team": RequestKind.PROPOSE, "vote": RequestKind.VOTE, "quest": RequestKind.QUEST,
          "assassinate": RequestKind.ASSASSINATE}
@@ -37,9 +38,8 @@ async def run_extract(kind: str, text: str, *, team_size: int, players: int, sea
     request = request_for(kind, team_size=team_size, players=players, seat=seat, evil=evil)
     llm = None
     if model_spec:
-        config = ModelConfig(spec=model_spec, temperature=0.0, max_tokens=64)
-        check_reachable(config)
-        llm = LLMClient(config=config)
+        settings = EXTRACTOR_SETTINGS.model_copy(update={"spec": model_spec})
+        check_reachable(settings)
+        llm = ClientPool().get(settings)
     extraction = await Extractor(llm=llm).extract(request, Reply(text=text))
-    record = extraction.record(request)
-    return {"action": record["action"], "method": record["method"], "valid": record["valid"]}
+    return {"action": plain(extraction.action), "method": extraction.method, "valid": extraction.valid}

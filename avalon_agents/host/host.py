@@ -7,16 +7,16 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from avalon_agents import __version__, narrate
-from avalon_agents.agents.base import Agent, Reply
-from avalon_agents.core.actions import Action, ActionRequest, RequestKind
+from avalon_agents.agents.base import Agent
+from avalon_agents.core.actions import Action, ActionRequest, Reply, RequestKind
 from avalon_agents.core.events import GameEvent, GameResult, QuestCompleted
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.host.eager import gather_eager
+from avalon_agents.decisions.kinds import instruct as instruct_request
 from avalon_agents.host.probe import BeliefProbe
-from avalon_agents.llm.client import HOST_STEP, Tracer
-from avalon_agents.records import GameRecorder
+from avalon_agents.records import GameRecorder, Tracer
 
 
 class NoActionError(RuntimeError):
@@ -49,10 +49,12 @@ class GameHost:
         rules: the rules.
         agents: one agent per seat (1..players).
         seed: seeds the engine.
-        instruct: words a request as the host's instruction (default: the templates in prompts/host/).
+        instruct: words a request as the host's instruction (default: each request kind's, from
+            prompts/host/).
         extract: turns a reply into a legal action.
         recorder: writes the game directory; None writes nothing.
-        tracer: where LLM calls and extractions of this game are recorded (the recorder, or memory).
+        tracer: where LLM calls and extractions of this game are recorded (the recorder, or memory); the
+            host sets its `step` before each step, and the LLM client stamps it on each call record.
         meta: extra entries for meta.json (agent kinds, config, ...).
         probe: asks its seats what they believe at the end of each quest, from what each has seen; the
             answers go to the trace only, never to an agent or the events (None: no probes).
@@ -79,7 +81,7 @@ class GameHost:
         self.agents = dict(agents)
         self.seed = seed
         self.engine = AvalonEngine(rules, seed)
-        self.instruct = instruct or (lambda request: narrate.instruct(request, rules))
+        self.instruct = instruct or (lambda request: instruct_request(request, rules))
         self.extract = extract
         self.recorder = recorder
         self.tracer = tracer or recorder
@@ -124,7 +126,7 @@ class GameHost:
     async def _ask(self, request: ActionRequest) -> Action:
         agent = self.agents[request.seat]
         await self._flush(request.seat)
-        instruction = self.instruct(request) if getattr(agent, "reads_instructions", True) else ""
+        instruction = self.instruct(request) if agent.reads_instructions else ""
         reply = await agent.act(request, instruction)
 
         async def ask_again(reason: str) -> Reply:
@@ -135,7 +137,8 @@ class GameHost:
     def _next_step(self) -> None:
         """Tag the LLM calls that follow with a new step number (see records.critical_path)."""
         self._step += 1
-        HOST_STEP.set(self._step)
+        if self.tracer is not None:
+            self.tracer.step = self._step
 
     def _new_round(self, new: Sequence[GameEvent]) -> bool:
         """A quest just ended and another begins (not the Assassin's turn, not the end)."""
@@ -144,13 +147,12 @@ class GameHost:
         return all(r.kind is not RequestKind.ASSASSINATE for r in self.engine.pending())
 
     async def _prepare(self) -> None:
-        """A round begins: agents with a `prepare()` hook (per-round thinking) get their events and run it,
-        all at once, since this work is independent across seats."""
-        ready = [(seat, agent) for seat, agent in self.agents.items() if hasattr(agent, "prepare")]
+        """A round begins: every seat gets its events and runs its `prepare()` hook (per-round thinking), all
+        at once, since this work is independent across seats."""
         self._next_step()
-        for seat, _ in ready:
+        for seat in self.agents:
             await self._flush(seat)
-        await asyncio.gather(*(agent.prepare() for _, agent in ready))
+        await asyncio.gather(*(agent.prepare() for agent in self.agents.values()))
 
     async def _probe(self, new: Sequence[GameEvent]) -> None:
         """A quest just ended: probe the seats on what each has seen up to that moment (never what follows it

@@ -9,16 +9,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from avalon_agents.agents.base import Agent
+from avalon_agents.agents.context import SeatContext
 from avalon_agents.agents.registry import AGENT_KINDS, make_agent, needs_llm
 from avalon_agents.core.events import GameResult
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
-from avalon_agents.extract.extractor import Extractor
+from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS, Extractor
 from avalon_agents.host.host import GameHost, typed_action
 from avalon_agents.host.probe import BeliefProbe
-from avalon_agents.llm.client import LLMClient, MemoryTracer
+from avalon_agents.llm.pool import ClientPool, GameClients
+from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig, ExperienceBook
-from avalon_agents.records import GameRecorder, read_trace
+from avalon_agents.records import GameRecorder, MemoryTracer, Record, read_trace
 
 if TYPE_CHECKING:
     from avalon_agents.stores.experience import ExperienceStore
@@ -47,24 +49,31 @@ def game_dir(out: Path, index: int) -> Path:
 
 
 @dataclass
-class Models:
-    """What the LLM seats of a batch of games share: the agents' client, the extractor's (temperature 0),
-    the cognitive agents' config, and the experience they carry from game to game."""
+class AgentSetup:
+    """What the seats of one agent share across the games of a batch: the client pool every client comes from,
+    the agent's model settings, the extractor's, its module config and the experience it carries.
 
-    agents: LLMClient | None = None
-    extractor: LLMClient | None = None
+    Attributes:
+        clients: the run's client pool (one for `play`, `run`, `bench cost`).
+        settings: the agent's model settings (unset fields: defaults; the pool's override wins).
+        extractor: the LLM extractor's settings, laid over the agent's (temperature 0, short answers); None
+            skips the LLM stage of the extractor.
+        agent_config: the cognitive agent's modules.
+        experience: what the agent's seats carry from game to game, by role (a chromadb store on disk, or memory).
+        experience_dir: where the baseline's experience pool lives (None: in memory).
+        learn: False gives baseline seats no experience pool.
+        end_learning: False: nothing is learned at game end (the runner's last game of a series).
+    """
+
+    clients: ClientPool = field(default_factory=ClientPool)
+    settings: ModelSettings = field(default_factory=ModelSettings)
+    extractor: ModelSettings | None = EXTRACTOR_SETTINGS
     agent_config: AgentConfig | None = None
     experience: ExperienceBook | ExperienceStore = field(default_factory=ExperienceBook)
     experience_dir: Path | None = None
-    learn: bool = True  # False: baseline seats get no experience pool
+    learn: bool = True
     end_learning: bool = True
-    """False: nothing is learned at the end of the game (the runner's last game of a series: no later game
-    would read it, and the cognitive agent's experience learning is a dozen LLM calls)."""
-    make_client: Callable[[str, float], LLMClient] | None = None
-    """Makes the client of a module with its own model or temperature (an experiment's shared clients, under
-    the per-model limit); None: a client of its own, without a limit."""
     _pool: ExperienceStore | None = None
-    _clients: dict[tuple[str, float], LLMClient] = field(default_factory=dict)
 
     def pool(self) -> ExperienceStore:
         """The baseline agents' experience pool (in the experience folder, or in memory), made once."""
@@ -75,61 +84,51 @@ class Models:
         self._pool.game = self.experience.game
         return self._pool
 
-    def client(self, spec: str | None, temperature: float) -> LLMClient | None:
-        """A client for a module's model: the agents' own, or one per (spec, temperature), made once."""
-        base = self.agents
-        if base is None or (spec in (None, base.config.spec) and temperature == base.config.temperature):
-            return base
-        key = (spec or base.config.spec, temperature)
-        if self.make_client is not None:
-            return self.make_client(*key)
-        if key not in self._clients:
-            self._clients[key] = LLMClient(config=base.config.model_copy(update={"spec": key[0],
-                                                                                "temperature": temperature}))
-        return self._clients[key]
+    def context(self, clients: GameClients) -> SeatContext:
+        """What one of this agent's seats is built with in a game."""
+        return SeatContext(clients=clients, settings=self.settings, config=self.agent_config,
+                           experience=self.experience, pool=self.pool if self.learn else None,
+                           end_learning=self.end_learning)
+
+    def extractor_settings(self) -> ModelSettings | None:
+        return None if self.extractor is None else self.extractor.over(self.settings)
 
     def meta(self) -> dict:
+        """The complete settings used, as meta.json records them (never a key)."""
+        extractor = self.extractor_settings()
         return {
-            "model": self.agents.config.model_dump() if self.agents else None,
-            "extractor_model": self.extractor.config.model_dump() if self.extractor else None,
-            "agent_config": self.agent_config.model_dump() if self.agent_config else None,
+            "model": self.clients.resolve(self.settings).public(),
+            "extractor_model": self.clients.resolve(extractor).public() if extractor else None,
+            "agent_config": self.agent_config.model_dump(mode="json") if self.agent_config else None,
         }
 
 
 async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | None = None,
-                   models: Models | Sequence[Models] | None = None, probes: bool = False) -> GameHost:
+                   setups: AgentSetup | Sequence[AgentSetup] | None = None, probes: bool = False) -> GameHost:
     """Play one game; return its host (engine events and result inside).
 
-    `models` is what the LLM seats share, or one `Models` per seat (seats with different agent configs,
-    models or experience, as experiments place them); the extractor is the first seat's. With `probes`,
-    every LLM seat is asked at the end of each quest, with its own model, what it believes (who is Merlin,
-    who is evil); the answers go to the trace (see host.probe). Rule-bot and random seats are not probed.
+    `setups` is what the LLM seats share, or one `AgentSetup` per seat (seats of different agents, as
+    experiments place them); the extractor is the first LLM seat's. With `probes`, every LLM seat is asked
+    at the end of each quest, with its own model, what it believes (who is Merlin, who is evil); the answers
+    go to the trace (see host.probe). Rule-bot and random seats are not probed.
     """
-    per_seat = list(models) if isinstance(models, Sequence) else [models or Models()] * rules.players
+    per_seat = list(setups) if isinstance(setups, Sequence) else [setups or AgentSetup()] * rules.players
     if len(per_seat) != rules.players:
-        raise ValueError(f"models: {len(per_seat)} given for {rules.players} seats")
+        raise ValueError(f"setups: {len(per_seat)} given for {rules.players} seats")
     recorder = GameRecorder(out) if out else None
     tracer = recorder or MemoryTracer()
-
-    llms = {seat: m.agents.with_tracer(tracer) if m.agents else None for seat, m in zip(rules.seats, per_seat)}
-
-    def make(seat: int, kind: str, seat_models: Models) -> Agent:
-        def llm_for(spec: str | None, temperature: float) -> LLMClient | None:
-            client = seat_models.client(spec, temperature)
-            return client.with_tracer(tracer) if client else None
-
-        return make_agent(kind, seat=seat, seed=agent_seed(seed, seat), llm=llms[seat],
-                          config=seat_models.agent_config, llm_for=llm_for, experience=seat_models.experience,
-                          end_learning=seat_models.end_learning,
-                          pool=seat_models.pool() if kind == "baseline" and seat_models.learn else None)
-
-    agents = {seat: make(seat, kind, m) for seat, kind, m in zip(rules.seats, kinds, per_seat)}
-    probed = {seat: llms[seat] for seat, kind in zip(rules.seats, kinds) if needs_llm(kind) and llms[seat]}
-    probe = BeliefProbe(clients=probed) if probes and probed else None
-    first = per_seat[0]
+    llm_seats = [seat for seat, kind in zip(rules.seats, kinds) if needs_llm(kind)]
+    contexts = {seat: setup.context(setup.clients.for_game(tracer))
+                for seat, kind, setup in zip(rules.seats, kinds, per_seat) if needs_llm(kind)}
+    agents: dict[Seat, Agent] = {seat: make_agent(kind, seat=seat, seed=agent_seed(seed, seat),
+                                                  context=contexts.get(seat))
+                                 for seat, kind in zip(rules.seats, kinds)}
+    probe = BeliefProbe(clients={seat: contexts[seat].llm for seat in llm_seats}) if probes and llm_seats else None
+    first = per_seat[rules.seats.index(llm_seats[0])] if llm_seats else per_seat[0]
     extract = typed_action
-    if any(needs_llm(k) for k in kinds):
-        extractor_llm = first.extractor.with_tracer(tracer) if first.extractor else None
+    if llm_seats:
+        settings = first.extractor_settings()
+        extractor_llm = first.clients.get(settings, tracer) if settings is not None else None
         extract = Extractor(llm=extractor_llm, tracer=tracer, seed=seed)
     host = GameHost(
         rules=rules,
@@ -139,8 +138,8 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
         recorder=recorder,
         tracer=tracer,
         meta={"seats": dict(zip(rules.seats, kinds)), **first.meta(), "probes": probe is not None,
-              **({"seat_models": {s: m.meta() for s, m in zip(rules.seats, per_seat)}}
-                 if isinstance(models, Sequence) else {})},
+              **({"seat_models": {s: per_seat[rules.seats.index(s)].meta() for s in llm_seats}}
+                 if isinstance(setups, Sequence) else {})},
         probe=probe,
     )
     await host.run()
@@ -154,16 +153,16 @@ async def play_games(
     games: int,
     out: Path | None = None,
     on_game: Callable[[int, GameHost], None] | None = None,
-    models: Models | None = None,
+    setups: AgentSetup | None = None,
     probes: bool = False,
 ) -> list[GameResult]:
     """Play `games` games with seeds seed, seed+1, ...; write game-NNNNN/ under `out` if given (`probes`: see
     `play_one`)."""
     results = []
     for i in range(games):
-        if models is not None:
-            models.experience.game = i + 1
-        host = await play_one(rules, kinds, seed + i, game_dir(out, i + 1) if out else None, models, probes)
+        if setups is not None:
+            setups.experience.game = i + 1
+        host = await play_one(rules, kinds, seed + i, game_dir(out, i + 1) if out else None, setups, probes)
         results.append(host.engine.result())
         if on_game:
             on_game(i, host)
@@ -171,7 +170,7 @@ async def play_games(
     return results
 
 
-def trace_of(host: GameHost) -> list[dict]:
+def trace_of(host: GameHost) -> list[Record]:
     """The trace records of a finished game (from memory, or from its trace.jsonl)."""
     if isinstance(host.tracer, MemoryTracer):
         return host.tracer.records

@@ -6,8 +6,7 @@ questions (Zhu et al.). A probe is module-free: it never goes through the agent'
 the seat's role card and the events that seat has seen, as the host told them. Its answer never reaches an
 agent and never becomes a game event; the host writes it to the trace only:
 
-    {"type": "probe", "seat": 3, "quest": 2, "merlin_guess": 5, "p_evil": {"1": 0.2, "2": 0.9, ...},
-     "valid": true, "raw": "<the reply>"}
+    Probe(seat=3, quest=2, merlin_guess=5, p_evil={"1": 0.2, "2": 0.9, ...}, valid=True, raw="<the reply>")
 
 An answer that is not a seat for Merlin plus a probability for every other seat is `valid: false` with
 `merlin_guess: null` and `p_evil: {}`; probabilities are clamped to [0, 1]; a failed call gives `raw: null`.
@@ -23,17 +22,17 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from avalon_agents.agents.llm_agent import HISTORY_TOKENS, LOCAL_HISTORY_TOKENS
 from avalon_agents.core.events import GameEvent, RoleAssigned
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
-from avalon_agents.extract.decisions import load_json
+from avalon_agents.decisions.jsonish import load_json
 from avalon_agents.llm.client import LLMCallFailed, LLMClient
-from avalon_agents.llm.tokens import count_tokens
+from avalon_agents.llm.tokens import count_tokens, newest_that_fit
 from avalon_agents.narrate import announce, names, system_prompt
 from avalon_agents.prompting import template
+from avalon_agents.records.trace import Probe, Purpose
 
-PURPOSE = "probe"
+PURPOSE = Purpose(stage="probe", name="belief")
 PROMPT = "probes/belief"
 SEAT_KEY = re.compile(r"^\s*(?:player\s*)?(\d{1,2})\s*$", re.IGNORECASE)
 """A key of the "evil" object: "3" or "Player 3" (the whole key, never a number inside other text)."""
@@ -113,26 +112,25 @@ class BeliefProbe:
         return tuple(sorted(self.clients))
 
     async def __call__(self, *, rules: RuleSet, quest: int, views: Mapping[Seat, Sequence[GameEvent]]
-                       ) -> list[dict[str, Any]]:
+                       ) -> list[Probe]:
         """Probe every seat of `views` (what each has seen up to the end of `quest`) at once; one trace
         record per seat, in seat order."""
         return list(await asyncio.gather(*(self.ask(rules=rules, seat=seat, quest=quest, events=views[seat])
                                            for seat in self.seats if seat in views)))
 
-    async def ask(self, *, rules: RuleSet, seat: Seat, quest: int, events: Sequence[GameEvent]) -> dict[str, Any]:
+    async def ask(self, *, rules: RuleSet, seat: Seat, quest: int, events: Sequence[GameEvent]) -> Probe:
         """Probe one seat; never raises for a bad answer or a failed call (the record says `valid: false`)."""
         client = self.clients[seat]
         prompt = template(PROMPT)
-        schema = probe_schema(rules, seat) if client.config.schema_style != "none" else None
+        schema = probe_schema(rules, seat) if client.settings.schema_style != "none" else None
         try:
             raw: str | None = await client.call(self.messages(rules=rules, seat=seat, quest=quest, events=events),
                                                 purpose=PURPOSE, prompt_id=prompt.id, prompt_hash=prompt.hash,
-                                                seat=seat, schema=schema, context={"quest": quest})
+                                                seat=seat, schema=schema, quest=quest)
         except LLMCallFailed:
             raw = None  # the failed call is in the trace already
         merlin, p_evil, valid = read_answer(raw, rules, seat)
-        return {"type": "probe", "seat": seat, "quest": quest, "merlin_guess": merlin, "p_evil": p_evil,
-                "valid": valid, "raw": raw}
+        return Probe(seat=seat, quest=quest, merlin_guess=merlin, p_evil=p_evil, valid=valid, raw=raw)
 
     def messages(self, *, rules: RuleSet, seat: Seat, quest: int, events: Sequence[GameEvent]
                  ) -> list[BaseMessage]:
@@ -155,15 +153,9 @@ class BeliefProbe:
             if (text := announce(e, rules)) is not None:
                 (night if e.type == "night_info" else seen).append(text)
         room = budget - sum(count_tokens(line) for line in night)
-        kept: list[str] = []
-        for line in reversed(seen):
-            room -= count_tokens(line)
-            if room < 0:
-                break
-            kept.append(line)
-        return "\n".join(night + kept[::-1])
+        return "\n".join(night + seen[newest_that_fit(seen, room):])
 
     def _budget(self, seat: Seat) -> int:
         if self.history_tokens is not None:
             return self.history_tokens
-        return LOCAL_HISTORY_TOKENS if self.clients[seat].config.provider == "local" else HISTORY_TOKENS
+        return self.clients[seat].settings.history_tokens

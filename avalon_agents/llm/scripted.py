@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from avalon_agents.decisions.kinds import APPROVE_SHARE, scripted_answer
 from avalon_agents.llm.tokens import count_tokens
 
 Respond = Callable[[Sequence[BaseMessage], dict[str, Any]], "str | None"]
@@ -25,9 +26,6 @@ Respond = Callable[[Sequence[BaseMessage], dict[str, Any]], "str | None"]
 
 SEAT = re.compile(r"\bPlayer (\d{1,2})\b")
 YOU_ARE = re.compile(r"\bYou are Player (\d{1,2})\b")
-TEAM_SIZE = re.compile(r"exactly (\d+) players")
-APPROVE_SHARE = 0.7
-"""How often the default replies approve a team (LLM players approve most proposals)."""
 FILLER = (
     "I have been watching the votes closely and the pattern matters more than any single speech.",
     "We should send people whose record is clean so far and keep the rest of us honest.",
@@ -94,18 +92,9 @@ class ScriptedChatModel(BaseChatModel):
         schema = _schema_of(kwargs)
         if schema is not None:
             return json.dumps(_fill(schema, rng, seats, me, lambda: self._speech(rng, me, others)))
-        if (size := TEAM_SIZE.search(last)) is not None:
-            k = int(size.group(1))
-            pool = [me] + rng.sample(others, len(others))
-            team = sorted(dict.fromkeys(pool))[:k] if len(pool) >= k else pool
-            return "I propose " + ", ".join(f"Player {s}" for s in team) + "."
-        lowered = last.lower()
-        if '"approve"' in lowered and '"reject"' in lowered:
-            return "I approve this team." if rng.random() < APPROVE_SHARE else "I reject this team."
-        if '"success"' in lowered:
-            return "I play a fail card." if '"fail"' in lowered and rng.random() < 0.5 else "Success."
-        if "merlin" in lowered and ("name" in lowered or "guess" in lowered):
-            return f"I name Player {rng.choice(others)} as Merlin."
+        answer = scripted_answer(last, rng, me, others)
+        if answer is not None:
+            return answer
         return self._speech(rng, me, others)
 
     @staticmethod
@@ -133,6 +122,8 @@ def _fill(schema: dict, rng: random.Random, seats: list[int], me: int, speech: C
     """A random value that satisfies the (simple) schema: long text fields get a speech, short ones a
     sentence, a vote approves APPROVE_SHARE of the time."""
     kind = schema.get("type")
+    if "const" in schema:
+        return schema["const"]
     if "enum" in schema:
         options = schema["enum"]
         if set(options) == {"approve", "reject"}:

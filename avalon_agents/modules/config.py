@@ -2,38 +2,43 @@
 
 In YAML (every key optional; unknown keys are errors naming the field):
 
-    model: openai:gpt-4o-mini        # default model of every module (else the run's model)
-    temperature: 0.3
+    model: openai:gpt-4o-mini        # every module's model (else the agent's); a spec or full settings
+    temperature: 0.3                 # shorthand for model: {temperature: ...}; unset inherits the agent's
     analysis: {options: {cadence: per_turn, scope: adversaries}}
-    planning: {enabled: false}
-    action: {use: my_action}        # a module class registered as "my_action"
+    plan: {enabled: false}           # `planning:` is accepted as an alias
+    action: {use: my_action}         # a module class registered as "my_action"
     summary: {model: local:smollm2}  # one module on another model
+    response: {model: {temperature: 0.7, kwargs: {top_p: 0.9}}}
+
+A module's model settings are laid over the config's, and those over the agent's, field by field: a module
+without settings of its own runs with its agent's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
-from avalon_agents.llm.client import LLMClient
-from avalon_agents.modules.base import MODULES, Module
+from avalon_agents.errors import field_error
+from avalon_agents.llm.pool import GameClients
+from avalon_agents.llm.settings import ModelSettings
+from avalon_agents.modules.base import MODULES, SLOTS, Module
 
-SLOT_ORDER = ("summary", "analysis", "planning", "action", "response", "experience")
-"""The order modules run in; also the config keys."""
+SLOT_ORDER = SLOTS
+ALIASES = {"planning": "plan"}
+"""Config keys accepted for a slot under an older name."""
 
 
 class ModuleSettings(BaseModel):
-    """One slot: on or off, which registered module fills it, its model and its options."""
+    """One slot: on or off, which registered module fills it, its model settings and its options."""
 
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = True
     use: str | None = None
-    model: str | None = None
+    model: ModelSettings | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -44,26 +49,31 @@ class ModuleSettings(BaseModel):
         return data
 
 
-class AgentConfig(BaseModel):
-    """The modules of a cognitive agent. `SLOT_ORDER` names the slots; each slot's default module is the
-    one registered under the slot's own name."""
+class _AgentConfig(BaseModel):
+    """The modules of a cognitive agent: one `ModuleSettings` per slot (see modules.base.SLOTS); each slot's
+    default module is the one registered under the slot's own name."""
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str | None = None
-    temperature: float = Field(0.3, ge=0, le=2)
-    summary: ModuleSettings = Field(default_factory=ModuleSettings)
-    analysis: ModuleSettings = Field(default_factory=ModuleSettings)
-    planning: ModuleSettings = Field(default_factory=ModuleSettings)
-    action: ModuleSettings = Field(default_factory=ModuleSettings)
-    response: ModuleSettings = Field(default_factory=ModuleSettings)
-    experience: ModuleSettings = Field(default_factory=ModuleSettings)
+    model: ModelSettings | None = None
+    temperature: float | None = Field(None, ge=0, le=2)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _aliases(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for old, new in ALIASES.items():
+                if old in data:
+                    if new in data:
+                        raise ValueError(f"{old}: give `{new}` or its old name `{old}`, not both")
+                    data = {**{k: v for k, v in data.items() if k != old}, new: data[old]}
+        return data
 
     @model_validator(mode="after")
-    def _check(self) -> AgentConfig:
+    def _check(self):
         if not self.response.enabled:
             raise ValueError("response.enabled: the response module is always on (it writes the answer)")
-        for slot in SLOT_ORDER:
+        for slot in SLOTS:
             self.options_of(slot)  # unknown module or bad options: a ValueError naming the field
         return self
 
@@ -81,41 +91,48 @@ class AgentConfig(BaseModel):
         try:
             return cls.Options(**self.settings(slot).options)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"])
-            raise ValueError(f"{slot}.options.{field}: {err['msg']}") from None
+            raise ValueError(field_error(exc, prefix=(slot, "options"))) from None
 
     def enabled(self) -> list[str]:
-        return [slot for slot in SLOT_ORDER if self.settings(slot).enabled]
+        return [slot for slot in SLOTS if self.settings(slot).enabled]
 
-    def build(self, llm_for: Callable[[str | None, float], LLMClient | None]) -> dict[str, Module]:
-        """The enabled modules, each with its client: `llm_for(spec or None, temperature)`."""
+    def own_settings(self) -> ModelSettings:
+        """The model settings this config sets for all its modules (model, then the temperature shorthand)."""
+        own = self.model or ModelSettings()
+        return own.model_copy(update={"temperature": self.temperature}) if self.temperature is not None else own
+
+    def model_for(self, slot: str, agent: ModelSettings | None) -> ModelSettings:
+        """A slot's model settings: the module's own over the config's over the agent's."""
+        base = self.own_settings().over(agent)
+        module = self.settings(slot).model
+        return module.over(base) if module is not None else base
+
+    def build(self, clients: GameClients | None, agent: ModelSettings | None) -> dict[str, Module]:
+        """The enabled modules, each with its client from `clients` (None: modules without a model)."""
         modules = {}
         for slot in self.enabled():
-            settings = self.settings(slot)
-            llm = llm_for(settings.model or self.model, self.temperature)
+            llm = clients.get(self.model_for(slot, agent)) if clients is not None else None
             modules[slot] = self.module_class(slot)(llm=llm, options=self.options_of(slot))
         return modules
 
-    def without(self, *slots: str) -> AgentConfig:
+    def without(self, *slots: str):
         """The same config with these modules off (ablations)."""
         return self.model_copy(update={s: self.settings(s).model_copy(update={"enabled": False}) for s in slots})
 
 
+AgentConfig = create_model(
+    "AgentConfig", __base__=_AgentConfig, __doc__=_AgentConfig.__doc__,
+    **{slot: (ModuleSettings, Field(default_factory=ModuleSettings)) for slot in SLOTS},
+)
+
+
 def load_agent_config(path: str | Path) -> AgentConfig:
     """Read an agent config from YAML. Raises ValueError naming the file and the bad field."""
+    from avalon_agents.errors import load_yaml
+
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except OSError as exc:
-        raise ValueError(f"agent-config: cannot read {path} ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"agent-config: {path} is not valid YAML ({str(exc).splitlines()[0]})") from None
+    raw = load_yaml(path, "agent-config") or {}
     try:
         return AgentConfig.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        message = err["msg"].removeprefix("Value error, ")
-        where = f"{field}: " if field and not message.startswith(tuple(SLOT_ORDER)) else ""
-        raise ValueError(f"agent-config {path}: {where}{message}") from None
+        raise ValueError(f"agent-config {path}: {field_error(exc)}") from None

@@ -57,11 +57,11 @@ class ExperienceModule(Module):
                 name=name, role=role, roles=roles, log=log,
                 outcome=f"{result.winner.value} won ({result.reason.value}); {name} {'won' if won else 'lost'}",
                 goal=mind.card["goal"], strategy=mind.strategy, previous=exp.suggestions or "(none)",
-            ), purpose="experience/suggestions", quest=quest)
+            ), part="suggestions", prompt="modules/experience_suggestions", quest=quest)
             if suggestions:
                 improved = await self.ask(mind, template("modules/experience_strategy").render(
                     name=name, role=role, strategy=mind.strategy, suggestions=suggestions,
-                ), purpose="experience/strategy", quest=quest)
+                ), part="strategy", prompt="modules/experience_strategy", quest=quest)
                 exp.suggestions = suggestions
                 exp.strategy = improved or exp.strategy
 
@@ -69,7 +69,7 @@ class ExperienceModule(Module):
             notes = await self.ask(mind, template("modules/experience_other_roles").render(
                 name=name, role=role, roles=roles, log=log, previous=exp.other_roles or "(none)",
                 max_words=self.options.max_words,
-            ), purpose="experience/other_roles", quest=quest)
+            ), part="other_roles", prompt="modules/experience_other_roles", quest=quest)
             exp.other_roles = notes or exp.other_roles
 
         # the two parts read neither's output: they run side by side

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from avalon_agents.core.events import GameEvent, NightInfoRevealed, SpeechGiven
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat, seat_name
-from avalon_agents.llm.tokens import count_tokens
+from avalon_agents.llm.tokens import newest_that_fit
 from avalon_agents.narrate import announce
 
 
@@ -65,10 +65,4 @@ class Memory:
         lines = [e.text for e in entries]
         if budget is None:
             return "\n".join(lines)
-        kept: list[str] = []
-        for line in reversed(lines):
-            budget -= count_tokens(line)
-            if budget < 0:
-                break
-            kept.append(line)
-        return "\n".join(reversed(kept))
+        return "\n".join(lines[newest_that_fit(lines, budget):])

@@ -13,9 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from avalon_agents.core.actions import RequestKind
 from avalon_agents.core.types import seat_name
-from avalon_agents.extract.decisions import load_json
+from avalon_agents.decisions.jsonish import load_json
+from avalon_agents.decisions.kinds import kind_of
 from avalon_agents.modules.base import Module, Phase, Turn, register_module
 from avalon_agents.modules.sections import context
 from avalon_agents.narrate import names
@@ -98,7 +98,7 @@ class AnalysisModule(Module):
         turn.slots.analysis = await self.ask(mind, text, quest=turn.quest, attempt=turn.attempt) or turn.slots.analysis
 
 
-@register_module("planning")
+@register_module("plan", "planning")
 class PlanningModule(Module):
     """Eq. 3: a plan from goal, strategy, the previous plan, the summary and the analysis."""
 
@@ -157,20 +157,23 @@ class ActionModule(Module):
             required = ["action", "response"]
             answer_part = '"response": your answer to the host.'
         schema = {"type": "object", "properties": {"action": ACTION_FIELD, **answer}, "required": required}
-        structured = self.llm is not None and self.llm.config.schema_style != "none"
+        structured = self.llm is not None and self.llm.settings.schema_style != "none"
         text = template("modules/action_response").render(
             context=context(turn), instruction=turn.instruction, answer_part=answer_part,
             max_words=self.options.max_words)
-        reply = await self.ask(turn.mind, text, purpose=f"action+response/{turn.request.kind.value}",
-                               quest=turn.quest, attempt=turn.attempt, schema=schema if structured else None)
+        reply = await self.ask(turn.mind, text, name="action+response", request=turn.request,
+                               prompt="modules/action_response", quest=turn.quest, attempt=turn.attempt,
+                               schema=schema if structured else None)
         value = load_json(reply or "")
         if not value or not value.get("action"):
             return  # nothing usable: the response module answers on its own
         turn.slots.action = str(value.pop("action"))
         if decision is None:
             turn.slots.response = str(value.get("response", "")) or None
-        else:
-            turn.slots.response = json.dumps({k: value[k] for k in answer if k in value}, ensure_ascii=False)
+            return
+        spec = kind_of(turn.request)
+        turn.decision = spec.value_of(value[spec.key]) if spec.key in value else None
+        turn.slots.response = str(value.get("reason", "")) or json.dumps(value, ensure_ascii=False)
 
 
 ACTION_FIELD = {"type": "string", "maxLength": 300}
@@ -197,9 +200,10 @@ class ResponseModule(Module):
             max_words=self.options.max_words,
             fit=" Keep it consistent with the action you chose." if turn.slots.action else "",
         )
-        purpose = "response/speak" if request.kind is RequestKind.SPEAK else f"response/{request.kind.value}"
-        turn.slots.response = await self.ask(turn.mind, text, purpose=purpose, quest=turn.quest,
+        turn.slots.response = await self.ask(turn.mind, text, request=request, quest=turn.quest,
                                              attempt=turn.attempt, schema=turn.decision_schema) or ""
+        if turn.decision_schema is not None:
+            turn.decision = kind_of(request).read_json(turn.slots.response)
 
 
 __all__ = ["ActionModule", "AnalysisModule", "PlanningModule", "ResponseModule", "SummaryModule"]

@@ -8,10 +8,30 @@ from avalon_agents.records.run_dir import (
     read_trace,
     write_json_atomic,
 )
+from avalon_agents.records.trace import (
+    Extraction,
+    LLMCall,
+    MemoryTracer,
+    ModuleOutput,
+    Probe,
+    Purpose,
+    Record,
+    TraceRecord,
+    Tracer,
+)
 from avalon_agents.records.usage import critical_path, usage
 
 __all__ = [
+    "Extraction",
     "GameRecorder",
+    "LLMCall",
+    "MemoryTracer",
+    "ModuleOutput",
+    "Probe",
+    "Purpose",
+    "Record",
+    "TraceRecord",
+    "Tracer",
     "critical_path",
     "is_done",
     "read_events",

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from avalon_agents.core.events import EVENT_ADAPTER, GameEvent, GameResult
+from avalon_agents.records.trace import Record, TraceRecord, read_lines, to_line
 
 EVENTS = "events.jsonl"
 TRACE = "trace.jsonl"
@@ -52,6 +53,7 @@ class GameRecorder:
         (self.path / RESULT).unlink(missing_ok=True)
         self._events = open(self.path / EVENTS, "w")
         self._trace = open(self.path / TRACE, "w")
+        self.step: int | None = None
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         write_json_atomic(self.path / META, meta)
@@ -61,9 +63,9 @@ class GameRecorder:
             self._events.write(event.to_json() + "\n")
         self._events.flush()
 
-    def trace(self, record: dict[str, Any]) -> None:
-        """Append one trace record (an LLM call, an extraction, a fault)."""
-        self._trace.write(json.dumps(record, default=str) + "\n")
+    def trace(self, record: Record) -> None:
+        """Append one trace record (an LLM call, a module output, an extraction, a probe)."""
+        self._trace.write(to_line(record) + "\n")
         self._trace.flush()
 
     def write_result(self, result: GameResult) -> None:
@@ -82,10 +84,11 @@ class JsonlTracer:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.step: int | None = None
 
-    def trace(self, record: dict[str, Any]) -> None:
+    def trace(self, record: Record) -> None:
         with open(self.path, "a") as f:
-            f.write(json.dumps(record, default=str) + "\n")
+            f.write(to_line(record) + "\n")
 
 
 def is_done(path: Path) -> bool:
@@ -99,13 +102,9 @@ def read_events(path: Path) -> list[GameEvent]:
         return [EVENT_ADAPTER.validate_json(line) for line in f if line.strip()]
 
 
-def read_trace(path: Path) -> list[dict[str, Any]]:
-    """The trace records of a game directory, in order."""
-    file = Path(path) / TRACE
-    if not file.exists():
-        return []
-    with open(file) as f:
-        return [json.loads(line) for line in f if line.strip()]
+def read_trace(path: Path) -> list[TraceRecord]:
+    """The typed trace records of a game directory, in order."""
+    return read_lines(Path(path) / TRACE)
 
 
 def read_result(path: Path) -> GameResult:

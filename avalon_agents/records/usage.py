@@ -10,25 +10,27 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from avalon_agents.records.trace import Extraction, LLMCall, Record
 
-def usage(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+
+def usage(records: Iterable[Record]) -> dict[str, Any]:
     """Counts and sums over trace records (of one game or many)."""
     calls = extractions = valid = attempts = input_tokens = output_tokens = 0
     seconds = 0.0
     outcomes: Counter[str] = Counter()
     methods: Counter[str] = Counter()
     for r in records:
-        if r["type"] == "llm_call":
+        if isinstance(r, LLMCall):
             calls += 1
-            attempts += r["attempts"]
-            outcomes[r["outcome"]] += 1
-            input_tokens += r["input_tokens"]
-            output_tokens += r["output_tokens"]
-            seconds += r["latency_s"]
-        elif r["type"] == "extraction":
+            attempts += r.attempts
+            outcomes[r.outcome] += 1
+            input_tokens += r.input_tokens
+            output_tokens += r.output_tokens
+            seconds += r.latency_s
+        elif isinstance(r, Extraction):
             extractions += 1
-            valid += r["valid"]
-            methods[r["method"]] += 1
+            valid += r.valid
+            methods[r.method] += 1
     return {
         "llm_calls": calls,
         "attempts": attempts,
@@ -43,15 +45,15 @@ def usage(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def critical_path(records: Iterable[dict[str, Any]]) -> int:
+def critical_path(records: Iterable[Record]) -> int:
     """The LLM calls of one game that must happen one after another: host steps follow each other, and a
     seat makes its calls within a step in order, while different seats in a step run at the same time. So
     it is the sum over steps of the most calls any one seat made in that step. Multiplied by a fixed model
     latency, it is the least wall time the game can take."""
     per: Counter[tuple[int, Any]] = Counter()
     for r in records:
-        if r["type"] == "llm_call" and r.get("step") is not None:
-            per[(r["step"], r["seat"])] += 1
+        if isinstance(r, LLMCall) and r.step is not None:
+            per[(r.step, r.seat)] += 1
     longest: dict[int, int] = {}
     for (step, _), n in per.items():
         longest[step] = max(longest.get(step, 0), n)

@@ -10,26 +10,26 @@ import pytest
 
 from avalon_agents.agents.baseline import RECENT, RECENT_STEP, BaselineAgent, concise, informativeness, recent_start
 from avalon_agents.core import make_rules
-from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMClient, ModelConfig, ScriptedChatModel
+from avalon_agents.host.play import AgentSetup, play_one
+from avalon_agents.llm import ClientPool, ScriptedChatModel
 from avalon_agents.stores.experience import ExperienceStore
+from tests.helpers import scripted_setup
 
 MIXED = ["cognitive", "baseline"] * 3
 
 
-def models(model=None) -> Models:
-    return Models(agents=LLMClient(config=ModelConfig(spec="scripted"), model=model),
-                  extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0)))
+def models(model=None) -> AgentSetup:
+    return scripted_setup(model)
 
 
-def play(kinds, seed, shared: Models):
-    host = asyncio.run(play_one(make_rules("official", 6), kinds, seed, models=shared))
+def play(kinds, seed, shared: AgentSetup):
+    host = asyncio.run(play_one(make_rules("official", 6), kinds, seed, setups=shared))
     return host, host.tracer.records
 
 
 def baseline_calls(records, seat=None):
-    return [r for r in records if r["type"] == "llm_call" and r["purpose"].startswith("baseline/")
-            and (seat is None or r["seat"] == seat)]
+    return [r for r in records if r.type == "llm_call" and r.name == "baseline"
+            and (seat is None or r.seat == seat)]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -37,16 +37,16 @@ def test_baseline_plays_full_games_against_the_cognitive_agent(seed):
     host, records = play(MIXED, seed, models())
     assert host.engine.is_over
     for seat in (2, 4, 6):
-        purposes = [c["purpose"] for c in baseline_calls(records, seat)]
-        answers = purposes.count("baseline/respond")
+        purposes = [c.part for c in baseline_calls(records, seat)]
+        answers = purposes.count("respond")
         assert answers >= 3
         # every first answer to a request is prepared by questions then a reflection
-        assert purposes.count("baseline/questions") == purposes.count("baseline/reflect") >= 3
-        assert purposes[:3] == ["baseline/questions", "baseline/reflect", "baseline/respond"]
-    cognitive = {r["seat"] for r in records if r["type"] == "llm_call" and r["purpose"].startswith("module/")}
+        assert purposes.count("questions") == purposes.count("reflect") >= 3
+        assert purposes[:3] == ["questions", "reflect", "respond"]
+    cognitive = {r.seat for r in records if r.type == "llm_call" and r.stage == "module"}
     assert cognitive == {1, 3, 5}
-    decisions = [r for r in records if r["type"] == "extraction" and r["seat"] in (2, 4, 6)]
-    assert decisions and all(r["valid"] or r["method"] == "fallback" for r in decisions)
+    decisions = [r for r in records if r.type == "extraction" and r.seat in (2, 4, 6)]
+    assert decisions and all(r.valid or r.method == "fallback" for r in decisions)
 
 
 def test_recent_window_moves_a_step_at_a_time():
@@ -61,8 +61,8 @@ def test_answers_prompts_extend_each_other_between_window_moves():
     _, records = play(MIXED, 3, models())
     extended = pairs = 0
     for seat in (2, 4, 6):
-        prompts = [c["messages"][1]["content"] for c in baseline_calls(records, seat)
-                   if c["purpose"] == "baseline/respond"]
+        prompts = [c.messages[1].content for c in baseline_calls(records, seat)
+                   if c.part == "respond"]
         for before, after in zip(prompts, prompts[1:]):
             block = before.split("\n\nInformative messages")[0]
             pairs += 1
@@ -73,10 +73,10 @@ def test_answers_prompts_extend_each_other_between_window_moves():
 def test_system_prompt_is_filled_in():
     host, records = play(MIXED, 4, models())
     for call in baseline_calls(records):
-        system = call["messages"][0]["content"]
-        role = host.engine.roles[call["seat"]].value
+        system = call.messages[0].content
+        role = host.engine.roles[call.seat].value
         assert "{" not in system and "}" not in system
-        assert f"You are Player {call['seat']}, the {role}." in system
+        assert f"You are Player {call.seat}, the {role}." in system
         assert "playing with 5 other players" in system
         assert "Merlin, Percival, 2 Loyal Servants, Morgana, Assassin" in system
 
@@ -105,10 +105,10 @@ def test_informative_messages_are_ranked_by_score():
     assert informativeness("Quest 2 failed with 1 fail card.") > informativeness("Quest 2 succeeded.")
     assert informativeness("Player 3 said: \"I am Merlin, trust me.\"") > informativeness("Player 3 said: hi")
     host, records = play(MIXED, 6, models())
-    late = [c for c in baseline_calls(records) if c["purpose"] == "baseline/respond" and c["quest"] >= 3]
+    late = [c for c in baseline_calls(records) if c.part == "respond" and c.quest >= 3]
     assert late
     for call in late:
-        prompt = call["messages"][-1]["content"]
+        prompt = call.messages[-1].content
         block = prompt.split("Informative messages (most informative first):\n", 1)[1].split("\n\nYour reflection:")[0]
         lines = [line for line in block.splitlines() if line.strip()]
         scores = [informativeness(line) for line in lines]
@@ -116,7 +116,7 @@ def test_informative_messages_are_ranked_by_score():
 
 
 def test_reflection_questions_retrieve_related_messages():
-    agent = BaselineAgent(seat=1, llm=None)
+    agent = BaselineAgent(seat=1, context=scripted_setup().context(ClientPool().for_game(None)))
     from avalon_agents.agents.baseline import Message
 
     agent.messages = [Message(t, 1, informativeness(t)) for t in (
@@ -142,13 +142,13 @@ def test_experience_pool_feeds_suggestions_in_the_next_game(tmp_path):
     assert {m["role"] for m in docs["metadatas"]} == {host.engine.roles[s].value for s in (2, 4, 6)}
 
     _, records = play(MIXED, 8, shared)
-    suggest = [c for c in baseline_calls(records) if c["purpose"] == "baseline/suggest"]
+    suggest = [c for c in baseline_calls(records) if c.part == "suggest"]
     assert suggest, "the second game asks for suggestions from the pool"
-    prompt = suggest[0]["messages"][-1]["content"]
+    prompt = suggest[0].messages[-1].content
     assert "ended well (score " in prompt and "ended badly (score " in prompt
     assert any(m["answer"] in prompt for m in docs["metadatas"])
-    rounds = [(c["seat"], c["quest"]) for c in suggest]
+    rounds = [(c.seat, c.quest) for c in suggest]
     assert len(rounds) == len(set(rounds)), "at most one suggestion per seat and round"
-    later = [c for c in baseline_calls(records) if c["purpose"] == "baseline/respond"
-             and "Suggestion from earlier games:" in c["messages"][-1]["content"]]
+    later = [c for c in baseline_calls(records) if c.part == "respond"
+             and "Suggestion from earlier games:" in c.messages[-1].content]
     assert later

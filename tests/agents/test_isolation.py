@@ -9,15 +9,15 @@ import re
 
 from avalon_agents import narrate
 from avalon_agents.core import make_rules
-from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.host.play import play_one
+from tests.helpers import scripted_setup
 
 GAMES = 200
 ROLE_LINE = re.compile(r"your role is ([A-Za-z ]+)\.")
 
 
 def test_no_prompt_leaks_what_its_seat_may_not_know():
-    client = LLMClient(config=ModelConfig(spec="scripted"))
+    setup = scripted_setup(extractor=None)
     checked = 0
 
     async def run() -> None:
@@ -27,17 +27,17 @@ def test_no_prompt_leaks_what_its_seat_may_not_know():
             players = 5 + seed % 6
             rules = make_rules(preset, players)
             kind = ("llm", "cognitive")[seed // 2 % 2]
-            host = await play_one(rules, [kind] * players, seed, models=Models(agents=client))
+            host = await play_one(rules, [kind] * players, seed, setups=setup)
             roles = host.engine.roles
             night = {e.seat: narrate.announce(e, rules) for e in host.engine.events if e.type == "night_info"}
             cards = {s: sum(1 for e in host.engine.events if e.type == "quest_card" and e.seat == s) for s in roles}
             # experience learning runs after the game, when every role is public
-            calls = [r for r in host.tracer.records if r["type"] == "llm_call"
-                     and not r["purpose"].startswith("experience/")]
-            assert {c["seat"] for c in calls} == set(roles)
+            calls = [r for r in host.tracer.records if r.type == "llm_call"
+                     and r.name != "experience"]
+            assert {c.seat for c in calls} == set(roles)
             for call in calls:
-                seat = call["seat"]
-                text = "\n".join(m["content"] for m in call["messages"])
+                seat = call.seat
+                text = "\n".join(m.content for m in call.messages)
                 assert ROLE_LINE.findall(text) == [roles[seat].value]
                 for line in text.splitlines():
                     if line.startswith("Night:"):

@@ -7,33 +7,34 @@ import json
 
 from avalon_agents.agents.llm_agent import LLMAgent
 from avalon_agents.core import make_rules
-from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMClient, ModelConfig, ScriptedChatModel
+from avalon_agents.host.play import play_one
+from avalon_agents.llm import ClientPool, ModelSettings, ScriptedChatModel
+from tests.helpers import scripted_setup
 
 
-def game(config: ModelConfig, model=None, seed: int = 1):
-    client = LLMClient(config=config, model=model)
-    return asyncio.run(play_one(make_rules("official", 6), ["llm"] * 6, seed, models=Models(agents=client)))
+def game(settings: ModelSettings, model=None, seed: int = 1):
+    setup = scripted_setup(model, settings=settings, extractor=None)
+    return asyncio.run(play_one(make_rules("official", 6), ["llm"] * 6, seed, setups=setup))
 
 
 def calls_of(host, seat: int) -> list[dict]:
-    return [r for r in host.tracer.records if r["type"] == "llm_call" and r["seat"] == seat]
+    return [r for r in host.tracer.records if r.type == "llm_call" and r.seat == seat]
 
 
 def test_prompts_extend_each_other_between_history_cuts():
     """Each user prompt starts with the previous one's history (so a prompt cache resumes), except at the
     rare cuts, and never exceeds the budget by more than one line."""
-    host = game(ModelConfig(spec="scripted"))
+    host = game(ModelSettings(spec="scripted"))
     for seat in range(1, 7):
-        histories = [c["messages"][1]["content"].rsplit("\nHost: ", 1)[0] for c in calls_of(host, seat)]
+        histories = [c.messages[1].content.rsplit("\nHost: ", 1)[0] for c in calls_of(host, seat)]
         extended = sum(b.startswith(a) for a, b in zip(histories, histories[1:]))
         assert extended >= len(histories) - 1 - 3, seat  # at most a few cuts in a game
         assert all(len(h.split()) < 2500 * 1.2 for h in histories)
 
 
 def test_history_is_cut_to_half_the_budget_and_keeps_the_night():
-    host = game(ModelConfig(spec="scripted"))
-    agent = LLMAgent(seat=1, llm=LLMClient(config=ModelConfig(spec="scripted")), history_tokens=300)
+    host = game(ModelSettings(spec="scripted"))
+    agent = LLMAgent(seat=1, context=scripted_setup().context(ClientPool().for_game(None)), history_tokens=300)
     asyncio.run(agent.observe([e for e in host.engine.events if e.visible(1)]))
     text = agent.history()
     night = [line for line in text.splitlines() if line.startswith("Night:")]
@@ -43,23 +44,23 @@ def test_history_is_cut_to_half_the_budget_and_keeps_the_night():
 
 
 def test_decisions_ask_for_json_and_speeches_for_text():
-    host = game(ModelConfig(spec="scripted"))
-    calls = [r for r in host.tracer.records if r["type"] == "llm_call"]
+    host = game(ModelSettings(spec="scripted"))
+    calls = [r for r in host.tracer.records if r.type == "llm_call"]
     for call in calls:
-        assert call["constrained"] == (call["purpose"] != "speak"), call["purpose"]
-        if call["constrained"]:
-            assert isinstance(json.loads(call["reply"]), dict)
-    host = game(ModelConfig(spec="scripted", constrained=False))
-    assert not any(r["constrained"] for r in host.tracer.records if r["type"] == "llm_call")
+        assert call.constrained == (call.request != "speak"), call.request
+        if call.constrained:
+            assert isinstance(json.loads(call.reply), dict)
+    host = game(ModelSettings(spec="scripted", constrained=False))
+    assert not any(r.constrained for r in host.tracer.records if r.type == "llm_call")
 
 
 def test_a_failing_model_gives_empty_answers_and_the_game_still_ends():
     def respond(messages, kwargs):
         return None  # every call raises UnexpectedCall, which is not retried
 
-    host = game(ModelConfig(spec="scripted", retries=0), model=ScriptedChatModel(respond=respond))
+    host = game(ModelSettings(spec="scripted", retries=0), model=ScriptedChatModel(respond=respond))
     assert host.engine.is_over
     records = host.tracer.records
-    assert all(r["outcome"] == "failed" for r in records if r["type"] == "llm_call")
-    extractions = [r for r in records if r["type"] == "extraction"]
-    assert extractions and all(r["method"] == "fallback" for r in extractions)
+    assert all(r.outcome == "failed" for r in records if r.type == "llm_call")
+    extractions = [r for r in records if r.type == "extraction"]
+    assert extractions and all(r.method == "fallback" for r in extractions)

@@ -87,9 +87,12 @@ TRACE_A = [
     {"type": "extraction", "seat": 1, "kind": "vote", "quest": 2, "attempt": 1, "method": "llm", "valid": True},
     {"type": "extraction", "seat": 1, "kind": "vote", "quest": 2, "attempt": 2, "method": "fallback",
      "valid": False},
-    {"type": "llm_call", "seat": 1, "purpose": "module/summary", "input_tokens": 100, "output_tokens": 10},
-    {"type": "llm_call", "seat": 2, "purpose": "module/summary", "input_tokens": 200, "output_tokens": 30},
-    {"type": "llm_call", "seat": 2, "purpose": "action+response/vote", "input_tokens": 50, "output_tokens": 5},
+    {"type": "llm_call", "seat": 1, "stage": "module", "name": "summary", "prompt_id": "modules/summary",
+     "prompt_hash": "0", "input_tokens": 100, "output_tokens": 10},
+    {"type": "llm_call", "seat": 2, "stage": "module", "name": "summary", "prompt_id": "modules/summary",
+     "prompt_hash": "0", "input_tokens": 200, "output_tokens": 30},
+    {"type": "llm_call", "seat": 2, "stage": "module", "name": "action+response", "request": "vote",
+     "prompt_id": "modules/action_response", "prompt_hash": "0", "input_tokens": 50, "output_tokens": 5},
 ]
 
 

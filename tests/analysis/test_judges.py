@@ -27,7 +27,7 @@ from avalon_agents.analysis.judges import (
 )
 from avalon_agents.analysis.load import load_run
 from avalon_agents.cli import cli
-from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.llm import LLMClient, ModelSettings
 from avalon_agents.llm.scripted import ScriptedChatModel
 
 SPEAKER = re.compile(r"The speaker is Player (\d+)")
@@ -43,7 +43,7 @@ def run(tmp_path_factory):
 
 
 def client(model: ScriptedChatModel) -> LLMClient:
-    return LLMClient(config=ModelConfig(spec="scripted", temperature=0, retries=0), model=model)
+    return LLMClient(settings=ModelSettings(spec="scripted", temperature=0, retries=0), model=model)
 
 
 def night(data, game: str, seat: int, known_as: str) -> list[int]:

@@ -7,6 +7,7 @@ import math
 import pandas as pd
 import pytest
 
+from avalon_agents.records import LLMCall, Probe
 from avalon_agents.analysis.probes import SCORE_COLUMNS, probe_table, score_probes
 
 G1 = {"game": "g1", "merlin_seat": 1, "evil_seats": [5, 6]}
@@ -82,11 +83,10 @@ def test_other_groupings_and_an_empty_frame():
 
 def test_probe_table_from_trace_records():
     trace = [
-        {"type": "llm_call", "seat": 2, "purpose": "probe"},
-        {"type": "probe", "seat": 2, "quest": 1, "merlin_guess": 3, "p_evil": {"1": 0.5, "3": 0.5, "4": 0.5,
-                                                                                 "5": 0.5, "6": 0.5},
-         "valid": True, "raw": "{}"},
-        {"type": "probe", "seat": 4, "quest": 1, "merlin_guess": None, "p_evil": {}, "valid": False, "raw": None},
+        LLMCall(seat=2, stage="probe", name="belief", prompt_id="probes/belief", prompt_hash="0"),
+        Probe(seat=2, quest=1, merlin_guess=3, p_evil={"1": 0.5, "3": 0.5, "4": 0.5, "5": 0.5, "6": 0.5}, valid=True,
+              raw="{}"),
+        Probe(seat=4, quest=1, merlin_guess=None, p_evil={}, valid=False, raw=None),
     ]
     roles = {"1": "Merlin", "2": "Loyal Servant", "3": "Percival", "4": "Loyal Servant", "5": "Assassin",
              "6": "Morgana"}

@@ -57,7 +57,7 @@ def test_analyze_writes_every_file_it_promises(run, tmp_path):
     assert all(f"figures/{f}.png" in report for f in figures)
     assert "| variant | side |" in report
     calls = (out / "judgments" / "calls.jsonl").read_text().splitlines()
-    assert calls and all(json.loads(line)["purpose"].startswith("judge/") for line in calls)
+    assert calls and all(json.loads(line)["stage"] == "judge" for line in calls)
 
 
 def test_a_second_analysis_reuses_every_judgment(run, tmp_path):

@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 from concurrent.futures import ProcessPoolExecutor
 
+from avalon_agents.agents.base import AgentBase
 from avalon_agents.agents import make_agent
 from avalon_agents.core import EndReason, make_rules
 from avalon_agents.host import GameHost
@@ -22,7 +23,7 @@ REPLAY_EVERY = 25
 KINDS = ("random", "rulebot", "mixed")
 
 
-class Watcher:
+class Watcher(AgentBase):
     """Wraps an agent and records what the host delivers to its seat."""
 
     def __init__(self, inner, seat: int) -> None:

@@ -37,7 +37,7 @@ def test_paper_tables_have_the_papers_cells():
     table2 = load_experiments(ROOT / "experiments/paper/table2.yaml")
     assert len(table2) == 10 and all(e.series == 2 and e.games_per_series == 10 for e in table2.values())
     assert table2["evil_full"].sides[Team.EVIL] == "ours" and table2["good_full"].sides[Team.GOOD] == "ours"
-    assert not table2["good_wo_plan"].agents["ours"].modules.planning.enabled
+    assert not table2["good_wo_plan"].agents["ours"].modules.plan.enabled
     assert table2["good_full"].agents["ours"].modules is None  # all modules on
     table6 = load_experiments(ROOT / "experiments/paper/table6.yaml")
     assert not table6["wo_IS"].agents["ours"].modules.experience.options["improve_strategy"]
@@ -56,7 +56,7 @@ def test_variants_merge_over_the_base_and_grid_crosses(tmp_path):
     variants = load_experiments(path)
     assert len(variants) == 4
     off = variants["analysis-false_planning-false"]
-    assert not off.agents["ours"].modules.analysis.enabled and not off.agents["ours"].modules.planning.enabled
+    assert not off.agents["ours"].modules.analysis.enabled and not off.agents["ours"].modules.plan.enabled
     assert off.agents["base"].kind == "baseline" and off.series == 2
 
 

@@ -30,7 +30,7 @@ def test_series_run_as_ray_tasks_and_resume_locally(tmp_path, local_ray):
     admitted = run_with_ray(variants, out, max_games=5, on_progress=seen.append)
     done = [g for g in out.glob("*/series-*/game-*") if is_done(g)]
     assert len(done) == 5 and seen[-1] == 5
-    calls = sum(r["type"] == "llm_call" for g in done for r in read_trace(g))
+    calls = sum(r.type == "llm_call" for g in done for r in read_trace(g))
     assert admitted == {"scripted": calls} and calls > 0  # every call went through the cluster's limit
     assert all((g / f).is_file() for g in done for f in FILES)
     assert (out / "experiment.json").is_file()

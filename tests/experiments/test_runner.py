@@ -57,8 +57,8 @@ def test_scripted_experiment_end_to_end(tmp_path):
         roles = read_result(game).roles
         for seat, name in seating["agents"].items():  # sides: ours plays good, the bots evil
             assert name == ("ours" if roles[int(seat)].side.value == "good" else "bots")
-    no_plan = [r for g in out.glob("no_plan/*/game-*") for r in read_trace(g) if r["type"] == "llm_call"]
-    assert no_plan and not any(r["purpose"] == "module/planning" for r in no_plan)
+    no_plan = [r for g in out.glob("no_plan/*/game-*") for r in read_trace(g) if r.type == "llm_call"]
+    assert no_plan and not any(r.name == "plan" for r in no_plan)
     table = results_table(out)
     assert set(table["variant"]) == {"full", "no_plan"} and (table["games"] == 4).all()
     for _, pair in table.groupby("variant"):
@@ -82,16 +82,16 @@ def test_experience_flows_forward_within_a_series_and_never_across(tmp_path):
         second = read_trace(root / "game-00002")
         roles2 = read_result(root / "game-00002").roles
         # game 1 of every series starts from the role cards' initial strategies
-        for call in (r for r in first if r["type"] == "llm_call" and r["purpose"].startswith("module/")):
-            role = read_result(root / "game-00001").roles[call["seat"]].value
-            assert f"Strategy: {initial[role]}" in call["messages"][0]["content"]
+        for call in (r for r in first if r.type == "llm_call" and r.stage == "module"):
+            role = read_result(root / "game-00001").roles[call.seat].value
+            assert f"Strategy: {initial[role]}" in call.messages[0].content
         # game 2 plays with what game 1 taught that role, in this series' store
         from_game1 = {m["role"]: doc for doc, m in zip(learned["documents"], learned["metadatas"]) if m["game"] == 1}
         checked = 0
-        for call in (r for r in second if r["type"] == "llm_call" and r["purpose"].startswith("module/")):
-            role = roles2[call["seat"]].value
+        for call in (r for r in second if r.type == "llm_call" and r.stage == "module"):
+            role = roles2[call.seat].value
             if role in from_game1:
-                assert f"Strategy: {from_game1[role]}" in call["messages"][0]["content"]
+                assert f"Strategy: {from_game1[role]}" in call.messages[0].content
                 checked += 1
         assert checked
 
@@ -105,10 +105,10 @@ def test_the_last_game_of_a_series_learns_only_when_asked(tmp_path):
         root = out / "main" / "series-1"
         store = ExperienceStore(root / "experience" / "ours")
         assert {m["game"] for m in store.collection.get(where={"kind": "strategy"})["metadatas"]} == learned_from
-        last = [r["purpose"] for r in read_trace(root / "game-00002") if r["type"] == "llm_call"]
-        first = [r["purpose"] for r in read_trace(root / "game-00001") if r["type"] == "llm_call"]
-        assert any(p.startswith("experience/") for p in first)
-        assert any(p.startswith("experience/") for p in last) == flag
+        last = [r.purpose.label for r in read_trace(root / "game-00002") if r.type == "llm_call"]
+        first = [r.purpose.label for r in read_trace(root / "game-00001") if r.type == "llm_call"]
+        assert "experience" in first
+        assert ("experience" in last) == flag
 
 
 def digest(game: Path) -> dict[str, str]:
@@ -151,13 +151,17 @@ def test_kill_9_then_resume_loses_and_duplicates_nothing(tmp_path):
 
 
 def test_one_limit_covers_every_client_of_a_model(tmp_path):
-    from avalon_agents.experiments.runner import Clients, series_models
+    from avalon_agents.experiments.runner import series_setups
+    from avalon_agents.llm import ClientPool, ModelSettings
 
-    clients = Clients(limit=3, override=None)
-    agents, extractor = clients.get("scripted", 0.3), clients.get("scripted", 0.0, 64)
+    clients = ClientPool(limit=3)
+    agents = clients.get(ModelSettings(spec="scripted"))
+    extractor = clients.get(ModelSettings(spec="scripted", temperature=0.0, max_tokens=64))
     assert agents is not extractor and agents._slots is extractor._slots
-    assert clients.get("scripted", 0.3) is agents
+    assert clients.get(ModelSettings(spec="scripted", temperature=0.3)) is agents  # the same complete settings
     exp = load_experiments(write(tmp_path))["full"]
-    models = series_models(exp, tmp_path / "series-1", clients)
-    module_client = models["ours"].client("scripted", 0.9)  # a module with its own temperature
-    assert module_client is clients.get("scripted", 0.9) and module_client._slots is agents._slots
+    setups = series_setups(exp, tmp_path / "series-1", clients)
+    module = ModelSettings(temperature=0.9).over(setups["ours"].settings)  # a module with its own temperature
+    module_client = clients.get(module)
+    assert module_client is clients.get(ModelSettings(spec="scripted", temperature=0.9))
+    assert module_client._slots is agents._slots

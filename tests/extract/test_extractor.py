@@ -8,10 +8,11 @@ import subprocess
 
 import pytest
 
-from avalon_agents.agents.base import Reply
+from avalon_agents.core.actions import Reply
 from avalon_agents.core.actions import ActionRequest, Assassinate, ProposeTeam, QuestCard, RequestKind, Vote
 from avalon_agents.extract import Extractor
-from avalon_agents.llm import LLMClient, MemoryTracer, ModelConfig, ScriptedChatModel
+from avalon_agents.llm import LLMClient, ModelSettings, ScriptedChatModel
+from avalon_agents.records import MemoryTracer
 from tests.helpers import avalon
 
 SEATS = (1, 2, 3, 4, 5, 6)
@@ -45,7 +46,7 @@ def extract(req, text, *, llm=None, again=(), typed=None, seed=0):
 def scripted(answer):
     """An LLM extractor that answers `answer(prompt text, kwargs)`."""
     model = ScriptedChatModel(respond=lambda messages, kwargs: answer(str(messages[-1].content), kwargs))
-    return LLMClient(config=ModelConfig(spec="scripted", temperature=0), model=model), model
+    return LLMClient(settings=ModelSettings(spec="scripted", temperature=0), model=model), model
 
 
 # ---------------------------------------------------------------- the stages
@@ -53,12 +54,12 @@ def scripted(answer):
 
 def test_typed_action_is_used_as_is():
     action, record, _ = extract(request(RequestKind.VOTE), "whatever", typed=Vote(approve=False))
-    assert action == Vote(approve=False) and record["method"] == "typed" and record["valid"] is True
+    assert action == Vote(approve=False) and record.method == "typed" and record.valid is True
 
 
 def test_json_decision_is_read_before_words():
     action, record, _ = extract(request(RequestKind.PROPOSE), '{"reason": "Player 6 is odd", "team": [1, 2, 5]}')
-    assert action == ProposeTeam(team=(1, 2, 5)) and record["method"] == "rule"
+    assert action == ProposeTeam(team=(1, 2, 5)) and record.method == "json"
 
 
 @pytest.mark.parametrize(("kind", "text", "expected"), [
@@ -69,14 +70,14 @@ def test_json_decision_is_read_before_words():
 ])
 def test_rule_stage_per_kind(kind, text, expected):
     action, record, _ = extract(request(kind, can_fail=True), text)
-    assert action == expected and record["method"] == "rule" and record["answers"] == 1 and record["valid"]
+    assert action == expected and record.method == "rule" and record.answers == 1 and record.valid
 
 
 def test_llm_stage_reads_what_the_rules_cannot():
     llm, model = scripted(lambda prompt, kw: '{"vote": "reject"}')
     action, record, _ = extract(request(RequestKind.VOTE), "My heart says one thing, my head another; the head wins.",
                                 llm=llm)
-    assert action == Vote(approve=False) and record["method"] == "llm" and record["valid"]
+    assert action == Vote(approve=False) and record.method == "llm" and record.valid
     [call] = model.calls
     prompt = call["messages"][-1]["content"]
     assert "My heart says one thing" in prompt and "the instruction" in prompt
@@ -96,14 +97,14 @@ def test_llm_answer_that_is_illegal_leads_to_a_reask_with_the_reason():
     action, record, reasons = extract(request(RequestKind.PROPOSE), "hmm", llm=llm,
                                       again=["Player 1, Player 3 and Player 5."])
     assert action == ProposeTeam(team=(1, 3, 5))
-    assert record["method"] == "rule" and record["answers"] == 2 and record["valid"] is False
-    assert "exactly 3" in reasons[0] and record["texts"] == ["hmm", "Player 1, Player 3 and Player 5."]
+    assert record.method == "rule" and record.answers == 2 and record.valid is False
+    assert "exactly 3" in reasons[0] and record.texts == ("hmm", "Player 1, Player 3 and Player 5.")
 
 
 def test_a_failing_llm_extractor_does_not_stop_the_game():
     llm, _ = scripted(lambda prompt, kw: None)  # raises UnexpectedCall: the call fails
     action, record, _ = extract(request(RequestKind.VOTE), "hmm", llm=llm, again=["hmm", "hmm"])
-    assert action == Vote(approve=True) and record["method"] == "fallback" and record["answers"] == 3
+    assert action == Vote(approve=True) and record.method == "fallback" and record.answers == 3
 
 
 # ---------------------------------------------------------------- the paper's fallbacks
@@ -111,27 +112,27 @@ def test_a_failing_llm_extractor_does_not_stop_the_game():
 
 def test_unclear_vote_approves_after_the_reasks():
     action, record, reasons = extract(request(RequestKind.VOTE), "hmm", again=["still thinking", "maybe"])
-    assert action == Vote(approve=True) and record["method"] == "fallback"
-    assert record["answers"] == 3 and len(reasons) == 2 and record["valid"] is False
+    assert action == Vote(approve=True) and record.method == "fallback"
+    assert record.answers == 3 and len(reasons) == 2 and record.valid is False
 
 
 @pytest.mark.parametrize(("can_fail", "expected"), [(True, False), (False, True)])
 def test_unclear_quest_card_fails_for_evil_and_succeeds_for_good(can_fail, expected):
     action, record, _ = extract(request(RequestKind.QUEST, can_fail=can_fail), "hmm", again=["hmm", "hmm"])
-    assert action == QuestCard(success=expected) and record["method"] == "fallback"
+    assert action == QuestCard(success=expected) and record.method == "fallback"
 
 
 def test_a_good_player_asking_to_fail_is_told_why_and_then_plays_success():
     action, record, reasons = extract(request(RequestKind.QUEST, can_fail=False), "Fail.", again=["Fail!", "fail"])
-    assert action == QuestCard(success=True) and record["method"] == "fallback"
+    assert action == QuestCard(success=True) and record.method == "fallback"
     assert "success" in reasons[0]
 
 
 def test_too_many_players_are_truncated_at_once_in_the_order_named():
     action, record, reasons = extract(request(RequestKind.PROPOSE),
                                       '{"team": [5, 1, 6, 2]}', again=["never used"])
-    assert action == ProposeTeam(team=(1, 5, 6)) and record["method"] == "fallback"
-    assert record["answers"] == 1 and reasons == []
+    assert action == ProposeTeam(team=(1, 5, 6)) and record.method == "fallback"
+    assert record.answers == 1 and reasons == []
 
 
 def test_too_few_players_are_asked_again_then_filled_at_random():
@@ -139,7 +140,7 @@ def test_too_few_players_are_asked_again_then_filled_at_random():
     for seed in range(20):
         action, record, reasons = extract(request(RequestKind.PROPOSE), "Player 4.", again=["Player 4", "Player 4!"],
                                           seed=seed)
-        assert record["method"] == "fallback" and record["answers"] == 3 and len(reasons) == 2
+        assert record.method == "fallback" and record.answers == 3 and len(reasons) == 2
         assert 4 in action.team and len(set(action.team)) == 3
         teams.add(action.team)
     assert len(teams) > 1  # the fill is random (seeded)
@@ -147,14 +148,14 @@ def test_too_few_players_are_asked_again_then_filled_at_random():
 
 def test_unclear_assassin_names_a_random_legal_target_or_passes_when_allowed():
     action, record, _ = extract(request(RequestKind.ASSASSINATE), "no idea", again=["no idea", "none"])
-    assert action.target in (1, 3, 4, 5, 6) and record["method"] == "fallback"
+    assert action.target in (1, 3, 4, 5, 6) and record.method == "fallback"
     action, _, _ = extract(request(RequestKind.ASSASSINATE, may_pass=True), "no idea", again=["?", "?"])
     assert action == Assassinate(target=None)
 
 
 def test_assassin_naming_themselves_is_asked_again():
     action, record, reasons = extract(request(RequestKind.ASSASSINATE), "I name myself.", again=["Player 3."])
-    assert action == Assassinate(target=3) and record["answers"] == 2 and "cannot be named" in reasons[0]
+    assert action == Assassinate(target=3) and record.answers == 2 and "cannot be named" in reasons[0]
 
 
 # ---------------------------------------------------------------- avalon extract

@@ -14,20 +14,19 @@ from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role, Team
 from avalon_agents.experiments import load_experiments, run_experiment
 from avalon_agents.experiments.plan import PROBES_PER_SEAT, calls_per_game
-from avalon_agents.host.play import Models, play_one, trace_of
+from avalon_agents.host.play import AgentSetup, play_one, trace_of
 from avalon_agents.host.probe import probe_schema, read_answer
-from avalon_agents.llm import LLMClient, ModelConfig, ScriptedChatModel
+from avalon_agents.llm import ModelSettings, ScriptedChatModel
 from avalon_agents.records import read_trace
-from tests.helpers import avalon
+from tests.helpers import avalon, scripted_setup
 
 ROLE_LINE = re.compile(r"your role is ([A-Za-z ]+)\.")
 PROBE_QUESTION = "Who is Merlin?"
 RECORD_KEYS = {"type", "seat", "quest", "merlin_guess", "p_evil", "valid", "raw"}
 
 
-def models(model: ScriptedChatModel | None = None, retries: int = 2) -> Models:
-    return Models(agents=LLMClient(config=ModelConfig(spec="scripted", retries=retries), model=model),
-                  extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0)))
+def models(model: ScriptedChatModel | None = None, retries: int = 2) -> AgentSetup:
+    return scripted_setup(model, settings=ModelSettings(spec="scripted", retries=retries))
 
 
 def play(kinds, seed=0, out=None, probes=True, rules=None, **kw):
@@ -36,7 +35,7 @@ def play(kinds, seed=0, out=None, probes=True, rules=None, **kw):
 
 
 def records(host, type_: str) -> list[dict]:
-    return [r for r in trace_of(host) if r["type"] == type_]
+    return [r for r in trace_of(host) if r.type == type_]
 
 
 def test_one_probe_per_llm_seat_and_quest_in_the_trace_only(tmp_path):
@@ -44,23 +43,23 @@ def test_one_probe_per_llm_seat_and_quest_in_the_trace_only(tmp_path):
     host = play(["llm", "rulebot"] * 3, out=out)
     quests = len(host.engine.result().quests)
     probes = records(host, "probe")
-    assert sorted((r["seat"], r["quest"]) for r in probes) == [(s, q) for s in (1, 3, 5) for q in range(1, quests + 1)]
+    assert sorted((r.seat, r.quest) for r in probes) == [(s, q) for s in (1, 3, 5) for q in range(1, quests + 1)]
     for r in probes:
-        assert set(r) == RECORD_KEYS and r["valid"] is True
-        assert r["merlin_guess"] in range(1, 7)
-        assert set(r["p_evil"]) == {str(s) for s in range(1, 7) if s != r["seat"]}
-        assert all(0 <= p <= 1 for p in r["p_evil"].values())
-        assert json.loads(r["raw"])["merlin"] == r["merlin_guess"]
-    calls = [r for r in records(host, "llm_call") if r["purpose"] == "probe"]
-    assert len(calls) == len(probes) and {c["seat"] for c in calls} == {1, 3, 5}
-    assert all(c["prompt_id"] == "probes/belief" and c["constrained"] for c in calls)
+        assert set(r.model_dump()) == RECORD_KEYS and r.valid is True
+        assert r.merlin_guess in range(1, 7)
+        assert set(r.p_evil) == {str(s) for s in range(1, 7) if s != r.seat}
+        assert all(0 <= p <= 1 for p in r.p_evil.values())
+        assert json.loads(r.raw)["merlin"] == r.merlin_guess
+    calls = [r for r in records(host, "llm_call") if r.stage == "probe"]
+    assert len(calls) == len(probes) and {c.seat for c in calls} == {1, 3, 5}
+    assert all(c.prompt_id == "probes/belief" and c.constrained for c in calls)
     events = (out / "events.jsonl").read_text()
     assert '"probe"' not in events and PROBE_QUESTION not in events
     assert all(json.loads(line)["type"] != "probe" for line in events.splitlines())
     assert json.loads((out / "meta.json").read_text())["probes"] is True
     # no agent ever saw a probe: the agents' own prompts never contain the probe's question
-    agent_calls = [r for r in records(host, "llm_call") if r["purpose"] != "probe"]
-    assert agent_calls and not any(PROBE_QUESTION in m["content"] for c in agent_calls for m in c["messages"])
+    agent_calls = [r for r in records(host, "llm_call") if r.stage != "probe"]
+    assert agent_calls and not any(PROBE_QUESTION in m.content for c in agent_calls for m in c.messages)
 
 
 def test_probe_prompts_hold_only_what_the_seat_may_know():
@@ -79,11 +78,11 @@ def test_probe_prompts_hold_only_what_the_seat_may_know():
         quest_end = {e.quest: e.seq for e in events if e.type == "quest_completed"}
         if events[-1].type == "game_ended" and events[-2].type == "quest_completed":
             ended_on_a_quest += 1
-        calls = [r for r in host.tracer.records if r["type"] == "llm_call" and r["purpose"] == "probe"]
+        calls = [r for r in host.tracer.records if r.type == "llm_call" and r.stage == "probe"]
         assert len(calls) == players * len(quest_end)
         for call in calls:
-            seat, quest = call["seat"], call["quest"]
-            text = "\n".join(m["content"] for m in call["messages"])
+            seat, quest = call.seat, call.quest
+            text = "\n".join(m.content for m in call.messages)
             assert ROLE_LINE.findall(text) == [roles[seat].value]
             assert "The roles were" not in text
             for line in text.splitlines():
@@ -94,7 +93,7 @@ def test_probe_prompts_hold_only_what_the_seat_may_know():
                     assert other_night not in text
             cards = sum(1 for e in events if e.type == "quest_card" and e.seat == seat and e.seq < quest_end[quest])
             assert text.count("You played a ") <= cards
-            history = call["messages"][1]["content"].split("\n\nQuest ", 1)[0]
+            history = call.messages[1].content.split("\n\nQuest ", 1)[0]
             assert history.splitlines()[-1].startswith(f"Quest {quest} ")  # the quest's result, nothing after
             checked += 1
     assert checked > 100 and ended_on_a_quest >= 1
@@ -102,9 +101,9 @@ def test_probe_prompts_hold_only_what_the_seat_may_know():
 
 def test_probes_are_off_by_default():
     kinds = ["llm"] * 6
-    host = asyncio.run(play_one(make_rules(), kinds, 0, models=models()))
+    host = asyncio.run(play_one(make_rules(), kinds, 0, setups=models()))
     assert not records(host, "probe")
-    assert not any(r["purpose"] == "probe" for r in records(host, "llm_call"))
+    assert not any(r.stage == "probe" for r in records(host, "llm_call"))
     assert host.probe is None and host.meta["probes"] is False
 
 
@@ -127,9 +126,9 @@ def test_a_bad_answer_or_a_failed_call_is_invalid_and_the_game_ends(answer):
     probes = records(host, "probe")
     assert probes and len(probes) == 6 * len(host.engine.result().quests)
     for r in probes:
-        assert r["valid"] is False and r["merlin_guess"] is None and r["p_evil"] == {}
-        assert r["raw"] == answer
-    outcomes = {c["outcome"] for c in records(host, "llm_call") if c["purpose"] == "probe"}
+        assert r.valid is False and r.merlin_guess is None and r.p_evil == {}
+        assert r.raw == answer
+    outcomes = {c.outcome for c in records(host, "llm_call") if c.stage == "probe"}
     assert outcomes == ({"failed"} if answer is None else {"ok"})
 
 
@@ -156,8 +155,8 @@ def test_avalon_play_probes_flag(tmp_path):
     out = avalon("play", "--probes", "--model", "scripted", "--seats", "llm", "--out", str(tmp_path))
     assert out.returncode == 0, out.stderr
     trace = read_trace(tmp_path / "game-00001")
-    probes = [r for r in trace if r["type"] == "probe"]
-    assert probes and all(r["valid"] for r in probes) and {r["seat"] for r in probes} == set(range(1, 7))
+    probes = [r for r in trace if r.type == "probe"]
+    assert probes and all(r.valid for r in probes) and {r.seat for r in probes} == set(range(1, 7))
     assert "--probes" in avalon("play", "--help").stdout
 
 
@@ -194,5 +193,5 @@ def test_experiment_runner_passes_the_switch(tmp_path):
     game = next(out.glob("main/series-1/game-*"))
     roles = json.loads((game / "result.json").read_text())["roles"]
     good = {int(s) for s, r in roles.items() if Role(r).side is Team.GOOD}
-    probes = [r for r in read_trace(game) if r["type"] == "probe"]
-    assert probes and {r["seat"] for r in probes} == good  # the rule bots (evil) are not probed
+    probes = [r for r in read_trace(game) if r.type == "probe"]
+    assert probes and {r.seat for r in probes} == good  # the rule bots (evil) are not probed

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from avalon_agents.core import make_rules
-from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMClient, ModelConfig, make_model
+from avalon_agents.host.play import AgentSetup, play_one
+from avalon_agents.llm import ClientPool, ModelSettings, make_model
 from avalon_agents.llm.local import LocalServer, find_gguf, local_server
 from avalon_agents.records import usage
 
@@ -125,8 +125,8 @@ def test_calls_to_the_embedded_server_wait_their_turn_on_one_connection():
     (a request waiting inside the server costs llama.cpp a core); they all still get their answers."""
 
     async def go():
-        a = make_model(ModelConfig(spec="local:smollm2", max_tokens=4))
-        b = make_model(ModelConfig(spec="local:smollm2", temperature=0.0, max_tokens=4))
+        a = make_model(ModelSettings(spec="local:smollm2", max_tokens=4))
+        b = make_model(ModelSettings(spec="local:smollm2", temperature=0.0, max_tokens=4))
         assert a.http_async_client is b.http_async_client
         replies = await asyncio.gather(*(m.ainvoke(f"Say {word}.") for m, word in
                                          ((a, "yes"), (b, "no"), (a, "maybe"), (b, "never"))))
@@ -140,15 +140,14 @@ def test_calls_to_the_embedded_server_wait_their_turn_on_one_connection():
 
 @pytest.mark.local_model
 def test_full_six_seat_game_on_the_embedded_model():
-    models = Models(agents=LLMClient(config=ModelConfig(spec="local:smollm2")),
-                    extractor=LLMClient(config=ModelConfig(spec="local:smollm2", temperature=0.0, max_tokens=64)))
-    host = asyncio.run(play_one(make_rules("official", 6), ["llm"] * 6, seed=0, models=models))
+    setup = AgentSetup(clients=ClientPool(), settings=ModelSettings(spec="local:smollm2"))
+    host = asyncio.run(play_one(make_rules("official", 6), ["llm"] * 6, seed=0, setups=setup))
     assert host.engine.is_over
     records = host.tracer.records
-    calls = [r for r in records if r["type"] == "llm_call"]
-    assert {r["seat"] for r in calls} == set(range(1, 7))
-    assert all(r["outcome"] in ("ok", "retried") and r["tokens_source"] == "provider" for r in calls)
-    speeches = [r["reply"] for r in calls if r["purpose"] == "speak"]
+    calls = [r for r in records if r.type == "llm_call"]
+    assert {r.seat for r in calls} == set(range(1, 7))
+    assert all(r.outcome in ("ok", "retried") and r.tokens_source == "provider" for r in calls)
+    speeches = [r.reply for r in calls if r.request == "speak"]
     assert speeches and all(s.strip() for s in speeches)
     figures = usage(records)
     assert figures["valid_response_rate"] >= 0.9, figures  # constrained decisions

@@ -9,9 +9,12 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from avalon_agents.core import make_rules
-from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMCallFailed, LLMClient, MemoryTracer, ModelConfig, make_model
+from avalon_agents.host.play import AgentSetup, play_one
+from avalon_agents.llm import ClientPool, LLMCallFailed, LLMClient, ModelSettings, make_model
 from avalon_agents.llm.loopback import openai_server
+from avalon_agents.records import MemoryTracer, Purpose
+
+TEST = Purpose(stage="other", name="test")
 
 SECRET = "sk-test-SECRET-do-not-log-0123456789"
 
@@ -23,11 +26,11 @@ def api_key(monkeypatch):
 
 def client(server, tracer, **config) -> LLMClient:
     spec = f"openai-compatible:loopback@{server.base_url}"
-    return LLMClient(config=ModelConfig(spec=spec, **config), tracer=tracer)
+    return LLMClient(settings=ModelSettings(spec=spec, **config), tracer=tracer)
 
 
 def call(llm: LLMClient, text: str = "Say something.", schema=None) -> str:
-    return asyncio.run(llm.call([HumanMessage(text)], purpose="test", prompt_id="test/p", seat=3, schema=schema))
+    return asyncio.run(llm.call([HumanMessage(text)], purpose=TEST, prompt_id="test/p", seat=3, schema=schema))
 
 
 def test_reply_tokens_latency_and_no_key_in_the_ledger():
@@ -37,12 +40,25 @@ def test_reply_tokens_latency_and_no_key_in_the_ledger():
         headers = server.state.headers
     assert text == "four words of reply"
     [record] = tracer.records
-    assert record["type"] == "llm_call" and record["seat"] == 3 and record["purpose"] == "test"
-    assert record["prompt_id"] == "test/p" and len(record["prompt_hash"]) == 16
-    assert record["input_tokens"] == 3 and record["output_tokens"] == 4 and record["tokens_source"] == "provider"
-    assert record["latency_s"] >= 0.05 and record["outcome"] == "ok" and record["attempts"] == 1
-    assert headers[0]["authorization"] == f"Bearer {SECRET}"  # the key went to the server...
-    assert SECRET not in json.dumps(tracer.records)  # ...and nowhere into the record
+    assert record.type == "llm_call" and record.seat == 3 and record.purpose == TEST
+    assert record.prompt_id == "test/p" and len(record.prompt_hash) == 16
+    assert record.input_tokens == 3 and record.output_tokens == 4 and record.tokens_source == "provider"
+    assert record.latency_s >= 0.05 and record.outcome == "ok" and record.attempts == 1
+    assert SECRET not in headers[0]["authorization"]  # the OpenAI key is for OpenAI only
+    assert SECRET not in record.model_dump_json()
+
+
+def test_a_server_key_goes_to_its_server_and_nowhere_else(monkeypatch):
+    own = "sk-own-server-key-42"
+    tracer = MemoryTracer()
+    with openai_server() as server:
+        call(client(server, tracer, kwargs={"api_key": own}))
+        monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "sk-from-env-7")
+        call(client(server, tracer))
+        headers = server.state.headers
+    assert headers[0]["authorization"] == f"Bearer {own}"
+    assert headers[1]["authorization"] == "Bearer sk-from-env-7"
+    assert own not in tracer.records[0].model_dump_json() and "***" in tracer.records[0].model_dump_json()
 
 
 def test_constrained_call_sends_the_schema():
@@ -57,9 +73,13 @@ def test_constrained_call_sends_the_schema():
 
 def test_settings_reach_the_request():
     with openai_server() as server:
-        call(client(server, MemoryTracer(), temperature=0.7, max_tokens=33))
+        tracer = MemoryTracer()
+        call(client(server, tracer, temperature=0.7, max_tokens=33, kwargs={"seed": 5, "top_p": 0.9}))
         body = server.state.requests[0]
     assert body["temperature"] == 0.7 and body["model"] == "loopback"
+    assert body["seed"] == 5 and body["top_p"] == 0.9  # extra keyword arguments reach the request
+    used = tracer.records[0].settings  # the record carries the settings actually used
+    assert used["temperature"] == 0.7 and used["max_tokens"] == 33 and used["kwargs"] == {"seed": 5, "top_p": 0.9}
     assert body["max_completion_tokens"] == 33 and body["max_tokens"] == 33  # llama.cpp's server reads the latter
 
 
@@ -72,8 +92,8 @@ def test_each_fault_is_retried_and_recorded(fault):
             call(llm)
         asked = len(server.state.requests)
     [record] = tracer.records
-    assert record["outcome"] == "failed" and record["attempts"] == 2 == asked
-    assert record["reply"] is None and record["error"]
+    assert record.outcome == "failed" and record.attempts == 2 == asked
+    assert record.reply is None and record.error
 
 
 def test_a_fault_then_success_is_retried():
@@ -83,9 +103,9 @@ def test_a_fault_then_success_is_retried():
         for _ in range(10):
             call(llm)
         injected = len(server.state.injected)
-    outcomes = [r["outcome"] for r in tracer.records]
+    outcomes = [r.outcome for r in tracer.records]
     assert injected > 0 and "retried" in outcomes
-    assert sum(r["attempts"] - 1 for r in tracer.records) == injected
+    assert sum(r.attempts - 1 for r in tracer.records) == injected
 
 
 def test_streaming_through_chatopenai_reports_usage():
@@ -109,24 +129,23 @@ def test_games_finish_under_faults_and_every_fault_is_in_the_trace():
     rules = make_rules("official", 6)
     with openai_server(fault_rate=0.2, timeout_sleep=0.6, seed=11) as server:
         spec = f"openai-compatible:loopback@{server.base_url}"
-        models = Models(agents=LLMClient(config=ModelConfig(spec=spec, retries=1, timeout=0.3)),
-                        extractor=LLMClient(config=ModelConfig(spec=spec, temperature=0, retries=1, timeout=0.3)))
+        models = AgentSetup(clients=ClientPool(), settings=ModelSettings(spec=spec, retries=1, timeout=0.3))
         records = []
         for seed in range(2):
-            host = asyncio.run(play_one(rules, ["llm"] * 6, seed, models=models))
+            host = asyncio.run(play_one(rules, ["llm"] * 6, seed, setups=models))
             assert host.engine.is_over
             records += host.tracer.records
         requests, injected = len(server.state.requests), list(server.state.injected)
-    calls = [r for r in records if r["type"] == "llm_call"]
-    extractions = [r for r in records if r["type"] == "extraction"]
+    calls = [r for r in records if r.type == "llm_call"]
+    extractions = [r for r in records if r.type == "extraction"]
     assert len(injected) > 5 and {"429", "500", "timeout", "empty", "garbage"} <= set(injected)
-    assert sum(r["attempts"] for r in calls) == requests  # every HTTP request is accounted for
-    failed_last = sum(r["outcome"] == "failed" for r in calls)
-    assert sum(r["attempts"] for r in calls) - len(calls) + failed_last == len(injected)  # every fault is seen
-    assert failed_last > 0 and any(r["outcome"] == "retried" for r in calls)
+    assert sum(r.attempts for r in calls) == requests  # every HTTP request is accounted for
+    failed_last = sum(r.outcome == "failed" for r in calls)
+    assert sum(r.attempts for r in calls) - len(calls) + failed_last == len(injected)  # every fault is seen
+    assert failed_last > 0 and any(r.outcome == "retried" for r in calls)
     # a failed call reaches the extractor as an empty answer, which is asked again
-    assert any("" in r["texts"] and r["answers"] > 1 and r["valid"] is False for r in extractions)
-    assert SECRET not in json.dumps(records)
+    assert any("" in r.texts and r.answers > 1 and r.valid is False for r in extractions)
+    assert not any(SECRET in r.model_dump_json() for r in records)
 
 
 def test_response_cache_answers_a_repeated_prompt_without_a_request():
@@ -135,13 +154,13 @@ def test_response_cache_answers_a_repeated_prompt_without_a_request():
         llm = client(server, tracer, cache=True)
 
         async def twice() -> tuple[str, str]:
-            return (await llm.call([HumanMessage("same")], purpose="t", prompt_id="t"),
-                    await llm.call([HumanMessage("same")], purpose="t", prompt_id="t"))
+            return (await llm.call([HumanMessage("same")], purpose=TEST, prompt_id="t"),
+                    await llm.call([HumanMessage("same")], purpose=TEST, prompt_id="t"))
 
         first, second = asyncio.run(twice())
         asked = len(server.state.requests)
     assert first == second and asked == 1
-    assert [r["outcome"] for r in tracer.records] == ["ok", "ok"]
+    assert [r.outcome for r in tracer.records] == ["ok", "ok"]
 
 
 def test_rate_limit_spaces_the_requests():
@@ -152,7 +171,7 @@ def test_rate_limit_spaces_the_requests():
 
         async def burst() -> float:
             start = time.perf_counter()
-            await asyncio.gather(*(llm.call([HumanMessage(f"n{i}")], purpose="t", prompt_id="t") for i in range(6)))
+            await asyncio.gather(*(llm.call([HumanMessage(f"n{i}")], purpose=TEST, prompt_id="t") for i in range(6)))
             return time.perf_counter() - start
 
         elapsed = asyncio.run(burst())

@@ -8,8 +8,9 @@ import asyncio
 from langchain_core.messages import HumanMessage
 
 from avalon_agents.core import make_rules
-from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMClient, ModelConfig, ScriptedChatModel
+from avalon_agents.host.play import AgentSetup, play_one
+from avalon_agents.llm import ScriptedChatModel
+from tests.helpers import scripted_setup
 
 PROMPTS = ["You are Player 2. Say something about the team.", "You are Player 5. Vote now: approve or reject?",
            "You are Player 3. Name exactly 2 players for the quest team."]
@@ -33,16 +34,15 @@ def events(host) -> list:
 def test_a_game_replays_the_same_when_another_game_shares_the_model():
     rules = make_rules("official", 6)
 
-    def models(model: ScriptedChatModel) -> Models:
-        return Models(agents=LLMClient(config=ModelConfig(spec="scripted"), model=model),
-                      extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0), model=model))
+    def models(model: ScriptedChatModel) -> AgentSetup:
+        return scripted_setup(model)
 
-    alone = asyncio.run(play_one(rules, ["llm"] * 6, seed=7, models=models(ScriptedChatModel(seed=1))))
+    alone = asyncio.run(play_one(rules, ["llm"] * 6, seed=7, setups=models(ScriptedChatModel(seed=1))))
 
     async def together():
         shared = models(ScriptedChatModel(seed=1))
-        return await asyncio.gather(play_one(rules, ["llm"] * 6, seed=3, models=shared),
-                                    play_one(rules, ["llm"] * 6, seed=7, models=shared))
+        return await asyncio.gather(play_one(rules, ["llm"] * 6, seed=3, setups=shared),
+                                    play_one(rules, ["llm"] * 6, seed=7, setups=shared))
 
     _, beside = asyncio.run(together())
     assert events(beside) == events(alone)

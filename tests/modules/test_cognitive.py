@@ -11,65 +11,63 @@ import pytest
 
 from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
-from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMClient, ModelConfig, ScriptedChatModel
+from avalon_agents.host.play import play_one
+from avalon_agents.llm import ScriptedChatModel
 from avalon_agents.modules import AgentConfig, ExperienceBook, load_agent_config
+from tests.helpers import scripted_setup
 
 SECTIONS = {
     "summary": "Summary of the earlier rounds:",
     "analysis": "Your analysis of the other players:",
-    "planning": "Your current plan:",
+    "plan": "Your current plan:",
     "action": "The action you chose (private",
 }
 
 
 def play(config: AgentConfig | None = None, seed: int = 3, book: ExperienceBook | None = None, model=None,
          kinds=None):
-    models = Models(agents=LLMClient(config=ModelConfig(spec="scripted"), model=model),
-                    extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0)),
-                    agent_config=config, experience=book or ExperienceBook())
-    host = asyncio.run(play_one(make_rules("official", 6), kinds or ["cognitive"] * 6, seed, models=models))
+    setup = scripted_setup(model, agent_config=config, experience=book or ExperienceBook())
+    host = asyncio.run(play_one(make_rules("official", 6), kinds or ["cognitive"] * 6, seed, setups=setup))
     return host, host.tracer.records
 
 
 def calls(records, seat=None):
-    return [r for r in records if r["type"] == "llm_call" and r["purpose"] != "extract"
-            and (seat is None or r["seat"] == seat)]
+    return [r for r in records if r.type == "llm_call" and r.stage != "extract"
+            and (seat is None or r.seat == seat)]
 
 
 def user_prompt(call) -> str:
-    return call["messages"][-1]["content"]
+    return call.messages[-1].content
 
 
 def module_of(call) -> str:
-    purpose = call["purpose"]
-    return purpose.split("/")[1] if purpose.startswith("module/") else purpose.split("/")[0]
+    return call.name
 
 
 def test_round_modules_run_in_order_once_per_round_then_one_call_per_request():
     host, records = play()
     for seat in range(1, 7):
         seq = [module_of(c) for c in calls(records, seat)]
-        rounds = [c["quest"] for c in calls(records, seat) if c["purpose"] == "module/planning"]
+        rounds = [c.quest for c in calls(records, seat) if c.name == "plan"]
         assert rounds == sorted(set(rounds)), "planning runs once per round"
-        assert seq[:2] == ["analysis", "planning"]  # round 1: nothing to summarize yet
+        assert seq[:2] == ["analysis", "plan"]  # round 1: nothing to summarize yet
         for i, name in enumerate(seq):
             if name == "summary":
-                assert seq[i + 1: i + 3] == ["analysis", "planning"]
-        requests = sum(1 for r in records if r["type"] == "extraction" and r["seat"] == seat)
-        answers = sum(1 for c in calls(records, seat) if c["purpose"].startswith("action+response/"))
+                assert seq[i + 1: i + 3] == ["analysis", "plan"]
+        requests = sum(1 for r in records if r.type == "extraction" and r.seat == seat)
+        answers = sum(1 for c in calls(records, seat) if c.name == "action+response")
         speeches = sum(1 for e in host.engine.events if e.type == "speech" and e.seat == seat)
         assert answers == requests + speeches  # one combined call per request
 
 
 def test_slots_fill_and_later_prompts_carry_them():
     _, records = play()
-    modules = [r for r in records if r["type"] == "module"]
-    assert {r["slot"] for r in modules} >= {"summary", "analysis", "plan", "action", "response", "experience"}
-    late = [c for c in calls(records) if c["purpose"].startswith("action+response/") and c["quest"] >= 2]
+    modules = [r for r in records if r.type == "module"]
+    assert {r.slot for r in modules} >= {"summary", "analysis", "plan", "action", "response", "experience"}
+    late = [c for c in calls(records) if c.name == "action+response" and c.quest >= 2]
     assert late and all(all(title in user_prompt(c) for title in SECTIONS.values() if "action" not in title)
                         for c in late)
-    summary_call = next(c for c in calls(records) if c["purpose"] == "module/summary")
+    summary_call = next(c for c in calls(records) if c.name == "summary")
     assert '"message_type": "public"' in user_prompt(summary_call)  # the paper's JSON conversation shape
 
 
@@ -79,9 +77,9 @@ def test_within_a_round_a_seats_prompts_only_grow_at_the_end():
     _, records = play()
     pairs = grown = 0
     for seat in range(1, 7):
-        answers = [c for c in calls(records, seat) if c["purpose"].startswith("action+response/")]
+        answers = [c for c in calls(records, seat) if c.name == "action+response"]
         for a, b in zip(answers, answers[1:]):
-            if a["quest"] != b["quest"]:
+            if a.quest != b.quest:
                 continue
             pairs += 1
             head = user_prompt(a).split("\n\nThe host's instruction:")[0]
@@ -92,12 +90,12 @@ def test_within_a_round_a_seats_prompts_only_grow_at_the_end():
 def test_system_prompt_is_rules_plus_role_card():
     host, records = play()
     for call in calls(records):
-        system = call["messages"][0]["content"]
-        role = host.engine.roles[call["seat"]].value
+        system = call.messages[0].content
+        role = host.engine.roles[call.seat].value
         assert f"Role: {role}" in system and "Goal:" in system and "Strategy:" in system
 
 
-@pytest.mark.parametrize("slot", ["summary", "analysis", "planning", "action", "experience"])
+@pytest.mark.parametrize("slot", ["summary", "analysis", "plan", "action", "experience"])
 def test_each_module_can_be_switched_off(slot):
     _, records = play(AgentConfig().without(slot))
     sent = Counter(module_of(c) for c in calls(records))
@@ -129,7 +127,7 @@ def test_per_turn_cadence_runs_analysis_and_planning_before_every_answer():
     _, records = play(config)
     seq = [module_of(c) for c in calls(records, 2)]
     answers = [i for i, name in enumerate(seq) if name == "action+response"]
-    assert all(seq[i - 2: i] == ["analysis", "planning"] for i in answers)
+    assert all(seq[i - 2: i] == ["analysis", "plan"] for i in answers)
 
 
 SCOPE = re.compile(r"the strategy of each of these players: (.+?)\. Point out")
@@ -141,9 +139,9 @@ def test_analysis_scope_follows_what_the_seat_knows(scope):
     roles = host.engine.roles
     evil = {s for s, r in roles.items() if r.side.value == "evil"}
     for call in calls(records):
-        if call["purpose"] != "module/analysis":
+        if call.name != "analysis":
             continue
-        seat, role = call["seat"], roles[call["seat"]]
+        seat, role = call.seat, roles[call.seat]
         named = {int(n) for n in re.findall(r"Player (\d+)", SCOPE.search(user_prompt(call)).group(1))}
         others = set(roles) - {seat}
         if scope == "all":
@@ -169,9 +167,9 @@ def test_reask_reruns_only_action_and_response():
     _, records = play(model=model)
     assert calls(records)  # the game ran; re-asks (if any) only repeat the answer call
     for r in records:
-        if r["type"] == "extraction" and r["answers"] > 1:
-            seat, quest, attempt = r["seat"], r["quest"], r["attempt"]
-            same = [module_of(c) for c in calls(records, seat) if c["quest"] == quest and c["attempt"] == attempt]
+        if r.type == "extraction" and r.answers > 1:
+            seat, quest, attempt = r.seat, r.quest, r.attempt
+            same = [module_of(c) for c in calls(records, seat) if c.quest == quest and c.attempt == attempt]
             assert same.count("analysis") <= 1
 
 
@@ -192,11 +190,11 @@ def test_experience_reaches_the_next_games_role_card():
     second, records = play(book=book, model=model, seed=2)
     learned = {r for r in first.engine.roles.values()}
     for call in calls(records):
-        role = second.engine.roles[call["seat"]]
-        system = call["messages"][0]["content"]
+        role = second.engine.roles[call.seat]
+        system = call.messages[0].content
         if role in learned:
             assert f"Strategy: LEARNED strategy for {role.value}: keep calm." in system
-            if call["purpose"] in ("module/analysis", "module/planning") or call["purpose"].startswith("action+"):
+            if call.name in ("analysis", "plan", "action+response"):
                 assert "NOTES: Merlin hints" in user_prompt(call)
 
 
@@ -204,7 +202,7 @@ def test_experience_reaches_the_next_games_role_card():
                                                 ("other_roles", ("other_roles",))])
 def test_experience_switches(switch, absent):
     _, records = play(AgentConfig.model_validate({"experience": {"options": {switch: False}}}))
-    purposes = {c["purpose"] for c in calls(records)}
+    purposes = {f"{c.name}/{c.part}" for c in calls(records)}
     for part in absent:
         assert f"experience/{part}" not in purposes
     assert any(p.startswith("experience/") for p in purposes)
@@ -230,4 +228,4 @@ def test_bad_agent_config_names_the_field(tmp_path, yaml_text, field):
 def test_mixed_table_with_rule_bots_and_vanilla_llm():
     host, records = play(kinds=["cognitive", "rulebot", "llm", "cognitive", "random", "rulebot"])
     assert host.engine.is_over
-    assert {c["seat"] for c in calls(records)} == {1, 3, 4}
+    assert {c.seat for c in calls(records)} == {1, 3, 4}

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from avalon_agents.core import make_rules
-from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.host.play import play_one
+from tests.helpers import scripted_setup
 from avalon_agents.modules import MODULES, load_agent_config
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -27,15 +27,15 @@ def test_readme_module_example_runs_from_yaml(tmp_path):
     config_file = tmp_path / "agent.yaml"
     config_file.write_text(next(b for b in blocks("yaml") if "use: failed_teams" in b))
     config = load_agent_config(config_file)
-    models = Models(agents=LLMClient(config=ModelConfig(spec="scripted")), agent_config=config)
-    host = asyncio.run(play_one(make_rules(), ["cognitive"] * 6, seed=5, models=models))
+    setup = scripted_setup(agent_config=config, extractor=None)
+    host = asyncio.run(play_one(make_rules(), ["cognitive"] * 6, seed=5, setups=setup))
     records = host.tracer.records
-    analyses = [r for r in records if r["type"] == "module" and r["slot"] == "analysis"]
-    assert analyses and all(r["module"] == "failed_teams" for r in analyses)
-    assert all(r["text"].startswith("Most often on failed quests: ") for r in analyses)
-    assert not any(r["type"] == "llm_call" and r["purpose"] == "module/analysis" for r in records)
-    late = [r for r in records if r["type"] == "llm_call" and r["purpose"].startswith("action+") and r["quest"] > 1]
-    assert any("Most often on failed quests" in r["messages"][-1]["content"] for r in late)
+    analyses = [r for r in records if r.type == "module" and r.slot == "analysis"]
+    assert analyses and all(r.module == "failed_teams" for r in analyses)
+    assert all(r.text.startswith("Most often on failed quests: ") for r in analyses)
+    assert not any(r.type == "llm_call" and r.name == "analysis" for r in records)
+    late = [r for r in records if r.type == "llm_call" and r.name == "action+response" and r.quest > 1]
+    assert any("Most often on failed quests" in r.messages[-1].content for r in late)
 
 
 def test_readme_agent_config_example_is_valid(tmp_path):

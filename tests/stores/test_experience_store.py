@@ -9,8 +9,8 @@ import sys
 
 from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
-from avalon_agents.host.play import Models, play_games
-from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.host.play import play_games
+from tests.helpers import scripted_setup
 from avalon_agents.modules import Experience
 from avalon_agents.stores.experience import ExperienceStore
 
@@ -57,10 +57,9 @@ def test_store_round_trips_through_a_fresh_process(tmp_path):
 
 def test_two_consecutive_games_carry_the_improved_strategy(tmp_path):
     store = ExperienceStore(tmp_path / "store")
-    models = Models(agents=LLMClient(config=ModelConfig(spec="scripted")),
-                    extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0)), experience=store)
+    setup = scripted_setup(experience=store)
     hosts = []
-    asyncio.run(play_games(make_rules(), ["cognitive"] * 6, seed=7, games=2, models=models,
+    asyncio.run(play_games(make_rules(), ["cognitive"] * 6, seed=7, games=2, setups=setup,
                            on_game=lambda i, host: hosts.append(host)))
     first, second = hosts
     metas = store.collection.get(include=["metadatas"])["metadatas"]
@@ -68,8 +67,8 @@ def test_two_consecutive_games_carry_the_improved_strategy(tmp_path):
     for seat, role in second.engine.roles.items():
         if role not in first.engine.roles.values():
             continue
-        learned = [r["text"]["strategy"] for r in first.tracer.records
-                   if r["type"] == "module" and r["slot"] == "experience"
-                   and first.engine.roles[r["seat"]] is role]
-        system = next(r for r in second.tracer.records if r["type"] == "llm_call" and r["seat"] == seat)
-        assert any(f"Strategy: {text}" in system["messages"][0]["content"] for text in learned), role
+        learned = [r.text["strategy"] for r in first.tracer.records
+                   if r.type == "module" and r.slot == "experience"
+                   and first.engine.roles[r.seat] is role]
+        system = next(r for r in second.tracer.records if r.type == "llm_call" and r.seat == seat)
+        assert any(f"Strategy: {text}" in system.messages[0].content for text in learned), role

@@ -2,7 +2,7 @@
 
 import pytest
 
-from avalon_agents.extract.parse import parse_quest, parse_target, parse_team, parse_vote, seats_named
+from avalon_agents.decisions.parse import parse_quest, parse_target, parse_team, parse_vote, seats_named
 
 # (text, speaker seat, team size, expected team or None)
 TEAMS = [

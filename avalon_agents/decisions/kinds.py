@@ -1,0 +1,374 @@
+"""Each request kind declared once: everything the framework knows about answering it.
+
+A `DecisionKind` holds, for one `RequestKind`:
+
+- `key`: the single JSON key of a constrained answer (propose: `team`, vote: `vote`, quest: `card`,
+  assassinate: `merlin`; a speech has none),
+- `answer_model(request)`: the pydantic model of a constrained answer, `{"reason": ..., key: ...}` with only
+  legal values (seats as an enum, exactly the team size, success only for a good seat), whose JSON schema the
+  model is asked to follow,
+- `value_of(json_value)`: the key's value -> an action (None if it names nothing usable),
+- `parse(text, request)`: the whole-word rule parse of free text (decisions.parse),
+- `extract_prompt` and `extract_model`: the LLM extractor's prompt file and the shape of its answer,
+- `fallback(request, near, rng)`: the paper's default for an answer nothing could read (Appendix A.4),
+- `instruction(request, rules)`: the host's wording of the request (prompts/host/request_*.txt),
+- `scripted(prompt, rng, me, others)`: the scripted model's free-text answer when it recognises the request.
+
+Adding a decision kind means one spec here plus its prompt files. This module sits below the LLM layer (it
+imports only core, the prompt files and the parser), so the scripted model and the analysis can use it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from avalon_agents.core.actions import (
+    Action,
+    ActionRequest,
+    Assassinate,
+    ProposeTeam,
+    QuestCard,
+    RequestKind,
+    Speak,
+    Vote,
+)
+from avalon_agents.core.rules import RuleSet
+from avalon_agents.decisions.jsonish import load_json
+from avalon_agents.decisions.parse import parse_quest, parse_target, parse_team, parse_vote, seats_named
+from avalon_agents.narrate import names, phrase
+from avalon_agents.prompting import template
+
+REASON_CHARS = 200
+PASS_WORDS = ("pass", "i pass", "hold off", "wait")
+APPROVE_SHARE = 0.7
+"""How often the scripted model approves a team (LLM players approve most proposals)."""
+
+
+class Answer(BaseModel):
+    """The common part of every constrained decision answer: a short public reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(max_length=REASON_CHARS)
+
+
+@dataclass(frozen=True)
+class DecisionKind:
+    kind: RequestKind
+    key: str | None
+    value_type: Callable[[ActionRequest], Any]
+    """The type of the key's value for this request (a Literal of the legal values, or a constrained list)."""
+    value_of: Callable[[Any], Action | None]
+    parse: Callable[[str, ActionRequest], Action | None]
+    extract_prompt: str | None
+    extract_type: Any
+    """The type of the LLM extractor's reported value (legal values plus "unclear" / 0 / an empty list)."""
+    fallback: Callable[[ActionRequest, Action | None, random.Random], Action]
+    instruction: Callable[[ActionRequest, RuleSet], str]
+    scripted: Callable[[str, random.Random, int, list[int]], str | None]
+
+    def answer_model(self, request: ActionRequest) -> type[BaseModel] | None:
+        """The pydantic model of a constrained answer to `request` (None for a speech)."""
+        if self.key is None:
+            return None
+        return _answer_model(self.kind.value, self.key, self.value_type(request))
+
+    def schema(self, request: ActionRequest) -> dict[str, Any] | None:
+        """The JSON schema of a constrained answer to `request` (None for a speech, which is free text)."""
+        model = self.answer_model(request)
+        return _schema(model) if model is not None else None
+
+    def read_json(self, text: str) -> Action | None:
+        """The action a JSON answer names (legal or not: the request validates it), or None."""
+        if self.key is None:
+            return None
+        value = load_json(text)
+        if value is None or self.key not in value:
+            return None
+        return self.value_of(value[self.key])
+
+    def extract_schema(self) -> dict[str, Any]:
+        """The JSON schema of the LLM extractor's answer, `{key: value}`."""
+        return _schema(_extract_model(self.kind.value, self.key, self.extract_type))
+
+
+@lru_cache(maxsize=4096)
+def _answer_model(kind: str, key: str, value_type: Any) -> type[BaseModel]:
+    return create_model(f"{kind.capitalize()}Answer", __base__=Answer, **{key: (value_type, ...)})
+
+
+@lru_cache(maxsize=64)
+def _extract_model(kind: str, key: str, value_type: Any) -> type[BaseModel]:
+    return create_model(f"{kind.capitalize()}Extraction", **{key: (value_type, ...)})
+
+
+@lru_cache(maxsize=4096)
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
+
+
+def _seat(value: Any) -> int | None:
+    """A seat number from JSON (an int, or a string of one); None for anything else (floats, huge numbers)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if -1000 < value < 1000 else None
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < 4:
+        return int(value.strip())
+    return None
+
+
+# --------------------------------------------------------------------------- propose
+
+
+def _team_type(request: ActionRequest) -> Any:
+    seat = Literal[tuple(request.options)]  # type: ignore[valid-type]
+    size = request.team_size
+    return tuple[seat, ...] if size is None else _sized(seat, size)
+
+
+@lru_cache(maxsize=256)
+def _sized(seat: Any, size: int) -> Any:
+    from typing import Annotated
+
+    return Annotated[list[seat], Field(min_length=size, max_length=size)]
+
+
+def _team_of(value: Any) -> Action | None:
+    if not isinstance(value, list) or not value:
+        return None
+    seats = [_seat(v) for v in value]
+    return None if any(s is None for s in seats) else ProposeTeam(team=tuple(seats))
+
+
+def _parse_team(text: str, request: ActionRequest) -> Action | None:
+    players = max(request.options or (request.seat,))
+    team = parse_team(text, seat=request.seat, players=players, team_size=request.team_size)
+    if team is None:
+        named = seats_named(text, seat=request.seat, players=players)
+        return ProposeTeam(team=tuple(named)) if named else None
+    return ProposeTeam(team=team)
+
+
+def _team_fallback(request: ActionRequest, near: Action | None, rng: random.Random) -> Action:
+    """Too many named: keep the first ones; too few: fill at random (seeded)."""
+    named = [s for s in dict.fromkeys(near.team if isinstance(near, ProposeTeam) else ()) if s in request.options]
+    rest = [s for s in request.options if s not in named]
+    rng.shuffle(rest)
+    return ProposeTeam(team=tuple(sorted((named + rest)[: request.team_size])))
+
+
+TEAM_SIZE = re.compile(r"exactly (\d+) players")
+
+
+def _scripted_team(prompt: str, rng: random.Random, me: int, others: list[int]) -> str | None:
+    if (size := TEAM_SIZE.search(prompt)) is None:
+        return None
+    k = int(size.group(1))
+    pool = [me] + rng.sample(others, len(others))
+    team = sorted(dict.fromkeys(pool))[:k] if len(pool) >= k else pool
+    return "I propose " + ", ".join(f"Player {s}" for s in team) + "."
+
+
+PROPOSE = DecisionKind(
+    kind=RequestKind.PROPOSE,
+    key="team",
+    value_type=_team_type,
+    value_of=_team_of,
+    parse=_parse_team,
+    extract_prompt="extract/team",
+    extract_type=list[int],
+    fallback=_team_fallback,
+    instruction=lambda request, rules: template("host/request_propose").render(
+        quest=request.quest, team_size=request.team_size),
+    scripted=_scripted_team,
+)
+
+
+# --------------------------------------------------------------------------- vote
+
+
+def _vote_of(value: Any) -> Action | None:
+    return {"approve": Vote(approve=True), "reject": Vote(approve=False)}.get(value) if isinstance(value, str) \
+        else None
+
+
+def _vote_instruction(request: ActionRequest, rules: RuleSet) -> str:
+    stakes = phrase(f"stakes_final_{rules.on_last_rejection}") if request.final else phrase("stakes_normal")
+    return template("host/request_vote").render(team=names(request.team), quest=request.quest, stakes=stakes)
+
+
+def _scripted_vote(prompt: str, rng: random.Random, me: int, others: list[int]) -> str | None:
+    lowered = prompt.lower()
+    if '"approve"' in lowered and '"reject"' in lowered:
+        return "I approve this team." if rng.random() < APPROVE_SHARE else "I reject this team."
+    return None
+
+
+VOTE = DecisionKind(
+    kind=RequestKind.VOTE,
+    key="vote",
+    value_type=lambda request: Literal["approve", "reject"],
+    value_of=_vote_of,
+    parse=lambda text, request: None if (v := parse_vote(text)) is None else Vote(approve=v),
+    extract_prompt="extract/vote",
+    extract_type=Literal["approve", "reject", "unclear"],
+    fallback=lambda request, near, rng: Vote(approve=True),  # the paper: an unclear team vote approves
+    instruction=_vote_instruction,
+    scripted=_scripted_vote,
+)
+
+
+# --------------------------------------------------------------------------- quest card
+
+
+def _card_of(value: Any) -> Action | None:
+    return {"success": QuestCard(success=True), "fail": QuestCard(success=False)}.get(value) \
+        if isinstance(value, str) else None
+
+
+def _quest_instruction(request: ActionRequest, rules: RuleSet) -> str:
+    option = phrase("fail_option_yes" if request.can_fail else "fail_option_no")
+    return template("host/request_quest").render(quest=request.quest, team=names(request.team), fail_option=option)
+
+
+def _scripted_card(prompt: str, rng: random.Random, me: int, others: list[int]) -> str | None:
+    lowered = prompt.lower()
+    if '"success"' not in lowered:
+        return None
+    return "I play a fail card." if '"fail"' in lowered and rng.random() < 0.5 else "Success."
+
+
+QUEST = DecisionKind(
+    kind=RequestKind.QUEST,
+    key="card",
+    value_type=lambda request: Literal["success", "fail"] if request.can_fail else Literal["success"],
+    value_of=_card_of,
+    parse=lambda text, request: None if (c := parse_quest(text)) is None else QuestCard(success=c),
+    extract_prompt="extract/quest",
+    extract_type=Literal["success", "fail", "unclear"],
+    # the paper: an unclear card fails for evil; good can only succeed
+    fallback=lambda request, near, rng: QuestCard(success=not request.can_fail),
+    instruction=_quest_instruction,
+    scripted=_scripted_card,
+)
+
+
+# --------------------------------------------------------------------------- assassination
+
+
+def _target_type(request: ActionRequest) -> Any:
+    return Literal[tuple(request.options) + ((0,) if request.may_pass else ())]  # type: ignore[valid-type]
+
+
+def _target_of(value: Any) -> Action | None:
+    seat = _seat(value)
+    return None if seat is None else Assassinate(target=seat or None)
+
+
+def _parse_target(text: str, request: ActionRequest) -> Action | None:
+    if request.may_pass and text.strip().lower().strip(".!") in PASS_WORDS:
+        return Assassinate(target=None)
+    target = parse_target(text, seat=request.seat, players=max(max(request.options or (1,)), request.seat))
+    return None if target is None else Assassinate(target=target)
+
+
+def _target_fallback(request: ActionRequest, near: Action | None, rng: random.Random) -> Action:
+    return Assassinate(target=None) if request.may_pass else Assassinate(target=rng.choice(request.options))
+
+
+def _assassinate_instruction(request: ActionRequest, rules: RuleSet) -> str:
+    option = phrase("pass_option_yes" if request.may_pass else "pass_option_no")
+    return template("host/request_assassinate").render(options=names(request.options), pass_option=option)
+
+
+def _scripted_target(prompt: str, rng: random.Random, me: int, others: list[int]) -> str | None:
+    lowered = prompt.lower()
+    if "merlin" in lowered and ("name" in lowered or "guess" in lowered):
+        return f"I name Player {rng.choice(others)} as Merlin."
+    return None
+
+
+ASSASSINATE = DecisionKind(
+    kind=RequestKind.ASSASSINATE,
+    key="merlin",
+    value_type=_target_type,
+    value_of=_target_of,
+    parse=_parse_target,
+    extract_prompt="extract/assassinate",
+    extract_type=int,
+    fallback=_target_fallback,
+    instruction=_assassinate_instruction,
+    scripted=_scripted_target,
+)
+
+
+# --------------------------------------------------------------------------- speech (not a decision)
+
+
+def _speak_instruction(request: ActionRequest, rules: RuleSet) -> str:
+    if request.team:
+        return template("host/request_speak_team").render(team=names(request.team), quest=request.quest)
+    size = rules.quest_sizes[request.quest - 1]
+    return template("host/request_speak_candidates").render(quest=request.quest, team_size=size)
+
+
+SPEAK = DecisionKind(
+    kind=RequestKind.SPEAK,
+    key=None,
+    value_type=lambda request: str,
+    value_of=lambda value: None,
+    parse=lambda text, request: Speak(text=text),
+    extract_prompt=None,
+    extract_type=str,
+    fallback=lambda request, near, rng: Speak(text=""),
+    instruction=_speak_instruction,
+    scripted=lambda prompt, rng, me, others: None,  # the scripted model's speech is its default
+)
+
+
+KINDS: dict[RequestKind, DecisionKind] = {k.kind: k for k in (SPEAK, PROPOSE, VOTE, QUEST, ASSASSINATE)}
+"""Every request kind's spec. The scripted model tries the decisions' recognisers in this order."""
+
+
+def kind_of(request: ActionRequest) -> DecisionKind:
+    return KINDS[request.kind]
+
+
+def decision_schema(request: ActionRequest) -> dict[str, Any] | None:
+    """The JSON schema of a constrained answer to `request` (None for speeches)."""
+    return kind_of(request).schema(request)
+
+
+def instruct(request: ActionRequest, rules: RuleSet) -> str:
+    """The host's instruction for a request, stating exactly what answer is expected."""
+    return kind_of(request).instruction(request, rules)
+
+
+def scripted_answer(prompt: str, rng: random.Random, me: int, others: Sequence[int]) -> str | None:
+    """The scripted model's free-text answer to the request its prompt asks, if it recognises one."""
+    for spec in KINDS.values():
+        text = spec.scripted(prompt, rng, me, list(others))
+        if text is not None:
+            return text
+    return None
+
+
+def plain(action: Action) -> Any:
+    """An action as JSON-friendly data: a seats list, true/false, a seat number (or null), a speech."""
+    if isinstance(action, ProposeTeam):
+        return list(action.team)
+    if isinstance(action, Vote):
+        return action.approve
+    if isinstance(action, QuestCard):
+        return action.success
+    if isinstance(action, Assassinate):
+        return action.target
+    return action.text

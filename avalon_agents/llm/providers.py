@@ -1,0 +1,201 @@
+"""Model providers: a registry that turns a spec string into a langchain BaseChatModel.
+
+    openai:MODEL                     ChatOpenAI, key from OPENAI_API_KEY
+    openai-compatible:MODEL@URL      ChatOpenAI with base_url (vLLM, Ollama, llama.cpp server, ...); the OpenAI
+                                     key is never sent there: `kwargs: {api_key: ...}` or OPENAI_COMPATIBLE_API_KEY
+    local:smollm2                    the embedded model, served by llama-cpp-python on 127.0.0.1
+    scripted                         ScriptedChatModel (plausible canned replies; tests and smoke runs)
+    PROVIDER:MODEL                   anything else goes through langchain's init_chat_model (anthropic,
+                                     google_genai, ollama, mistralai, ... when its integration is installed)
+
+Providers are registered like agents and modules (`register_provider`). Only this package imports
+langchain_openai. Retries are not done by the chat model (max_retries=0) but by `LLMClient`, with
+langchain's retry runnable, so that every attempt is visible in the trace.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+from langchain_core.caches import InMemoryCache
+from langchain_core.language_models import BaseChatModel
+from langchain_core.rate_limiters import InMemoryRateLimiter
+
+from avalon_agents.llm.scripted import ScriptedChatModel
+from avalon_agents.llm.settings import ModelSettings, ModelSpecError
+
+ProviderFactory = Callable[[str, ModelSettings], BaseChatModel]
+"""(the spec's part after "provider:", complete settings) -> a chat model."""
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A registered provider: its factory, and optionally a check of the spec's model part (raising
+    ModelSpecError) and a reachability check run before a run starts."""
+
+    factory: ProviderFactory
+    check: Callable[[str], None] | None = None
+    reachable: Callable[[str, float], None] | None = None
+
+
+PROVIDERS: dict[str, Provider] = {}
+
+
+def register_provider(name: str, factory: ProviderFactory, *, check: Callable[[str], None] | None = None,
+                      reachable: Callable[[str, float], None] | None = None) -> None:
+    """Make `name:MODEL` specs build their chat model with `factory(MODEL, settings)`."""
+    PROVIDERS[name] = Provider(factory, check, reachable)
+
+
+def split(spec: str) -> tuple[str, str]:
+    """(provider, the rest) of a spec. Raises ModelSpecError for a spec without a model part."""
+    if spec in PROVIDERS:  # a provider that needs no model name ("scripted")
+        return spec, ""
+    provider, sep, rest = spec.partition(":")
+    if not sep or not provider or not rest:
+        known = ", ".join(f"{p}:MODEL" for p in PROVIDERS if p != "scripted")
+        raise ModelSpecError(f"model: unknown spec {spec!r} (use {known}, scripted, or any provider:model that "
+                             "langchain's init_chat_model knows)")
+    return provider, rest
+
+
+def check_spec(spec: str) -> None:
+    """Raise ModelSpecError (one line) if the spec cannot name a model."""
+    provider, rest = split(spec)
+    registered = PROVIDERS.get(provider)
+    if registered is not None and registered.check is not None:
+        registered.check(rest)
+
+
+def make_model(settings: ModelSettings | str) -> BaseChatModel:
+    """Build the chat model for complete settings (starting the embedded server for local:...)."""
+    if isinstance(settings, str):
+        settings = ModelSettings(spec=settings)
+    settings = settings.complete()
+    provider, rest = split(settings.spec)
+    check_spec(settings.spec)
+    registered = PROVIDERS.get(provider)
+    if registered is None:
+        return _init_chat_model(settings)
+    return registered.factory(rest, settings)
+
+
+def check_reachable(settings: ModelSettings | str, timeout: float = 5.0) -> None:
+    """Fail early, in one line, when a spec is malformed or its server does not answer."""
+    spec = settings if isinstance(settings, str) else settings.complete().spec
+    check_spec(spec)
+    provider, rest = split(spec)
+    registered = PROVIDERS.get(provider)
+    if registered is not None and registered.reachable is not None:
+        registered.reachable(rest, timeout)
+
+
+# --------------------------------------------------------------------------- built-in providers
+
+
+def _limits(settings: ModelSettings) -> dict:
+    return {
+        "rate_limiter": InMemoryRateLimiter(requests_per_second=settings.requests_per_second)
+        if settings.requests_per_second else None,
+        "cache": InMemoryCache() if settings.cache else None,
+    }
+
+
+def _chat_openai(model: str, settings: ModelSettings, *, url: str | None, key: str,
+                 http_client: httpx.AsyncClient | None = None, server: bool = True) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    kwargs = {k: v for k, v in settings.kwargs.items() if k != "api_key"}
+    return ChatOpenAI(
+        model=model,
+        base_url=url,
+        api_key=key,
+        temperature=settings.temperature,
+        max_completion_tokens=settings.max_tokens,
+        timeout=settings.timeout,
+        max_retries=0,
+        use_responses_api=False,
+        # ChatOpenAI sends only max_completion_tokens, which llama.cpp's server ignores: say both to servers
+        extra_body={"max_tokens": settings.max_tokens} if server else None,
+        # its own connections (langchain-openai shares one cached client, bound to the first event loop)
+        http_async_client=http_client or httpx.AsyncClient(timeout=settings.timeout),
+        **_limits(settings),
+        **kwargs,
+    )
+
+
+def _openai(model: str, settings: ModelSettings) -> BaseChatModel:
+    key = settings.kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY")
+    if not key:
+        raise ModelSpecError(f"model: openai:{model} needs OPENAI_API_KEY in the environment")
+    return _chat_openai(model, settings, url=None, key=key, server=False)
+
+
+def _compatible_parts(rest: str) -> tuple[str, str]:
+    model, at, url = rest.rpartition("@")
+    if not at or not model or not url.startswith(("http://", "https://")):
+        raise ModelSpecError(f"model: 'openai-compatible:{rest}' needs the form "
+                             "openai-compatible:MODEL@http://host:port/v1")
+    return model, url.rstrip("/")
+
+
+def _compatible(rest: str, settings: ModelSettings) -> BaseChatModel:
+    model, url = _compatible_parts(rest)
+    # the OpenAI key is for OpenAI only: a key for this server is its own
+    key = settings.kwargs.get("api_key") or os.environ.get("OPENAI_COMPATIBLE_API_KEY") or "not-needed"
+    return _chat_openai(model, settings, url=url, key=key)
+
+
+def _compatible_reachable(rest: str, timeout: float) -> None:
+    _, url = _compatible_parts(rest)
+    try:
+        httpx.get(f"{url}/models", timeout=timeout)
+    except httpx.HTTPError as exc:
+        raise ModelSpecError(f"model: cannot reach {url} ({type(exc).__name__}: {exc})") from None
+
+
+def _local_check(name: str) -> None:
+    from avalon_agents.llm.local import MODELS
+
+    if name not in MODELS:
+        raise ModelSpecError(f"model: no embedded model {name!r} (available: {', '.join(MODELS)})")
+
+
+def _local(name: str, settings: ModelSettings) -> BaseChatModel:
+    from avalon_agents.llm.local import local_server
+
+    server = local_server(name)
+    # the embedded server's client is shared by every model of the loop: one request at a time (local.py)
+    return _chat_openai(name, settings, url=server.base_url, key="local", http_client=server.http_client())
+
+
+def _scripted(_: str, settings: ModelSettings) -> BaseChatModel:
+    return ScriptedChatModel(cache=InMemoryCache() if settings.cache else None, **settings.kwargs)
+
+
+def _init_chat_model(settings: ModelSettings) -> BaseChatModel:
+    """Any other provider:model, through langchain's init_chat_model (the integration must be installed)."""
+    from langchain.chat_models import init_chat_model
+
+    provider, model = split(settings.spec)
+    try:
+        return init_chat_model(model, model_provider=provider, temperature=settings.temperature,
+                               max_tokens=settings.max_tokens, timeout=settings.timeout, max_retries=0,
+                               **_limits(settings), **settings.kwargs)
+    except ImportError as exc:
+        found = re.search(r"pip install (?:-U )?([\w.\-\[\]]+)", str(exc))
+        package = found.group(1) if found else f"langchain-{provider.replace('_', '-')}"
+        raise ModelSpecError(f"model: {settings.spec} needs the package {package} (pip install {package})") from None
+    except ValueError as exc:
+        raise ModelSpecError(f"model: {settings.spec}: {str(exc).splitlines()[0]}") from None
+
+
+register_provider("openai", _openai)
+register_provider("openai-compatible", _compatible, check=lambda rest: _compatible_parts(rest) and None,
+                  reachable=_compatible_reachable)
+register_provider("local", _local, check=_local_check)
+register_provider("scripted", _scripted)

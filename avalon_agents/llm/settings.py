@@ -1,0 +1,141 @@
+"""Model settings: one pydantic model for which model to call and how, settable per agent and per module.
+
+Every field may be left unset (None, or no `kwargs`), which means "inherit": a module's settings are laid
+over its agent's, an agent's over the run's, field by field (`over`), and `complete()` fills what is still
+unset with the defaults. In YAML and on the CLI a bare string is a spec: `model: openai:gpt-4o-mini` is
+`model: {spec: openai:gpt-4o-mini}`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+DEFAULT_SPEC = "local:smollm2"
+DEFAULT_TEMPERATURE = 0.3
+"""The paper's agent temperature (its 5.1); the extractor and the judges use 0."""
+DEFAULT_MAX_TOKENS = 256
+LOCAL_MAX_TOKENS = 96
+DEFAULT_TIMEOUT = 120.0
+LOCAL_TIMEOUT = 900.0
+DEFAULT_RETRIES = 2
+HISTORY_TOKENS = 2500
+"""How much of what a seat has seen goes into a one-call prompt (the vanilla agent's, a probe's)."""
+LOCAL_HISTORY_TOKENS = 900
+"""The same for the embedded 135M model: on 2 CPU cores every prompt token costs about 3.5 ms."""
+
+
+class ModelSpecError(ValueError):
+    """A model spec that cannot work: unknown, missing a key or a package, unreachable. One line."""
+
+
+def provider_of(spec: str) -> str:
+    """The provider part of a spec ("scripted" for "scripted")."""
+    return spec.partition(":")[0]
+
+
+class ModelSettings(BaseModel):
+    """Which model to call and how.
+
+    Attributes:
+        spec: `openai:MODEL`, `openai-compatible:MODEL@URL`, `local:smollm2`, `scripted`, or any other
+            `provider:model` that langchain's `init_chat_model` knows (see llm.providers).
+        temperature: sampling temperature (paper: 0.3 for agents, 0 for the extractor).
+        max_tokens: cap on each answer; unset picks 256, or 96 for the embedded model, whose speeches
+            otherwise run on (96 tokens is about 70 words, inside the 100-word speech limit).
+        timeout: seconds per request; unset picks 120, or 900 for the embedded model, whose server answers
+            one call at a time, so a call's time includes waiting behind the others.
+        retries: extra attempts after a failed call (exponential backoff with jitter).
+        requests_per_second: client-side rate limit (langchain's InMemoryRateLimiter).
+        cache: reuse answers to identical prompts within the process (langchain's InMemoryCache).
+        constrained: decisions use JSON-schema constrained output; unset means "where the provider supports
+            it" (the embedded model, OpenAI and OpenAI-compatible servers).
+        kwargs: extra keyword arguments for the chat model (`seed`, `top_p`, `reasoning_effort`, ...;
+            `api_key` for an OpenAI-compatible server).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    spec: str | None = None
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: int | None = Field(None, ge=1)
+    timeout: float | None = Field(None, gt=0)
+    retries: int | None = Field(None, ge=0, le=10)
+    requests_per_second: float | None = Field(None, gt=0)
+    cache: bool | None = None
+    constrained: bool | None = None
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _spec_string(cls, data: Any) -> Any:
+        return {"spec": data} if isinstance(data, str) else data
+
+    def over(self, base: ModelSettings | None) -> ModelSettings:
+        """These settings laid over `base`: every field set here wins, the rest come from `base`; `kwargs`
+        are merged (these win)."""
+        if base is None:
+            return self
+        mine = {k: v for k, v in self if v is not None and k != "kwargs"}
+        return base.model_copy(update={**mine, "kwargs": {**base.kwargs, **self.kwargs}})
+
+    def complete(self) -> ModelSettings:
+        """Every unset field filled with its default (the spec: `default_spec()`)."""
+        spec = self.spec or default_spec()
+        local = provider_of(spec) == "local"
+        return self.model_copy(update={
+            "spec": spec,
+            "temperature": DEFAULT_TEMPERATURE if self.temperature is None else self.temperature,
+            "max_tokens": self.max_tokens or (LOCAL_MAX_TOKENS if local else DEFAULT_MAX_TOKENS),
+            "timeout": self.timeout or (LOCAL_TIMEOUT if local else DEFAULT_TIMEOUT),
+            "retries": DEFAULT_RETRIES if self.retries is None else self.retries,
+            "cache": bool(self.cache),
+        })
+
+    @property
+    def provider(self) -> str:
+        return provider_of(self.spec or default_spec())
+
+    @property
+    def schema_style(self) -> Literal["json_schema", "llama_cpp", "none"]:
+        """How decisions ask for constrained output: OpenAI's json_schema, llama-cpp-python's
+        json_object+schema, or not at all (off, or a provider this framework does not know to support it)."""
+        if self.constrained is False:
+            return "none"
+        if self.provider == "local":
+            return "llama_cpp"
+        if self.provider in ("openai", "openai-compatible", "scripted") or self.constrained:
+            return "json_schema"
+        return "none"
+
+    @property
+    def history_tokens(self) -> int:
+        """The budget for a seat's view of the game in a one-call prompt on this model."""
+        return LOCAL_HISTORY_TOKENS if self.provider == "local" else HISTORY_TOKENS
+
+    def key(self) -> str:
+        """A stable identity of these settings (clients are shared per key)."""
+        return self.model_dump_json()
+
+    def public(self) -> dict[str, Any]:
+        """The settings as recorded in traces and meta.json: never a key."""
+        data = self.model_dump()
+        data["kwargs"] = {k: ("***" if "key" in k.lower() else v) for k, v in self.kwargs.items()}
+        return data
+
+
+def default_spec() -> str:
+    """OpenAI's small model when OPENAI_API_KEY is set, else the embedded local model."""
+    return "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else DEFAULT_SPEC
+
+
+def parse_kwarg(text: str) -> tuple[str, Any]:
+    """`KEY=VALUE` from the CLI; VALUE is read as a YAML scalar (numbers, true/false, null, strings)."""
+    import yaml
+
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"model-kwarg: expected KEY=VALUE, got {text!r}")
+    return key.strip(), yaml.safe_load(value) if value.strip() else ""

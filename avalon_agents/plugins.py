@@ -1,0 +1,61 @@
+"""Plugins: the user's own code (agent kinds, modules, model providers), imported before agents are built.
+
+A plugin is a Python file (`my_modules.py`, a path) or an importable module name (`my_package.modules`).
+Importing it runs its `@register_module(...)`, `register_agent(...)` and `register_provider(...)` calls, so
+the names it registers can be used on the command line (`--plugin`) and in experiment configs
+(`plugins:`). The Ray backend imports the same plugins in every worker before it plays a series.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from types import ModuleType
+
+LOADED: dict[str, ModuleType] = {}
+"""Plugins imported in this process, by the resolved path or module name (each is imported once)."""
+
+
+def load_plugin(item: str, base: Path | None = None) -> str:
+    """Import one plugin: a .py file (relative to `base`, else to the working folder) or a module name.
+    Returns its key (the resolved path, or the module name). Raises ValueError naming the plugin when it cannot
+    be found or fails to import."""
+    path = Path(item)
+    if item.endswith(".py") or path.exists() or "/" in item:
+        if not path.is_absolute() and base is not None and (base / path).exists():
+            path = base / path
+        path = path.resolve()
+        key = str(path)
+        if key in LOADED:
+            return key
+        if not path.is_file():
+            raise ValueError(f"plugin: no such file {item!r}")
+        name = f"avalon_plugin_{path.stem}_{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[name]
+            raise ValueError(f"plugin: {item} failed to import ({type(exc).__name__}: {exc})") from None
+    else:
+        key = item
+        if key in LOADED:
+            return key
+        try:
+            module = importlib.import_module(item)
+        except ImportError as exc:
+            raise ValueError(f"plugin: cannot import {item!r} ({exc})") from None
+    LOADED[key] = module
+    return key
+
+
+def load_plugins(items: Iterable[str], base: Path | None = None) -> list[str]:
+    """Import every plugin; returns their keys (resolved paths or module names), for meta.json and for the
+    Ray workers, which import the same."""
+    return [load_plugin(item, base) for item in items]

@@ -1,0 +1,186 @@
+"""Typed trace records: what a game's trace.jsonl holds, beside its events.
+
+Events are the game; trace records are how the game was played (LLM calls, module outputs, extractions,
+belief probes) and never reach an agent. Like the events they are one union on a literal `type` tag, so a
+record is built, written and read in one shape everywhere: the LLM client, the extractor, the cognitive
+agent and the probe write them; the runner, `avalon bench cost` and the analysis read them. This module
+imports only pydantic, so loading a run into pandas needs no model client.
+
+What an LLM call was for is structured, never a string to split: `stage` (who called: the agent itself, one
+of its modules, the extractor, a belief probe, an analysis judge), `name` (which step: the module's name, the
+agent's step, the judge's name), `part` (a sub-step, e.g. experience learning's `suggestions`) and `request`
+(the request kind the call served, if any).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Annotated, Any, Literal, Protocol, TypeVar, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+Stage = Literal["agent", "module", "extract", "probe", "judge", "other"]
+Method = Literal["typed", "json", "rule", "llm", "fallback"]
+"""How an extraction read its action: the agent's typed action, its constrained JSON answer, the rule parse,
+the LLM extractor, or the paper's fallback."""
+Outcome = Literal["ok", "retried", "failed"]
+TokensSource = Literal["provider", "tiktoken", "none"]
+R = TypeVar("R", bound="Record")
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Purpose(Record):
+    """What an LLM call is for (see the module docstring)."""
+
+    stage: Stage
+    name: str
+    part: str | None = None
+    request: str | None = None
+
+    @property
+    def label(self) -> str:
+        """A short name for tables: the module's or step's name, with the agent's sub-step where it has one
+        ("summary", "baseline respond", "experience")."""
+        if self.stage == "agent" and self.part:
+            return f"{self.name} {self.part}"
+        return self.name
+
+
+class Message(Record):
+    role: str
+    content: str
+
+
+class LLMCall(Record):
+    """One LLM call, with the settings actually used (model spec, temperature, max tokens, ...)."""
+
+    type: Literal["llm_call"] = "llm_call"
+    seat: int | None = None
+    stage: Stage
+    name: str
+    part: str | None = None
+    request: str | None = None
+    quest: int | None = None
+    attempt: int | None = None
+    step: int | None = None
+    """The host's step the call served (a round's preparation, one batch of requests, a probe, the game end)."""
+    prompt_id: str
+    prompt_hash: str
+    settings: dict[str, Any] = Field(default_factory=dict)
+    constrained: bool = False
+    messages: tuple[Message, ...] = ()
+    reply: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tokens_source: TokensSource = "none"
+    latency_s: float = 0.0
+    attempts: int = 1
+    outcome: Outcome = "ok"
+    error: str | None = None
+    about: dict[str, Any] = Field(default_factory=dict)
+    """What the call is about beyond the game's seat and quest (a judge's game, speech and speaker)."""
+
+    @property
+    def purpose(self) -> Purpose:
+        return Purpose(stage=self.stage, name=self.name, part=self.part, request=self.request)
+
+    @property
+    def spec(self) -> str | None:
+        return self.settings.get("spec")
+
+
+class ModuleOutput(Record):
+    """What one of the cognitive agent's modules wrote into its slot."""
+
+    type: Literal["module"] = "module"
+    seat: int
+    module: str
+    slot: str
+    quest: int | None = None
+    attempt: int | None = None
+    text: Any = None
+
+
+class Extraction(Record):
+    """How one decision answer became a legal action. `valid`: the first answer gave a legal action (the
+    paper's Valid Response Rate, eq. 8, counts these)."""
+
+    type: Literal["extraction"] = "extraction"
+    seat: int
+    kind: str
+    quest: int
+    attempt: int
+    method: Method
+    valid: bool
+    answers: int = 1
+    action: Any = None
+    texts: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+
+class Probe(Record):
+    """A belief probe's answer (see host.probe): never an event, never shown to an agent."""
+
+    type: Literal["probe"] = "probe"
+    seat: int
+    quest: int
+    merlin_guess: int | None = None
+    p_evil: dict[str, float] = Field(default_factory=dict)
+    valid: bool = False
+    raw: str | None = None
+
+
+TraceRecord = Annotated[Union[LLMCall, ModuleOutput, Extraction, Probe], Field(discriminator="type")]
+TRACE_ADAPTER: TypeAdapter[TraceRecord] = TypeAdapter(TraceRecord)
+
+
+def to_line(record: Record) -> str:
+    """One JSONL line."""
+    return record.model_dump_json()
+
+
+def from_line(line: str) -> TraceRecord:
+    return TRACE_ADAPTER.validate_json(line)
+
+
+def read_lines(path: Path) -> list[TraceRecord]:
+    """The records of a JSONL file (empty if it does not exist)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    with open(path) as f:
+        return [from_line(line) for line in f if line.strip()]
+
+
+def read_dicts(path: Path, skip: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """The records of a JSONL file as validated plain dicts without the `skip` fields (what pandas wants)."""
+    drop = set(skip)
+    return [r.model_dump(exclude=drop) for r in read_lines(path)]
+
+
+class Tracer(Protocol):
+    """Where the trace records of one game go (the game's recorder, or memory). `step` is the host's current
+    step: the host sets it, and the LLM client stamps it on each call record."""
+
+    step: int | None
+
+    def trace(self, record: Record) -> None: ...
+
+
+class MemoryTracer:
+    """Keeps trace records in a list (tests, throwaway runs)."""
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self.step: int | None = None
+
+    def trace(self, record: Record) -> None:
+        self.records.append(record)
+
+    def of(self, kind: type[R]) -> list[R]:
+        """The records of one type, in order."""
+        return [r for r in self.records if isinstance(r, kind)]
