@@ -14,7 +14,7 @@ Hooks (all optional):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, make_dataclass, replace
+from dataclasses import dataclass, field, make_dataclass
 from typing import Any, ClassVar, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -29,34 +29,10 @@ from avalon_agents.modules.memory import Entry, Memory
 from avalon_agents.narrate import system_prompt
 from avalon_agents.prompting import data, template
 from avalon_agents.records.trace import Purpose
+from avalon_agents.stores.book import Experience, ExperienceBook
 
 Phase = Literal["round", "turn"]
 """When a module runs: once when the round (quest) changes, or at every request the seat answers."""
-
-
-@dataclass
-class Experience:
-    """What a seat carries from earlier games into this one (experience learning, the paper's 4.8)."""
-
-    strategy: str | None = None  # the improved strategy for the seat's role
-    suggestions: str | None = None  # the last game's three suggestions
-    other_roles: str | None = None  # notes on how the other roles play
-    reflection: str | None = None  # the last game as the seat saw it (its summary)
-
-
-class ExperienceBook:
-    """Experience by role, carried from game to game (in memory; the chromadb store keeps it on disk).
-    A seat takes its role's entry when it learns its role and puts back what it learned at game end."""
-
-    def __init__(self) -> None:
-        self._by_role: dict[Role, Experience] = {}
-        self.game = 0  # the game being played (the chromadb store records it)
-
-    def get(self, role: Role) -> Experience:
-        return replace(self._by_role.get(role, Experience()))
-
-    def put(self, role: Role, experience: Experience, result: GameResult | None = None) -> None:
-        self._by_role[role] = replace(experience)
 
 
 @dataclass

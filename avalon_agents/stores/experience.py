@@ -20,7 +20,7 @@ from chromadb.config import Settings
 
 from avalon_agents.core.events import GameResult
 from avalon_agents.core.types import Role
-from avalon_agents.modules.base import Experience
+from avalon_agents.stores.book import Experience
 from avalon_agents.stores.embeddings import MiniLMEmbeddings
 
 KINDS = tuple(f.name for f in fields(Experience))  # strategy, suggestions, other_roles, reflection

@@ -66,3 +66,14 @@ def test_the_call_limit_spans_tasks_in_different_workers(local_ray, limit):
     (a0, a1), (b0, b1) = sorted(spans)
     overlapped = b0 < a1
     assert overlapped == (limit == 2)  # with one slot the second task waits for the first
+
+
+def test_ray_workers_import_the_runs_plugins(tmp_path, local_ray):
+    from avalon_agents.experiments.ray_backend import run_with_ray
+    from tests.experiments.test_runner import plugged
+
+    out = tmp_path / "run"
+    run_with_ray(load_experiments(plugged(tmp_path)), out)
+    (game,) = out.glob("main/series-1/game-*")
+    analyses = [r for r in read_trace(game) if r.type == "module" and r.slot == "analysis"]
+    assert analyses and all(r.module == "quiet_analysis" for r in analyses)

@@ -165,3 +165,45 @@ def test_one_limit_covers_every_client_of_a_model(tmp_path):
     module_client = clients.get(module)
     assert module_client is clients.get(ModelSettings(spec="scripted", temperature=0.9))
     assert module_client._slots is agents._slots
+
+
+PLUGIN_MODULE = '''
+from avalon_agents.modules import Module, register_module
+
+
+@register_module("quiet_analysis")
+class QuietAnalysis(Module):  # an analysis without a model call
+    slot = "analysis"
+
+    async def run(self, turn):
+        turn.slots.analysis = "nothing to add"
+'''
+
+PLUGIN_CONFIG = """\
+name: plugged
+model: scripted
+plugins: [my_modules.py]
+agents:
+  ours: {kind: cognitive, modules: {analysis: {use: quiet_analysis}}, model: {temperature: 0.6}}
+  bots: {kind: rulebot}
+sides: {good: ours, evil: bots}
+"""
+
+
+def plugged(tmp_path) -> Path:
+    (tmp_path / "my_modules.py").write_text(PLUGIN_MODULE)
+    return write(tmp_path, PLUGIN_CONFIG)
+
+
+def test_a_config_names_its_plugins_and_the_run_uses_them(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path.parent)  # plugins are found relative to the config file, not the working folder
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["run", str(plugged(tmp_path)), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (game,) = out.glob("main/series-1/game-*")
+    records = read_trace(game)
+    analyses = [r for r in records if r.type == "module" and r.slot == "analysis"]
+    assert analyses and all(r.module == "quiet_analysis" and r.text == "nothing to add" for r in analyses)
+    assert not any(r.type == "llm_call" and r.name == "analysis" for r in records)
+    assert {r.settings["temperature"] for r in records if r.type == "llm_call" and r.stage == "module"} == {0.6}
+    assert json.loads((out / "experiment.json").read_text())["plugins"][0].endswith("my_modules.py")

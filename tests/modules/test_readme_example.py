@@ -43,4 +43,4 @@ def test_readme_agent_config_example_is_valid(tmp_path):
     path = tmp_path / "my_agent.yaml"
     path.write_text(example)
     config = load_agent_config(path)
-    assert config.planning.enabled is False and config.options_of("analysis").scope == "adversaries"
+    assert config.plan.enabled is False and config.options_of("analysis").scope == "adversaries"
