@@ -20,8 +20,8 @@ import time
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from avalon_agents.core import make_rules
-from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.host.play import AgentSetup, play_one
+from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.llm.client import response_format
 
 ROLE = {"system": SystemMessage, "human": HumanMessage, "ai": AIMessage}
@@ -29,24 +29,23 @@ ROLE = {"system": SystemMessage, "human": HumanMessage, "ai": AIMessage}
 
 async def measure(spec: str, games: int) -> dict[str, float]:
     rules = make_rules("official", 6)
-    config = ModelConfig(spec=spec, retries=0)
-    models = Models(agents=LLMClient(config=config), extractor=LLMClient(config=config.model_copy(
-        update={"temperature": 0.0})))
-    await play_one(rules, ["llm"] * 6, seed=10_000, models=models)  # warm up connections and caches
+    settings = ModelSettings(spec=spec, retries=0)
+    models = AgentSetup(clients=ClientPool(), settings=settings)
+    await play_one(rules, ["llm"] * 6, seed=10_000, setups=models)  # warm up connections and caches
     calls: list[dict] = []
     start = time.perf_counter()
     for seed in range(games):
-        host = await play_one(rules, ["llm"] * 6, seed=seed, models=models)
-        calls += [r for r in host.tracer.records if r["type"] == "llm_call"]
+        host = await play_one(rules, ["llm"] * 6, seed=seed, setups=models)
+        calls += [r for r in host.tracer.records if r.type == "llm_call"]
     wall = time.perf_counter() - start
 
-    model = models.agents.model
+    model = models.clients.get(settings).model
     requests = []
     for call in calls:
-        messages = [ROLE[m["role"]](content=m["content"]) for m in call["messages"]]
+        messages = [ROLE[m.role](content=m.content) for m in call.messages]
         fmt = None
-        if call["constrained"]:  # the same schema request shape; the schema itself hardly matters here
-            fmt = response_format({"type": "object"}, "replay", config.schema_style)
+        if call.constrained:  # the same schema request shape; the schema itself hardly matters here
+            fmt = response_format({"type": "object"}, "replay", settings.schema_style)
         requests.append((messages, fmt))
     start = time.perf_counter()
     for messages, fmt in requests:

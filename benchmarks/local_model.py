@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from avalon_agents.core import make_rules
-from avalon_agents.host.play import Models, game_dir, play_one
-from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.host.play import AgentSetup, game_dir, play_one
+from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.records import read_trace, usage
 
 SPEC = "local:smollm2"
@@ -37,8 +37,9 @@ def summary_path(mode: str, n: int) -> Path:
 async def run(modes: list[str], games: int) -> None:
     """Game i of every mode, then game i+1: an interrupted run has about as many games of each."""
     rules = make_rules("official", 6)
-    extractor = LLMClient(config=ModelConfig(spec=SPEC, temperature=0.0, max_tokens=64))
-    agents = {mode: LLMClient(config=ModelConfig(spec=SPEC, temperature=0.3, constrained=mode == "constrained"))
+    clients = ClientPool()
+    agents = {mode: AgentSetup(clients=clients, settings=ModelSettings(spec=SPEC, temperature=0.3,
+                                                                      constrained=mode == "constrained"))
               for mode in modes}
     for i in range(games):
         for mode in modes:
@@ -47,10 +48,10 @@ async def run(modes: list[str], games: int) -> None:
                 continue
             path = game_dir(GAMES_DIR / mode, i + 1)
             start = time.perf_counter()
-            host = await play_one(rules, ["llm"] * 6, seed=i, out=path, models=Models(agents[mode], extractor))
+            host = await play_one(rules, ["llm"] * 6, seed=i, out=path, setups=agents[mode])
             wall = time.perf_counter() - start
             counts = usage(read_trace(path))
-            valid = sum(r["valid"] for r in read_trace(path) if r["type"] == "extraction")
+            valid = sum(r.valid for r in read_trace(path) if r.type == "extraction")
             target.parent.mkdir(parents=True, exist_ok=True)
             threads = int(os.environ.get("AVALON_LOCAL_THREADS", 0)) or os.cpu_count()
             summary = {"seed": i, "winner": host.engine.result().winner.value, "wall_seconds": round(wall, 1),
