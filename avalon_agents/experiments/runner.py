@@ -152,7 +152,7 @@ def write_experiment_json(out: Path, source: Path | None, variants: dict[str, Ex
     write_json_atomic(path, {
         "name": next(iter(variants.values())).name,
         "config_file": str(source) if source else None,
-        "model_override": model.public() if model else None,
+        "model_override": {k: v for k, v in model.public().items() if v not in (None, {})} if model else None,
         "plugins": list(LOADED),
         "version": version("avalon_agents"),
         "started": started,
