@@ -174,7 +174,8 @@ def _local(name: str, settings: ModelSettings) -> BaseChatModel:
 
 
 def _scripted(_: str, settings: ModelSettings) -> BaseChatModel:
-    return ScriptedChatModel(cache=InMemoryCache() if settings.cache else None, **settings.kwargs)
+    """Canned replies; of the extra arguments only `seed` means something to it."""
+    return ScriptedChatModel(cache=InMemoryCache() if settings.cache else None, seed=settings.kwargs.get("seed", 0))
 
 
 def _init_chat_model(settings: ModelSettings) -> BaseChatModel:
