@@ -92,6 +92,8 @@ def announce(event: GameEvent, rules: RuleSet) -> str | None:
     """How the host tells a seat about an event it may see; None for events told elsewhere."""
     t = template
     if isinstance(event, NightInfoRevealed):
+        if event.known_as == "nothing":
+            return t("host/night_nothing").render()
         return t(f"host/night_{event.known_as}").render(seats=names(event.seats))
     if isinstance(event, LeaderChosen):
         stakes = phrase(f"stakes_final_{rules.on_last_rejection}") if event.final else phrase("stakes_normal")

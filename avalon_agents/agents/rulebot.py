@@ -103,6 +103,8 @@ class RuleBot(Bot):
             self.belief.restrict(me, evil=1)
 
     def _learn_night(self, e: NightInfoRevealed) -> None:
+        if e.known_as == "nothing":
+            return
         seen = mask_of(e.seats)
         if e.known_as == "merlin_or_morgana":
             if len(e.seats) == 2:  # exactly one of the pair is Morgana

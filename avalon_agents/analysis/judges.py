@@ -193,6 +193,8 @@ def knowledge_text(infos: Sequence[tuple[str, Sequence[int]]]) -> str:
     """
     parts = []
     for known_as, seats in infos:
+        if known_as == "nothing":
+            continue
         names, verb = _players(seats), "is" if len(seats) == 1 else "are"
         if known_as == "evil":
             parts.append(f"{names} {verb} evil (but not which evil role each has).")

@@ -114,7 +114,14 @@ class ActionRequest:
     final: bool = False
 
     def validate(self, action: Action) -> Action:
-        """Return the action if it answers this request legally; raise IllegalAction naming the rule."""
+        """Return the action if it answers this request legally; raise IllegalAction naming the rule (or the
+        field whose value has the wrong type: `Vote(approve="no")` is no approval)."""
+        fields = TYPES.get(type(action))
+        if fields is None:
+            raise IllegalAction(f"action: {type(action).__name__} is not an action")
+        for name, check in fields:
+            if not check(getattr(action, name)):
+                raise IllegalAction(f"{action.kind}.{name}: {getattr(action, name)!r} has the wrong type")
         if action.kind != self.kind:  # a str enum: equal to its value
             raise IllegalAction(f"request kind: seat {self.seat} was asked to {self.kind.value}, not to {action.kind}")
         if isinstance(action, ProposeTeam):
@@ -139,6 +146,20 @@ class ActionRequest:
 
 
 REQUEST_ADAPTER: TypeAdapter[ActionRequest] = TypeAdapter(ActionRequest)
+
+
+def _is_seat(value: object) -> bool:
+    return type(value) is int
+
+
+TYPES: dict[type, tuple[tuple[str, Any], ...]] = {
+    Speak: (("text", lambda v: type(v) is str),),
+    ProposeTeam: (("team", lambda v: type(v) is tuple and all(_is_seat(s) for s in v)),),
+    Vote: (("approve", lambda v: type(v) is bool),),
+    QuestCard: (("success", lambda v: type(v) is bool),),
+    Assassinate: (("target", lambda v: v is None or _is_seat(v)),),
+}
+"""Each action's fields and the check of their type (exact: a bool is no seat, a string no vote)."""
 
 
 @DATA

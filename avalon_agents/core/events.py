@@ -51,14 +51,16 @@ class RoleAssigned(_Event):
 class NightInfoRevealed(_Event):
     """What a role card lets a seat see at night. `seats` is sorted: order carries no information.
 
+    Every seat gets exactly one, in seat order, so its number and its existence say nothing about the deal.
     `known_as`: "evil" (Merlin: evil seats, not which is which), "merlin_or_morgana" (Percival),
-    "evil_teammates" (evil roles other than Oberon: each other, not which is which).
+    "evil_teammates" (evil roles other than Oberon: each other, not which is which), "nothing" (Loyal
+    Servants, Oberon: `seats` is empty).
     """
 
     type: Literal["night_info"] = "night_info"
     seat: Seat
     seats: tuple[Seat, ...]
-    known_as: Literal["evil", "merlin_or_morgana", "evil_teammates"]
+    known_as: Literal["evil", "merlin_or_morgana", "evil_teammates", "nothing"]
 
 
 @DATA

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from avalon_agents.core.actions import (
     Action,
@@ -47,11 +48,16 @@ class AvalonEngine:
     Args:
         rules: the rules to play by.
         seed: seeds this engine's own `random.Random` (role deal and first leader).
+        deal: a fixed role per seat, in seat order (replays, imports); None deals from the seed. It must be
+            the rules' roles in some order.
     """
 
-    def __init__(self, rules: RuleSet, seed: int) -> None:
+    def __init__(self, rules: RuleSet, seed: int, deal: Sequence[Role] | None = None) -> None:
         self.rules = rules
         self.seed = seed
+        if deal is not None and sorted(deal) != sorted(rules.roles):
+            raise ValueError(f"deal: {[r.value for r in deal]} is not the roles of these rules")
+        self.deal = tuple(deal) if deal is not None else None
         self.reset()
 
     # ----------------------------------------------------------------- public API
@@ -61,8 +67,8 @@ class AvalonEngine:
         rules = self.rules
         self._rng = random.Random(self.seed)
         deal = list(rules.roles)
-        self._rng.shuffle(deal)
-        self.roles: dict[Seat, Role] = dict(zip(rules.seats, deal))
+        self._rng.shuffle(deal)  # drawn even for a fixed deal, so the first leader follows the seed alike
+        self.roles: dict[Seat, Role] = dict(zip(rules.seats, self.deal or deal))
         first = rules.first_leader
         self.leader: Seat = self._rng.randint(1, rules.players) if first == "random" else first
         self.quest = 1
@@ -139,7 +145,7 @@ class AvalonEngine:
             seen = [s for s, r in roles.items() if r.side is Team.EVIL and r not in UNSEEN_BY_EVIL and s != seat]
             known_as = "evil_teammates"
         else:
-            return
+            seen, known_as = [], "nothing"
         self._emit(NightInfoRevealed, visible_to=(seat,), seat=seat, seats=tuple(sorted(seen)), known_as=known_as)
 
     def _start_attempt(self) -> None:

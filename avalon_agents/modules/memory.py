@@ -48,7 +48,8 @@ class Memory:
                 continue
             if isinstance(event, NightInfoRevealed):
                 self.night.append(text)
-                self.night_seats[event.known_as] = event.seats
+                if event.seats:
+                    self.night_seats[event.known_as] = event.seats
                 continue
             speaker = seat_name(event.seat) if isinstance(event, SpeechGiven) else "Host"
             new.append(Entry(speaker, text, event.quest, event.attempt, event.visible_to == "all"))

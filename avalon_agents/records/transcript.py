@@ -46,7 +46,7 @@ def transcript(events: Iterable[GameEvent], speeches: bool = True) -> list[str]:
             continue
         elif isinstance(e, NightInfoRevealed):
             what = {"evil": "sees evil at", "merlin_or_morgana": "sees Merlin/Morgana at",
-                    "evil_teammates": "sees evil teammates at"}[e.known_as]
+                    "evil_teammates": "sees evil teammates at", "nothing": "sees"}[e.known_as]
             lines.append(f"  (night) {seat_name(e.seat)} {what} {_names(e.seats) or 'nobody'}")
         elif isinstance(e, LeaderChosen):
             last = " (last proposal)" if e.final else ""

@@ -29,8 +29,9 @@ def test_each_role_sees_what_its_card_says(players, seed):
         assert info[s].seats == tuple(x for x in evil if x != s) and info[s].known_as == "evil_teammates"
     for s, r in roles.items():
         if r is Role.LOYAL_SERVANT:
-            assert s not in info  # servants see nothing
-        assert info.get(s) is None or info[s].visible_to == (s,)
+            assert info[s].seats == () and info[s].known_as == "nothing"  # servants see nothing
+        assert info[s].visible_to == (s,)
+    assert sorted(info) == list(range(1, players + 1))  # every seat gets one
     role_cards = [e for e in engine.events if e.type == "role_assigned"]
     assert all(e.visible_to == (e.seat,) and e.role is roles[e.seat] for e in role_cards)
 
@@ -45,7 +46,7 @@ def test_mordred_hidden_from_merlin_and_oberon_unknown_to_evil():
     merlin = seat_of(engine, Role.MERLIN)
     assert info[merlin].seats == tuple(sorted((assassin, oberon)))  # Mordred is hidden
     assert info[assassin].seats == (mordred,) and info[mordred].seats == (assassin,)  # Oberon unseen
-    assert oberon not in info  # and Oberon sees nobody
+    assert info[oberon].seats == () and info[oberon].known_as == "nothing"  # and Oberon sees nobody
     # Percival sees Merlin alone when there is no Morgana.
     assert info[seat_of(engine, Role.PERCIVAL)].seats == (merlin,)
 
@@ -79,3 +80,42 @@ def test_same_seed_same_deal_and_reset_replays():
     first = [e.to_json() for e in a.events]
     a.reset()
     assert [e.to_json() for e in a.events] == first
+
+
+def delivered_at_night(engine: AvalonEngine, seat: int) -> list[tuple]:
+    """What a seat receives before quest 1, metadata included (seq, type, visibility, content)."""
+    night = [e for e in engine.events if e.type in ("game_started", "role_assigned", "night_info")]
+    return [(e.seq, e.to_json()) for e in night if e.visible(seat)]
+
+
+@pytest.mark.parametrize("players", range(5, 11))
+def test_what_a_seat_receives_depends_only_on_what_it_may_know(players):
+    """Over every deal of the roles to the seats (5-8 players; a sample for 9-10), the events a seat gets at night
+    are the same whenever its own role and night information are: their numbers and their existence reveal
+    nothing about where the other roles sit."""
+    import itertools
+    import random
+
+    rules = make_rules("official", players)
+    deals = sorted(set(itertools.permutations(rules.roles)))
+    if len(deals) > 3000:
+        deals = random.Random(players).sample(deals, 3000)
+    for seat in rules.seats:
+        seen: dict[str, list[tuple]] = {}
+        for deal in deals:
+            engine = AvalonEngine(rules, 0, deal=deal)
+            info = next(e for e in engine.events if e.type == "night_info" and e.seat == seat)
+            known = f"{deal[seat - 1].value}|{info.known_as}|{info.seats}"
+            got = delivered_at_night(engine, seat)
+            assert seen.setdefault(known, got) == got, (seat, deal)
+        assert len(seen) > 1
+
+
+def test_a_fixed_deal_is_played_and_a_wrong_one_refused():
+    rules = make_rules("official", 6)
+    deal = (Role.ASSASSIN, Role.MERLIN, Role.LOYAL_SERVANT, Role.PERCIVAL, Role.LOYAL_SERVANT, Role.MORGANA)
+    engine = AvalonEngine(rules, 3, deal=deal)
+    assert [engine.roles[s] for s in rules.seats] == list(deal)
+    assert AvalonEngine(rules, 3).leader == engine.leader  # the first leader still follows the seed
+    with pytest.raises(ValueError, match="deal"):
+        AvalonEngine(rules, 3, deal=deal[:-1] + (Role.MERLIN,))

@@ -13,6 +13,7 @@ from avalon_agents.core import (
     RequestKind,
     Role,
     RuleSet,
+    Speak,
     Team,
     Vote,
     make_rules,
@@ -284,3 +285,27 @@ def test_secret_votes_publish_counts_only():
     assert revealed.approvals == () and revealed.approve_count == 6
     own = events_of(engine, "vote_cast")
     assert sorted(v.seat for v in own) == [1, 2, 3, 4, 5, 6] and all(v.visible_to == (v.seat,) for v in own)
+
+
+@pytest.mark.parametrize("action", [Vote(approve="no"), Vote(approve=1), ProposeTeam(team=(1, True)),
+                                    ProposeTeam(team=[1, 2]), QuestCard(success="yes"), Assassinate(target=2.0),
+                                    Speak(text=None)])
+def test_actions_are_checked_by_type(action):
+    from avalon_agents.core.actions import ActionRequest, RequestKind
+
+    request = ActionRequest(seat=1, kind=RequestKind(action.kind), quest=1, attempt=1, options=(1, 2, 3),
+                            team_size=2, can_fail=True)
+    field = {"vote": "approve", "propose": "team", "quest": "success", "assassinate": "target", "speak": "text"}
+    with pytest.raises(IllegalAction, match=rf"{action.kind}\.{field[action.kind]}: .* wrong type"):
+        request.validate(action)
+
+
+def test_a_string_vote_is_refused_by_the_engine():
+    engine = AvalonEngine(make_rules("official", 6), 0)
+    while engine.pending()[0].kind is not RequestKind.VOTE:
+        request = engine.pending()[0]
+        action = (ProposeTeam(team=request.options[:request.team_size]) if request.kind is RequestKind.PROPOSE
+                  else Speak(text="hi"))
+        engine.submit(request.seat, action)
+    with pytest.raises(IllegalAction, match="vote.approve"):
+        engine.submit(engine.pending()[0].seat, Vote(approve="no"))
