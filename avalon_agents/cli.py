@@ -92,15 +92,21 @@ def model_options(command: Callable) -> Callable:
         click.option("--rps", "requests_per_second", type=float, default=None,
                      help="Client-side rate limit, requests per second."),
         click.option("--model-kwarg", "kwargs", multiple=True, metavar="KEY=VALUE",
-                     help="Extra chat-model argument (seed=1, top_p=0.9, reasoning_effort=low, api_key=...). "
-                          "Repeatable."),
+                     help="Extra chat-model argument (seed=1, top_p=0.9, reasoning_effort=low). Repeatable."),
+        click.option("--api-key-env", default=None, metavar="VARIABLE",
+                     help="The environment variable holding the model's key (openai: default OPENAI_API_KEY; an "
+                          "openai-compatible server gets a key only this way). Keys never go into files."),
+        click.option("--key-over-http", is_flag=True, default=None,
+                     help="Allow sending that key over plain http to another machine (refused otherwise)."),
     ]
 
     @functools.wraps(command)
-    def wrapper(*args, spec, temperature, max_tokens, timeout, retries, requests_per_second, kwargs, **rest):
+    def wrapper(*args, spec, temperature, max_tokens, timeout, retries, requests_per_second, kwargs, api_key_env,
+                key_over_http, **rest):
         try:
             given = {"spec": spec, "temperature": temperature, "max_tokens": max_tokens, "timeout": timeout,
-                     "retries": retries, "requests_per_second": requests_per_second}
+                     "retries": retries, "requests_per_second": requests_per_second, "api_key_env": api_key_env,
+                     "key_over_http": key_over_http}
             settings = ModelSettings(**{k: v for k, v in given.items() if v is not None},
                                      kwargs=dict(parse_kwarg(k) for k in kwargs))
         except USER_ERRORS as exc:

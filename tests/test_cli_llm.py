@@ -60,3 +60,23 @@ def test_loopback_server_game_from_the_cli(tmp_path):
     assert summary["games"] == 1 and summary["usage"]["llm_calls"] == requests
     assert summary["usage"]["input_tokens"] > 0 and summary["usage"]["valid_response_rate"] == 1.0
     assert "sk-cli-secret-42" not in "".join(p.read_text() for p in tmp_path.rglob("*.json*"))
+
+
+def test_no_file_of_a_run_holds_the_key(tmp_path, monkeypatch):
+    """A key given through the environment reaches the server and never a file of the run."""
+    from click.testing import CliRunner
+
+    from avalon_agents.cli import cli
+    from avalon_agents.llm.loopback import openai_server
+
+    secret = "sk-run-secret-key-0987654321"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)  # must not go to an openai-compatible server at all
+    monkeypatch.setenv("LOOPBACK_KEY", secret + "-own")
+    with openai_server() as server:
+        result = CliRunner().invoke(cli, ["play", "--seats", "llm", "--model", f"openai-compatible:m@{server.base_url}",
+                                          "--api-key-env", "LOOPBACK_KEY", "--out", str(tmp_path), "--json"])
+        headers = server.state.headers
+    assert result.exit_code == 0, result.output
+    assert {h["authorization"] for h in headers} == {f"Bearer {secret}-own"}
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(files) >= 5 and not any(secret in p.read_text(errors="replace") for p in files)

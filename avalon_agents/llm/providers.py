@@ -2,7 +2,8 @@
 
     openai:MODEL                     ChatOpenAI, key from OPENAI_API_KEY
     openai-compatible:MODEL@URL      ChatOpenAI with base_url (vLLM, Ollama, llama.cpp server, ...); the OpenAI
-                                     key is never sent there: `kwargs: {api_key: ...}` or OPENAI_COMPATIBLE_API_KEY
+                                     key is never sent there, only the variable `api_key_env` names, and never
+                                     over plain http to another machine unless `key_over_http`
     local:smollm2                    the embedded model, served by llama-cpp-python on 127.0.0.1
     scripted                         ScriptedChatModel (plausible canned replies; tests and smoke runs)
     PROVIDER:MODEL                   anything else goes through langchain's init_chat_model (anthropic,
@@ -109,7 +110,7 @@ def _chat_openai(model: str, settings: ModelSettings, *, url: str | None, key: s
                  http_client: httpx.AsyncClient | None = None, server: bool = True) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
-    kwargs = {k: v for k, v in settings.kwargs.items() if k != "api_key"}
+    kwargs = dict(settings.kwargs)
     return ChatOpenAI(
         model=model,
         base_url=url,
@@ -129,9 +130,10 @@ def _chat_openai(model: str, settings: ModelSettings, *, url: str | None, key: s
 
 
 def _openai(model: str, settings: ModelSettings) -> BaseChatModel:
-    key = settings.kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY")
+    variable = settings.api_key_env or "OPENAI_API_KEY"
+    key = os.environ.get(variable)
     if not key:
-        raise ModelSpecError(f"model: openai:{model} needs OPENAI_API_KEY in the environment")
+        raise ModelSpecError(f"model: openai:{model} needs {variable} in the environment")
     return _chat_openai(model, settings, url=None, key=key, server=False)
 
 
@@ -140,14 +142,34 @@ def _compatible_parts(rest: str) -> tuple[str, str]:
     if not at or not model or not url.startswith(("http://", "https://")):
         raise ModelSpecError(f"model: 'openai-compatible:{rest}' needs the form "
                              "openai-compatible:MODEL@http://host:port/v1")
+    try:
+        httpx.URL(url)
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise ModelSpecError(f"model: {url!r} is not a valid URL ({exc})") from None
     return model, url.rstrip("/")
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def server_key(url: str, settings: ModelSettings) -> str:
+    """The key an OpenAI-compatible server gets: only from the variable the user named (the OpenAI key is for
+    OpenAI), and over plain http only to this machine unless `key_over_http` says so."""
+    if settings.api_key_env is None:
+        return "not-needed"
+    key = os.environ.get(settings.api_key_env)
+    if not key:
+        raise ModelSpecError(f"model: api_key_env names {settings.api_key_env}, which is not set")
+    parts = httpx.URL(url)
+    if parts.scheme == "http" and parts.host not in LOOPBACK and not settings.key_over_http:
+        raise ModelSpecError(f"model: refusing to send {settings.api_key_env} over plain http to {parts.host} "
+                             "(use https, or set key_over_http: true / --key-over-http)")
+    return key
 
 
 def _compatible(rest: str, settings: ModelSettings) -> BaseChatModel:
     model, url = _compatible_parts(rest)
-    # the OpenAI key is for OpenAI only: a key for this server is its own
-    key = settings.kwargs.get("api_key") or os.environ.get("OPENAI_COMPATIBLE_API_KEY") or "not-needed"
-    return _chat_openai(model, settings, url=url, key=key)
+    return _chat_openai(model, settings, url=url, key=server_key(url, settings))
 
 
 def _compatible_reachable(rest: str, timeout: float) -> None:
@@ -183,10 +205,15 @@ def _init_chat_model(settings: ModelSettings) -> BaseChatModel:
     from langchain.chat_models import init_chat_model
 
     provider, model = split(settings.spec)
+    key = {}
+    if settings.api_key_env is not None:  # else the integration reads its own variable (ANTHROPIC_API_KEY, ...)
+        if not os.environ.get(settings.api_key_env):
+            raise ModelSpecError(f"model: api_key_env names {settings.api_key_env}, which is not set")
+        key = {"api_key": os.environ[settings.api_key_env]}
     try:
         return init_chat_model(model, model_provider=provider, temperature=settings.temperature,
                                max_tokens=settings.max_tokens, timeout=settings.timeout, max_retries=0,
-                               **_limits(settings), **settings.kwargs)
+                               **_limits(settings), **key, **settings.kwargs)
     except ImportError as exc:
         found = re.search(r"pip install (?:-U )?([\w.\-\[\]]+)", str(exc))
         package = found.group(1) if found else f"langchain-{provider.replace('_', '-')}"

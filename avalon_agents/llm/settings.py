@@ -52,8 +52,12 @@ class ModelSettings(BaseModel):
         cache: reuse answers to identical prompts within the process (langchain's InMemoryCache).
         constrained: decisions use JSON-schema constrained output; unset means "where the provider supports
             it" (the embedded model, OpenAI and OpenAI-compatible servers).
-        kwargs: extra keyword arguments for the chat model (`seed`, `top_p`, `reasoning_effort`, ...;
-            `api_key` for an OpenAI-compatible server).
+        kwargs: extra keyword arguments for the chat model (`seed`, `top_p`, `reasoning_effort`, ...). Never a
+            key: keys come from the environment only, so no key lands in a config, a trace or meta.json.
+        api_key_env: the environment variable holding this model's key (`openai:` reads OPENAI_API_KEY
+            unless this names another; an `openai-compatible:` server gets a key only from the variable named
+            here).
+        key_over_http: send the key over plain http to a host that is not this machine (off: refused).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -67,6 +71,8 @@ class ModelSettings(BaseModel):
     cache: bool | None = None
     constrained: bool | None = None
     kwargs: dict[str, Any] = Field(default_factory=dict)
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    key_over_http: bool | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -119,11 +125,17 @@ class ModelSettings(BaseModel):
         """A stable identity of these settings (clients are shared per key)."""
         return self.model_dump_json()
 
+    @model_validator(mode="after")
+    def _no_key_in_kwargs(self) -> ModelSettings:
+        keys = [k for k in self.kwargs if "key" in k.lower() or "token" in k.lower() or "secret" in k.lower()]
+        if keys:
+            raise ValueError(f"kwargs.{keys[0]}: keys come from the environment only; name the variable with "
+                             "api_key_env (--api-key-env)")
+        return self
+
     def public(self) -> dict[str, Any]:
-        """The settings as recorded in traces and meta.json: never a key."""
-        data = self.model_dump()
-        data["kwargs"] = {k: ("***" if "key" in k.lower() else v) for k, v in self.kwargs.items()}
-        return data
+        """The settings as recorded in traces and meta.json (they never hold a key, only its variable's name)."""
+        return self.model_dump()
 
 
 def default_spec() -> str:

@@ -10,7 +10,7 @@ from langchain_core.messages import HumanMessage
 
 from avalon_agents.core import make_rules
 from avalon_agents.host.play import AgentSetup, play_one
-from avalon_agents.llm import ClientPool, LLMCallFailed, LLMClient, ModelSettings, make_model
+from avalon_agents.llm import ClientPool, LLMCallFailed, LLMClient, ModelSettings, ModelSpecError, make_model
 from avalon_agents.llm.loopback import openai_server
 from avalon_agents.records import MemoryTracer, Purpose
 
@@ -48,17 +48,30 @@ def test_reply_tokens_latency_and_no_key_in_the_ledger():
     assert SECRET not in record.model_dump_json()
 
 
-def test_a_server_key_goes_to_its_server_and_nowhere_else(monkeypatch):
+def test_a_server_key_comes_only_from_the_variable_the_user_names(monkeypatch):
     own = "sk-own-server-key-42"
+    monkeypatch.setenv("MY_SERVER_KEY", own)
     tracer = MemoryTracer()
     with openai_server() as server:
-        call(client(server, tracer, kwargs={"api_key": own}))
-        monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "sk-from-env-7")
-        call(client(server, tracer))
+        call(client(server, tracer, api_key_env="MY_SERVER_KEY"))
         headers = server.state.headers
     assert headers[0]["authorization"] == f"Bearer {own}"
-    assert headers[1]["authorization"] == "Bearer sk-from-env-7"
-    assert own not in tracer.records[0].model_dump_json() and "***" in tracer.records[0].model_dump_json()
+    record = tracer.records[0].model_dump_json()
+    assert own not in record and "MY_SERVER_KEY" in record  # the variable's name is recorded, never the key
+    with pytest.raises(ValueError, match="keys come from the environment only"):
+        ModelSettings(spec="scripted", kwargs={"api_key": own})
+    monkeypatch.delenv("MY_SERVER_KEY")
+    with pytest.raises(ModelSpecError, match="MY_SERVER_KEY, which is not set"):
+        make_model(ModelSettings(spec=f"openai-compatible:m@{server.base_url}", api_key_env="MY_SERVER_KEY"))
+
+
+def test_no_key_over_plain_http_to_another_machine_without_opt_in(monkeypatch):
+    monkeypatch.setenv("MY_SERVER_KEY", "sk-x")
+    remote = ModelSettings(spec="openai-compatible:m@http://10.1.2.3:8000/v1", api_key_env="MY_SERVER_KEY")
+    with pytest.raises(ModelSpecError, match="refusing to send MY_SERVER_KEY over plain http to 10.1.2.3"):
+        make_model(remote)
+    make_model(remote.model_copy(update={"key_over_http": True}))  # the user said so
+    make_model(remote.model_copy(update={"spec": "openai-compatible:m@https://10.1.2.3/v1"}))  # https is fine
 
 
 def test_constrained_call_sends_the_schema():
