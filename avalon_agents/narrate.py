@@ -47,9 +47,17 @@ def phrase(key: str) -> str:
     return data("host/phrases")[key]
 
 
+SEPARATORS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"}
+"""Line and paragraph separators that json.dumps keeps raw (a reader may break a line at them): escaped too."""
+
+
 def quote(text: str) -> str:
-    """A player's words as an unforgeable JSON string literal."""
-    return json.dumps(text, ensure_ascii=False)
+    """A player's words as an unforgeable JSON string literal: quotes, newlines, control characters and the
+    Unicode line separators are all escaped, so nothing a player writes can end the quote or start a line."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    for raw, escaped in SEPARATORS.items():
+        quoted = quoted.replace(raw, escaped)
+    return quoted
 
 
 def role_list(rules: RuleSet) -> str:

@@ -34,6 +34,7 @@ from avalon_agents.analysis.judge_cache import JudgmentCache, cache_key
 from avalon_agents.analysis.load import RunData, Tables
 from avalon_agents.core.types import Role, seat_name
 from avalon_agents.decisions.jsonish import load_json
+from avalon_agents.narrate import quote
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
 
@@ -294,7 +295,7 @@ class Judge:
             row["seat"] = seat
             roles = seats.get(game, {})
             others = tuple(x for x in sorted(roles) if x != seat)
-            speaker, text = seat_name(seat), str(s.get("text") or "")
+            speaker, text = seat_name(seat), quote(str(s.get("text") or ""))  # unforgeable: a JSON string literal
             infos = night.get((game, seat), [])
             if row["quest"] == FIRST_QUEST:
                 camouflage.append(self._task("camouflage", row, speaker=speaker, role=row["role"], side=row["side"],

@@ -28,6 +28,7 @@ from avalon_agents.decisions.jsonish import load_json
 from avalon_agents.decisions.kinds import DecisionKind, kind_of, plain
 from avalon_agents.llm.client import LLMCallFailed, LLMClient
 from avalon_agents.llm.settings import ModelSettings
+from avalon_agents.narrate import quote
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Extraction as ExtractionRecord
 from avalon_agents.records.trace import Method, Purpose, Tracer
@@ -137,7 +138,7 @@ class Extractor:
     async def _ask_llm(self, spec: DecisionKind, request: ActionRequest, text: str, instruction: str
                        ) -> Action | None:
         prompt = template(spec.extract_prompt)
-        values = {"question": instruction, "answer": text}
+        values = {"question": instruction, "answer": quote(text)}  # unforgeable: a JSON string literal
         if "speaker" in prompt.variables:
             values["speaker"] = seat_name(request.seat)
         try:
