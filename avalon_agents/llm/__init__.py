@@ -2,6 +2,7 @@
 model, and the recording client."""
 
 from avalon_agents.llm.client import LLMCallFailed, LLMClient
+from avalon_agents.llm.health import ModelHealth, ModelUnusable
 from avalon_agents.llm.pool import ClientPool, GameClients
 from avalon_agents.llm.providers import check_reachable, check_spec, make_model, register_provider
 from avalon_agents.llm.scripted import ScriptedChatModel, UnexpectedCall
@@ -13,6 +14,8 @@ __all__ = [
     "GameClients",
     "LLMCallFailed",
     "LLMClient",
+    "ModelHealth",
+    "ModelUnusable",
     "ModelSettings",
     "ModelSpecError",
     "ScriptedChatModel",

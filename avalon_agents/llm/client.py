@@ -26,6 +26,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableLambda
 from loguru import logger
 
+from avalon_agents.llm.health import ModelHealth
 from avalon_agents.llm.providers import make_model
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.llm.tokens import count_tokens
@@ -93,10 +94,12 @@ class LLMClient:
         slots: an async context manager that admits a call (a semaphore shared by the clients of one model,
             so that one limit covers the agents' and the extractor's calls to one server; the Ray backend
             passes one that spans the cluster); None: no limit.
+        health: the model's health across the run (shared by its clients); a call to a model found unusable
+            raises ModelUnusable.
     """
 
     def __init__(self, *, settings: ModelSettings, model: BaseChatModel | None = None, tracer: Tracer | None = None,
-                 slots: AbstractAsyncContextManager | None = None) -> None:
+                 slots: AbstractAsyncContextManager | None = None, health: ModelHealth | None = None) -> None:
         self.settings = settings.complete()
         self._given = model
         self._models: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -104,6 +107,7 @@ class LLMClient:
             make_model(self.settings)  # fail early on a bad spec or a missing key (and start a local server)
         self.tracer = tracer
         self._slots = slots
+        self.health = health
         self._runnables: dict[tuple[int, str], Any] = {}
         self._public = self.settings.public()
 
@@ -143,7 +147,10 @@ class LLMClient:
 
         Raises:
             LLMCallFailed: every attempt failed (recorded with outcome "failed").
+            ModelUnusable: the model's calls fail so that the run would be fallbacks (see llm.health).
         """
+        if self.health is not None:
+            self.health.check()
         name = "_".join(p for p in (purpose.stage, purpose.name, purpose.part, purpose.request) if p)
         fmt = response_format(schema, name, self.settings.schema_style) if schema else None
         runnable = self._runnable(fmt)
@@ -166,7 +173,12 @@ class LLMClient:
                                 latency_s=round(time.perf_counter() - start, 4)))
             logger.warning("LLM call failed after {} attempt(s): seat {}, {}, {}: {}", attempts.count, seat,
                            purpose.label, self.settings.spec, error)
+            if self.health is not None:
+                self.health.record(exc)
+                self.health.check()
             raise LLMCallFailed(f"{purpose.label}: {error}") from exc
+        if self.health is not None:
+            self.health.record(None)
         text = str(reply.content)
         usage = reply.usage_metadata or {}
         provider_counts = bool(usage.get("input_tokens") or usage.get("output_tokens"))

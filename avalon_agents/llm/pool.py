@@ -16,6 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from langchain_core.language_models import BaseChatModel
 
 from avalon_agents.llm.client import LLMClient
+from avalon_agents.llm.health import ModelHealth
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.records.trace import Tracer
 
@@ -40,6 +41,8 @@ class ClientPool:
         self.models = dict(models or {})
         self._new_slots = slots or ((lambda spec: asyncio.Semaphore(limit)) if limit else (lambda spec: None))
         self._slots: dict[str, AbstractAsyncContextManager | None] = {}
+        self.health: dict[str, ModelHealth] = {}
+        """Per model spec: its calls and failures across the run (see llm.health)."""
         self._made: dict[str, LLMClient] = {}
 
     def resolve(self, settings: ModelSettings | None) -> ModelSettings:
@@ -57,8 +60,9 @@ class ClientPool:
         if client is None:
             if settings.spec not in self._slots:
                 self._slots[settings.spec] = self._new_slots(settings.spec)
+                self.health[settings.spec] = ModelHealth(settings.spec)
             client = self._made[key] = LLMClient(settings=settings, model=self.models.get(settings.spec),
-                                                 slots=self._slots[settings.spec])
+                                                 slots=self._slots[settings.spec], health=self.health[settings.spec])
         return client.with_tracer(tracer) if tracer is not None else client
 
     def for_game(self, tracer: Tracer | None) -> GameClients:

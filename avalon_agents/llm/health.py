@@ -1,0 +1,64 @@
+"""Whether a model is answering at all: a run whose calls mostly fail stops early instead of becoming hours of
+fallbacks.
+
+Every client of one model spec shares one `ModelHealth` (the pool hands it out with the call limit). A call that
+fails with an error no retry can fix (a wrong key, a refused parameter, an unknown model: HTTP 400, 401, 403,
+404) before any call of that model succeeded, or a failure share above `max_failed` after `min_calls` calls,
+makes the next call raise `ModelUnusable`, which no agent catches: the game stops unfinished (it is replayed
+on resume) and the command ends with one line quoting the server's error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import openai
+
+FATAL = (openai.BadRequestError, openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
+"""Errors a retry cannot fix: the same request gets the same answer."""
+
+
+class ModelUnusable(RuntimeError):
+    """The model's calls fail in a way that would make the rest of the run fallbacks. One line, the server's
+    message quoted."""
+
+
+@dataclass
+class ModelHealth:
+    """Calls and failures of one model spec across the run.
+
+    Args:
+        spec: the model spec.
+        max_failed: the failure share above which the model counts as unusable (once `min_calls` were made).
+        min_calls: calls before the share is judged.
+    """
+
+    spec: str
+    max_failed: float = 0.5
+    min_calls: int = 20
+    calls: int = 0
+    failed: int = 0
+    ok: int = 0
+    verdict: str | None = None
+    causes: dict[str, int] = field(default_factory=dict)
+
+    def check(self) -> None:
+        """Raise ModelUnusable if this model was found unusable."""
+        if self.verdict is not None:
+            raise ModelUnusable(self.verdict)
+
+    def record(self, error: BaseException | None) -> None:
+        """Count one finished call (`error` None: it succeeded)."""
+        self.calls += 1
+        if error is None:
+            self.ok += 1
+            return
+        self.failed += 1
+        cause = type(error).__name__
+        self.causes[cause] = self.causes.get(cause, 0) + 1
+        message = " ".join(str(error).split())[:300]
+        if isinstance(error, FATAL) and self.ok == 0:
+            self.verdict = f"model: {self.spec} refused the first calls ({cause}: {message})"
+        elif self.calls >= self.min_calls and self.failed / self.calls > self.max_failed:
+            self.verdict = (f"model: {self.failed} of {self.calls} calls to {self.spec} failed "
+                            f"(last: {cause}: {message})")
