@@ -20,6 +20,8 @@ from avalon_agents.core import (
     Vote,
 )
 from avalon_agents.engine import AvalonEngine
+from avalon_agents.host.play import Models
+from avalon_agents.llm import LLMClient, ModelConfig, ScriptedChatModel
 
 
 def evil_seats(engine: AvalonEngine) -> list[int]:
@@ -71,9 +73,41 @@ def events_of(engine: AvalonEngine, type_: str) -> list:
     return [e for e in engine.events if e.type == type_]
 
 
+def scripted_models(model: ScriptedChatModel | None = None, *, retries: int | None = None, **kw) -> Models:
+    """The scripted model for the agents (optionally a given ScriptedChatModel and retry count) and for the
+    extractor (temperature 0); `kw` goes to Models (agent_config, experience, ...)."""
+    config = ModelConfig(spec="scripted") if retries is None else ModelConfig(spec="scripted", retries=retries)
+    return Models(agents=LLMClient(config=config, model=model),
+                  extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0)), **kw)
+
+
 AVALON = str(Path(sys.executable).parent / "avalon")
 
 
-def avalon(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
-    """Run the installed `avalon` command as a user would."""
+def avalon_process(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+    """Run the installed `avalon` console script in a new process, as a user would. Only for tests whose
+    subject is the process boundary (exit codes of the real script, signals); others call `avalon`."""
     return subprocess.run([AVALON, *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def avalon(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the `avalon` command in this process: the console script's own entry point (`cli.main`, which maps
+    errors to one line and exit code 2) under click's CliRunner isolation (captured stdout and stderr, `env`
+    applied and restored). Returns what `avalon_process` returns, without paying a process start and the
+    package's import for each call."""
+    from click.testing import CliRunner
+
+    from avalon_agents.cli import main
+
+    code = 0
+    argv = sys.argv
+    with CliRunner().isolation(env=env) as (stdout, stderr, _):
+        sys.argv = ["avalon", *args]
+        try:
+            main()
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            sys.argv = argv
+        out, err = stdout.getvalue().decode(), stderr.getvalue().decode()
+    return subprocess.CompletedProcess(["avalon", *args], code, out, err)
