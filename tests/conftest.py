@@ -15,7 +15,7 @@ import pytest
 
 
 # A small scripted experiment with two variants, probes on, cognitive (good) against baseline (evil):
-# four games, every record kind the analysis reads.
+# two games, every record kind the analysis reads.
 ANALYSIS_CONFIG = """\
 name: tiny
 model: scripted
@@ -25,7 +25,7 @@ agents:
   baseline: {kind: baseline}
 sides: {good: ours, evil: baseline}
 series: 1
-games_per_series: 2
+games_per_series: 1
 variants:
   full: {}
   wo_analysis: {agents: {ours: {modules: {analysis: {enabled: false}}}}}

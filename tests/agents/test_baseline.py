@@ -32,7 +32,7 @@ def baseline_calls(records, seat=None):
             and (seat is None or r["seat"] == seat)]
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)])
 def test_baseline_plays_full_games_against_the_cognitive_agent(seed):
     host, records = play(MIXED, seed, models())
     assert host.engine.is_over
