@@ -71,10 +71,11 @@ def exercise_everything() -> None:
                          ("cognitive", AgentConfig.model_validate({"action": {"options": {"combine": False}}}))):
         models = Models(agents=scripted, extractor=extractor_llm, agent_config=config)
         asyncio.run(play_one(make_rules(), [kind] * 6, 0, models=models, probes=kind == "llm"))
-    # the baseline: its second game draws suggestions from the pool the first one filled
+    # the baseline (three seats: its embeddings are the costly part): its second game draws suggestions from
+    # the pool the first one filled
     models = Models(agents=scripted, extractor=extractor_llm)
     for seed in (0, 1):
-        asyncio.run(play_one(make_rules(), ["baseline"] * 6, seed, models=models))
+        asyncio.run(play_one(make_rules(), ["baseline", "rulebot"] * 3, seed, models=models))
     # the behavior judges, over a recorded game
     with tempfile.TemporaryDirectory() as run:
         models = Models(agents=scripted, extractor=extractor_llm)
