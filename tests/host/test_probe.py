@@ -16,9 +16,9 @@ from avalon_agents.experiments import load_experiments, run_experiment
 from avalon_agents.experiments.plan import PROBES_PER_SEAT, calls_per_game
 from avalon_agents.host.play import Models, play_one, trace_of
 from avalon_agents.host.probe import probe_schema, read_answer
-from avalon_agents.llm import LLMClient, ModelConfig, ScriptedChatModel
+from avalon_agents.llm import ScriptedChatModel
 from avalon_agents.records import read_trace
-from tests.helpers import avalon
+from tests.helpers import avalon, scripted_models
 
 ROLE_LINE = re.compile(r"your role is ([A-Za-z ]+)\.")
 PROBE_QUESTION = "Who is Merlin?"
@@ -26,8 +26,7 @@ RECORD_KEYS = {"type", "seat", "quest", "merlin_guess", "p_evil", "valid", "raw"
 
 
 def models(model: ScriptedChatModel | None = None, retries: int = 2) -> Models:
-    return Models(agents=LLMClient(config=ModelConfig(spec="scripted", retries=retries), model=model),
-                  extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0)))
+    return scripted_models(model, retries=retries)
 
 
 def play(kinds, seed=0, out=None, probes=True, rules=None, **kw):

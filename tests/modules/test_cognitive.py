@@ -11,9 +11,10 @@ import pytest
 
 from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
-from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMClient, ModelConfig, ScriptedChatModel
+from avalon_agents.host.play import play_one
+from avalon_agents.llm import ScriptedChatModel
 from avalon_agents.modules import AgentConfig, ExperienceBook, load_agent_config
+from tests.helpers import scripted_models
 
 SECTIONS = {
     "summary": "Summary of the earlier rounds:",
@@ -25,9 +26,7 @@ SECTIONS = {
 
 def play(config: AgentConfig | None = None, seed: int = 3, book: ExperienceBook | None = None, model=None,
          kinds=None):
-    models = Models(agents=LLMClient(config=ModelConfig(spec="scripted"), model=model),
-                    extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0)),
-                    agent_config=config, experience=book or ExperienceBook())
+    models = scripted_models(model, agent_config=config, experience=book or ExperienceBook())
     host = asyncio.run(play_one(make_rules("official", 6), kinds or ["cognitive"] * 6, seed, models=models))
     return host, host.tracer.records
 

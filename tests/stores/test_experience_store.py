@@ -9,16 +9,17 @@ import sys
 
 from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
-from avalon_agents.host.play import Models, play_games
-from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.host.play import play_games
 from avalon_agents.modules import Experience
 from avalon_agents.stores.experience import ExperienceStore
+from tests.helpers import scripted_models
 
 WRITE = """
 import sys
 from avalon_agents.core.types import Role
 from avalon_agents.modules import Experience
 from avalon_agents.stores.experience import ExperienceStore
+from tests.helpers import scripted_models
 store = ExperienceStore(sys.argv[1], game=3)
 store.put(Role.MORGANA, Experience(strategy="Claim Merlin early.", other_roles="Percival trusts the loudest."))
 """
@@ -26,6 +27,7 @@ READ = """
 import sys
 from avalon_agents.core.types import Role
 from avalon_agents.stores.experience import ExperienceStore
+from tests.helpers import scripted_models
 store = ExperienceStore(sys.argv[1])
 print(store.get(Role.MORGANA).strategy)
 print(store.query("who does Percival trust?", n=1)[0][0])
@@ -57,8 +59,7 @@ def test_store_round_trips_through_a_fresh_process(tmp_path):
 
 def test_two_consecutive_games_carry_the_improved_strategy(tmp_path):
     store = ExperienceStore(tmp_path / "store")
-    models = Models(agents=LLMClient(config=ModelConfig(spec="scripted")),
-                    extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0)), experience=store)
+    models = scripted_models(experience=store)
     hosts = []
     asyncio.run(play_games(make_rules(), ["cognitive"] * 6, seed=7, games=2, models=models,
                            on_game=lambda i, host: hosts.append(host)))
