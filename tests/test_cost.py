@@ -53,7 +53,7 @@ def test_per_turn_pipeline_costs_more_than_per_round():
 
 
 def test_baseline_cost_names_its_steps():
-    figures = cost("--seats", "baseline", "--games", "1", "--players", "5")
+    figures = cost("--seats", "baseline,rulebot,rulebot,rulebot,rulebot", "--games", "1", "--players", "5")
     assert {"baseline/questions", "baseline/reflect", "baseline/respond"} <= set(figures["per_module"])
 
 
