@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from avalon_agents.core.actions import ActionRequest, RequestKind
 from avalon_agents.core.events import (
     AssassinationAttempted,
     AssassinationDeclined,

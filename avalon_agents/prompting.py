@@ -6,7 +6,6 @@ import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-
 from string import Formatter
 
 import yaml

@@ -74,8 +74,9 @@ def events_of(engine: AvalonEngine, type_: str) -> list:
 AVALON = str(Path(sys.executable).parent / "avalon")
 
 
-def avalon(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
-    """Run the installed `avalon` command as a user would."""
+def avalon_process(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+    """Run the installed `avalon` console script in a new process, as a user would. Only for tests whose
+    subject is the process boundary (exit codes of the real script, signals); others call `avalon`."""
     return subprocess.run([AVALON, *args], capture_output=True, text=True, timeout=timeout, **kw)
 
 
@@ -88,3 +89,26 @@ def scripted_setup(model=None, **fields):
     settings = fields.pop("settings", None) or ModelSettings(spec="scripted")
     pool = ClientPool(models={"scripted": model} if model is not None else None)
     return AgentSetup(clients=pool, settings=settings, **fields)
+
+
+def avalon(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the `avalon` command in this process: the console script's own entry point (`cli.main`, which maps
+    errors to one line and exit code 2) under click's CliRunner isolation (captured stdout and stderr, `env`
+    applied and restored). Returns what `avalon_process` returns, without paying a process start and the
+    package's import for each call."""
+    from click.testing import CliRunner
+
+    from avalon_agents.cli import main
+
+    code = 0
+    argv = sys.argv
+    with CliRunner().isolation(env=env) as (stdout, stderr, _):
+        sys.argv = ["avalon", *args]
+        try:
+            main()
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            sys.argv = argv
+        out, err = stdout.getvalue().decode(), stderr.getvalue().decode()
+    return subprocess.CompletedProcess(["avalon", *args], code, out, err)

@@ -1,4 +1,5 @@
-"""The `avalon` command, run as a user would (the installed console script)."""
+"""The `avalon` command: in this process through its entry point, and as the installed console script in a
+process of its own where the process boundary is the subject (exit codes, Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.helpers import AVALON, avalon
+from tests.helpers import AVALON, avalon, avalon_process
 
 run = avalon
 
@@ -58,6 +59,15 @@ def test_bad_input_is_one_line_exit_2(args, field):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and field in lines[0]
     assert "Traceback" not in out.stderr
+
+
+def test_the_installed_script_exits_0_on_success_and_2_on_bad_input(tmp_path):
+    out = avalon_process("play", "--games", "2", "--json", "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["games"] == 2 and len(list(tmp_path.glob("game-*/result.json"))) == 2
+    out = avalon_process("play", "--players", "11")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and out.stderr.startswith("error: players")
+    assert out.stdout == "" and "Traceback" not in out.stderr
 
 
 def test_help_explains():

@@ -49,8 +49,10 @@ def test_cognitive_cost_split_per_module_adds_up():
 
 
 def test_per_turn_pipeline_costs_more_than_per_round():
-    per_round = cost("--seats", "cognitive", "--agent-config", str(ROOT / "experiments/agents/per_round.yaml"))
-    per_turn = cost("--seats", "cognitive", "--agent-config", str(ROOT / "experiments/agents/per_turn.yaml"))
+    per_round = cost("--seats", "cognitive", "--games", "1",
+                     "--agent-config", str(ROOT / "experiments/agents/per_round.yaml"))
+    per_turn = cost("--seats", "cognitive", "--games", "1",
+                    "--agent-config", str(ROOT / "experiments/agents/per_turn.yaml"))
     analysis = [figures["per_module"]["analysis"]["calls_per_game"] for figures in (per_round, per_turn)]
     assert analysis[1] > 2 * analysis[0]
     assert "action+response" not in per_turn["per_module"] and "action" in per_turn["per_module"]
@@ -58,7 +60,7 @@ def test_per_turn_pipeline_costs_more_than_per_round():
 
 
 def test_baseline_cost_names_its_steps():
-    figures = cost("--seats", "baseline", "--games", "1")
+    figures = cost("--seats", "baseline,rulebot,rulebot,rulebot,rulebot", "--games", "1", "--players", "5")
     assert {"baseline questions", "baseline reflect", "baseline respond"} <= set(figures["per_module"])
 
 

@@ -14,14 +14,14 @@ from avalon_agents.analysis import judges
 from avalon_agents.analysis.load import load_run
 from avalon_agents.core import ActionRequest, RequestKind, Role, make_rules
 from avalon_agents.core.events import SpeechGiven
-from avalon_agents.extract import extractor
-from avalon_agents.host import probe
 from avalon_agents.decisions import kinds
 from avalon_agents.decisions.kinds import instruct
+from avalon_agents.extract import extractor
+from avalon_agents.host import probe
 from avalon_agents.host.play import play_one
 from avalon_agents.llm import ClientPool, ModelSettings
-from tests.helpers import scripted_setup
 from avalon_agents.modules import AgentConfig, base, experience, standard
+from tests.helpers import scripted_setup
 
 
 @pytest.fixture
@@ -72,10 +72,11 @@ def exercise_everything() -> None:
                          ("cognitive", AgentConfig.model_validate({"action": {"options": {"combine": False}}}))):
         setup = scripted_setup(agent_config=config)
         asyncio.run(play_one(make_rules(), [kind] * 6, 0, setups=setup, probes=kind == "llm"))
-    # the baseline: its second game draws suggestions from the pool the first one filled
+    # the baseline (three seats: its embeddings are the costly part): its second game draws suggestions from
+    # the pool the first one filled
     setup = scripted_setup()
     for seed in (0, 1):
-        asyncio.run(play_one(make_rules(), ["baseline"] * 6, seed, setups=setup))
+        asyncio.run(play_one(make_rules(), ["baseline", "rulebot"] * 3, seed, setups=setup))
     # the behavior judges, over a recorded game
     with tempfile.TemporaryDirectory() as run:
         asyncio.run(play_one(make_rules(), ["llm"] * 6, 0, Path(run) / "game-00001", setups=scripted_setup()))

@@ -9,11 +9,11 @@ from typing import Any
 from avalon_agents.agents.base import Agent
 from avalon_agents.agents.baseline import BaselineAgent
 from avalon_agents.agents.cognitive import CognitiveAgent
+from avalon_agents.agents.context import SeatContext
 from avalon_agents.agents.llm_agent import LLMAgent
 from avalon_agents.agents.random_agent import RandomAgent
 from avalon_agents.agents.rulebot import RuleBot
 from avalon_agents.core.types import Seat
-from avalon_agents.agents.context import SeatContext
 
 AgentFactory = Callable[..., Agent]
 """Called with keywords `seat` and `seed`, and `context` (a SeatContext) if it has `needs_llm = True`."""

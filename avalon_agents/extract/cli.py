@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from avalon_agents.core.actions import Reply
-from avalon_agents.core.actions import ActionRequest, RequestKind
+from avalon_agents.core.actions import ActionRequest, Reply, RequestKind
 from avalon_agents.core.rules import QUEST_SIZES
-from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS, Extractor
 from avalon_agents.decisions.kinds import plain
-from avalon_agents.llm import ClientPool, ModelSettings, check_reachable
+from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS, Extractor
+from avalon_agents.llm import ClientPool, check_reachable
 
 KINDS = {"team": RequestKind.PROPOSE, "vote": RequestKind.VOTE, "quest": RequestKind.QUEST,
          "assassinate": RequestKind.ASSASSINATE}

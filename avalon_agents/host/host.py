@@ -12,9 +12,9 @@ from avalon_agents.core.actions import Action, ActionRequest, Reply, RequestKind
 from avalon_agents.core.events import GameEvent, GameResult, QuestCompleted
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
+from avalon_agents.decisions.kinds import instruct as instruct_request
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.host.eager import gather_eager
-from avalon_agents.decisions.kinds import instruct as instruct_request
 from avalon_agents.host.probe import BeliefProbe
 from avalon_agents.records import GameRecorder, Tracer
 

@@ -84,7 +84,8 @@ class LocalServer:
         try:
             import llama_cpp.server  # noqa: F401 - only to fail early with a clear message
         except ImportError:
-            raise ModelSpecError("model: local models need llama-cpp-python[server] (run setup.sh)") from None
+            raise ModelSpecError("model: local models need the local extra: pip install 'avalon_agents[local]' "
+                                 "(setup.sh installs it)") from None
         self.name = name
         self.gguf = find_gguf(name)
         self.port = _free_port()

@@ -1,6 +1,6 @@
 """The cognitive agent's modules: one small protocol, typed slots, a registry, and the paper's modules."""
 
-from avalon_agents.modules.base import MODULES, Experience, ExperienceBook, Mind, Module, Slots, Turn, register_module
+from avalon_agents.modules.base import MODULES, Mind, Module, Slots, Turn, register_module
 from avalon_agents.modules.config import SLOT_ORDER, AgentConfig, ModuleSettings, load_agent_config
 from avalon_agents.modules.experience import ExperienceModule
 from avalon_agents.modules.memory import Entry, Memory
@@ -11,6 +11,7 @@ from avalon_agents.modules.standard import (
     ResponseModule,
     SummaryModule,
 )
+from avalon_agents.stores.book import Experience, ExperienceBook
 
 __all__ = [
     "MODULES",

@@ -29,7 +29,7 @@ from avalon_agents.modules.memory import Entry, Memory
 from avalon_agents.narrate import system_prompt
 from avalon_agents.prompting import data, template
 from avalon_agents.records.trace import Purpose
-from avalon_agents.stores.book import Experience, ExperienceBook
+from avalon_agents.stores.book import Experience
 
 Phase = Literal["round", "turn"]
 """When a module runs: once when the round (quest) changes, or at every request the seat answers."""

@@ -16,8 +16,8 @@ from avalon_agents.records.trace import (
     Probe,
     Purpose,
     Record,
-    TraceRecord,
     Tracer,
+    TraceRecord,
 )
 from avalon_agents.records.usage import critical_path, usage
 

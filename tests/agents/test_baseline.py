@@ -32,9 +32,13 @@ def baseline_calls(records, seat=None):
             and (seat is None or r.seat == seat)]
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_baseline_plays_full_games_against_the_cognitive_agent(seed):
-    host, records = play(MIXED, seed, models())
+@pytest.fixture(scope="module")
+def mixed_game():
+    """One full game, baseline seats (2, 4, 6) against cognitive ones, read by several tests: (host, records)."""
+    return play(MIXED, 3, models())
+
+
+def check_full_game(host, records) -> None:
     assert host.engine.is_over
     for seat in (2, 4, 6):
         purposes = [c.part for c in baseline_calls(records, seat)]
@@ -49,16 +53,26 @@ def test_baseline_plays_full_games_against_the_cognitive_agent(seed):
     assert decisions and all(r.valid or r.method == "fallback" for r in decisions)
 
 
+def test_baseline_plays_a_full_game_against_the_cognitive_agent(mixed_game):
+    check_full_game(*mixed_game)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_baseline_plays_full_games_against_the_cognitive_agent(seed):
+    check_full_game(*play(MIXED, seed, models()))
+
+
 def test_recent_window_moves_a_step_at_a_time():
     assert [recent_start(n) for n in (0, 9, 10, 14, 15, 19, 20)] == [0, 0, 0, 0, 5, 5, 10]
     for n in range(200):
         assert RECENT <= n - recent_start(n) < RECENT + RECENT_STEP or (n < RECENT and recent_start(n) == 0)
 
 
-def test_answers_prompts_extend_each_other_between_window_moves():
+def test_answers_prompts_extend_each_other_between_window_moves(mixed_game):
     """A seat's answer prompts keep the same window start for several answers, so a server's prompt cache
     resumes them: many answer prompts begin with the whole recent block of the one before."""
-    _, records = play(MIXED, 3, models())
+    _, records = mixed_game
     extended = pairs = 0
     for seat in (2, 4, 6):
         prompts = [c.messages[1].content for c in baseline_calls(records, seat)
@@ -70,8 +84,8 @@ def test_answers_prompts_extend_each_other_between_window_moves():
     assert pairs >= 9 and extended / pairs > 0.35, (extended, pairs)  # a window moving every message: 10%
 
 
-def test_system_prompt_is_filled_in():
-    host, records = play(MIXED, 4, models())
+def test_system_prompt_is_filled_in(mixed_game):
+    host, records = mixed_game
     for call in baseline_calls(records):
         system = call.messages[0].content
         role = host.engine.roles[call.seat].value
@@ -101,7 +115,7 @@ def test_host_hears_only_the_concise_talking_content():
     assert not any("secret musing" in e.text for e in host.engine.events if e.type == "speech")
 
 
-def test_informative_messages_are_ranked_by_score():
+def test_informative_messages_are_ranked_by_score(mixed_game):
     assert informativeness("Quest 2 failed with 1 fail card.") > informativeness("Quest 2 succeeded.")
     assert informativeness("Player 3 said: \"I am Merlin, trust me.\"") > informativeness("Player 3 said: hi")
     host, records = play(MIXED, 6, models())

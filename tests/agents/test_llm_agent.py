@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+
+import pytest
 import json
 
 from avalon_agents.agents.llm_agent import LLMAgent
 from avalon_agents.core import make_rules
 from avalon_agents.host.play import play_one
 from avalon_agents.llm import ClientPool, ModelSettings, ScriptedChatModel
+from avalon_agents.llm.tokens import count_tokens
 from tests.helpers import scripted_setup
 
 
@@ -39,7 +42,9 @@ def test_history_is_cut_to_half_the_budget_and_keeps_the_night():
     text = agent.history()
     night = [line for line in text.splitlines() if line.startswith("Night:")]
     assert night == agent.night
-    assert agent.start > 0 and 100 < sum(agent.sizes[agent.start:]) <= 150
+    half = (300 - sum(count_tokens(line) for line in agent.night)) // 2
+    kept = sum(agent.sizes[agent.start:])
+    assert agent.start > 0 and kept <= half < kept + agent.sizes[agent.start - 1]  # the newest lines that fit
     assert agent.seen[-1] in text and agent.seen[agent.start - 1] not in text.splitlines()
 
 
@@ -54,13 +59,26 @@ def test_decisions_ask_for_json_and_speeches_for_text():
     assert not any(r.constrained for r in host.tracer.records if r.type == "llm_call")
 
 
-def test_a_failing_model_gives_empty_answers_and_the_game_still_ends():
-    def respond(messages, kwargs):
-        return None  # every call raises UnexpectedCall, which is not retried
+def test_a_failed_call_gives_an_empty_answer_and_the_game_still_ends():
+    model = ScriptedChatModel()
+    count = [0]
+
+    def respond(messages, kwargs):  # every fourth call fails (UnexpectedCall, not retried)
+        count[0] += 1
+        return None if count[0] % 4 == 0 else model._default(messages, kwargs)
 
     host = game(ModelSettings(spec="scripted", retries=0), model=ScriptedChatModel(respond=respond))
     assert host.engine.is_over
     records = host.tracer.records
-    assert all(r.outcome == "failed" for r in records if r.type == "llm_call")
+    failed = [r for r in records if r.type == "llm_call" and r.outcome == "failed"]
+    assert failed and all(r.reply is None for r in failed)
     extractions = [r for r in records if r.type == "extraction"]
-    assert extractions and all(r.method == "fallback" for r in extractions)
+    assert any(r.answers > 1 or r.method == "fallback" for r in extractions)
+
+
+def test_a_model_whose_calls_all_fail_stops_the_game_in_one_line():
+    """Not hours of fallbacks: after 20 calls that all failed the model counts as unusable."""
+    from avalon_agents.llm import ModelUnusable
+
+    with pytest.raises(ModelUnusable, match=r"model: 20 of 20 calls to scripted failed \(last: UnexpectedCall"):
+        game(ModelSettings(spec="scripted", retries=0), model=ScriptedChatModel(respond=lambda m, k: None))

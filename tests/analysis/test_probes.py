@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from avalon_agents.records import LLMCall, Probe
 from avalon_agents.analysis.probes import SCORE_COLUMNS, probe_table, score_probes
+from avalon_agents.records import LLMCall, Probe
 
 G1 = {"game": "g1", "merlin_seat": 1, "evil_seats": [5, 6]}
 G2 = {"game": "g2", "merlin_seat": 3, "evil_seats": [1, 2]}

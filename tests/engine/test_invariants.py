@@ -1,4 +1,5 @@
-"""Invariants over 10,000 seeded games through the host, with random agents and rule bots.
+"""Invariants over 10,000 seeded games through the host, with random agents and rule bots (slow; the default
+run checks the first 500 in this process).
 
 Every game ends; the whole event log passes an independent referee; no seat is delivered an event
 outside its `visible_to` and every seat gets all events it may see (checked at the host's delivery
@@ -11,14 +12,17 @@ import asyncio
 import hashlib
 from concurrent.futures import ProcessPoolExecutor
 
-from avalon_agents.agents.base import AgentBase
+import pytest
+
 from avalon_agents.agents import make_agent
+from avalon_agents.agents.base import AgentBase
 from avalon_agents.core import EndReason, make_rules
 from avalon_agents.host import GameHost
 from avalon_agents.host.play import agent_seed
 from tests.referee import referee
 
 GAMES = 10_000
+FAST_GAMES = 500
 REPLAY_EVERY = 25
 KINDS = ("random", "rulebot", "mixed")
 
@@ -101,20 +105,29 @@ def run_chunk(seeds: range) -> dict:
     return {"problems": problems, "reasons": reasons, "replayed": len(digests)}
 
 
-def test_ten_thousand_games_hold_every_invariant():
-    half = GAMES // 2
-    with ProcessPoolExecutor(max_workers=2) as pool:
-        parts = list(pool.map(run_chunk, [range(0, half), range(half, GAMES)]))
+def check(parts: list[dict], games: int) -> None:
     problems = [p for part in parts for p in part["problems"]]
     assert not problems, f"{len(problems)} problems, first: {problems[:5]}"
     reasons: dict[str, int] = {}
     for part in parts:
         for k, v in part["reasons"].items():
             reasons[k] = reasons.get(k, 0) + v
-    assert sum(reasons.values()) == GAMES
+    assert sum(reasons.values()) == games
     # Every way a game can end actually happened somewhere in the sample.
     assert set(reasons) == {r.value for r in EndReason}
-    assert sum(p["replayed"] for p in parts) == GAMES // REPLAY_EVERY
+    assert sum(p["replayed"] for p in parts) == games // REPLAY_EVERY
+
+
+def test_five_hundred_games_hold_every_invariant():
+    check([run_chunk(range(FAST_GAMES))], FAST_GAMES)
+
+
+@pytest.mark.slow
+def test_ten_thousand_games_hold_every_invariant():
+    half = GAMES // 2
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        parts = list(pool.map(run_chunk, [range(0, half), range(half, GAMES)]))
+    check(parts, GAMES)
 
 
 def test_different_seeds_give_different_games():
@@ -128,8 +141,6 @@ def test_different_seeds_give_different_games():
 def test_the_referee_catches_a_doctored_log():
     """The referee is only worth something if it can fail."""
     import dataclasses
-
-    import pytest
 
     from tests.referee import Foul
 

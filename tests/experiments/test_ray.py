@@ -1,17 +1,21 @@
-"""The Ray backend on a local 2-CPU Ray: same layout and resume rules as the local backend."""
+"""The Ray backend on a local 2-CPU Ray: same layout and resume rules as the local backend. Slow (Ray's start
+and its worker processes); ray is imported only by these tests, so the module collects without the extra."""
 
 from __future__ import annotations
 
 import pytest
-import ray
 
 from avalon_agents.experiments import load_experiments, results_table, run_experiment
 from avalon_agents.records import is_done, read_trace
 from tests.experiments.test_runner import CONFIG, FILES
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def local_ray():
+    import ray
+
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
@@ -40,7 +44,6 @@ def test_series_run_as_ray_tasks_and_resume_locally(tmp_path, local_ray):
     assert (results_table(out)["games"] == 4).all()
 
 
-@ray.remote(num_cpus=1)
 def _hold(limits, seconds: float) -> tuple[float, float]:
     """Enter the cluster-wide slot of one spec, hold it, report when (wall clock)."""
     import asyncio
@@ -59,10 +62,13 @@ def _hold(limits, seconds: float) -> tuple[float, float]:
 
 @pytest.mark.parametrize("limit", [1, 2])
 def test_the_call_limit_spans_tasks_in_different_workers(local_ray, limit):
+    import ray
+
     from avalon_agents.experiments.ray_backend import CallLimits
 
     limits = ray.remote(num_cpus=0)(CallLimits).remote(limit)
-    spans = ray.get([_hold.remote(limits, 2.0) for _ in range(2)])
+    hold = ray.remote(num_cpus=1)(_hold)
+    spans = ray.get([hold.remote(limits, 2.0) for _ in range(2)])
     (a0, a1), (b0, b1) = sorted(spans)
     overlapped = b0 < a1
     assert overlapped == (limit == 2)  # with one slot the second task waits for the first

@@ -1,4 +1,5 @@
-"""The experiment runner with the scripted model: layout, results, experience flow, resume after kill -9."""
+"""The experiment runner with the scripted model: layout, results, experience flow, resume after a capped run
+and (slow: two processes) after kill -9."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
@@ -115,6 +117,22 @@ def digest(game: Path) -> dict[str, str]:
     return {f: hashlib.sha256((game / f).read_bytes()).hexdigest() for f in FILES}
 
 
+def test_a_stopped_run_resumes_where_it_stopped(tmp_path):
+    """In this process: a run capped at 3 games, then the same run again, finishes the other 5 and leaves the
+    first 3 byte for byte as they were (kill -9 between two processes: the slow test below)."""
+    variants = load_experiments(write(tmp_path))
+    out = tmp_path / "run"
+    asyncio.run(run_experiment(variants, out, max_games=3))
+    finished = {g: digest(g) for g in out.glob("*/series-*/game-*") if is_done(g)}
+    assert len(finished) == 3
+    asyncio.run(run_experiment(variants, out))
+    games = sorted(out.glob("*/series-*/game-*"))
+    assert len(games) == 8 and all(is_done(g) for g in games)
+    assert all(digest(g) == before for g, before in finished.items()), "finished games untouched"
+    assert (results_table(out)["games"] == 4).all()
+
+
+@pytest.mark.slow
 def test_kill_9_then_resume_loses_and_duplicates_nothing(tmp_path):
     config = write(tmp_path, CONFIG.replace("games_per_series: 2", "games_per_series: 3"))
     out = tmp_path / "run"

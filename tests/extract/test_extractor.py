@@ -8,8 +8,7 @@ import subprocess
 
 import pytest
 
-from avalon_agents.core.actions import Reply
-from avalon_agents.core.actions import ActionRequest, Assassinate, ProposeTeam, QuestCard, RequestKind, Vote
+from avalon_agents.core.actions import ActionRequest, Assassinate, ProposeTeam, QuestCard, Reply, RequestKind, Vote
 from avalon_agents.extract import Extractor
 from avalon_agents.llm import LLMClient, ModelSettings, ScriptedChatModel
 from avalon_agents.records import MemoryTracer

@@ -24,6 +24,15 @@ def api_key(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
 
 
+@pytest.fixture
+def quick_backoff(monkeypatch):
+    """Retries wait milliseconds instead of 0.2 s and up (the same exponential backoff with jitter): the fault
+    tests retry dozens of times."""
+    from avalon_agents.llm import client as client_module
+
+    monkeypatch.setattr(client_module, "BACKOFF", {"initial": 0.005, "max": 0.05, "exp_base": 2.0, "jitter": 0.005})
+
+
 def client(server, tracer, **config) -> LLMClient:
     spec = f"openai-compatible:loopback@{server.base_url}"
     return LLMClient(settings=ModelSettings(spec=spec, **config), tracer=tracer)
@@ -74,11 +83,10 @@ def test_no_key_over_plain_http_to_another_machine_without_opt_in(monkeypatch):
     make_model(remote.model_copy(update={"spec": "openai-compatible:m@https://10.1.2.3/v1"}))  # https is fine
 
 
-def test_constrained_call_sends_the_schema():
+def test_constrained_call_sends_the_schema(loopback):
     schema = {"type": "object", "properties": {"vote": {"type": "string", "enum": ["approve", "reject"]}}}
-    with openai_server() as server:
-        text = call(client(server, MemoryTracer()), "Vote.", schema=schema)
-        body = server.state.requests[0]
+    text = call(client(loopback, MemoryTracer()), "Vote.", schema=schema)
+    body = loopback.state.requests[0]
     assert body["response_format"]["type"] == "json_schema"
     assert body["response_format"]["json_schema"]["schema"] == schema
     assert json.loads(text)["vote"] in ("approve", "reject")
@@ -97,7 +105,7 @@ def test_settings_reach_the_request():
 
 
 @pytest.mark.parametrize("fault", ["429", "500", "timeout", "empty", "garbage"])
-def test_each_fault_is_retried_and_recorded(fault):
+def test_each_fault_is_retried_and_recorded(fault, quick_backoff):
     tracer = MemoryTracer()
     with openai_server(fault_rate=1.0, faults=(fault,), timeout_sleep=1.0) as server:
         llm = client(server, tracer, retries=1, timeout=0.3)
@@ -109,7 +117,7 @@ def test_each_fault_is_retried_and_recorded(fault):
     assert record.reply is None and record.error
 
 
-def test_a_fault_then_success_is_retried():
+def test_a_fault_then_success_is_retried(quick_backoff):
     tracer = MemoryTracer()
     with openai_server(fault_rate=0.5, faults=("500",), seed=3) as server:
         llm = client(server, tracer, retries=5)
@@ -138,7 +146,7 @@ def test_streaming_through_chatopenai_reports_usage():
     assert usage["output_tokens"] == 7 and usage["input_tokens"] == 2
 
 
-def test_games_finish_under_faults_and_every_fault_is_in_the_trace():
+def test_games_finish_under_faults_and_every_fault_is_in_the_trace(quick_backoff):
     rules = make_rules("official", 6)
     with openai_server(fault_rate=0.2, timeout_sleep=0.6, seed=11) as server:
         spec = f"openai-compatible:loopback@{server.base_url}"

@@ -32,7 +32,7 @@ def test_readme_module_runs_as_a_plugin(tmp_path):
          "--out", str(tmp_path / "run")],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
-    assert done.returncode == 0, f"exit {done.returncode}\nstdout:\n{done.stdout[-2000:]}\nstderr:\n{done.stderr[-2000:]}"
+    assert done.returncode == 0, f"exit {done.returncode}\nstdout:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
 
     traces = sorted((tmp_path / "run").rglob("trace.jsonl"))
     assert traces, "the game wrote no trace.jsonl"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from avalon_agents.core import make_rules
 from avalon_agents.host.play import play_one
-from tests.helpers import scripted_setup
 from avalon_agents.modules import MODULES, load_agent_config
+from tests.helpers import scripted_setup
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -10,9 +10,9 @@ import sys
 from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
 from avalon_agents.host.play import play_games
-from tests.helpers import scripted_setup
 from avalon_agents.modules import Experience
 from avalon_agents.stores.experience import ExperienceStore
+from tests.helpers import scripted_setup
 
 WRITE = """
 import sys

@@ -1,0 +1,55 @@
+"""Fixtures shared across the test suite.
+
+The default run (`python -m pytest -q`) leaves out tests marked `slow` (the embedded llama.cpp model,
+Jupyter notebooks, Ray, the kill -9 resume, the 10,000-game invariants) and `live`
+(a real provider); run them with `-m slow` / `-m live`. Plain helpers (engine policies, the in-process
+`avalon` command, scripted models) live in tests/helpers.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# A small scripted experiment with two variants, probes on, cognitive (good) against baseline (evil):
+# two games, every record kind the analysis reads.
+ANALYSIS_CONFIG = """\
+name: tiny
+model: scripted
+probes: true
+agents:
+  ours: {kind: cognitive}
+  baseline: {kind: baseline}
+sides: {good: ours, evil: baseline}
+series: 1
+games_per_series: 1
+variants:
+  full: {}
+  wo_analysis: {agents: {ours: {modules: {analysis: {enabled: false}}}}}
+"""
+
+
+@pytest.fixture(scope="session")
+def analysis_run(tmp_path_factory) -> Path:
+    """A finished scripted experiment (ANALYSIS_CONFIG) made once per session by `avalon run`; the analysis
+    tests and the notebooks read it. Treat it as read-only."""
+    from click.testing import CliRunner
+
+    from avalon_agents.cli import cli
+
+    folder = tmp_path_factory.mktemp("analysis-run")
+    (folder / "tiny.yaml").write_text(ANALYSIS_CONFIG)
+    result = CliRunner().invoke(cli, ["run", str(folder / "tiny.yaml"), "--out", str(folder / "run")])
+    assert result.exit_code == 0, result.output
+    return folder / "run"
+
+
+@pytest.fixture
+def loopback() -> Iterator:
+    """An OpenAI-compatible loopback server on 127.0.0.1 with its default replies, stopped after the test."""
+    from avalon_agents.llm.loopback import openai_server
+
+    with openai_server() as server:
+        yield server
