@@ -26,11 +26,12 @@ from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, make_rul
 from avalon_agents.errors import field_error
 from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
 from avalon_agents.host.play import AgentSetup, parse_seats, play_games, summarize, trace_of
-from avalon_agents.llm import ClientPool, ModelSettings, ModelSpecError, check_reachable
+from avalon_agents.llm import ClientPool, ModelSettings, ModelSpecError, ModelUnusable, check_reachable
 from avalon_agents.llm.settings import parse_kwarg
 from avalon_agents.modules import load_agent_config
 from avalon_agents.plugins import load_plugins
 from avalon_agents.records import usage
+from avalon_agents.records.health import EXIT_UNHEALTHY, HealthLimits, health_line
 from avalon_agents.records.transcript import transcript
 
 USER_ERRORS = (ValueError, ValidationError, IllegalAction)
@@ -40,6 +41,12 @@ class UserError(click.ClickException):
     """A mistake in the user's input: printed as one line, exit code 2."""
 
     exit_code = 2
+
+
+class RunUnhealthy(click.ClickException):
+    """The run's model was unusable, or its results are over the health thresholds: one line, exit code 3."""
+
+    exit_code = EXIT_UNHEALTHY
 
 
 def _one_line(exc: Exception) -> str:
@@ -212,11 +219,16 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
             results = asyncio.run(play_games(rules, kinds, seed, games, out, on_game, setup, probes))
         except ModelSpecError as exc:
             raise UserError(_one_line(exc)) from None
+        except ModelUnusable as exc:
+            raise RunUnhealthy(f"{_one_line(exc)} (the game stopped; nothing was counted)") from None
 
     summary = {"rules": rules.name, "players": players, "seats": kinds, "seed": seed, **summarize(results)}
+    problems: list[str] = []
     if any(needs_llm(k) for k in kinds):
         summary["model"] = setup.clients.resolve(setup.settings).spec
         summary["usage"] = usage(ledger)
+        problems = HealthLimits().problems(summary["usage"])
+        summary["health"] = {"healthy": not problems, "problems": problems}
     if out:
         summary["out"] = str(out)
     if as_json:
@@ -228,6 +240,8 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
         _print_summary(summary)
     if "usage" in summary and not as_json:
         _print_usage(summary["usage"], games)
+    if problems:
+        raise RunUnhealthy("unhealthy run, not a result: " + "; ".join(problems))
 
 
 def build_setup(kinds: list[str], settings: ModelSettings, extractor_spec: str | None) -> AgentSetup:
@@ -253,6 +267,7 @@ def _print_usage(u: dict, games: int) -> None:
     click.echo(f"tokens: {u['input_tokens']} in, {u['output_tokens']} out")
     click.echo(f"valid response rate: {'n/a' if vrr is None else f'{vrr:.1%}'} of {u['decisions']} decisions "
                f"(read by {u['methods']})")
+    click.echo(health_line(u))
 
 
 def _print_summary(summary: dict) -> None:
@@ -296,7 +311,7 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
       avalon run my_ablation.yaml --plugin my_modules.py
       avalon run experiments/paper/table8.yaml --backend ray --address ray://head:10001
     """
-    from avalon_agents.experiments import format_table, load_experiments, results_table, run_experiment
+    from avalon_agents.experiments import load_experiments, run_experiment
     from avalon_agents.experiments.plan import plan_lines
 
     try:
@@ -330,8 +345,7 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
             with logs.run_log(out):
                 run_with_ray(variants, out, model=override, max_games=max_games, source=config, address=address,
                              on_progress=lambda n: progress.update(overall, completed=n))
-        click.echo(format_table(results_table(out)))
-        click.echo(f"run directory: {out}")
+        _report_run(out, variants)
         return
     with Progress(*columns, console=err) as progress:
         overall = progress.add_task("all games", total=total, completed=done, tokens=0)
@@ -352,8 +366,26 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
                                            on_game=on_game))
             except ModelSpecError as exc:
                 raise UserError(_one_line(exc)) from None
+            except ModelUnusable as exc:
+                raise RunUnhealthy(f"{_one_line(exc)} (stopped; the unfinished game is replayed on resume)") from None
+    _report_run(out, variants)
+
+
+def _report_run(out: Path, variants: dict) -> None:
+    """The results table, each variant's health beside it, and exit code 3 when a variant is over its limits."""
+    from avalon_agents.experiments import format_table, results_table
+    from avalon_agents.experiments.results import variant_health
+
     click.echo(format_table(results_table(out)))
+    unhealthy = []
+    for name, (line, problems) in variant_health(out, variants).items():
+        mark = "  UNHEALTHY: " + "; ".join(problems) if problems else ""
+        click.echo(f"{name}: {line}{mark}")
+        if problems:
+            unhealthy.append(name)
     click.echo(f"run directory: {out}")
+    if unhealthy:
+        raise RunUnhealthy(f"unhealthy variant(s), not results: {', '.join(unhealthy)} (see the health lines above)")
 
 
 @cli.command()

@@ -42,6 +42,7 @@ from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig
 from avalon_agents.plugins import load_plugins
+from avalon_agents.records.health import HealthLimits
 
 
 class Strict(BaseModel):
@@ -118,6 +119,8 @@ class Experiment(Strict):
                                                              "beside ours (e.g. {good_win_rate: 0.9})")
     probes: bool = Field(False, description="belief probes: after each quest every LLM seat is asked privately "
                                             "who is Merlin and who is evil (trace records of type 'probe')")
+    health: HealthLimits = Field(default_factory=HealthLimits, description="above these shares of failed calls "
+                                 "or fallbacks a variant is not a result: marked, and the run exits 3")
 
     @field_validator("rules")
     @classmethod

@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from avalon_agents.analysis.load import load_run
+from avalon_agents.analysis.load import game_dirs, load_run
 from avalon_agents.analysis.metrics import paper_table
+from avalon_agents.experiments.config import Experiment
+from avalon_agents.records import read_trace, usage
+from avalon_agents.records.health import health_line
 
 
 def results_table(out: Path) -> pd.DataFrame:
@@ -62,3 +65,18 @@ def format_table(table: pd.DataFrame) -> str:
         lines.append("paper WR, QER, FVR: the paper's own figures (GPT-3.5), for comparison; ours are measured "
                      "above (QER, FVR: Morgana/Assassin)")
     return "\n".join(lines)
+
+
+def variant_health(out: Path, variants: dict[str, Experiment]) -> dict[str, tuple[str, list[str]]]:
+    """Per variant with finished games: its health line and what is over its limits (empty: healthy)."""
+    found = {}
+    for name, exp in variants.items():
+        folder = Path(out) / name
+        if not folder.is_dir():
+            continue
+        records = [r for game in game_dirs(folder) for r in read_trace(game)]
+        if not records:
+            continue
+        u = usage(records)
+        found[name] = (health_line(u), exp.health.problems(u))
+    return found

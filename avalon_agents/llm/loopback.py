@@ -110,6 +110,9 @@ class Handler(BaseHTTPRequestHandler):
         if fault == "500":
             self._json(500, {"error": {"message": "internal error", "type": "server_error"}})
             return
+        if fault == "401":  # never injected at random (not in FAULTS): a wrong key, for the health tests
+            self._json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+            return
         if fault == "timeout":
             time.sleep(state.timeout_sleep)
         if fault == "garbage":

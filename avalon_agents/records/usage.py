@@ -14,11 +14,13 @@ from avalon_agents.records.trace import Extraction, LLMCall, Record
 
 
 def usage(records: Iterable[Record]) -> dict[str, Any]:
-    """Counts and sums over trace records (of one game or many)."""
-    calls = extractions = valid = attempts = input_tokens = output_tokens = 0
+    """Counts and sums over trace records (of one game or many), health included: failed calls by cause,
+    re-asks (answers after the first) and fallbacks."""
+    calls = extractions = valid = attempts = input_tokens = output_tokens = reasks = 0
     seconds = 0.0
     outcomes: Counter[str] = Counter()
     methods: Counter[str] = Counter()
+    causes: Counter[str] = Counter()
     for r in records:
         if isinstance(r, LLMCall):
             calls += 1
@@ -27,10 +29,13 @@ def usage(records: Iterable[Record]) -> dict[str, Any]:
             input_tokens += r.input_tokens
             output_tokens += r.output_tokens
             seconds += r.latency_s
+            if r.outcome == "failed":
+                causes[(r.error or "unknown").split(":")[0]] += 1
         elif isinstance(r, Extraction):
             extractions += 1
             valid += r.valid
             methods[r.method] += 1
+            reasks += r.answers - 1
     return {
         "llm_calls": calls,
         "attempts": attempts,
@@ -42,6 +47,10 @@ def usage(records: Iterable[Record]) -> dict[str, Any]:
         "decisions": extractions,
         "valid_response_rate": round(valid / extractions, 4) if extractions else None,
         "methods": dict(sorted(methods.items())),
+        "failed_calls": outcomes["failed"],
+        "failed_by_cause": dict(causes.most_common()),
+        "reasks": reasks,
+        "fallbacks": methods["fallback"],
     }
 
 

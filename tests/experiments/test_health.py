@@ -1,0 +1,66 @@
+"""Run health: a broken run never looks like a result. Failed calls, re-asks and fallbacks are counted beside
+the results; a run over its thresholds is marked and exits 3; a model that refuses its first calls stops the
+run at once with one line quoting the server."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from avalon_agents.cli import cli
+from avalon_agents.llm.loopback import openai_server
+
+CONFIG = """\
+name: health
+model: {{spec: "openai-compatible:m@{url}", retries: 0}}
+agents:
+  ours: {{kind: llm}}
+  bots: {{kind: rulebot}}
+sides: {{good: ours, evil: bots}}
+series: 1
+games_per_series: 2
+{extra}"""
+
+
+def run(tmp_path, server, extra: str = "", name: str = "c.yaml"):
+    path = tmp_path / name
+    path.write_text(CONFIG.format(url=server.base_url, extra=extra))
+    return CliRunner().invoke(cli, ["run", str(path), "--out", str(tmp_path / name.replace(".yaml", ""))])
+
+
+def test_a_wrong_key_stops_the_run_at_once_with_the_servers_words(tmp_path):
+    with openai_server(fault_rate=1.0, faults=("401",)) as server:
+        result = run(tmp_path, server)
+        asked = len(server.state.requests)
+    assert result.exit_code == 3
+    assert "Incorrect API key provided" in result.output and "refused the first calls" in result.output
+    assert asked < 10  # not a game of fallbacks
+    assert not list((tmp_path / "c").glob("*/series-*/game-*/result.json"))  # nothing counted as a result
+
+
+def test_too_many_failed_calls_mark_the_variant_and_exit_3(tmp_path):
+    with openai_server(fault_rate=0.25, faults=("500",), seed=5) as server:
+        result = run(tmp_path, server)
+    assert result.exit_code == 3, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("main: health:"))
+    assert "UNHEALTHY" in line and "calls failed (" in line
+    assert "unhealthy variant(s), not results: main" in result.output
+
+
+def test_thresholds_are_set_in_the_config(tmp_path):
+    with openai_server(fault_rate=0.25, faults=("500",), seed=5) as server:
+        result = run(tmp_path, server, "health: {max_failed_calls: 0.6, max_fallbacks: 1.0}\n")
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("main: health:"))
+    assert "UNHEALTHY" not in line and " failed (" in line
+
+
+def test_play_prints_health_and_exits_3_when_unhealthy(tmp_path):
+    with openai_server(fault_rate=0.25, faults=("500",), seed=5) as server:
+        spec = f"openai-compatible:m@{server.base_url}"
+        result = CliRunner().invoke(cli, ["play", "--seats", "llm", "--model", spec, "--retries", "0", "--json"])
+    assert result.exit_code == 3
+    summary = json.loads(result.stdout.splitlines()[0])
+    assert summary["health"]["healthy"] is False and summary["usage"]["failed_calls"] > 0
+    assert sum(summary["usage"]["failed_by_cause"].values()) == summary["usage"]["failed_calls"]
