@@ -12,11 +12,12 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import avalon
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -98,12 +99,22 @@ def written(folder: Path, name: str) -> list[Path]:
     return list(folder.rglob(name)) if folder.is_dir() else []
 
 
-@pytest.mark.parametrize("line", LINES, ids=[re.sub(r"\s+", " ", line)[:90] for line in LINES])
-def test_readme_scripted_command_runs(line, workdir):
+def costly(line: str) -> bool:
+    """Whole experiments, analyses and baseline seats (MiniLM embeddings) take seconds each: `-m slow`."""
+    return "baseline" in line or " run " in f" {line} " and "--check" not in line or " analyze " in f" {line} "
+
+
+@pytest.mark.parametrize("line", [pytest.param(line, marks=pytest.mark.slow) if costly(line) else line
+                                  for line in LINES],
+                         ids=[re.sub(r"\s+", " ", line)[:90] for line in LINES])
+def test_readme_scripted_command_runs(line, workdir, monkeypatch):
+    """Run in this process through the console script's own entry point (the process start is what
+    tests/test_cli.py checks), in the scratch folder, without API keys."""
     argv, outs = command(line, workdir)
-    env = {k: v for k, v in os.environ.items() if not k.endswith("API_KEY")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    done = subprocess.run(argv, cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    monkeypatch.chdir(workdir)
+    for key in [k for k in os.environ if k.endswith("API_KEY")]:
+        monkeypatch.delenv(key)
+    done = avalon(*argv[3:])
     assert done.returncode == 0, f"{line}\nexit {done.returncode}\nstdout:\n{done.stdout[-2000:]}\n" \
                                  f"stderr:\n{done.stderr[-2000:]}"
     out = done.stdout.strip()
