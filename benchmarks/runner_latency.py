@@ -38,7 +38,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -130,7 +130,9 @@ def run(cfg: dict, out: Path, model: str) -> dict[str, Any]:
     patches = [mock.patch("avalon_agents.host.play.GameRecorder", StampedRecorder)]
     if POOL:
         patches.append(mock.patch("avalon_agents.llm.specs.httpx.AsyncClient", PooledAsyncClient))
-    with patches[0], patches[-1]:
+    with ExitStack() as stack:
+        for patch in patches:
+            stack.enter_context(patch)
         asyncio.run(run_experiment(variants, out / "run", model=model, on_game=on_game))
     return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu, "games": games}
 
