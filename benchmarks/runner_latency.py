@@ -38,11 +38,12 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import httpx
 import yaml
 
 from avalon_agents.experiments import load_experiments, run_experiment
@@ -100,6 +101,18 @@ def config(agents: dict, series: int, games: int, llm_calls: int, sides: dict[st
             "seed": 0, "concurrency": {"games": series, "llm_calls": llm_calls}}
 
 
+POOL: dict[str, int] = {}  # --keepalive N: what specs.make_model's httpx clients get (a proposal, patched in)
+
+
+class PooledAsyncClient(httpx.AsyncClient):
+    """httpx.AsyncClient keeping POOL["keepalive"] connections alive and no cap on connections (httpx's
+    default: 100 connections, 20 kept alive, so more calls in flight queue in the pool or reconnect)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("limits", httpx.Limits(max_connections=None, max_keepalive_connections=POOL["keepalive"]))
+        super().__init__(*args, **kwargs)
+
+
 def run(cfg: dict, out: Path, model: str) -> dict[str, Any]:
     """Play every game of `cfg` into `out`; wall and CPU of the whole run and, per game, its own."""
     out.mkdir(parents=True, exist_ok=True)
@@ -114,7 +127,12 @@ def run(cfg: dict, out: Path, model: str) -> dict[str, Any]:
         print(f"  {job.label} game {n}: {games[-1]['wall']:.1f} s", file=sys.stderr, flush=True)
 
     start, cpu = time.perf_counter(), time.process_time()
-    with mock.patch("avalon_agents.host.play.GameRecorder", StampedRecorder):
+    patches = [mock.patch("avalon_agents.host.play.GameRecorder", StampedRecorder)]
+    if POOL:
+        patches.append(mock.patch("avalon_agents.llm.specs.httpx.AsyncClient", PooledAsyncClient))
+    with ExitStack() as stack:
+        for patch in patches:
+            stack.enter_context(patch)
         asyncio.run(run_experiment(variants, out / "run", model=model, on_game=on_game))
     return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu, "games": games}
 
@@ -290,12 +308,17 @@ def main() -> None:
     parser.add_argument("--backlog", type=int, default=1024,
                         help="the server's listen queue (5: the loopback server's own default, which drops "
                              "connections when many games are in flight)")
+    parser.add_argument("--keepalive", type=int, default=None,
+                        help="give the models' httpx clients no connection cap and this many kept-alive "
+                             "connections (a proposal for llm/specs.py, patched in for the measurement)")
     parser.add_argument("--part", choices=("solo", "flight", "both"), default="both")
     parser.add_argument("--quick", action="store_true",
                         help="1 game per row, llm_calls 64 only, 1 and 4 in flight × 1 game: about 4 minutes")
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directories here")
     args = parser.parse_args()
     limits = [int(x) for x in args.llm_calls.split(",")]
+    if args.keepalive:
+        POOL["keepalive"] = args.keepalive
     ks = [int(x) for x in args.in_flight.split(",")]
     games, per_series = args.games, args.games_per_series
     if args.quick:

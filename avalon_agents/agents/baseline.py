@@ -176,22 +176,26 @@ class BaselineAgent(AgentBase):
         extra = [line.strip(" -*0123456789.") for line in reply.splitlines() if line.strip().endswith("?")]
         return fixed + extra[:EXTRA_QUESTIONS]
 
-    def _retrieve(self, questions: list[str]) -> list[list[str]]:
-        """For each question, the history messages most similar to it (MiniLM cosine similarity)."""
+    def _retrieve(self, questions: list[str], messages: list[Message] | None = None) -> list[list[str]]:
+        """For each question, the history messages (`messages`, default: all so far) most similar to it
+        (MiniLM cosine similarity)."""
         from avalon_agents.stores.embeddings import embedder
 
+        messages = self.messages if messages is None else messages
         model = embedder()
-        if len(self.vectors) < len(self.messages):
-            new = model.encode([m.text for m in self.messages[len(self.vectors):]])
+        if len(self.vectors) < len(messages):
+            new = model.encode([m.text for m in messages[len(self.vectors):]])
             self.vectors = np.vstack([self.vectors, new])
-        if not self.messages:
+        if not messages:
             return [[] for _ in questions]
-        sims = model.encode(questions) @ self.vectors.T
-        return [[self.messages[i].text for i in np.argsort(-row)[:EVIDENCE]] for row in sims]
+        sims = model.encode(questions) @ self.vectors[:len(messages)].T
+        return [[messages[i].text for i in np.argsort(-row)[:EVIDENCE]] for row in sims]
 
     async def _reflect(self, questions: list[str], request: ActionRequest) -> str:
+        # embeddings: off the event loop (numpy lets the loop run other seats' calls meanwhile, on another core)
+        related = await asyncio.to_thread(self._retrieve, questions, list(self.messages))
         evidence = "\n\n".join(f"Question: {q}\nRelated messages:\n" + ("\n".join(found) or "(none yet)")
-                               for q, found in zip(questions, self._retrieve(questions)))
+                               for q, found in zip(questions, related))
         text = template("baseline/reflect").render(name=seat_name(self.seat), role=self.role.value,
                                                    evidence=evidence, max_words=REFLECTION_WORDS)
         reply = await self._call(text, "reflect", request) or ""
