@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from runner_latency import loopback  # noqa: E402
 
-from avalon_agents.llm import LLMClient, MemoryTracer, ModelConfig  # noqa: E402
+from avalon_agents.llm import LLMClient, ModelSettings  # noqa: E402
+from avalon_agents.records import MemoryTracer, Purpose  # noqa: E402
 
 SYSTEM = "You are Player 3 in a game of Avalon. " * 40
 USER = "Player 4 said: \"As Player 4, I trust Player 5 for now, while Player 6 has not earned it yet.\"\n" * 30
@@ -51,13 +52,13 @@ async def measure(layer: str, url: str, workers: int, calls: int) -> float:
                                               {"role": "user", "content": USER}], "temperature": 0.3}
     chat = ChatOpenAI(model="loopback", base_url=url, api_key="x", max_retries=0, use_responses_api=False,
                       http_async_client=http, temperature=0.3)
-    client = LLMClient(config=ModelConfig(spec=f"openai-compatible:loopback@{url}"), model=chat,
+    client = LLMClient(settings=ModelSettings(spec=f"openai-compatible:loopback@{url}"), model=chat,
                        tracer=MemoryTracer())
     sdk = openai.AsyncOpenAI(base_url=url, api_key="x", http_client=http, max_retries=0)
 
     async def one() -> None:
         if base == "llmclient":
-            await client.call(messages, purpose="bench/call", prompt_id="bench")
+            await client.call(messages, purpose=Purpose(stage="other", name="bench"), prompt_id="bench")
         elif base == "chatopenai":
             await chat.ainvoke(messages)
         elif base == "openai":

@@ -47,7 +47,8 @@ import httpx
 import yaml
 
 from avalon_agents.experiments import load_experiments, run_experiment
-from avalon_agents.records import GameRecorder, critical_path, read_trace
+from avalon_agents.llm import ModelSettings
+from avalon_agents.records import GameRecorder, LLMCall, critical_path, read_trace
 
 SOLO_SEATS = {"cognitive ×6": {"a": {"kind": "cognitive"}}, "llm ×6 (vanilla)": {"a": {"kind": "llm"}}}
 QUICKSTART_AGENTS = {"ours": {"kind": "cognitive"}, "baseline": {"kind": "baseline"}}
@@ -64,10 +65,11 @@ class StampedRecorder(GameRecorder):
         self.t0 = time.perf_counter()
         STARTS[self.path] = (self.t0, time.process_time())
 
-    def trace(self, record: dict[str, Any]) -> None:
-        if record.get("type") == "llm_call":
-            record = {**record, "t_end": round(time.perf_counter() - self.t0, 4)}
+    def trace(self, record: Any) -> None:
         super().trace(record)
+        if isinstance(record, LLMCall):  # beside the typed trace: one end time per call, in the same order
+            with open(self.path / "t_end.txt", "a") as f:
+                f.write(f"{time.perf_counter() - self.t0:.4f}\n")
 
 
 def children_cpu() -> float:
@@ -129,11 +131,11 @@ def run(cfg: dict, out: Path, model: str) -> dict[str, Any]:
     start, cpu = time.perf_counter(), time.process_time()
     patches = [mock.patch("avalon_agents.host.play.GameRecorder", StampedRecorder)]
     if POOL:
-        patches.append(mock.patch("avalon_agents.llm.specs.httpx.AsyncClient", PooledAsyncClient))
+        patches.append(mock.patch("avalon_agents.llm.providers.httpx.AsyncClient", PooledAsyncClient))
     with ExitStack() as stack:
         for patch in patches:
             stack.enter_context(patch)
-        asyncio.run(run_experiment(variants, out / "run", model=model, on_game=on_game))
+        asyncio.run(run_experiment(variants, out / "run", model=ModelSettings(spec=model), on_game=on_game))
     return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu, "games": games}
 
 
@@ -146,7 +148,9 @@ def warm_up(cfg: dict, root: Path) -> None:
 # ------------------------------------------------------------------ reading a game's trace
 
 def calls_of(path: Path) -> list[dict[str, Any]]:
-    calls = [r for r in read_trace(path) if r["type"] == "llm_call"]
+    ends = [float(line) for line in (Path(path) / "t_end.txt").read_text().split()]
+    calls = [{**r.model_dump(exclude={"messages"}), "purpose": r.purpose.label, "t_end": t_end}
+             for r, t_end in zip((r for r in read_trace(path) if isinstance(r, LLMCall)), ends)]
     for c in calls:
         c["t_start"] = c["t_end"] - c["latency_s"]
     return calls

@@ -89,8 +89,15 @@ class ExtractorSpec(Strict):
 
 class Concurrency(Strict):
     games: int = Field(1, ge=1, le=256, description="games (series) played at once")
-    llm_calls: int = Field(16, ge=1, le=1024, description="LLM calls in flight at once per model (16: a game's "
-                           "6-seat steps are not split into waves; the embedded model's server queues the rest)")
+    llm_calls: int | None = Field(None, ge=1, le=1024, description="LLM calls in flight at once per model "
+                                  "(default: 4 per game in flight, at least 16, so neither a game's 6-seat steps nor "
+                                  "the games in flight wait for a slot; the embedded model's server queues the rest)")
+
+    @model_validator(mode="after")
+    def _scaled(self) -> Concurrency:
+        if self.llm_calls is None:
+            self.llm_calls = max(16, 4 * self.games)
+        return self
 
 
 class Experiment(Strict):

@@ -10,19 +10,18 @@ import numpy as np
 
 from avalon_agents.agents.baseline import BaselineAgent, Message, informativeness
 from avalon_agents.core import make_rules
-from avalon_agents.host.play import Models, play_one
-from avalon_agents.llm import LLMClient, ModelConfig
+from avalon_agents.host.play import play_one
+from avalon_agents.llm import ClientPool
 from avalon_agents.stores import embeddings
+from tests.helpers import scripted_setup
 
 MIXED = ["cognitive", "baseline"] * 3
 
 
 def reflect_prompts(seed: int) -> list[tuple[int, str]]:
-    models = Models(agents=LLMClient(config=ModelConfig(spec="scripted")),
-                    extractor=LLMClient(config=ModelConfig(spec="scripted", temperature=0)))
-    host = asyncio.run(play_one(make_rules("official", 6), MIXED, seed, models=models))
-    return sorted((r["seat"], r["messages"][-1]["content"]) for r in host.tracer.records
-                  if r["type"] == "llm_call" and r["purpose"] == "baseline/reflect")
+    host = asyncio.run(play_one(make_rules("official", 6), MIXED, seed, setups=scripted_setup()))
+    return sorted((r.seat, r.messages[-1].content) for r in host.tracer.records
+                  if r.type == "llm_call" and r.part == "reflect")
 
 
 def test_reflections_retrieve_what_the_reference_forward_pass_retrieves(monkeypatch):
@@ -39,7 +38,8 @@ def test_a_snapshot_retrieves_as_the_live_list_and_encodes_each_message_once():
              'Player 4 said: "I like pizza and sunny weather."',
              'Player 3 said: "The weather is lovely today."']
     questions = ["Which players were on the teams of failed quests?", "How is the weather?"]
-    live, snap = BaselineAgent(seat=1, llm=None), BaselineAgent(seat=1, llm=None)
+    context = scripted_setup().context(ClientPool().for_game(None))
+    live, snap = BaselineAgent(seat=1, context=context), BaselineAgent(seat=1, context=context)
     for agent in (live, snap):
         agent.messages = [Message(t, 1, informativeness(t)) for t in texts[:2]]
     assert snap._retrieve(questions, list(snap.messages)) == live._retrieve(questions)

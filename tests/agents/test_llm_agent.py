@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
-import json
 
 from avalon_agents.agents.llm_agent import LLMAgent
 from avalon_agents.core import make_rules
