@@ -312,6 +312,7 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
       avalon run experiments/paper/table8.yaml --backend ray --address ray://head:10001
     """
     from avalon_agents.experiments import load_experiments, run_experiment
+    from avalon_agents.experiments.guard import ConfigChanged, RunDirInUse
     from avalon_agents.experiments.plan import plan_lines
 
     try:
@@ -323,6 +324,10 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
         override = settings if settings.model_dump(exclude_defaults=True) else None
         if settings.spec:
             check_reachable(settings.spec)
+        if not check:
+            from avalon_agents.experiments.runner import preflight
+
+            preflight(out, variants, override)
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
     for line in plan_lines(variants, out):
@@ -343,8 +348,11 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
         with Progress(*columns[:-1], console=err) as progress:
             overall = progress.add_task("all games (ray)", total=total, completed=done)
             with logs.run_log(out):
-                run_with_ray(variants, out, model=override, max_games=max_games, source=config, address=address,
-                             on_progress=lambda n: progress.update(overall, completed=n))
+                try:
+                    run_with_ray(variants, out, model=override, max_games=max_games, source=config,
+                                 address=address, on_progress=lambda n: progress.update(overall, completed=n))
+                except (ModelSpecError, RunDirInUse, ConfigChanged) as exc:
+                    raise UserError(_one_line(exc)) from None
         _report_run(out, variants)
         return
     with Progress(*columns, console=err) as progress:
@@ -364,7 +372,7 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
             try:
                 asyncio.run(run_experiment(variants, out, model=override, max_games=max_games, source=config,
                                            on_game=on_game))
-            except ModelSpecError as exc:
+            except (ModelSpecError, RunDirInUse, ConfigChanged) as exc:
                 raise UserError(_one_line(exc)) from None
             except ModelUnusable as exc:
                 raise RunUnhealthy(f"{_one_line(exc)} (stopped; the unfinished game is replayed on resume)") from None

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.experiments.config import Experiment
-from avalon_agents.experiments.runner import Job, finished_games, jobs_of, run_series, write_experiment_json
-from avalon_agents.host.play import game_dir
+from avalon_agents.experiments.guard import run_lock
+from avalon_agents.experiments.runner import Job, caps, finished_games, run_series, write_experiment_json
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.plugins import LOADED, load_plugins
-from avalon_agents.records import is_done
 
 
 class CallLimits:
@@ -67,26 +66,8 @@ def _series_task(job: Job, out: str, model: ModelSettings | None, cap: int | Non
     played: list[int] = []
     clients = ClientPool(limit=job.experiment.concurrency.llm_calls, override=model,
                          slots=lambda spec: ClusterSlot(limits, spec))
-    budget = [cap] if cap is not None else None
-    asyncio.run(run_series(job, Path(out), clients, lambda j, n, p: played.append(n), budget))
+    asyncio.run(run_series(job, Path(out), clients, lambda j, n, p: played.append(n), cap))
     return len(played)
-
-
-def caps(variants: dict[str, Experiment], out: Path, max_games: int | None) -> list[tuple[Job, int | None]]:
-    """The series that still have games to play, each with its share of `max_games` (None: no cap)."""
-    left = max_games
-    plan = []
-    for job in jobs_of(variants):
-        series_dir = out / job.variant / f"series-{job.series}"
-        pending = sum(not is_done(game_dir(series_dir, n)) for n in range(1, job.experiment.games_per_series + 1))
-        if pending == 0:
-            continue
-        if left is None:
-            plan.append((job, None))
-        elif left > 0:
-            plan.append((job, min(left, pending)))
-            left -= min(left, pending)
-    return plan
 
 
 def run_with_ray(variants: dict[str, Experiment], out: Path, *, model: ModelSettings | None = None,
@@ -99,7 +80,12 @@ def run_with_ray(variants: dict[str, Experiment], out: Path, *, model: ModelSett
     import ray
 
     out = out.resolve()
-    write_experiment_json(out, source, variants, model)
+    with run_lock(out):  # the driver holds the directory while the tasks play
+        write_experiment_json(out, source, variants, model)
+        return _run(ray, variants, out, model, max_games, address, num_cpus, on_progress)
+
+
+def _run(ray, variants, out, model, max_games, address, num_cpus, on_progress) -> dict[str, int]:
     if not ray.is_initialized():
         kwargs = {"address": address} if address else {"num_cpus": num_cpus, "include_dashboard": False}
         ray.init(ignore_reinit_error=True, log_to_driver=False, **kwargs)

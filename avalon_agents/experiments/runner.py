@@ -28,6 +28,7 @@ from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.experiments.config import Experiment
+from avalon_agents.experiments.guard import allotment, check_free, check_same_config, fingerprint, run_lock
 from avalon_agents.host.play import AgentSetup, game_dir, play_one
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.modules import ExperienceBook
@@ -99,7 +100,8 @@ def forget_unfinished(models: dict[str, AgentSetup], first_unfinished: int) -> N
 
 
 async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable[[Job, int, Path], None],
-                     budget: list[int] | None = None) -> None:
+                     cap: int | None = None) -> None:
+    """Play the series' unfinished games in order (at most `cap` of them now)."""
     exp = job.experiment
     rules = make_rules(exp.rules, exp.players)
     series_dir = out / job.variant / f"series-{job.series}"
@@ -107,10 +109,10 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
     pending = [n for n, p in enumerate(paths, 1) if not is_done(p)]
     models: dict[str, AgentSetup] | None = None
     for n in pending:
-        if budget is not None:
-            if budget[0] <= 0:
+        if cap is not None:
+            if cap <= 0:
                 return
-            budget[0] -= 1
+            cap -= 1
         if models is None:  # made only when a game is played
             models = series_setups(exp, series_dir, clients)
             forget_unfinished(models, pending[0])
@@ -143,20 +145,73 @@ def finished_games(variants: dict[str, Experiment], out: Path) -> int:
 
 def write_experiment_json(out: Path, source: Path | None, variants: dict[str, Experiment],
                           model: ModelSettings | None) -> None:
+    """experiment.json: the config, what else made the run, and the fingerprint a resume must match (raises
+    ConfigChanged naming what differs from the games already in `out`)."""
     from importlib.metadata import version
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "experiment.json"
+    override = {k: v for k, v in model.public().items() if v not in (None, {})} if model else None
+    configs = {name: exp.model_dump(mode="json") for name, exp in variants.items()}
+    current = fingerprint(configs, override)
+    check_same_config(out, current)
     started = json.loads(path.read_text())["started"] if path.exists() else time.strftime("%Y-%m-%dT%H:%M:%S")
     write_json_atomic(path, {
         "name": next(iter(variants.values())).name,
         "config_file": str(source) if source else None,
-        "model_override": {k: v for k, v in model.public().items() if v not in (None, {})} if model else None,
+        "model_override": override,
         "plugins": list(LOADED),
         "version": version("avalon_agents"),
+        "commit": commit(),
         "started": started,
-        "variants": {name: exp.model_dump(mode="json") for name, exp in variants.items()},
+        "variants": configs,
+        "fingerprint": current,
     })
+
+
+def preflight(out: Path, variants: dict[str, Experiment], model: ModelSettings | None) -> None:
+    """Before anything is printed or played: the directory is free and holds no games of another config."""
+    check_free(out)
+    override = {k: v for k, v in model.public().items() if v not in (None, {})} if model else None
+    check_same_config(out, fingerprint({name: exp.model_dump(mode="json") for name, exp in variants.items()},
+                                       override))
+
+
+def commit() -> str | None:
+    """The git commit of the framework's checkout, if it runs from one (with "+dirty" for local changes)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+dirty" if dirty else "")
+
+
+def caps(variants: dict[str, Experiment], out: Path, max_games: int | None) -> list[tuple[Job, int | None]]:
+    """The series that still have games to play now, each with how many (None: all): `max_games` caps the run's
+    total finished games, spread over the variants and series (see guard.allotment)."""
+    jobs = jobs_of(variants)
+    index = {name: i for i, name in enumerate(variants)}
+    pending, finished = [], 0
+    for job in jobs:
+        series_dir = out / job.variant / f"series-{job.series}"
+        for n in range(1, job.experiment.games_per_series + 1):
+            if is_done(game_dir(series_dir, n)):
+                finished += 1
+            else:
+                pending.append((index[job.variant], job.series, n))
+    chosen = allotment(pending, finished, max_games)
+    plan = []
+    for job in jobs:
+        count = sum(1 for v, k, _ in chosen if v == index[job.variant] and k == job.series)
+        if count:
+            plan.append((job, None if max_games is None else count))
+    return plan
 
 
 async def run_experiment(variants: dict[str, Experiment], out: Path, *, model: ModelSettings | None = None,
@@ -164,17 +219,17 @@ async def run_experiment(variants: dict[str, Experiment], out: Path, *, model: M
                          on_game: Callable[[Job, int, Path], None] = lambda job, n, path: None) -> None:
     """Play every unfinished game of every variant and series; `max_games` caps the games played now. `model`
     (the CLI's model settings) is laid over every agent's and module's settings."""
-    write_experiment_json(out, source, variants, model)
-    first = next(iter(variants.values()))
-    clients = ClientPool(limit=first.concurrency.llm_calls, override=model)
-    slots = asyncio.Semaphore(first.concurrency.games)
-    budget = [max_games] if max_games is not None else None
+    with run_lock(out):
+        write_experiment_json(out, source, variants, model)
+        first = next(iter(variants.values()))
+        clients = ClientPool(limit=first.concurrency.llm_calls, override=model)
+        slots = asyncio.Semaphore(first.concurrency.games)
 
-    async def one(job: Job) -> None:
-        async with slots:
-            await run_series(job, out, clients, on_game, budget)
+        async def one(job: Job, cap: int | None) -> None:
+            async with slots:
+                await run_series(job, out, clients, on_game, cap)
 
-    await asyncio.gather(*(one(job) for job in jobs_of(variants)))
+        await asyncio.gather(*(one(job, cap) for job, cap in caps(variants, out, max_games)))
 
 
 def game_usage(path: Path) -> dict[str, Any]:

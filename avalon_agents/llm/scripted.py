@@ -35,6 +35,10 @@ FILLER = (
 )
 
 
+KEEP_CALLS = 2000
+"""The scripted model keeps the last this many calls it answered (tests read them)."""
+
+
 class UnexpectedCall(AssertionError):
     """The scripted model was asked something its function does not answer."""
 
@@ -68,6 +72,8 @@ class ScriptedChatModel(BaseChatModel):
                 last = messages[-1].content if messages else ""
                 raise UnexpectedCall(f"no scripted answer for: {str(last)[:200]!r}")
             self.calls.append({"messages": [m.model_dump() for m in messages], "kwargs": kwargs, "reply": text})
+            if len(self.calls) > KEEP_CALLS:  # a bounded history: long runs do not grow without end
+                del self.calls[: len(self.calls) - KEEP_CALLS]
         usage = {
             "input_tokens": sum(count_tokens(str(m.content)) for m in messages),
             "output_tokens": count_tokens(text),

@@ -30,6 +30,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     text = data.model_dump_json(indent=2) if isinstance(data, BaseModel) else json.dumps(data, indent=2, default=str)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o644)  # readable by colleagues on a shared filesystem (mkstemp makes it 0600)
         with os.fdopen(fd, "w") as f:
             f.write(text + "\n")
             f.flush()
