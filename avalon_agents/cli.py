@@ -199,8 +199,12 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
 
             setup.experience = ExperienceStore(experience_dir)
             setup.experience_dir = experience_dir
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
+    except OSError as exc:
+        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
 
     err = Console(stderr=True)
     progress = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -221,6 +225,8 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
             raise UserError(_one_line(exc)) from None
         except ModelUnusable as exc:
             raise RunUnhealthy(f"{_one_line(exc)} (the game stopped; nothing was counted)") from None
+        except OSError as exc:
+            raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
 
     summary = {"rules": rules.name, "players": players, "seats": kinds, "seed": seed, **summarize(results)}
     problems: list[str] = []
@@ -328,8 +334,11 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
             from avalon_agents.experiments.runner import preflight
 
             preflight(out, variants, override)
+            out.mkdir(parents=True, exist_ok=True)
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
+    except OSError as exc:
+        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
     for line in plan_lines(variants, out):
         click.echo(line)
     if check:
@@ -376,6 +385,8 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
                 raise UserError(_one_line(exc)) from None
             except ModelUnusable as exc:
                 raise RunUnhealthy(f"{_one_line(exc)} (stopped; the unfinished game is replayed on resume)") from None
+            except OSError as exc:
+                raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
     _report_run(out, variants)
 
 
@@ -453,6 +464,8 @@ def bench_engine_cmd(games: int, preset: str, players: int, seats: str) -> None:
             raise ValueError(f"games: must be at least 1, got {games}")
         rules = make_rules(preset, players)
         kind = parse_seats(seats, players)[0]
+        if needs_llm(kind):
+            raise ValueError(f"seats: bench engine plays bots without a model (rulebot, random), not {kind!r}")
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
     figures = bench_engine(rules, games, kind)
@@ -551,6 +564,8 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
                                   progress=lambda done, total: progress.update(task, completed=done, total=total))
     except FileNotFoundError as exc:
         raise UserError(f"run-dir: {exc}") from None
+    except OSError as exc:
+        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
     click.echo(headline_text(result.headline))

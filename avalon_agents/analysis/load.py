@@ -118,7 +118,11 @@ def load_run(path: str | Path) -> RunData:
                                 "result.json)")
     rows: dict[str, list[dict[str, Any]]] = {f.name: [] for f in fields(RunData)}
     for d in dirs:
-        _load_game(root, d, rows)
+        try:
+            _load_game(root, d, rows)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # pydantic's errors included
+            problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ValueError(f"run-dir: {d} cannot be read ({type(exc).__name__}: {problem})") from None
     return _frames(rows)
 
 

@@ -39,6 +39,7 @@ from avalon_agents.core.rules import PRESETS
 from avalon_agents.core.types import Role, Team
 from avalon_agents.errors import field_error
 from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
+from avalon_agents.llm.providers import check_spec
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig
 from avalon_agents.plugins import load_plugins
@@ -114,8 +115,8 @@ class Experiment(Strict):
     sides: dict[Team, str] | None = None
     roles: dict[Role, str] | None = None
     lineup: dict[str, int] | None = None
-    series: int = Field(1, ge=1)
-    games_per_series: int = Field(1, ge=1)
+    series: int = Field(1, ge=1, le=10_000)
+    games_per_series: int = Field(1, ge=1, le=100_000)
     learn_after_last: bool = Field(False, description="learn from experience after a series' last game too (off:"
                                                       " no later game reads it, and it costs the cognitive agent "
                                                       "about three LLM calls per seat)")
@@ -161,6 +162,31 @@ class Experiment(Strict):
         elif self.sides is not None and len(self.sides) < 2 and self.roles is None:
             raise ValueError("sides: give an agent for both good and evil")
         return self
+
+    @model_validator(mode="after")
+    def _specs(self) -> Experiment:
+        """Every model spec the config names is well formed (keys and servers are checked when the run starts)."""
+        for where, settings in self.model_settings():
+            if settings.spec is not None:
+                try:
+                    check_spec(settings.spec)
+                except ValueError as exc:
+                    raise ValueError(f"{where}.spec: {str(exc).removeprefix('model: ')}") from None
+        return self
+
+    def model_settings(self) -> list[tuple[str, ModelSettings]]:
+        """(where, settings) of every model settings the config gives: the run's, each agent's and module's, the
+        extractor's."""
+        found = [("model", self.model)] if self.model else []
+        found.append(("extractor.model", self.extractor.model))
+        for name, agent in self.agents.items():
+            if agent.model is not None:
+                found.append((f"agents.{name}.model", agent.model))
+            for slot in (agent.modules.enabled() if agent.modules else ()):
+                module = agent.modules.settings(slot).model
+                if module is not None:
+                    found.append((f"agents.{name}.modules.{slot}.model", module))
+        return found
 
     @property
     def games(self) -> int:

@@ -170,7 +170,23 @@ def write_experiment_json(out: Path, source: Path | None, variants: dict[str, Ex
 
 
 def preflight(out: Path, variants: dict[str, Experiment], model: ModelSettings | None) -> None:
-    """Before anything is printed or played: the directory is free and holds no games of another config."""
+    """Before anything is printed or played: every model can be built (keys present, specs known), the directory
+    is free and holds no games of another config. Raises ValueError (one line)."""
+    from avalon_agents.llm import check_reachable, make_model
+
+    pool = ClientPool(override=model)
+    for exp in variants.values():
+        for agent in exp.agents.values():
+            if not needs_llm(agent.kind):
+                continue
+            base = agent.settings(exp.model)
+            wanted = [base, exp.extractor.model.over(base)]
+            if agent.modules is not None:
+                wanted += [agent.modules.model_for(slot, base) for slot in agent.modules.enabled()]
+            for settings in {pool.resolve(s).key(): pool.resolve(s) for s in wanted}.values():
+                check_reachable(settings)
+                if settings.provider != "local":  # the embedded server starts when the run does
+                    make_model(settings)
     check_free(out)
     override = {k: v for k, v in model.public().items() if v not in (None, {})} if model else None
     check_same_config(out, fingerprint({name: exp.model_dump(mode="json") for name, exp in variants.items()},
