@@ -35,6 +35,7 @@ from avalon_agents.llm.client import LLMCallFailed
 from avalon_agents.narrate import announce, phrase, role_list
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
+from avalon_agents.stores.book import name_roles
 
 RECENT = 10  # freshest messages in every prompt (at least)
 RECENT_STEP = 5  # the window's start moves this many messages at a time
@@ -140,8 +141,9 @@ class BaselineAgent(AgentBase):
         def store() -> None:  # embeddings: off the event loop, so other seats' calls go on meanwhile
             for reflection, answer in self.turns:
                 if reflection and answer:
-                    self.pool.add("baseline_turn", reflection, role=self.role, won=score > 0,
-                                  extra={"answer": answer, "score": score})
+                    self.pool.add("baseline_turn", name_roles(reflection, result.roles), role=self.role,
+                                  won=score > 0, seat=self.seat,
+                                  extra={"answer": name_roles(answer, result.roles), "score": score})
 
         await asyncio.to_thread(store)
 

@@ -22,6 +22,7 @@ from avalon_agents.decisions.kinds import decision_schema
 from avalon_agents.modules.base import Mind, Module, Slots, Turn
 from avalon_agents.modules.config import AgentConfig
 from avalon_agents.records.trace import ModuleOutput
+from avalon_agents.stores.book import experience_without_seats
 
 REASK_SLOTS = ("action", "response")
 
@@ -94,7 +95,8 @@ class CognitiveAgent(AgentBase):
             self._trace(self.modules["experience"], turn, asdict(self.mind.experience))
         # a store embeds its texts: off the event loop, other seats' calls go on
         if self.book is not None and self.end_learning:
-            await asyncio.to_thread(self.book.put, self.mind.role, self.mind.experience, result)
+            learned = experience_without_seats(self.mind.experience, result.roles)  # seats hold other roles next
+            await asyncio.to_thread(self.book.put, self.mind.role, learned, result, self.mind.seat)
 
     async def _run(self, turn: Turn, *, phase: str, only: Sequence[str] | None = None) -> None:
         for slot, module in self.modules.items():

@@ -82,7 +82,7 @@ def series_setups(exp: Experiment, series_dir: Path, clients: ClientPool) -> dic
             continue
         store_dir = series_dir / "experience" / name
         out[name] = AgentSetup(clients=clients, settings=agent.settings(exp.model), extractor=exp.extractor.model,
-                               agent_config=agent.modules, experience=ExperienceStore(store_dir),
+                               agent_config=agent.modules, experience=ExperienceStore(store_dir, run=1),
                                experience_dir=store_dir, learn=agent.learn)
     return out
 

@@ -80,7 +80,8 @@ class AgentSetup:
         if self._pool is None:
             from avalon_agents.stores.experience import ExperienceStore
 
-            self._pool = ExperienceStore(self.experience_dir, collection="baseline_pool")
+            # the pool beside a store counts runs as the store does
+            self._pool = ExperienceStore(self.experience_dir, collection="baseline_pool", run=self.experience.run)
         self._pool.game = self.experience.game
         return self._pool
 

@@ -1,21 +1,23 @@
 """The experience store on chromadb: what seats learned, kept across games and processes.
 
 Documents are strategies, suggestions, notes on other roles and per-game reflections, each with metadata
-(kind, role, side, game, outcome, seq). It answers "the latest strategy for Morgana" (so a seat of that
-role starts the next game with it) and similarity queries (the baseline agent's experience pool).
+(kind, role, side, run, game, seat, outcome). Order is (run, game, seat), never the time of writing, so a
+replay with concurrent seats learns the same; two seats of one role both keep what they wrote. It answers
+"the latest strategy for Morgana" (so a seat of that role starts the next game with it) and similarity
+queries (the baseline agent's experience pool).
 Persistent under a run directory (`PersistentClient`), or in memory (`EphemeralClient`, tests). Every
 collection gets the offline MiniLM embedding function: chromadb's default would download a model.
 """
 
 from __future__ import annotations
 
-import time
 import uuid
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import chromadb
+import numpy as np
 from chromadb.config import Settings
 
 from avalon_agents.core.events import GameResult
@@ -43,23 +45,30 @@ class ExperienceStore:
         collection: the collection name (one store can hold several agent configs' experience); in memory,
             a private collection whose name starts with it.
         game: the index recorded with what is put next (the series runner advances it).
+        run: the run recorded with it; None: the next after every run already in the store (a folder reused
+            by a later `avalon play --experience DIR`, whose game numbers start again, comes after).
     """
 
-    def __init__(self, path: str | Path | None = None, collection: str = "experience", game: int = 0) -> None:
+    def __init__(self, path: str | Path | None = None, collection: str = "experience", game: int = 0,
+                 run: int | None = None) -> None:
         self.client = client(path)
         if path is None:  # chromadb's in-memory client is one per process: keep each store's documents apart
             collection = f"{collection}-{uuid.uuid4().hex[:12]}"
+        self.embed = MiniLMEmbeddings()
         self.collection = self.client.get_or_create_collection(
-            collection, embedding_function=MiniLMEmbeddings(), metadata={"hnsw:space": "cosine"})
+            collection, embedding_function=self.embed, metadata={"hnsw:space": "cosine"})
         self.game = game
+        if run is None:
+            runs = [m.get("run", 0) for m in self.collection.get(include=["metadatas"])["metadatas"]]
+            run = max(runs, default=0) + 1
+        self.run = run
 
     def add(self, kind: str, text: str, *, role: Role, won: bool | None = None, side: str | None = None,
-            extra: dict[str, Any] | None = None) -> str:
+            seat: int = 0, extra: dict[str, Any] | None = None) -> str:
         """Store one document (with `extra` metadata: str, int, float or bool values); returns its id."""
-        seq = time.time_ns()
-        doc_id = f"{kind}-{role.name.lower()}-{self.game}-{seq}"
+        doc_id = f"{kind}-{role.name.lower()}-r{self.run}-g{self.game}-s{seat}-{uuid.uuid4().hex[:8]}"
         meta: dict[str, Any] = {"kind": kind, "role": role.value, "side": side or role.side.value,
-                                "game": self.game, "seq": seq}
+                                "run": self.run, "game": self.game, "seat": seat}
         if won is not None:
             meta["outcome"] = "won" if won else "lost"
         meta.update(extra or {})
@@ -67,8 +76,9 @@ class ExperienceStore:
         return doc_id
 
     def forget_from(self, game: int) -> None:
-        """Delete every document recorded for game `game` or later (an interrupted game's, on resume)."""
-        self.collection.delete(where={"game": {"$gte": game}})
+        """Delete every document this run recorded for game `game` or later (an interrupted game's, on
+        resume)."""
+        self.collection.delete(where={"$and": [{"run": self.run}, {"game": {"$gte": game}}]})
 
     def latest(self, kind: str, role: Role) -> str | None:
         """The most recent document of `kind` for `role`, or None."""
@@ -76,28 +86,41 @@ class ExperienceStore:
                                     include=["documents", "metadatas"])
         if not found["ids"]:
             return None
-        newest = max(range(len(found["ids"])), key=lambda i: (found["metadatas"][i]["game"],
-                                                               found["metadatas"][i]["seq"]))
+        meta = found["metadatas"]
+        newest = max(range(len(found["ids"])), key=lambda i: (meta[i].get("run", 0), meta[i]["game"],
+                                                               meta[i].get("seat", 0), found["documents"][i]))
         return found["documents"][newest]
 
     def query(self, text: str, n: int = 3, **where: Any) -> list[tuple[str, dict[str, Any], float]]:
-        """The `n` documents closest to `text` (cosine distance), optionally filtered by metadata."""
+        """The `n` documents closest to `text` (cosine distance), optionally filtered by metadata. Exact, not
+        the index's approximate search, whose answer depends on the order documents were written in (seats
+        write concurrently): ties go to the earlier (run, game, seat)."""
         if self.collection.count() == 0:
             return []
         clauses = [{k: v} for k, v in where.items()]
         filt = None if not clauses else clauses[0] if len(clauses) == 1 else {"$and": clauses}
-        res = self.collection.query(query_texts=[text], n_results=n, where=filt,
-                                    include=["documents", "metadatas", "distances"])
-        return list(zip(res["documents"][0], res["metadatas"][0], res["distances"][0]))
+        found = self.collection.get(where=filt, include=["documents", "metadatas", "embeddings"])
+        if not found["ids"]:
+            return []
+        vectors = np.asarray(found["embeddings"], dtype=np.float32)
+        target = np.asarray(self.embed([text])[0], dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1) * (np.linalg.norm(target) or 1.0)
+        distances = 1.0 - (vectors @ target) / np.where(norms == 0, 1.0, norms)
+        meta = found["metadatas"]
+        order = sorted(range(len(found["ids"])), key=lambda i: (round(float(distances[i]), 6), meta[i].get("run", 0),
+                                                                meta[i]["game"], meta[i].get("seat", 0),
+                                                                found["documents"][i]))
+        return [(found["documents"][i], meta[i], float(distances[i])) for i in order[:n]]
 
     # ------------------------------------------------------------ the ExperienceBook interface
 
     def get(self, role: Role) -> Experience:
         return Experience(**{kind: self.latest(kind, role) for kind in KINDS})
 
-    def put(self, role: Role, experience: Experience, result: GameResult | None = None) -> None:
+    def put(self, role: Role, experience: Experience, result: GameResult | None = None, seat: int = 0) -> None:
+        """Keep what a seat of `role` learned in this game (every part that has text)."""
         won = None if result is None else result.winner is role.side
         for kind in KINDS:
             text = getattr(experience, kind)
-            if text and text != self.latest(kind, role):
-                self.add(kind, text, role=role, won=won)
+            if text:
+                self.add(kind, text, role=role, won=won, seat=seat)

@@ -11,6 +11,7 @@ from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
 from avalon_agents.host.play import play_games
 from avalon_agents.modules import Experience
+from avalon_agents.stores.book import name_roles
 from avalon_agents.stores.experience import ExperienceStore
 from tests.helpers import scripted_setup
 
@@ -18,6 +19,7 @@ WRITE = """
 import sys
 from avalon_agents.core.types import Role
 from avalon_agents.modules import Experience
+from avalon_agents.stores.book import name_roles
 from avalon_agents.stores.experience import ExperienceStore
 store = ExperienceStore(sys.argv[1], game=3)
 store.put(Role.MORGANA, Experience(strategy="Claim Merlin early.", other_roles="Percival trusts the loudest."))
@@ -25,6 +27,7 @@ store.put(Role.MORGANA, Experience(strategy="Claim Merlin early.", other_roles="
 READ = """
 import sys
 from avalon_agents.core.types import Role
+from avalon_agents.stores.book import name_roles
 from avalon_agents.stores.experience import ExperienceStore
 store = ExperienceStore(sys.argv[1])
 print(store.get(Role.MORGANA).strategy)
@@ -41,7 +44,7 @@ def test_latest_per_role_and_similarity():
     store.put(Role.ASSASSIN, Experience(strategy="Watch who avoids evil players on teams."))
     assert store.get(Role.MERLIN).strategy == "Hint through votes only."
     assert store.get(Role.PERCIVAL) == Experience()
-    assert store.collection.count() == 4  # the unchanged suggestion is not stored twice
+    assert store.collection.count() == 5  # each game's learning is kept, an unchanged suggestion included
     text, meta, distance = store.query("the assassin looks for Merlin by who avoids evil", n=1)[0]
     assert meta["role"] == "Assassin" and meta["kind"] == "strategy" and distance < 0.7
     only_merlin = store.query("strategy", n=5, role="Merlin", kind="strategy")
@@ -67,8 +70,8 @@ def test_two_consecutive_games_carry_the_improved_strategy(tmp_path):
     for seat, role in second.engine.roles.items():
         if role not in first.engine.roles.values():
             continue
-        learned = [r.text["strategy"] for r in first.tracer.records
+        learned = [name_roles(r.text["strategy"], first.engine.roles) for r in first.tracer.records
                    if r.type == "module" and r.slot == "experience"
-                   and first.engine.roles[r.seat] is role]
+                   and first.engine.roles[r.seat] is role]  # stored with seats named by role
         system = next(r for r in second.tracer.records if r.type == "llm_call" and r.seat == seat)
         assert any(f"Strategy: {text}" in system.messages[0].content for text in learned), role
