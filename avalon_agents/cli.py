@@ -379,18 +379,18 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
 
         with logs.run_log(out):
             try:
-                asyncio.run(run_experiment(variants, out, model=override, max_games=max_games, source=config,
-                                           on_game=on_game))
+                aborted = asyncio.run(run_experiment(variants, out, model=override, max_games=max_games,
+                                                     source=config, on_game=on_game))
             except (ModelSpecError, RunDirInUse, ConfigChanged) as exc:
                 raise UserError(_one_line(exc)) from None
             except ModelUnusable as exc:
                 raise RunUnhealthy(f"{_one_line(exc)} (stopped; the unfinished game is replayed on resume)") from None
             except OSError as exc:
                 raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
-    _report_run(out, variants)
+    _report_run(out, variants, aborted)
 
 
-def _report_run(out: Path, variants: dict) -> None:
+def _report_run(out: Path, variants: dict, aborted: list[str] = ()) -> None:
     """The results table, each variant's health beside it, and exit code 3 when a variant is over its limits."""
     from avalon_agents.experiments import format_table, results_table
     from avalon_agents.experiments.results import variant_health
@@ -402,9 +402,13 @@ def _report_run(out: Path, variants: dict) -> None:
         click.echo(f"{name}: {line}{mark}")
         if problems:
             unhealthy.append(name)
+    for line in aborted:
+        click.echo(f"aborted: {line}")
     click.echo(f"run directory: {out}")
     if unhealthy:
         raise RunUnhealthy(f"unhealthy variant(s), not results: {', '.join(unhealthy)} (see the health lines above)")
+    if aborted:
+        raise RunUnhealthy(f"{len(aborted)} game(s) aborted by the watchdog, not counted; rerun to replay them")
 
 
 @cli.command()

@@ -127,6 +127,9 @@ class Experiment(Strict):
                                                              "beside ours (e.g. {good_win_rate: 0.9})")
     probes: bool = Field(False, description="belief probes: after each quest every LLM seat is asked privately "
                                             "who is Merlin and who is evil (trace records of type 'probe')")
+    watchdog_s: float | None = Field(1800, gt=0, description="seconds a game step (a batch of requests, a round's "
+                                     "preparation, the learning at game end) may take before the game is aborted "
+                                     "(not counted, replayed on resume); null: no limit")
     health: HealthLimits = Field(default_factory=HealthLimits, description="above these shares of failed calls "
                                  "or fallbacks a variant is not a result: marked, and the run exits 3")
 

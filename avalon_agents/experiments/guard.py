@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 LOCK = ".lock"
-IGNORED = ("concurrency", "paper", "health")
+IGNORED = ("concurrency", "paper", "health", "watchdog_s")
 """Config keys that change neither which games are played nor how: a resume may change them."""
 
 

@@ -23,12 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from loguru import logger
+
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.experiments.config import Experiment
 from avalon_agents.experiments.guard import allotment, check_free, check_same_config, fingerprint, run_lock
+from avalon_agents.host.host import GameAborted
 from avalon_agents.host.play import AgentSetup, game_dir, play_one
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.modules import ExperienceBook
@@ -100,8 +103,10 @@ def forget_unfinished(models: dict[str, AgentSetup], first_unfinished: int) -> N
 
 
 async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable[[Job, int, Path], None],
-                     cap: int | None = None) -> None:
-    """Play the series' unfinished games in order (at most `cap` of them now)."""
+                     cap: int | None = None, aborted: list[str] | None = None) -> None:
+    """Play the series' unfinished games in order (at most `cap` of them now). A game the watchdog aborts ends
+    the series for now; its reason is added to `aborted`."""
+    aborted = [] if aborted is None else aborted
     exp = job.experiment
     rules = make_rules(exp.rules, exp.players)
     series_dir = out / job.variant / f"series-{job.series}"
@@ -130,7 +135,13 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
         path.mkdir(parents=True)
         write_json_atomic(path / "seating.json", {"agents": dict(zip(rules.seats, names)), "series": job.series,
                                                   "game": n, "variant": job.variant, "seed": seed})
-        await play_one(rules, kinds, seed, path, [models[name] for name in names], probes=exp.probes)
+        try:
+            await play_one(rules, kinds, seed, path, [models[name] for name in names], probes=exp.probes,
+                           watchdog=exp.watchdog_s)
+        except GameAborted as exc:
+            logger.warning("{} game {} aborted: {} (replayed on resume; the series stops here)", job.label, n, exc)
+            aborted.append(f"{job.label} game {n}: {exc}")
+            return
         on_game(job, n, path)
 
 
@@ -232,9 +243,11 @@ def caps(variants: dict[str, Experiment], out: Path, max_games: int | None) -> l
 
 async def run_experiment(variants: dict[str, Experiment], out: Path, *, model: ModelSettings | None = None,
                          max_games: int | None = None, source: Path | None = None,
-                         on_game: Callable[[Job, int, Path], None] = lambda job, n, path: None) -> None:
-    """Play every unfinished game of every variant and series; `max_games` caps the games played now. `model`
-    (the CLI's model settings) is laid over every agent's and module's settings."""
+                         on_game: Callable[[Job, int, Path], None] = lambda job, n, path: None) -> list[str]:
+    """Play every unfinished game of every variant and series; `max_games` caps the run's total. `model` (the
+    CLI's model settings) is laid over every agent's and module's settings. Returns the games the watchdog
+    aborted (each with its reason); they are replayed on resume."""
+    aborted: list[str] = []
     with run_lock(out):
         write_experiment_json(out, source, variants, model)
         first = next(iter(variants.values()))
@@ -243,9 +256,10 @@ async def run_experiment(variants: dict[str, Experiment], out: Path, *, model: M
 
         async def one(job: Job, cap: int | None) -> None:
             async with slots:
-                await run_series(job, out, clients, on_game, cap)
+                await run_series(job, out, clients, on_game, cap, aborted)
 
         await asyncio.gather(*(one(job, cap) for job, cap in caps(variants, out, max_games)))
+    return aborted
 
 
 def game_usage(path: Path) -> dict[str, Any]:

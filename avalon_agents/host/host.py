@@ -17,10 +17,16 @@ from avalon_agents.engine import AvalonEngine
 from avalon_agents.host.eager import gather_eager
 from avalon_agents.host.probe import BeliefProbe
 from avalon_agents.records import GameRecorder, Tracer
+from avalon_agents.records.run_dir import ABORTED, write_json_atomic
 
 
 class NoActionError(RuntimeError):
     """An agent replied without a typed action and no extractor is configured."""
+
+
+class GameAborted(RuntimeError):
+    """The game made no progress for the watchdog's time: it ends unfinished (aborted.json says why; no
+    result.json, so it never counts and is replayed on resume)."""
 
 
 AskAgain = Callable[[str], Awaitable[Reply]]
@@ -58,6 +64,8 @@ class GameHost:
         meta: extra entries for meta.json (agent kinds, config, ...).
         probe: asks its seats what they believe at the end of each quest, from what each has seen; the
             answers go to the trace only, never to an agent or the events (None: no probes).
+        watchdog: seconds a step (a round's preparation, one batch of requests, a probe, the game end) may take
+            before the game is aborted (None: no limit).
     """
 
     def __init__(
@@ -72,6 +80,7 @@ class GameHost:
         tracer: Tracer | None = None,
         meta: Mapping[str, Any] | None = None,
         probe: BeliefProbe | None = None,
+        watchdog: float | None = None,
     ) -> None:
         if sorted(agents) != list(rules.seats):
             raise ValueError(f"agents: need one agent for each seat 1..{rules.players}, got seats {sorted(agents)}")
@@ -87,9 +96,10 @@ class GameHost:
         self.tracer = tracer or recorder
         self.meta = dict(meta or {})
         self.probe = probe
+        self.watchdog = watchdog
         self._inbox: dict[Seat, list[GameEvent]] = {seat: [] for seat in self.agents}
         self._seen: dict[Seat, list[GameEvent]] = {seat: [] for seat in (probe.seats if probe else ())}
-        self._step = 0
+        self._step_number = 0
 
     async def run(self) -> GameResult:
         """Play the game to its end and return the result."""
@@ -99,29 +109,44 @@ class GameHost:
             )
         try:
             await self._deliver(self.engine.reset())
-            await self._prepare()
+            await self._step(self._prepare(), "the first round's preparation")
             while not self.engine.is_over:
                 requests = self.engine.pending()
                 self._next_step()
-                actions = await gather_eager([self._ask(r) for r in requests])
+                actions = await self._step(gather_eager([self._ask(r) for r in requests]),
+                                           f"{requests[0].kind.value} requests of quest {requests[0].quest}."
+                                           f"{requests[0].attempt}")
                 new: list[GameEvent] = []
                 for request, action in zip(requests, actions):
                     new += self.engine.submit(request.seat, action)
                 await self._deliver(new)
-                await self._probe(new)
+                await self._step(self._probe(new), "the belief probes")
                 if self._new_round(new):
-                    await self._prepare()
+                    await self._step(self._prepare(), f"the preparation of quest {self.engine.quest}")
             result = self.engine.result()
             for seat in self.agents:
                 await self._flush(seat)
             self._next_step()
-            await asyncio.gather(*(agent.on_game_end(result) for agent in self.agents.values()))
+            await self._step(asyncio.gather(*(agent.on_game_end(result) for agent in self.agents.values())),
+                             "the learning at game end")
             if self.recorder:
                 self.recorder.write_result(result)
             return result
         finally:
             if self.recorder:
                 self.recorder.close()
+
+    async def _step(self, work: Awaitable[Any], what: str) -> Any:
+        """One unit of progress, under the watchdog."""
+        if self.watchdog is None:
+            return await work
+        try:
+            return await asyncio.wait_for(work, self.watchdog)
+        except TimeoutError:
+            reason = f"no progress for {self.watchdog:g} s during {what}"
+            if self.recorder:
+                write_json_atomic(self.recorder.path / ABORTED, {"reason": reason, "step": self._step_number})
+            raise GameAborted(reason) from None
 
     async def _ask(self, request: ActionRequest) -> Action:
         agent = self.agents[request.seat]
@@ -136,9 +161,9 @@ class GameHost:
 
     def _next_step(self) -> None:
         """Tag the LLM calls that follow with a new step number (see records.critical_path)."""
-        self._step += 1
+        self._step_number += 1
         if self.tracer is not None:
-            self.tracer.step = self._step
+            self.tracer.step = self._step_number
 
     def _new_round(self, new: Sequence[GameEvent]) -> bool:
         """A quest just ended and another begins (not the Assassin's turn, not the end)."""

@@ -105,13 +105,15 @@ class AgentSetup:
 
 
 async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | None = None,
-                   setups: AgentSetup | Sequence[AgentSetup] | None = None, probes: bool = False) -> GameHost:
+                   setups: AgentSetup | Sequence[AgentSetup] | None = None, probes: bool = False,
+                   watchdog: float | None = None) -> GameHost:
     """Play one game; return its host (engine events and result inside).
 
     `setups` is what the LLM seats share, or one `AgentSetup` per seat (seats of different agents, as
     experiments place them); the extractor is the first LLM seat's. With `probes`, every LLM seat is asked
     at the end of each quest, with its own model, what it believes (who is Merlin, who is evil); the answers
-    go to the trace (see host.probe). Rule-bot and random seats are not probed.
+    go to the trace (see host.probe). Rule-bot and random seats are not probed. `watchdog`: seconds a step may
+    take before the game is aborted (GameHost).
     """
     per_seat = list(setups) if isinstance(setups, Sequence) else [setups or AgentSetup()] * rules.players
     if len(per_seat) != rules.players:
@@ -142,6 +144,7 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
               **({"seat_models": {s: per_seat[rules.seats.index(s)].meta() for s in llm_seats}}
                  if isinstance(setups, Sequence) else {})},
         probe=probe,
+        watchdog=watchdog,
     )
     await host.run()
     return host

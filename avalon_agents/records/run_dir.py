@@ -23,6 +23,8 @@ EVENTS = "events.jsonl"
 TRACE = "trace.jsonl"
 META = "meta.json"
 RESULT = "result.json"
+ABORTED = "aborted.json"
+"""Written instead of result.json when the watchdog ends a game: the reason (the game is replayed on resume)."""
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -64,3 +64,21 @@ def test_play_prints_health_and_exits_3_when_unhealthy(tmp_path):
     summary = json.loads(result.stdout.splitlines()[0])
     assert summary["health"]["healthy"] is False and summary["usage"]["failed_calls"] > 0
     assert sum(summary["usage"]["failed_by_cause"].values()) == summary["usage"]["failed_calls"]
+
+
+def test_a_game_without_progress_is_aborted_not_counted_and_replayed(tmp_path):
+    """A server that stops answering: the watchdog ends the game as aborted (with the reason), nothing counts,
+    the command exits 3, and a rerun once the server answers again replays it."""
+    from avalon_agents.records import is_done
+
+    with openai_server(latency=2.0) as server:  # every answer comes too late for the watchdog
+        result = run(tmp_path, server, "watchdog_s: 0.5\n")
+        assert result.exit_code == 3 and "aborted by the watchdog" in result.output
+        games = sorted((tmp_path / "c").glob("main/series-1/game-*"))
+        assert len(games) == 1 and not is_done(games[0])  # the series stopped at its first game
+        assert "no progress for 0.5 s" in json.loads((games[0] / "aborted.json").read_text())["reason"]
+        server.state.latency = 0.0  # the server is back
+        again = run(tmp_path, server, "watchdog_s: 0.5\n")
+    assert again.exit_code == 0, again.output
+    assert all(is_done(g) for g in (tmp_path / "c").glob("main/series-1/game-*"))
+    assert not (games[0] / "aborted.json").exists()
