@@ -3,12 +3,15 @@ trace recorded, how the decisions were read (docs/reliability.md).
 
     .venv/bin/python benchmarks/faults.py
 """
-import asyncio, collections
+import asyncio
+import collections
+
 from avalon_agents.core import make_rules
 from avalon_agents.host.play import AgentSetup, play_one
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.llm import client as client_module
 from avalon_agents.llm.loopback import openai_server
+
 client_module.BACKOFF = {"initial": 0.005, "max": 0.05, "exp_base": 2.0, "jitter": 0.005}
 rules = make_rules("official", 6)
 with openai_server(fault_rate=0.2, timeout_sleep=0.6, seed=11) as server:
