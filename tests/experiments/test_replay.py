@@ -8,6 +8,8 @@ import asyncio
 import hashlib
 from pathlib import Path
 
+import pytest
+
 from avalon_agents.core import Role
 from avalon_agents.experiments import load_experiments, run_experiment
 from avalon_agents.stores.book import Experience, name_roles
@@ -18,7 +20,7 @@ name: replay
 model: scripted
 agents:
   ours: {{kind: cognitive}}
-  theirs: {{kind: baseline}}
+  theirs: {{kind: {theirs}}}
 lineup: {{ours: 3, theirs: 3}}
 series: 2
 games_per_series: 3
@@ -27,19 +29,22 @@ concurrency: {{games: {games}, llm_calls: {calls}}}
 """
 
 
-def digests(tmp_path: Path, games: int, calls: int) -> dict[str, str]:
+def digests(tmp_path: Path, games: int, calls: int, theirs: str) -> dict[str, str]:
     path = tmp_path / f"c{games}-{calls}.yaml"
-    path.write_text(CONFIG.format(games=games, calls=calls))
+    path.write_text(CONFIG.format(games=games, calls=calls, theirs=theirs))
     out = tmp_path / f"run-{games}-{calls}"
     asyncio.run(run_experiment(load_experiments(path), out))
     return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(out.glob("*/series-*/game-*/events.jsonl"))}
 
 
-def test_the_same_seeds_give_the_same_games_at_any_concurrency(tmp_path):
-    one = digests(tmp_path, 1, 4)
+@pytest.mark.parametrize("theirs", ["rulebot", pytest.param("baseline", marks=pytest.mark.slow)])
+def test_the_same_seeds_give_the_same_games_at_any_concurrency(tmp_path, theirs):
+    """Three cognitive seats learn (two Loyal Servants of one agent in some games) against rule bots, or (slow)
+    against the baseline, whose experience pool learns too."""
+    one = digests(tmp_path, 1, 4, theirs)
     assert len(one) == 6
-    assert digests(tmp_path, 2, 64) == one
+    assert digests(tmp_path, 2, 64, theirs) == one
 
 
 def test_two_seats_of_one_role_keep_both_and_the_latest_is_well_defined(tmp_path):
