@@ -156,6 +156,12 @@ def calls_of(path: Path) -> list[dict[str, Any]]:
     return calls
 
 
+def critical_of(calls: list[dict[str, Any]]) -> int:
+    """records.critical_path over the call dicts of calls_of."""
+    return critical_path([LLMCall.model_validate({k: v for k, v in c.items() if k in LLMCall.model_fields
+                                                  and k != "purpose"}) for c in calls])
+
+
 def anatomy(calls: list[dict[str, Any]], wall: float, latency: float) -> dict[str, Any]:
     """Where a game's wall time goes, beside its critical path."""
     by_step: dict[int, list[dict]] = defaultdict(list)
@@ -183,7 +189,7 @@ def anatomy(calls: list[dict[str, Any]], wall: float, latency: float) -> dict[st
         top = max(seats.values(), key=len)
         chains[" → ".join(c["purpose"].split("/")[0] for c in sorted(top, key=lambda c: c["t_start"]))] += 1
     extra = [c["latency_s"] - latency for c in calls]
-    return {"calls": len(calls), "critical": critical_path(calls), "wall": wall, "steps": len(by_step),
+    return {"calls": len(calls), "critical": critical_of(calls), "wall": wall, "steps": len(by_step),
             "in_step": in_step, "between": wall - spans, "overlapped": overlapped, "chained": chained,
             "chains": chains, "excess": excess, "extract": sum(c["purpose"].startswith("extract") for c in calls),
             "extra_ms": 1000 * statistics.mean(extra), "extra_max_ms": 1000 * max(extra),
@@ -271,7 +277,7 @@ def in_flight(latency: float, ks: list[int], per_series: int | None, limit: int,
         extra: list[float] = []
         for g in measured["games"]:
             cs = calls_of(g["path"])
-            by_series[g["series"]] += critical_path(cs) * latency
+            by_series[g["series"]] += critical_of(cs) * latency
             calls += len(cs)
             extra += [c["latency_s"] - latency for c in cs]
             slow += sum(c["latency_s"] - latency > SLOW_CALL for c in cs)
