@@ -573,6 +573,9 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
     click.echo(headline_text(result.headline))
+    for row in result.tables["health"].itertuples(index=False):
+        click.echo(f"{row.variant}: health: {row.failed_calls}/{row.llm_calls} calls failed ({row.failed_share:.1%}), "
+                   f"{row.reasks} re-asks, {row.fallbacks}/{row.decisions} fallbacks ({row.fallback_share:.1%})")
     click.echo(f"{len(result.data.games)} game(s); report: {result.out / 'report.md'}")
 
 

@@ -165,6 +165,10 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
         "Win rate per variant and side with its 95% bootstrap CI (games resampled), and the quest engagement "
         "(QER) and failure vote (FVR) rates of Morgana and the Assassin, as in the paper's tables.",
         markdown_table(result.headline),
+        "## Health",
+        "Failed LLM calls (after their retries), re-asks and the paper's fallbacks per variant: a variant with many "
+        "of them is not a result (`avalon run` marks those over its `health:` limits).",
+        markdown_table(result.tables["health"]),
     ]
     if result.judgments is None:
         parts.append("_Behavior metrics judged by an LLM (camouflage, teamwork/confrontation, sharing, "
@@ -173,7 +177,7 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
         title, table_names = FIGURES[name]
         parts += [f"## {title}", f"![{name}](figures/{png.name})"]
         parts += [f"`metrics/{t}.csv`\n\n" + markdown_table(result.tables[t]) for t in table_names]
-    rest = [n for n in result.tables if n not in {t for _, ts in FIGURES.values() for t in ts} | {"headline"}]
+    rest = [n for n in result.tables if n not in {t for _, ts in FIGURES.values() for t in ts} | {"headline", "health"}]
     for name in rest:
         parts += [f"## {name.replace('_', ' ').capitalize()}", f"`metrics/{name}.csv`\n\n"
                   + markdown_table(result.tables[name])]

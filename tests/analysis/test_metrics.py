@@ -104,3 +104,9 @@ def test_confidence_intervals_resample_games():
     low, high = ratio_ci(np.array([1, 0, 1, 1, 0, 1, 0, 1, 1, 1]), np.ones(10))
     assert 0.3 <= low < 0.7 < high <= 1.0
     assert ratio_ci(np.array([2, 2]), np.array([4, 4])) == (0.5, 0.5)
+
+
+def test_health_counts_failed_calls_reasks_and_fallbacks(data):
+    row = metrics.health(data).set_index("variant").loc["full"]
+    assert (row["games"], row["llm_calls"], row["failed_calls"]) == (2, 3, 0)
+    assert (row["decisions"], row["fallbacks"]) == (3, 1) and row["fallback_share"] == pytest.approx(1 / 3)

@@ -52,3 +52,17 @@ def test_analyze_without_a_judge_skips_the_judged_metrics_and_says_so(analysis_r
 def test_analyze_a_folder_without_games_is_a_one_line_error(tmp_path):
     result = CliRunner().invoke(cli, ["analyze", str(tmp_path)])
     assert result.exit_code != 0 and "no finished game" in result.output
+
+
+def test_health_is_beside_the_results(analysis_run, tmp_path):
+    from click.testing import CliRunner
+
+    from avalon_agents.cli import cli
+
+    result = CliRunner().invoke(cli, ["analyze", str(analysis_run), "--out", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if ": health: " in line]
+    assert {line.split(":")[0] for line in lines} == {"full", "wo_analysis"}
+    assert all("calls failed (0.0%)" in line for line in lines)
+    report = (tmp_path / "a" / "report.md").read_text()
+    assert "## Health" in report and (tmp_path / "a" / "metrics" / "health.csv").is_file()
