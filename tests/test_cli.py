@@ -98,3 +98,13 @@ def test_interrupt_keeps_finished_games_and_prints_no_traceback(tmp_path):
     assert len(finished) >= 3
     for result in finished:  # every finished game is whole
         assert json.loads(result.read_text())["winner"] in ("good", "evil")
+
+
+def test_run_files_are_readable_by_colleagues(tmp_path):
+    from click.testing import CliRunner
+
+    from avalon_agents.cli import cli
+
+    assert CliRunner().invoke(cli, ["play", "--out", str(tmp_path), "--json"]).exit_code == 0
+    for name in ("meta.json", "result.json", "events.jsonl"):
+        assert (tmp_path / "game-00001" / name).stat().st_mode & 0o777 == 0o644, name

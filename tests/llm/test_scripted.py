@@ -47,3 +47,14 @@ def test_a_game_replays_the_same_when_another_game_shares_the_model():
     _, beside = asyncio.run(together())
     assert events(beside) == events(alone)
     assert len(alone.engine.events) > 30
+
+
+def test_the_scripted_model_keeps_a_bounded_history():
+    from langchain_core.messages import HumanMessage
+
+    from avalon_agents.llm.scripted import KEEP_CALLS
+
+    model = ScriptedChatModel()
+    for i in range(KEEP_CALLS + 50):
+        model.invoke([HumanMessage(f"Say something, call {i}.")])
+    assert len(model.calls) == KEEP_CALLS and "call 50." in model.calls[0]["messages"][-1]["content"]
