@@ -94,6 +94,8 @@ def test_every_call_of_a_game_is_tagged_with_its_host_step(tmp_path):
     assert result.exit_code == 0, result.output
     (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert (tmp_path / "run.log").is_file()  # the diagnostic log beside the games
+    health = json.loads((run / "health.json").read_text())  # every game records its health
+    assert health["failed_calls"] == 0 and health["llm_calls"] > 0 and health["fallbacks"] == 0
     records = list(read_trace(run))
     calls = [r for r in records if r.type == "llm_call"]
     assert calls and all(isinstance(r.step, int) for r in calls)

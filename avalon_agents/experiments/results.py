@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from avalon_agents.analysis import metrics
 from avalon_agents.analysis.load import game_dirs, load_run
 from avalon_agents.analysis.metrics import paper_table
 from avalon_agents.experiments.config import Experiment
 from avalon_agents.records import read_trace, usage
-from avalon_agents.records.health import health_line
+from avalon_agents.records.health import HealthLimits, health_line
 
 
 def results_table(out: Path) -> pd.DataFrame:
@@ -28,6 +29,11 @@ def results_table(out: Path) -> pd.DataFrame:
     table = table.merge(usage.reset_index(), on="variant")
     meta = Path(out) / "experiment.json"
     variants = json.loads(meta.read_text())["variants"] if meta.exists() else {}
+    health = metrics.health(data)[["variant", "failed_share", "fallback_share"]]
+    table = table.merge(health, on="variant", how="left")
+    limits = {v: HealthLimits.model_validate((variants.get(v) or {}).get("health") or {}) for v in table["variant"]}
+    table["healthy"] = [row.failed_share <= limits[row.variant].max_failed_calls
+                        and row.fallback_share <= limits[row.variant].max_fallbacks for row in table.itertuples()]
     paper = [(variants.get(v) or {}).get("paper") or {} for v in table["variant"]]
     table["paper_win_rate"] = [p.get(f"{side}_win_rate", float("nan")) for p, side in zip(paper, table["side"])]
     for name in ("qer", "fvr"):
@@ -52,18 +58,21 @@ def format_table(table: pd.DataFrame) -> str:
         return "no finished games yet"
     lines = [f"{'variant':<22}{'side':<6}{'agents':<22}{'win rate':>9}  {'95% CI':<13}{'games':>6}"
              f"{'QER Mor/Ass':>13}{'FVR Mor/Ass':>13}{'calls/game':>12}{'tokens in/game':>16}{'paper WR':>10}"
-             f"{'paper QER':>11}{'paper FVR':>11}"]
+             f"{'paper QER':>11}{'paper FVR':>11}{'failed/fallbacks':>18}"]
     for r in table.itertuples():
+        health = f"{r.failed_share:.0%}/{r.fallback_share:.0%}" + ("" if r.healthy else " !")
         ci = f"[{r.ci_low:.0%}, {r.ci_high:.0%}]"
         qer = f"{_pct(r.qer_Morgana)}/{_pct(r.qer_Assassin)}" if r.side == "evil" else ""
         fvr = f"{_pct(r.fvr_Morgana)}/{_pct(r.fvr_Assassin)}" if r.side == "evil" else ""
         lines.append(f"{r.variant:<22}{r.side:<6}{r.agents:<22}{r.win_rate:>9.1%}  {ci:<13}{r.games:>6}"
                      f"{qer:>13}{fvr:>13}{r.calls_per_game:>12.0f}{r.input_tokens_per_game:>16,.0f}"
                      f"{_pct(r.paper_win_rate):>10}{_pair(r.paper_qer_Morgana, r.paper_qer_Assassin):>11}"
-                     f"{_pair(r.paper_fvr_Morgana, r.paper_fvr_Assassin):>11}")
+                     f"{_pair(r.paper_fvr_Morgana, r.paper_fvr_Assassin):>11}{health:>18}")
     if table["paper_win_rate"].notna().any():
         lines.append("paper WR, QER, FVR: the paper's own figures (GPT-3.5), for comparison; ours are measured "
                      "above (QER, FVR: Morgana/Assassin)")
+    if not table["healthy"].all():
+        lines.append("! over the variant's health limits (failed calls / fallbacks): not a result")
     return "\n".join(lines)
 
 

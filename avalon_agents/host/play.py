@@ -20,7 +20,8 @@ from avalon_agents.host.probe import BeliefProbe
 from avalon_agents.llm.pool import ClientPool, GameClients
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig, ExperienceBook
-from avalon_agents.records import GameRecorder, MemoryTracer, Record, read_trace
+from avalon_agents.records import GameRecorder, MemoryTracer, Record, read_trace, usage
+from avalon_agents.records.run_dir import HEALTH, write_json_atomic
 
 if TYPE_CHECKING:
     from avalon_agents.stores.experience import ExperienceStore
@@ -147,6 +148,8 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
         watchdog=watchdog,
     )
     await host.run()
+    if recorder is not None:
+        write_json_atomic(recorder.path / HEALTH, usage(read_trace(recorder.path)))
     return host
 
 

@@ -23,6 +23,8 @@ EVENTS = "events.jsonl"
 TRACE = "trace.jsonl"
 META = "meta.json"
 RESULT = "result.json"
+HEALTH = "health.json"
+"""A finished game's health: its calls, failed calls by cause, re-asks, fallbacks (records.usage)."""
 ABORTED = "aborted.json"
 """Written instead of result.json when the watchdog ends a game: the reason (the game is replayed on resume)."""
 

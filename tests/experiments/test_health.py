@@ -46,6 +46,8 @@ def test_too_many_failed_calls_mark_the_variant_and_exit_3(tmp_path):
     line = next(line for line in result.output.splitlines() if line.startswith("main: health:"))
     assert "UNHEALTHY" in line and "calls failed (" in line
     assert "unhealthy variant(s), not results: main" in result.output
+    assert "! over the variant's health limits" in result.output  # the results table marks the cells
+    assert any(line.startswith("main ") and line.rstrip().endswith("!") for line in result.output.splitlines())
 
 
 def test_thresholds_are_set_in_the_config(tmp_path):
