@@ -136,6 +136,11 @@ def cli() -> None:
     avalon analyze         metrics, figures and a report of a run
     avalon extract         turn one free-text answer into an action, as the host does
     avalon bench engine    measure engine throughput
+    avalon bench cost      LLM calls and tokens per game, per module (scripted model)
+
+    \b
+    Exit codes: 0 done; 2 a mistake in the input (one line naming it); 3 the run is not a result (its model
+    was unusable, a game was aborted, or a variant is over its health limits); 130 interrupted.
     """
 
 
