@@ -84,3 +84,18 @@ def test_a_game_without_progress_is_aborted_not_counted_and_replayed(tmp_path):
     assert again.exit_code == 0, again.output
     assert all(is_done(g) for g in (tmp_path / "c").glob("main/series-1/game-*"))
     assert not (games[0] / "aborted.json").exists()
+
+
+def test_timeout_and_retries_on_the_command_line_reach_every_call(tmp_path):
+    from avalon_agents.records import LLMCall, read_trace
+
+    with openai_server() as server:
+        path = tmp_path / "c.yaml"
+        path.write_text(CONFIG.format(url=server.base_url, extra="games_per_series: 1\n").replace(
+            "games_per_series: 2\n", ""))
+        result = CliRunner().invoke(cli, ["run", str(path), "--out", str(tmp_path / "c"), "--timeout", "7.5",
+                                          "--retries", "1"])
+    assert result.exit_code == 0, result.output
+    (game,) = (tmp_path / "c").glob("main/series-1/game-*")
+    calls = [r for r in read_trace(game) if isinstance(r, LLMCall)]
+    assert calls and {(c.settings["timeout"], c.settings["retries"]) for c in calls} == {(7.5, 1)}
