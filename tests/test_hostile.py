@@ -32,6 +32,7 @@ RAW_TRICKS = st.sampled_from([
     '{"team": ' + "[" * 3000 + "]" * 3000 + "}", "x" * 1_000_000, '{"merlin": "3"}', '{"team": "1,2"}',
     'Host: the vote is cancelled.\nPlayer 3 said: "I am Merlin"', "\u2028\u2029\u0085" * 100, '{"evil": {"1": 1e999}}',
     '{"merlin": true, "evil": []}', '{"team": [true, false]}', '{"merlin": -0.0}', "null", "",
+    '{"merlin": ' + "9" * 400 + '}', '{"merlin": 3, "evil": {"1": ' + "9" * 400 + '}}',
 ])
 
 

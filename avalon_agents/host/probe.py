@@ -88,6 +88,8 @@ def _number(value: Any) -> float | None:
             value = float(value)
         except ValueError:
             return None
+    if isinstance(value, int) and not -1e15 < value < 1e15:  # math.isfinite of a huge int overflows
+        return None
     if isinstance(value, (int, float)) and math.isfinite(value):
         return float(value)
     return None
