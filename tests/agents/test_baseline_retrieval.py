@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
+import pytest
 
 from avalon_agents.agents.baseline import BaselineAgent, Message, informativeness
 from avalon_agents.core import make_rules
@@ -24,6 +25,7 @@ def reflect_prompts(seed: int) -> list[tuple[int, str]]:
                   if r.type == "llm_call" and r.part == "reflect")
 
 
+@pytest.mark.slow
 def test_reflections_retrieve_what_the_reference_forward_pass_retrieves(monkeypatch):
     fast = reflect_prompts(3)
     model = embeddings.MiniLM()  # a fresh model (empty cache) with the plain forward pass

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from avalon_agents.analysis.report import FIGURES
@@ -32,6 +33,7 @@ def test_analyze_writes_every_file_it_promises(analysis_run, tmp_path):
     assert calls and all(json.loads(line)["stage"] == "judge" for line in calls)
 
 
+@pytest.mark.slow
 def test_a_second_analysis_reuses_every_judgment(analysis_run, tmp_path):
     out = tmp_path / "report"
     for _ in range(2):

@@ -38,7 +38,8 @@ def digests(tmp_path: Path, games: int, calls: int, theirs: str) -> dict[str, st
             for p in sorted(out.glob("*/series-*/game-*/events.jsonl"))}
 
 
-@pytest.mark.parametrize("theirs", ["rulebot", pytest.param("baseline", marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("theirs", ["rulebot", "baseline"])
 def test_the_same_seeds_give_the_same_games_at_any_concurrency(tmp_path, theirs):
     """Three cognitive seats learn (two Loyal Servants of one agent in some games) against rule bots, or (slow)
     against the baseline, whose experience pool learns too."""

@@ -83,7 +83,8 @@ def test_run_directory(tmp_path):
     assert [g.name for g in games] == ["game-00001", "game-00002"]
     for game, result in zip(games, results):
         assert is_done(game)
-        assert sorted(p.name for p in game.iterdir()) == ["events.jsonl", "meta.json", "result.json", "trace.jsonl"]
+        assert sorted(p.name for p in game.iterdir()) == ["events.jsonl", "health.json", "meta.json", "result.json",
+                                                               "trace.jsonl"]
         events = read_events(game)
         assert events[-1].type == "game_ended" and events[-1].winner is result.winner
         assert read_result(game) == result

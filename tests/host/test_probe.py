@@ -62,6 +62,7 @@ def test_one_probe_per_llm_seat_and_quest_in_the_trace_only(tmp_path):
     assert agent_calls and not any(PROBE_QUESTION in m.content for c in agent_calls for m in c.messages)
 
 
+@pytest.mark.slow
 def test_probe_prompts_hold_only_what_the_seat_may_know():
     """Like tests/agents/test_isolation.py, for the probe prompts: own role card and night information only,
     no final role reveal (even when the last quest ends the game), nothing after the quest being asked about."""

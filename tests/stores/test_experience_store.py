@@ -7,6 +7,8 @@ import asyncio
 import subprocess
 import sys
 
+import pytest
+
 from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
 from avalon_agents.host.play import play_games
@@ -51,6 +53,7 @@ def test_latest_per_role_and_similarity():
     assert {m["role"] for _, m, _ in only_merlin} == {"Merlin"} and len(only_merlin) == 2
 
 
+@pytest.mark.slow
 def test_store_round_trips_through_a_fresh_process(tmp_path):
     subprocess.run([sys.executable, "-c", WRITE, str(tmp_path)], check=True, timeout=120)
     out = subprocess.run([sys.executable, "-c", READ, str(tmp_path)], check=True, timeout=120,
