@@ -10,6 +10,7 @@ from pathlib import Path
 
 from avalon_agents.experiments.config import AgentSpec, Experiment
 from avalon_agents.modules import AgentConfig
+from avalon_agents.modules.base import SLOTS
 
 CALLS_PER_SEAT = {  # per game
     "baseline": 267 / 6,
@@ -60,9 +61,32 @@ def calls_per_run(exp: Experiment) -> float:
     return calls_per_game(exp) * (exp.games - exp.series) + last * exp.series
 
 
+def pipeline(agent: AgentSpec) -> str:
+    """How an agent plays, in words: the cognitive agent's cadence and calls, the others' kind."""
+    if agent.kind != "cognitive":
+        return agent.kind
+    modules = agent.modules or AgentConfig()
+    per_turn = [slot for slot in ("analysis", "plan") if modules.settings(slot).enabled
+                and modules.settings(slot).options.get("cadence") == "per_turn"]
+    combined = modules.settings("action").enabled and modules.settings("action").options.get("combine", True)
+    off = [slot for slot in SLOTS if not modules.settings(slot).enabled]
+    cadence = "+".join(per_turn) + " before every answer" if per_turn else "analysis and plan once per round"
+    return (f"cognitive ({cadence}"
+            f"; {'action and response in one call' if combined else 'action and response as separate calls'}"
+            f"{'; off: ' + ', '.join(off) if off else ''})")
+
+
+def decisions(exp: Experiment) -> str:
+    settings = exp.model
+    return "free text, read by the extractor" if settings is not None and settings.constrained is False else \
+        "JSON-schema constrained where the model supports it"
+
+
 def plan_lines(variants: dict[str, Experiment], out: Path) -> list[str]:
     first = next(iter(variants.values()))
     lines = [f"experiment {first.name}: {len(variants)} variant(s), {first.rules} rules, {first.players} players",
+             f"decisions: {decisions(first)}",
+             *(f"agent {name}: {pipeline(agent)}" for name, agent in first.agents.items()),
              f"{'variant':<28}{'series':>7}{'games/series':>13}{'games':>7}{'est. LLM calls':>16}"]
     total_games = total_calls = 0
     for name, exp in variants.items():

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from avalon_agents.cli import cli
 from avalon_agents.core.types import Role, Team
 from avalon_agents.experiments import load_experiments
+from avalon_agents.modules.base import SLOTS
 
 ROOT = Path(__file__).parent.parent.parent
 FILES = sorted((ROOT / "experiments").rglob("*.yaml"))
@@ -35,10 +36,17 @@ def test_every_experiment_file_validates(path):
 
 def test_paper_tables_have_the_papers_cells():
     table2 = load_experiments(ROOT / "experiments/paper/table2.yaml")
-    assert len(table2) == 10 and all(e.series == 2 and e.games_per_series == 10 for e in table2.values())
+    assert len(table2) == 10 and all(e.series == 1 and e.games_per_series == 10 for e in table2.values())
+    for table in ("table2", "table6", "table7", "table8"):  # the paper's setting: its rules, pipeline, free text
+        for exp in load_experiments(ROOT / f"experiments/paper/{table}.yaml").values():
+            assert exp.rules == "paper" and exp.model.constrained is False
+            modules = exp.agents["ours"].modules
+            assert modules.settings("action").options["combine"] is False
+            assert all(modules.settings(s).options["cadence"] == "per_turn" for s in ("analysis", "plan")
+                       if modules.settings(s).enabled)
     assert table2["evil_full"].sides[Team.EVIL] == "ours" and table2["good_full"].sides[Team.GOOD] == "ours"
     assert not table2["good_wo_plan"].agents["ours"].modules.plan.enabled
-    assert table2["good_full"].agents["ours"].modules is None  # all modules on
+    assert table2["good_full"].agents["ours"].modules.enabled() == list(SLOTS)  # all modules on
     table6 = load_experiments(ROOT / "experiments/paper/table6.yaml")
     assert not table6["wo_IS"].agents["ours"].modules.experience.options["improve_strategy"]
     table7 = load_experiments(ROOT / "experiments/paper/table7.yaml")
@@ -106,7 +114,7 @@ def test_roles_and_lineup_seating(tmp_path):
 def test_check_prints_the_plan_and_bad_files_are_one_line(tmp_path):
     result = CliRunner().invoke(cli, ["run", "--check", str(ROOT / "experiments/paper/table2.yaml")])
     assert result.exit_code == 0, result.output
-    assert "good_wo_plan" in result.output and "200" in result.output  # 10 cells x 2 x 10 games
+    assert "good_wo_plan" in result.output and "100" in result.output  # 10 cells x 10 games
     bad = tmp_path / "bad.yaml"
     bad.write_text(GOOD + "series: zero\n")
     result = CliRunner().invoke(cli, ["run", "--check", str(bad)])
@@ -120,15 +128,15 @@ def test_the_plan_counts_only_the_modules_that_are_on():
     table2 = load_experiments(ROOT / "experiments" / "paper" / "table2.yaml")
     full, no_analysis = calls_per_game(table2["good_full"]), calls_per_game(table2["good_wo_analysis"])
     good_seats = 4  # ours plays the four good roles of a 6-player game
-    assert full - no_analysis == pytest.approx(MODULE_CALLS["per_round"]["analysis"] / 6 * good_seats)
-    assert full == pytest.approx((166 * good_seats + 267 * 2) / 6)  # the measured per-seat figures
+    assert full - no_analysis == pytest.approx(MODULE_CALLS["per_turn"]["analysis"] / 6 * good_seats)
+    assert full == pytest.approx((334 * good_seats + 267 * 2) / 6)  # the measured per-seat figures (per turn)
 
 
 def test_the_plan_leaves_out_learning_after_each_series_last_game():
     from avalon_agents.experiments.plan import MODULE_CALLS, calls_per_game, calls_per_run
 
     exp = load_experiments(ROOT / "experiments" / "paper" / "table2.yaml")["good_full"]
-    learning = MODULE_CALLS["per_round"]["experience"] / 6 * 4  # ours on the four good seats
+    learning = MODULE_CALLS["per_turn"]["experience"] / 6 * 4  # ours on the four good seats
     assert calls_per_game(exp) - calls_per_game(exp, learning=False) == pytest.approx(learning)
     assert calls_per_run(exp) == pytest.approx(calls_per_game(exp) * exp.games - learning * exp.series)
     assert calls_per_run(exp.model_copy(update={"learn_after_last": True})) == pytest.approx(
