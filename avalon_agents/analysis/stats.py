@@ -1,5 +1,7 @@
-"""Rates with 95% bootstrap confidence intervals, resampling whole games (rows of one game are not
-independent: the same players, the same table talk), seeded so a table is reproducible."""
+"""Rates with 95% confidence intervals: the bootstrap resampling whole games (rows of one game are not
+independent: the same players, the same table talk), seeded so a table is reproducible; and, where the
+bootstrap cannot see any spread (few games, all alike: it would print a zero-width interval), the Wilson score
+interval of the pooled counts (scipy), which is never zero width."""
 
 from __future__ import annotations
 
@@ -32,6 +34,21 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, seed: int = 0, level: float = LEV
     return float(np.percentile(ratios, tail)), float(np.percentile(ratios, 100 - tail))
 
 
+def wilson(successes: int, trials: int, level: float = LEVEL) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (never zero width for trials > 0)."""
+    from scipy.stats import binomtest
+
+    if trials <= 0:
+        return float("nan"), float("nan")
+    ci = binomtest(successes, trials).proportion_ci(confidence_level=level, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def _counts(num: float, den: float) -> bool:
+    """Whole counts with 0 <= num <= den: a proportion Wilson's interval applies to."""
+    return float(num).is_integer() and float(den).is_integer() and 0 <= num <= den
+
+
 def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = None) -> pd.DataFrame:
     """Per group of `by`: value = sum(num) / sum(den) (den None: the row count), its 95% CI resampling
     games, `n` (the denominator: rows, cards, rounds...) and `games`.
@@ -53,6 +70,8 @@ def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = Non
         key = key if isinstance(key, tuple) else (key,)
         total = g["_den"].sum()
         low, high = ratio_ci(g["_num"].to_numpy(), g["_den"].to_numpy())
+        if total and not high > low and _counts(g["_num"].sum(), total):
+            low, high = wilson(int(round(g["_num"].sum())), int(round(total)))
         rows.append({**dict(zip(by, key)), "value": g["_num"].sum() / total if total else float("nan"),
                      "ci_low": low, "ci_high": high, "n": total, "games": g["game"].nunique()})
     return pd.DataFrame(rows, columns=columns)

@@ -110,3 +110,12 @@ def test_health_counts_failed_calls_reasks_and_fallbacks(data):
     row = metrics.health(data).set_index("variant").loc["full"]
     assert (row["games"], row["llm_calls"], row["failed_calls"]) == (2, 3, 0)
     assert (row["decisions"], row["fallbacks"]) == (3, 1) and row["fallback_share"] == pytest.approx(1 / 3)
+
+
+def test_no_interval_is_zero_width(data):
+    from avalon_agents.analysis.stats import wilson
+
+    low, high = wilson(1, 1)
+    assert 0.2 < low < 1 and high == 1.0  # one win of one game: wide, never [100%, 100%]
+    table = metrics.win_rate(data)
+    assert (table["ci_high"] > table["ci_low"]).all(), table
