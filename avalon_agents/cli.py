@@ -301,10 +301,12 @@ def _print_summary(summary: dict) -> None:
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="local: series as asyncio tasks in this process; ray: series as Ray tasks.")
 @click.option("--address", default=None, help="Ray cluster address (default: start a local Ray).")
+@click.option("--json", "as_json", is_flag=True, help="Print the results (per variant and side: games, wins, "
+              "rate, interval, health) as one JSON object instead of the tables.")
 @plugin_option
 @logging_options
 def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, max_games: int | None, backend: str,
-        address: str | None) -> None:
+        address: str | None, as_json: bool) -> None:
     """Run an experiment: every variant x series x game of CONFIG, resumable.
 
     Rerunning the same command skips finished games and restarts an unfinished one from its start; a
@@ -345,7 +347,7 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
     except OSError as exc:
         raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
     for line in plan_lines(variants, out):
-        click.echo(line)
+        click.echo(line, err=as_json)
     if check:
         return
     from avalon_agents.experiments.runner import finished_games, game_usage
@@ -367,7 +369,7 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
                                  address=address, on_progress=lambda n: progress.update(overall, completed=n))
                 except (ModelSpecError, RunDirInUse, ConfigChanged) as exc:
                     raise UserError(_one_line(exc)) from None
-        _report_run(out, variants)
+        _report_run(out, variants, as_json=as_json)
         return
     with Progress(*columns, console=err) as progress:
         overall = progress.add_task("all games", total=total, completed=done, tokens=0)
@@ -392,24 +394,30 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
                 raise RunUnhealthy(f"{_one_line(exc)} (stopped; the unfinished game is replayed on resume)") from None
             except OSError as exc:
                 raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
-    _report_run(out, variants, aborted)
+    _report_run(out, variants, aborted, as_json=as_json)
 
 
-def _report_run(out: Path, variants: dict, aborted: list[str] = ()) -> None:
+def _report_run(out: Path, variants: dict, aborted: list[str] = (), as_json: bool = False) -> None:
     """The results table, each variant's health beside it, and exit code 3 when a variant is over its limits."""
     from avalon_agents.experiments import format_table, results_table
     from avalon_agents.experiments.results import variant_health
 
-    click.echo(format_table(results_table(out)))
-    unhealthy = []
-    for name, (line, problems) in variant_health(out, variants).items():
-        mark = "  UNHEALTHY: " + "; ".join(problems) if problems else ""
-        click.echo(f"{name}: {line}{mark}")
-        if problems:
-            unhealthy.append(name)
-    for line in aborted:
-        click.echo(f"aborted: {line}")
-    click.echo(f"run directory: {out}")
+    table = results_table(out)
+    health = variant_health(out, variants)
+    unhealthy = [name for name, (_, problems) in health.items() if problems]
+    if as_json:
+        rows = json.loads(table.to_json(orient="records")) if not table.empty else []
+        click.echo(json.dumps({"out": str(out), "results": rows, "aborted": list(aborted),
+                               "health": {name: {"line": line, "problems": problems}
+                                          for name, (line, problems) in health.items()}}))
+    else:
+        click.echo(format_table(table))
+        for name, (line, problems) in health.items():
+            mark = "  UNHEALTHY: " + "; ".join(problems) if problems else ""
+            click.echo(f"{name}: {line}{mark}")
+        for line in aborted:
+            click.echo(f"aborted: {line}")
+        click.echo(f"run directory: {out}")
     if unhealthy:
         raise RunUnhealthy(f"unhealthy variant(s), not results: {', '.join(unhealthy)} (see the health lines above)")
     if aborted:

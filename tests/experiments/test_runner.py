@@ -225,3 +225,14 @@ def test_a_config_names_its_plugins_and_the_run_uses_them(tmp_path, monkeypatch)
     assert not any(r.type == "llm_call" and r.name == "analysis" for r in records)
     assert {r.settings["temperature"] for r in records if r.type == "llm_call" and r.stage == "module"} == {0.6}
     assert json.loads((out / "experiment.json").read_text())["plugins"][0].endswith("my_modules.py")
+
+
+def test_run_json_gives_the_results_per_variant_and_side(tmp_path):
+    result = CliRunner().invoke(cli, ["run", str(write(tmp_path)), "--out", str(tmp_path / "run"), "--max-games", "2",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    rows = {(r["variant"], r["side"]) for r in summary["results"]}
+    assert rows == {(v, s) for v in ("full", "no_plan") for s in ("good", "evil")}
+    assert all(r["ci_high"] > r["ci_low"] and r["healthy"] for r in summary["results"])
+    assert set(summary["health"]) == {"full", "no_plan"} and summary["aborted"] == []
