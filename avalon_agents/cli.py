@@ -400,17 +400,19 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
 def _report_run(out: Path, variants: dict, aborted: list[str] = (), as_json: bool = False) -> None:
     """The results table, each variant's health beside it, and exit code 3 when a variant is over its limits."""
     from avalon_agents.experiments import format_table, results_table
-    from avalon_agents.experiments.results import variant_health
+    from avalon_agents.experiments.results import provenance, variant_health
 
     table = results_table(out)
     health = variant_health(out, variants)
     unhealthy = [name for name, (_, problems) in health.items() if problems]
     if as_json:
         rows = json.loads(table.to_json(orient="records")) if not table.empty else []
-        click.echo(json.dumps({"out": str(out), "results": rows, "aborted": list(aborted),
+        click.echo(json.dumps({"out": str(out), "provenance": provenance(out), "results": rows,
+                               "aborted": list(aborted),
                                "health": {name: {"line": line, "problems": problems}
                                           for name, (line, problems) in health.items()}}))
     else:
+        click.echo(provenance(out))
         click.echo(format_table(table))
         for name, (line, problems) in health.items():
             mark = "  UNHEALTHY: " + "; ".join(problems) if problems else ""
@@ -585,6 +587,9 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
         raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
+    from avalon_agents.analysis.report import provenance
+
+    click.echo(provenance(result))
     click.echo(headline_text(result.headline))
     for row in result.tables["health"].itertuples(index=False):
         click.echo(f"{row.variant}: health: {row.failed_calls}/{row.llm_calls} calls failed ({row.failed_share:.1%}), "

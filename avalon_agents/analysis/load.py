@@ -98,6 +98,13 @@ def _place(root: Path, path: Path) -> dict[str, Any]:
     return {"game": rel.as_posix(), "variant": variant, "series": series, "game_index": index, "_agents": {}}
 
 
+def _models(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The model settings a game's meta.json records (its agents', per seat where seats differ)."""
+    found = [meta.get("model") or {}]
+    found += [m.get("model") or {} for m in (meta.get("seat_models") or {}).values()]
+    return [m for m in found if isinstance(m, dict)]
+
+
 def _read_events(path: Path) -> list[dict[str, Any]]:
     with open(path / EVENTS) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -200,6 +207,7 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
     rows["games"].append({
         **place, "path": str(path), "seed": meta.get("seed"), "rules": (meta.get("rules") or {}).get("name"),
         "players": len(roles), "winner": result.winner.value, "reason": result.reason.value,
+        "models": "+".join(sorted({m.get("spec") for m in _models(meta) if m.get("spec")})) or None,
         "merlin_seat": merlin, "evil_seats": evil, "assassination_target": result.assassination_target,
         "quests_played": len(result.quests), "proposals": result.proposals, "llm_calls": calls,
         "input_tokens": input_tokens, "output_tokens": output_tokens,
@@ -210,7 +218,7 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
 
 BASE = ["game", "variant", "series", "game_index"]
 COLUMNS = {
-    "games": [*BASE, "path", "seed", "rules", "players", "winner", "reason", "merlin_seat", "evil_seats",
+    "games": [*BASE, "path", "seed", "rules", "models", "players", "winner", "reason", "merlin_seat", "evil_seats",
               "assassination_target", "quests_played", "proposals", "llm_calls", "input_tokens", "output_tokens",
               "good_agents", "evil_agents"],
     "seats": [*BASE, "seat", *SEAT_COLUMNS],

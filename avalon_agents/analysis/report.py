@@ -11,6 +11,7 @@ figure with the numbers behind it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,8 @@ class Analysis:
     judgments: Judgments | None
     out: Path
     files: list[Path] = field(default_factory=list)
+    run_dir: Path = Path(".")
+    judge_spec: str | None = None
 
 
 def behavior_tables(judgments: Judgments) -> dict[str, pd.DataFrame]:
@@ -111,7 +114,8 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
         tables["probe_scores"] = score_probes(data.probes)
     headline = paper_table(data)
     tables = {"headline": headline, **tables}
-    result = Analysis(data=data, tables=tables, headline=headline, judgments=judgments, out=out)
+    result = Analysis(data=data, tables=tables, headline=headline, judgments=judgments, out=out, run_dir=run_dir,
+                      judge_spec=judge.settings.spec if judge is not None else None)
     metrics = out / "metrics"
     metrics.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
@@ -152,11 +156,30 @@ def headline_text(headline: pd.DataFrame) -> str:
     return headline[[c for c in columns if c in headline]].to_string(index=False, float_format=lambda x: f"{x:.2f}")
 
 
+def provenance(result: Analysis) -> str:
+    """What produced these numbers: models, judge, rules, games, and the run's commit and config fingerprint."""
+    games = result.data.games
+    judge = result.judge_spec or "none (the judged behaviour metrics are left out)"
+    if result.judge_spec == "scripted":
+        judge += ": canned labels, not a real judgment"
+    text = (f"Produced by: models {', '.join(map(str, games['models'].dropna().unique())) or 'none (bots)'}; "
+            f"judge {judge}; rules {', '.join(map(str, games['rules'].dropna().unique()))}; "
+            f"{len(games)} finished game(s)")
+    experiment = Path(result.run_dir) / "experiment.json"
+    if experiment.is_file():
+        meta = json.loads(experiment.read_text())
+        fingerprint = hashlib.sha256(json.dumps(meta.get("fingerprint"), sort_keys=True).encode()).hexdigest()[:12]
+        text += (f"; experiment {meta.get('name')} (config {meta.get('config_file')}, fingerprint {fingerprint}, "
+                 f"commit {meta.get('commit') or 'unknown'}, framework {meta.get('version')})")
+    return text + "."
+
+
 def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
     data = result.data
     games = data.games
     parts = [
         f"# Analysis of {games['game'].nunique()} game(s)",
+        provenance(result),
         f"Variants: {', '.join(map(str, games['variant'].unique()))}; series: {games['series'].nunique()}; "
         f"rules: {', '.join(map(str, games['rules'].dropna().unique()))}; "
         f"LLM calls per game: {games['llm_calls'].mean():.0f}, input tokens per game: "

@@ -4,6 +4,7 @@ and tokens per game, and the paper's own figure where the config gives it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -89,3 +90,25 @@ def variant_health(out: Path, variants: dict[str, Experiment]) -> dict[str, tupl
         u = usage(records)
         found[name] = (health_line(u), exp.health.problems(u))
     return found
+
+
+def provenance(out: Path) -> str:
+    """What produced a run's results: its models, rules, commit, config and fingerprint, games finished."""
+    path = Path(out) / "experiment.json"
+    if not path.is_file():
+        return f"produced by: unknown (no experiment.json in {out})"
+    meta = json.loads(path.read_text())
+    override = (meta.get("model_override") or {}).get("spec")
+    specs, rules = set(), set()
+    for config in meta["variants"].values():
+        rules.add(config.get("rules"))
+        specs.add(override or (config.get("model") or {}).get("spec") or "default")
+        for agent in config.get("agents", {}).values():
+            if not override and (agent.get("model") or {}).get("spec"):
+                specs.add(agent["model"]["spec"])
+    finished = len(game_dirs(Path(out)))
+    planned = sum(v["series"] * v["games_per_series"] for v in meta["variants"].values())
+    fingerprint = hashlib.sha256(json.dumps(meta.get("fingerprint"), sort_keys=True).encode()).hexdigest()[:12]
+    return (f"produced by: models {', '.join(sorted(specs))}; rules {', '.join(sorted(map(str, rules)))}; "
+            f"config {meta.get('config_file')} (fingerprint {fingerprint}); commit {meta.get('commit') or 'unknown'}; "
+            f"{finished} of {planned} planned games finished")

@@ -68,3 +68,5 @@ def test_health_is_beside_the_results(analysis_run, tmp_path):
     assert all("calls failed (0.0%)" in line for line in lines)
     report = (tmp_path / "a" / "report.md").read_text()
     assert "## Health" in report and (tmp_path / "a" / "metrics" / "health.csv").is_file()
+    assert "Produced by: models scripted; judge none" in report and "fingerprint" in report
+    assert result.output.startswith("Produced by: models scripted")

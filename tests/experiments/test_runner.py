@@ -236,3 +236,5 @@ def test_run_json_gives_the_results_per_variant_and_side(tmp_path):
     assert rows == {(v, s) for v in ("full", "no_plan") for s in ("good", "evil")}
     assert all(r["ci_high"] > r["ci_low"] and r["healthy"] for r in summary["results"])
     assert set(summary["health"]) == {"full", "no_plan"} and summary["aborted"] == []
+    assert summary["provenance"].startswith("produced by: models scripted; rules official; config ")
+    assert "fingerprint" in summary["provenance"] and "2 of 8 planned games finished" in summary["provenance"]
