@@ -105,6 +105,7 @@ class BaselineAgent(AgentBase):
         self.rules: RuleSet | None = None
         self.role: Role | None = None
         self.messages: list[Message] = []
+        self.night: list[str] = []  # its night information: in every answer's prompt, whatever the windows hold
         self.vectors = np.zeros((0, 384), dtype=np.float32)
         self.turns: list[tuple[str, str]] = []  # (reflection, answer) of this game, for the pool
         self.reflection = ""
@@ -121,6 +122,8 @@ class BaselineAgent(AgentBase):
                 self.role = event.role
             elif (text := announce(event, self.rules)) is not None:
                 self.messages.append(Message(text, event.quest, informativeness(text)))
+                if event.type == "night_info":
+                    self.night.append(text)
 
     async def act(self, request: ActionRequest, instruction: str) -> Reply:
         if request is not self._last:  # a re-ask only repeats the final answer
@@ -227,6 +230,7 @@ class BaselineAgent(AgentBase):
         informative = [self.messages[i].text for i in ranked[:INFORMATIVE] if self.messages[i].score > 0]
         suggestion = f"Suggestion from earlier games: {self.suggestion[1]}\n" if self.suggestion else ""
         return template("baseline/respond").render(
+            night="\n".join(self.night) or "(nothing)",
             recent="\n".join(recent) or "(none yet)", informative="\n".join(informative) or "(none yet)",
             reflection=self.reflection or "(none)", suggestion=suggestion, instruction=instruction)
 

@@ -166,3 +166,17 @@ def test_experience_pool_feeds_suggestions_in_the_next_game(tmp_path):
     later = [c for c in baseline_calls(records) if c.part == "respond"
              and "Suggestion from earlier games:" in c.messages[-1].content]
     assert later
+
+
+def test_its_night_information_is_in_every_answer_it_gives(mixed_game):
+    """The paper's baseline keeps what its role card showed it: the night line is in every answer's prompt, also
+    when it has left the windows of recent and informative messages."""
+    host, records = mixed_game
+    night = {e.seat: e for e in host.engine.events if e.type == "night_info"}
+    for call in baseline_calls(records):
+        if call.part != "respond":
+            continue
+        prompt = call.messages[-1].content
+        head = prompt.split("\n\nRecent messages:")[0]
+        assert head.startswith("What you learned at night:\nNight: "), head[:200]
+        assert bool(night[call.seat].seats) == ("no one" not in head)
