@@ -87,13 +87,27 @@ def plan_lines(variants: dict[str, Experiment], out: Path) -> list[str]:
     lines = [f"experiment {first.name}: {len(variants)} variant(s), {first.rules} rules, {first.players} players",
              f"decisions: {decisions(first)}",
              *(f"agent {name}: {pipeline(agent)}" for name, agent in first.agents.items()),
-             f"{'variant':<28}{'series':>7}{'games/series':>13}{'games':>7}{'est. LLM calls':>16}"]
+             f"{'variant':<28}{'series':>7}{'games/series':>13}{'games':>7}{'est. LLM calls':>16}"
+             f"{'win-rate CI ±':>15}{'detectable diff.':>18}"]
     total_games = total_calls = 0
     for name, exp in variants.items():
         calls = calls_per_run(exp)
         total_games += exp.games
         total_calls += calls
-        lines.append(f"{name:<28}{exp.series:>7}{exp.games_per_series:>13}{exp.games:>7}{calls:>16,.0f}")
+        half, diff = precision(exp.games)
+        lines.append(f"{name:<28}{exp.series:>7}{exp.games_per_series:>13}{exp.games:>7}{calls:>16,.0f}"
+                     f"{half:>15.0%}{diff:>18.0%}")
     lines.append(f"{'total':<28}{'':>7}{'':>13}{total_games:>7}{total_calls:>16,.0f}")
+    lines.append("win-rate CI ±: half the width of a variant's 95% interval at a 50% win rate; detectable diff.: the "
+                 "smallest difference between two variants' win rates found 80% of the time at the 5% level")
     lines.append(f"run directory: {out}")
     return lines
+
+
+def precision(games: int, rate: float = 0.5) -> tuple[float, float]:
+    """(the 95% interval's half-width of a win rate over `games` games, the smallest difference between two such
+    variants a two-sided test at the 5% level detects with 80% power), at the given rate (normal approximation)."""
+    if games <= 0:
+        return float("nan"), float("nan")
+    spread = (rate * (1 - rate) / games) ** 0.5
+    return 1.96 * spread, (1.96 + 0.84) * spread * 2 ** 0.5

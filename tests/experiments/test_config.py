@@ -141,3 +141,14 @@ def test_the_plan_leaves_out_learning_after_each_series_last_game():
     assert calls_per_run(exp) == pytest.approx(calls_per_game(exp) * exp.games - learning * exp.series)
     assert calls_per_run(exp.model_copy(update={"learn_after_last": True})) == pytest.approx(
         calls_per_game(exp) * exp.games)
+
+
+def test_check_says_how_precise_the_planned_games_are():
+    from avalon_agents.experiments.plan import plan_lines, precision
+
+    half, diff = precision(10)
+    assert half == pytest.approx(0.31, abs=0.005) and diff == pytest.approx(0.626, abs=0.005)
+    assert precision(400)[1] < 0.1 < precision(100)[1]
+    lines = plan_lines(load_experiments(ROOT / "experiments/paper/table7.yaml"), Path("runs/x"))
+    assert "win-rate CI ±" in lines[4] and lines[5].rstrip().endswith("31%               63%")
+    assert lines[0].endswith("paper rules, 6 players") and lines[1] == "decisions: free text, read by the extractor"
