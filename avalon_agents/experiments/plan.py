@@ -95,8 +95,10 @@ def plan_lines(variants: dict[str, Experiment], out: Path) -> list[str]:
         total_games += exp.games
         total_calls += calls
         half, diff = precision(exp.games)
+        half_text = f"{half:.0%}" if half < 1 else ">100%"
+        diff_text = f"{diff:.0%}" if diff < 1 else ">100%"
         lines.append(f"{name:<28}{exp.series:>7}{exp.games_per_series:>13}{exp.games:>7}{calls:>16,.0f}"
-                     f"{half:>15.0%}{diff:>18.0%}")
+                     f"{half_text:>15}{diff_text:>18}")
     lines.append(f"{'total':<28}{'':>7}{'':>13}{total_games:>7}{total_calls:>16,.0f}")
     lines.append("win-rate CI ±: half the width of a variant's 95% interval at a 50% win rate; detectable diff.: the "
                  "smallest difference between two variants' win rates found 80% of the time at the 5% level")
