@@ -143,6 +143,7 @@ def test_reflection_questions_retrieve_related_messages():
     assert "weather" in found[1][0]
 
 
+@pytest.mark.slow
 def test_experience_pool_feeds_suggestions_in_the_next_game(tmp_path):
     shared = models()
     shared.experience_dir = tmp_path
