@@ -16,7 +16,7 @@
     learn_after_last: false    # true: also learn after a series' last game (which no later game reads)
     seed: 0
     schedule: balanced         # lineup seats: every agent in every role equally often (or random)
-    concurrency: {games: 2, llm_calls: 16}
+    concurrency: {games: 2}    # llm_calls: calls in flight per model (default 4 per game in flight, at least 16)
     probes: false              # true: belief probes after each quest (trace only; beyond the paper)
 
 A variant is a partial config merged over the base; `grid` crosses toggles instead
