@@ -49,6 +49,7 @@ RETRYABLE = (
     httpx.HTTPError,
     json.JSONDecodeError,
     EmptyReply,
+    openai.LengthFinishReasonError,  # a constrained answer cut off at max_tokens: a new sample is usually shorter
 )
 BACKOFF = {"initial": 0.2, "max": 8.0, "exp_base": 2.0, "jitter": 0.2}
 
