@@ -30,7 +30,7 @@ from avalon_agents.llm import ClientPool, ModelSettings, ModelSpecError, ModelUn
 from avalon_agents.llm.settings import parse_kwarg
 from avalon_agents.modules import load_agent_config
 from avalon_agents.plugins import load_plugins
-from avalon_agents.records import usage
+from avalon_agents.records import LLMCall, usage
 from avalon_agents.records.health import EXIT_UNHEALTHY, HealthLimits, health_line
 from avalon_agents.records.transcript import transcript
 
@@ -221,7 +221,9 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
 
         def on_game(i, host) -> None:
             last["host"] = host
-            ledger.extend(trace_of(host))
+            # the usage figures need no texts: a batch of many games keeps only what it counts
+            ledger.extend(r.model_copy(update={"messages": (), "reply": None}) if isinstance(r, LLMCall) else r
+                          for r in trace_of(host))
             progress.advance(task)
 
         try:

@@ -20,7 +20,7 @@ from avalon_agents.host.probe import BeliefProbe
 from avalon_agents.llm.pool import ClientPool, GameClients
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig, ExperienceBook
-from avalon_agents.records import GameRecorder, MemoryTracer, Record, read_trace, usage
+from avalon_agents.records import GameRecorder, MemoryTracer, Record, usage
 from avalon_agents.records.run_dir import HEALTH, write_json_atomic
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
     )
     await host.run()
     if recorder is not None:
-        write_json_atomic(recorder.path / HEALTH, usage(read_trace(recorder.path)))
+        write_json_atomic(recorder.path / HEALTH, usage(recorder.records))
     return host
 
 
@@ -178,10 +178,8 @@ async def play_games(
 
 
 def trace_of(host: GameHost) -> list[Record]:
-    """The trace records of a finished game (from memory, or from its trace.jsonl)."""
-    if isinstance(host.tracer, MemoryTracer):
-        return host.tracer.records
-    return read_trace(host.recorder.path) if host.recorder else []
+    """The trace records of a finished game (its tracer keeps what it was given, on disk or not)."""
+    return list(host.tracer.records) if host.tracer is not None else []
 
 
 def summarize(results: Sequence[GameResult]) -> dict:

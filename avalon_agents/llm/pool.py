@@ -68,11 +68,6 @@ class ClientPool:
     def for_game(self, tracer: Tracer | None) -> GameClients:
         return GameClients(self, tracer)
 
-    @property
-    def made(self) -> list[LLMClient]:
-        """Every client made so far."""
-        return list(self._made.values())
-
 
 class GameClients:
     """The pool's clients for one game: every client records to the game's tracer."""

@@ -167,6 +167,10 @@ def server_key(url: str, settings: ModelSettings) -> str:
     return key
 
 
+def _compatible_check(rest: str) -> None:
+    _compatible_parts(rest)
+
+
 def _compatible(rest: str, settings: ModelSettings) -> BaseChatModel:
     model, url = _compatible_parts(rest)
     return _chat_openai(model, settings, url=url, key=server_key(url, settings))
@@ -223,7 +227,6 @@ def _init_chat_model(settings: ModelSettings) -> BaseChatModel:
 
 
 register_provider("openai", _openai)
-register_provider("openai-compatible", _compatible, check=lambda rest: _compatible_parts(rest) and None,
-                  reachable=_compatible_reachable)
+register_provider("openai-compatible", _compatible, check=_compatible_check, reachable=_compatible_reachable)
 register_provider("local", _local, check=_local_check)
 register_provider("scripted", _scripted)

@@ -59,6 +59,7 @@ class GameRecorder:
         self._events = open(self.path / EVENTS, "w")
         self._trace = open(self.path / TRACE, "w")
         self.step: int | None = None
+        self.records: list[Record] = []  # what was written, for the game's health without reading it back
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         write_json_atomic(self.path / META, meta)
@@ -72,6 +73,7 @@ class GameRecorder:
         """Append one trace record (an LLM call, a module output, an extraction, a probe)."""
         self._trace.write(to_line(record) + "\n")
         self._trace.flush()
+        self.records.append(record)
 
     def write_result(self, result: GameResult) -> None:
         self.close()

@@ -14,7 +14,6 @@ agent's step, the judge's name), `part` (a sub-step, e.g. experience learning's 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar, Union
 
@@ -156,12 +155,6 @@ def read_lines(path: Path) -> list[TraceRecord]:
         return [from_line(line) for line in f if line.strip()]
 
 
-def read_dicts(path: Path, skip: Iterable[str] = ()) -> list[dict[str, Any]]:
-    """The records of a JSONL file as validated plain dicts without the `skip` fields (what pandas wants)."""
-    drop = set(skip)
-    return [r.model_dump(exclude=drop) for r in read_lines(path)]
-
-
 class Tracer(Protocol):
     """Where the trace records of one game go (the game's recorder, or memory). `step` is the host's current
     step: the host sets it, and the LLM client stamps it on each call record."""
@@ -180,7 +173,3 @@ class MemoryTracer:
 
     def trace(self, record: Record) -> None:
         self.records.append(record)
-
-    def of(self, kind: type[R]) -> list[R]:
-        """The records of one type, in order."""
-        return [r for r in self.records if isinstance(r, kind)]
