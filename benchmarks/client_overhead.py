@@ -6,6 +6,7 @@ concurrent workers through, from the top:
   llmclient  LLMClient.call (langchain's retry and sequence wrappers, the callback, the trace record)
   chatopenai ChatOpenAI.ainvoke (langchain-openai, the openai SDK, httpx)
   openai     AsyncOpenAI.chat.completions.create (the openai SDK's request building and parsing, httpx)
+  aiohttp    aiohttp.ClientSession.post of the same body (keep-alive pool as large as the workers)
   httpx      httpx.AsyncClient.post of the JSON body, json.loads of the answer (the floor of any client)
   ...-pool   the same with the connection pool keeping as many connections alive as there are workers
              (httpx's default keeps 20: more calls in flight open and close a connection each time)
@@ -23,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+import aiohttp
 import httpx
 import openai
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -55,12 +57,16 @@ async def measure(layer: str, url: str, workers: int, calls: int) -> float:
     client = LLMClient(settings=ModelSettings(spec=f"openai-compatible:loopback@{url}"), model=chat,
                        tracer=MemoryTracer())
     sdk = openai.AsyncOpenAI(base_url=url, api_key="x", http_client=http, max_retries=0)
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=workers)) if base == "aiohttp" else None
 
     async def one() -> None:
         if base == "llmclient":
             await client.call(messages, purpose=Purpose(stage="other", name="bench"), prompt_id="bench")
         elif base == "chatopenai":
             await chat.ainvoke(messages)
+        elif base == "aiohttp":
+            async with session.post(f"{url}/chat/completions", json=body) as r:
+                json.loads(await r.read())["choices"][0]["message"]["content"]
         elif base == "openai":
             await sdk.chat.completions.create(**body)
         else:
@@ -76,6 +82,8 @@ async def measure(layer: str, url: str, workers: int, calls: int) -> float:
     await asyncio.gather(*(worker(calls // workers) for _ in range(workers)))
     cpu = time.process_time() - cpu
     await http.aclose()
+    if session is not None:
+        await session.close()
     return cpu / (calls // workers * workers)
 
 

@@ -12,7 +12,7 @@ from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.llm import client as client_module
 from avalon_agents.llm.loopback import openai_server
 
-client_module.BACKOFF = {"initial": 0.005, "max": 0.05, "exp_base": 2.0, "jitter": 0.005}
+client_module.BACKOFF = {"multiplier": 0.005, "max": 0.05, "exp_base": 2.0, "jitter": 0.005}
 rules = make_rules("official", 6)
 with openai_server(fault_rate=0.2, timeout_sleep=0.6, seed=11) as server:
     spec = f"openai-compatible:loopback@{server.base_url}"

@@ -3,8 +3,8 @@
 Each call is recorded (to the game's trace through a Tracer) as a typed `LLMCall`: seat, what the call was
 for (a `Purpose`), prompt id and hash, the settings actually used, the messages and the reply, input/output
 tokens (the provider's, or tiktoken's count, and which), latency, attempts and outcome (ok / retried /
-failed), and the host's step (which the host sets on the tracer). Retries use langchain's retry runnable
-with exponential backoff; API keys never enter a record.
+failed), and the host's step (which the host sets on the tracer). Retries use tenacity with exponential
+backoff and jitter; API keys never enter a record.
 """
 
 from __future__ import annotations
@@ -18,16 +18,18 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import aiohttp
 import httpx
 import openai
-from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import RunnableLambda
 from loguru import logger
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
+from avalon_agents.llm.chat import Answer, Chat, LangchainChat
 from avalon_agents.llm.health import ModelHealth
-from avalon_agents.llm.providers import make_model
+from avalon_agents.llm.http import BadAnswer, CutOff, ServerError
+from avalon_agents.llm.providers import make_chat, make_model
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.llm.tokens import count_tokens
 from avalon_agents.records.trace import LLMCall, Message, Purpose, Tracer
@@ -50,26 +52,23 @@ RETRYABLE = (
     json.JSONDecodeError,
     EmptyReply,
     openai.LengthFinishReasonError,  # a constrained answer cut off at max_tokens: a new sample is usually shorter
+    aiohttp.ClientError,  # llm.http: connections
+    asyncio.TimeoutError,
+    BadAnswer,
+    CutOff,
 )
-BACKOFF = {"initial": 0.2, "max": 8.0, "exp_base": 2.0, "jitter": 0.2}
+BACKOFF = {"multiplier": 0.2, "max": 8.0, "exp_base": 2.0, "jitter": 0.2}
 
 
 class LLMCallFailed(RuntimeError):
     """Every attempt of a call failed; the failure is already in the trace."""
 
 
-class _Attempts(AsyncCallbackHandler):
-    def __init__(self) -> None:
-        self.count = 0
-
-    async def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
-        self.count += 1
-
-
-def _nonempty(message: BaseMessage) -> BaseMessage:
-    if not str(message.content).strip():
-        raise EmptyReply("the model answered with an empty message")
-    return message
+def retryable(error: BaseException) -> bool:
+    """Whether another attempt may get another answer (a fault of the connection, the server or the sample)."""
+    if isinstance(error, ServerError):
+        return error.retryable
+    return isinstance(error, RETRYABLE)
 
 
 def text_hash(text: str) -> str:
@@ -90,7 +89,8 @@ class LLMClient:
 
     Args:
         settings: the model spec and call settings (complete: see ModelSettings.complete).
-        model: the chat model (built from `settings` if not given).
+        model: the chat model, a langchain one or a Chat (built from `settings` if not given: see
+            llm.providers.make_chat).
         tracer: receives one record per call.
         slots: an async context manager that admits a call (a semaphore shared by the clients of one model,
             so that one limit covers the agents' and the extractor's calls to one server; the Ray backend
@@ -99,30 +99,30 @@ class LLMClient:
             raises ModelUnusable.
     """
 
-    def __init__(self, *, settings: ModelSettings, model: BaseChatModel | None = None, tracer: Tracer | None = None,
-                 slots: AbstractAsyncContextManager | None = None, health: ModelHealth | None = None) -> None:
+    def __init__(self, *, settings: ModelSettings, model: BaseChatModel | Chat | None = None,
+                 tracer: Tracer | None = None, slots: AbstractAsyncContextManager | None = None,
+                 health: ModelHealth | None = None) -> None:
         self.settings = settings.complete()
-        self._given = model
-        self._models: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._given: Chat | None = LangchainChat(model) if isinstance(model, BaseChatModel) else model
+        self._chats: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         if model is None:
             make_model(self.settings)  # fail early on a bad spec or a missing key (and start a local server)
         self.tracer = tracer
         self._slots = slots
         self.health = health
-        self._runnables: dict[tuple[int, str], Any] = {}
         self._public = self.settings.public()
 
     @property
-    def model(self) -> BaseChatModel:
-        """The chat model, one per event loop: an HTTP client's connections belong to the loop that opened
-        them, so a client reused by a second `asyncio.run` would fail with "Event loop is closed"."""
+    def chat(self) -> Chat:
+        """What answers the calls, one per event loop: an HTTP client's connections belong to the loop that
+        opened them, so a client reused by a second `asyncio.run` would fail with "Event loop is closed"."""
         if self._given is not None:
             return self._given
         loop = asyncio.get_running_loop()
-        model = self._models.get(loop)
-        if model is None:
-            model = self._models[loop] = make_model(self.settings)
-        return model
+        chat = self._chats.get(loop)
+        if chat is None:
+            chat = self._chats[loop] = make_chat(self.settings)
+        return chat
 
     def with_tracer(self, tracer: Tracer | None) -> LLMClient:
         """The same model and settings, recording to another tracer (one per game)."""
@@ -152,10 +152,13 @@ class LLMClient:
         """
         if self.health is not None:
             self.health.check()
+        # Suspend once, so that the rest runs in a task of its own: the host's gather_eager runs a seat's
+        # first step in the host's task, and a timeout that cancels "the current task" (aiohttp's) must
+        # cancel this call, not the host.
+        await asyncio.sleep(0)
         name = "_".join(p for p in (purpose.stage, purpose.name, purpose.part, purpose.request) if p)
         fmt = response_format(schema, name, self.settings.schema_style) if schema else None
-        runnable = self._runnable(fmt)
-        attempts = _Attempts()
+        attempts = [0]
         sent = tuple(Message(role=m.type, content=str(m.content)) for m in messages)
         record = dict(seat=seat, **purpose.model_dump(), quest=quest, attempt=attempt,
                       step=self.tracer.step if self.tracer is not None else None, prompt_id=prompt_id,
@@ -165,14 +168,14 @@ class LLMClient:
         try:
             if self._slots:
                 async with self._slots:
-                    reply = await self._invoke(runnable, messages, attempts)
+                    reply = await self._answer(messages, fmt, attempts)
             else:
-                reply = await self._invoke(runnable, messages, attempts)
+                reply = await self._answer(messages, fmt, attempts)
         except Exception as exc:
             error = f"{type(exc).__name__}: {str(exc)[:300]}"
-            self._trace(LLMCall(**record, outcome="failed", attempts=attempts.count, error=error,
+            self._trace(LLMCall(**record, outcome="failed", attempts=attempts[0], error=error,
                                 latency_s=round(time.perf_counter() - start, 4)))
-            logger.warning("LLM call failed after {} attempt(s): seat {}, {}, {}: {}", attempts.count, seat,
+            logger.warning("LLM call failed after {} attempt(s): seat {}, {}, {}: {}", attempts[0], seat,
                            purpose.label, self.settings.spec, error)
             if self.health is not None:
                 self.health.record(exc)
@@ -180,45 +183,40 @@ class LLMClient:
             raise LLMCallFailed(f"{purpose.label}: {error}") from exc
         if self.health is not None:
             self.health.record(None)
-        text = str(reply.content)
-        usage = reply.usage_metadata or {}
-        provider_counts = bool(usage.get("input_tokens") or usage.get("output_tokens"))
+        text = reply.text
+        provider_counts = bool(reply.input_tokens or reply.output_tokens)
         latency = round(time.perf_counter() - start, 4)
-        if attempts.count > 1:
-            logger.info("LLM call retried: {} attempts, seat {}, {}, {}", attempts.count, seat, purpose.label,
+        if attempts[0] > 1:
+            logger.info("LLM call retried: {} attempts, seat {}, {}, {}", attempts[0], seat, purpose.label,
                         self.settings.spec)
         if latency > SLOW_CALL_S:
             logger.info("slow LLM call: {:.1f} s, seat {}, {}, {}", latency, seat, purpose.label, self.settings.spec)
         self._trace(LLMCall(
             **record,
-            outcome="ok" if attempts.count <= 1 else "retried",
-            attempts=attempts.count,
+            outcome="ok" if attempts[0] <= 1 else "retried",
+            attempts=attempts[0],
             latency_s=latency,
             reply=text,
-            input_tokens=usage.get("input_tokens", 0) if provider_counts else sum(
-                count_tokens(m.content) for m in sent),
-            output_tokens=usage.get("output_tokens", 0) if provider_counts else count_tokens(text),
+            input_tokens=reply.input_tokens if provider_counts else sum(count_tokens(m.content) for m in sent),
+            output_tokens=reply.output_tokens if provider_counts else count_tokens(text),
             tokens_source="provider" if provider_counts else "tiktoken",
         ))
         return text
 
-    def _runnable(self, fmt: dict[str, Any] | None):
-        """model (bound to the response format) | non-empty check, with retries; built once per format."""
-        model = self.model
-        key = (id(model), json.dumps(fmt, sort_keys=True))
-        runnable = self._runnables.get(key)
-        if runnable is None:
-            bound = model.bind(response_format=fmt) if fmt else model
-            runnable = self._runnables[key] = (bound | RunnableLambda(_nonempty)).with_retry(
-                retry_if_exception_type=RETRYABLE,
-                stop_after_attempt=self.settings.retries + 1,
-                exponential_jitter_params=BACKOFF,
-            )
-        return runnable
-
-    @staticmethod
-    async def _invoke(runnable, messages: Sequence[BaseMessage], attempts: _Attempts):
-        return await runnable.ainvoke(list(messages), config={"callbacks": [attempts]})
+    async def _answer(self, messages: Sequence[BaseMessage], fmt: dict[str, Any] | None,
+                      attempts: list[int]) -> Answer:
+        """The chat's answer, retried with exponential backoff and jitter while the fault is retryable;
+        `attempts[0]` counts the tries."""
+        chat = self.chat
+        async for attempt in AsyncRetrying(stop=stop_after_attempt(self.settings.retries + 1),
+                                           wait=wait_exponential_jitter(**BACKOFF),
+                                           retry=retry_if_exception(retryable), reraise=True):
+            with attempt:
+                attempts[0] += 1
+                answer = await chat.answer(messages, fmt)
+                if not answer.text.strip():
+                    raise EmptyReply("the model answered with an empty message")
+        return answer
 
     def _trace(self, record: LLMCall) -> None:
         if self.tracer is not None:

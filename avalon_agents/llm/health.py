@@ -16,6 +16,12 @@ import openai
 
 FATAL = (openai.BadRequestError, openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
 """Errors a retry cannot fix: the same request gets the same answer."""
+FATAL_STATUS = {400, 401, 403, 404}
+"""The same, as HTTP statuses (llm.http's ServerError)."""
+
+
+def fatal(error: BaseException) -> bool:
+    return isinstance(error, FATAL) or getattr(error, "status", None) in FATAL_STATUS
 
 
 class ModelUnusable(RuntimeError):
@@ -57,7 +63,7 @@ class ModelHealth:
         cause = type(error).__name__
         self.causes[cause] = self.causes.get(cause, 0) + 1
         message = " ".join(str(error).split())[:300]
-        if isinstance(error, FATAL) and self.ok == 0:
+        if fatal(error) and self.ok == 0:
             self.verdict = f"model: {self.spec} refused the first calls ({cause}: {message})"
         elif self.calls >= self.min_calls and self.failed / self.calls > self.max_failed:
             self.verdict = (f"model: {self.failed} of {self.calls} calls to {self.spec} failed "

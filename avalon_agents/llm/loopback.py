@@ -48,6 +48,7 @@ class ServerState:
     seed: int = 0
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    peers: list[int] = field(default_factory=list)  # each request's client port: connections reused or not
     injected: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -98,6 +99,7 @@ class Handler(BaseHTTPRequestHandler):
         with state.lock:
             state.requests.append(body)
             state.headers.append({k.lower(): v for k, v in self.headers.items()})
+            state.peers.append(self.client_address[1])
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": "not found"}})
             return

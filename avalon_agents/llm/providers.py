@@ -10,8 +10,9 @@
                                      google_genai, ollama, mistralai, ... when its integration is installed)
 
 Providers are registered like agents and modules (`register_provider`). Only this package imports
-langchain_openai. Retries are not done by the chat model (max_retries=0) but by `LLMClient`, with
-langchain's retry runnable, so that every attempt is visible in the trace.
+langchain_openai. Retries are not done by the chat model (max_retries=0) but by `LLMClient` (tenacity), so
+that every attempt is visible in the trace. `openai-compatible:` and `local:` calls go through llm.http's thin
+client (`make_chat`); `make_model` still gives a ChatOpenAI for them, for use with langchain.
 """
 
 from __future__ import annotations
@@ -26,30 +27,37 @@ from langchain_core.caches import InMemoryCache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.rate_limiters import InMemoryRateLimiter
 
+from avalon_agents.llm.chat import Chat, LangchainChat
+from avalon_agents.llm.http import OpenAIHTTP
 from avalon_agents.llm.scripted import ScriptedChatModel
 from avalon_agents.llm.settings import ModelSettings, ModelSpecError
 
 ProviderFactory = Callable[[str, ModelSettings], BaseChatModel]
 """(the spec's part after "provider:", complete settings) -> a chat model."""
+ChatFactory = Callable[[str, ModelSettings], Chat]
+"""The same -> a Chat that skips langchain (a provider's fast path for LLMClient)."""
 
 
 @dataclass(frozen=True)
 class Provider:
     """A registered provider: its factory, and optionally a check of the spec's model part (raising
-    ModelSpecError) and a reachability check run before a run starts."""
+    ModelSpecError), a reachability check run before a run starts, and a Chat factory LLMClient uses instead
+    of wrapping the langchain model."""
 
     factory: ProviderFactory
     check: Callable[[str], None] | None = None
     reachable: Callable[[str, float], None] | None = None
+    chat: ChatFactory | None = None
 
 
 PROVIDERS: dict[str, Provider] = {}
 
 
 def register_provider(name: str, factory: ProviderFactory, *, check: Callable[[str], None] | None = None,
-                      reachable: Callable[[str, float], None] | None = None) -> None:
-    """Make `name:MODEL` specs build their chat model with `factory(MODEL, settings)`."""
-    PROVIDERS[name] = Provider(factory, check, reachable)
+                      reachable: Callable[[str, float], None] | None = None, chat: ChatFactory | None = None) -> None:
+    """Make `name:MODEL` specs build their chat model with `factory(MODEL, settings)` (and LLMClient's Chat
+    with `chat`, if given)."""
+    PROVIDERS[name] = Provider(factory, check, reachable, chat)
 
 
 def split(spec: str) -> tuple[str, str]:
@@ -83,6 +91,17 @@ def make_model(settings: ModelSettings | str) -> BaseChatModel:
     if registered is None:
         return _init_chat_model(settings)
     return registered.factory(rest, settings)
+
+
+def make_chat(settings: ModelSettings) -> Chat:
+    """What LLMClient calls for complete settings: the provider's own Chat (OpenAI-compatible servers and the
+    embedded model: llm.http), else its langchain model wrapped."""
+    provider, rest = split(settings.spec)
+    registered = PROVIDERS.get(provider)
+    if registered is not None and registered.chat is not None:
+        check_spec(settings.spec)
+        return registered.chat(rest, settings)
+    return LangchainChat(make_model(settings))
 
 
 def check_reachable(settings: ModelSettings | str, timeout: float = 5.0) -> None:
@@ -176,6 +195,11 @@ def _compatible(rest: str, settings: ModelSettings) -> BaseChatModel:
     return _chat_openai(model, settings, url=url, key=server_key(url, settings))
 
 
+def _compatible_chat(rest: str, settings: ModelSettings) -> Chat:
+    model, url = _compatible_parts(rest)
+    return OpenAIHTTP(model, url, server_key(url, settings), settings)
+
+
 def _compatible_reachable(rest: str, timeout: float) -> None:
     _, url = _compatible_parts(rest)
     try:
@@ -197,6 +221,13 @@ def _local(name: str, settings: ModelSettings) -> BaseChatModel:
     server = local_server(name)
     # the embedded server's client is shared by every model of the loop: one request at a time (local.py)
     return _chat_openai(name, settings, url=server.base_url, key="local", http_client=server.http_client())
+
+
+def _local_chat(name: str, settings: ModelSettings) -> Chat:
+    from avalon_agents.llm.local import local_server
+
+    # one connection per event loop: the server answers one call at a time, and waiting there costs it a core
+    return OpenAIHTTP(name, local_server(name).base_url, "local", settings, connections=1)
 
 
 def _scripted(_: str, settings: ModelSettings) -> BaseChatModel:
@@ -227,6 +258,7 @@ def _init_chat_model(settings: ModelSettings) -> BaseChatModel:
 
 
 register_provider("openai", _openai)
-register_provider("openai-compatible", _compatible, check=_compatible_check, reachable=_compatible_reachable)
-register_provider("local", _local, check=_local_check)
+register_provider("openai-compatible", _compatible, check=_compatible_check, reachable=_compatible_reachable,
+                  chat=_compatible_chat)
+register_provider("local", _local, check=_local_check, chat=_local_chat)
 register_provider("scripted", _scripted)

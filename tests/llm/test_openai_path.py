@@ -30,7 +30,7 @@ def quick_backoff(monkeypatch):
     tests retry dozens of times."""
     from avalon_agents.llm import client as client_module
 
-    monkeypatch.setattr(client_module, "BACKOFF", {"initial": 0.005, "max": 0.05, "exp_base": 2.0, "jitter": 0.005})
+    monkeypatch.setattr(client_module, "BACKOFF", {"multiplier": 0.005, "max": 0.05, "exp_base": 2.0, "jitter": 0.005})
 
 
 def client(server, tracer, **config) -> LLMClient:
@@ -197,3 +197,50 @@ def test_rate_limit_spaces_the_requests():
 
         elapsed = asyncio.run(burst())
     assert elapsed >= 0.45  # 6 requests at 10 per second, the first one free
+
+
+def test_openai_spec_goes_through_chatopenai_and_compatible_servers_through_the_thin_client(monkeypatch):
+    from avalon_agents.llm.chat import LangchainChat
+    from avalon_agents.llm.http import OpenAIHTTP
+
+    with openai_server(reply=lambda body: "three word reply") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)  # ChatOpenAI reads it: OpenAI's path, real HTTP
+        tracer = MemoryTracer()
+        openai_client = LLMClient(settings=ModelSettings(spec="openai:gpt-4o-mini", max_tokens=40), tracer=tracer)
+        compatible = client(server, tracer)
+
+        async def both() -> tuple[str, str, object, object]:
+            return (await openai_client.call([HumanMessage("hi")], purpose=TEST, prompt_id="t"),
+                    await compatible.call([HumanMessage("hi")], purpose=TEST, prompt_id="t"),
+                    openai_client.chat, compatible.chat)
+
+        first, second, chat1, chat2 = asyncio.run(both())
+        headers = server.state.headers
+        bodies = server.state.requests
+    assert first == second == "three word reply"
+    assert isinstance(chat1, LangchainChat) and type(chat1.model).__name__ == "ChatOpenAI"
+    assert isinstance(chat2, OpenAIHTTP)
+    assert headers[0]["authorization"] == f"Bearer {SECRET}"  # OpenAI gets the OpenAI key
+    assert headers[1]["authorization"] != f"Bearer {SECRET}"  # a compatible server does not
+    assert bodies[0]["model"] == "gpt-4o-mini" and bodies[0]["max_completion_tokens"] == 40
+    assert [r.tokens_source for r in tracer.records] == ["provider", "provider"]
+
+
+def test_the_thin_client_keeps_connections_and_closes_them_with_the_loop():
+    from avalon_agents.llm import http
+
+    with openai_server() as server:
+        llm = client(server, MemoryTracer())
+
+        async def calls() -> object:
+            await asyncio.gather(*(llm.call([HumanMessage(f"n{i}")], purpose=TEST, prompt_id="t") for i in range(8)))
+            for _ in range(4):
+                await llm.call([HumanMessage("again")], purpose=TEST, prompt_id="t")
+            [session] = http._sessions[asyncio.get_running_loop()].values()
+            return session
+
+        session = asyncio.run(calls())
+        asked = len(server.state.requests)
+        opened = len(set(server.state.peers))
+    assert asked == 12 and session.closed  # asyncio.run's shutdown closed the loop's session
+    assert opened <= 8  # the four calls after the burst reuse its connections
