@@ -111,8 +111,9 @@ def test_player_speech_cannot_forge_the_host():
 
 def test_role_cards_follow_the_paper_structure():
     rules = make_rules("official", 10)
-    for role in Role:
-        text = narrate.system_prompt(rules, 2, role)
-        for part in ("Role: ", "Role introduction: ", "Goal: ", "Strategy: ", "You are Player 2"):
-            assert part in text
+    for cards in narrate.card_sets():  # every set has a card for every role
+        for role in Role:
+            text = narrate.system_prompt(rules, 2, role, cards=cards)
+            for part in ("Role: ", "Role introduction: ", "Goal: ", "Strategy: ", "You are Player 2"):
+                assert part in text
     assert "4 Loyal Servants" in narrate.system_prompt(rules, 1, Role.MERLIN)
