@@ -5,7 +5,8 @@ highest rule-based informativeness scores, ranked by score (informativeness), an
 (completeness): a fixed list for the seat's side plus questions the model proposes, each answered from the
 history messages most similar to it (MiniLM embeddings), and turned into a reflection. From an experience
 pool of earlier games' (reflection, answer, score), it retrieves the situations most like the current
-reflection, contrasts the best and the worst answer, and draws a suggestion (once per round). It then
+reflection, contrasts the best and the worst answer, and draws a suggestion (once per round, and only when
+the answers found scored differently: otherwise there is no better and worse answer to contrast). It then
 answers with chain-of-thought; the host receives only the part after "My concise talking content:".
 
 Its system prompt carries its role card (the set `context.cards` names), as the paper's baseline had a strategy
@@ -216,10 +217,10 @@ class BaselineAgent(AgentBase):
             return
         found = await asyncio.to_thread(self.pool.query, self.reflection, n=5, kind="baseline_turn",
                                         role=self.role.value)
-        if len(found) < 2:
-            return
-        best = max(found, key=lambda f: f[1]["score"])
-        worst = min(found, key=lambda f: f[1]["score"])
+        best = max(found, key=lambda f: f[1]["score"], default=None)
+        worst = min(found, key=lambda f: f[1]["score"], default=None)
+        if best is None or best[1]["score"] == worst[1]["score"]:
+            return  # nothing to contrast: no two of the situations found ended differently
         text = template("baseline/suggest").render(
             name=seat_name(self.seat), role=self.role.value, reflection=self.reflection,
             good=best[1]["answer"], good_score=best[1]["score"], bad=worst[1]["answer"],
