@@ -29,6 +29,7 @@ from avalon_agents.host.play import AgentSetup, parse_seats, play_games, summari
 from avalon_agents.llm import ClientPool, ModelSettings, ModelSpecError, ModelUnusable, check_reachable
 from avalon_agents.llm.settings import parse_kwarg
 from avalon_agents.modules import load_agent_config
+from avalon_agents.narrate import DEFAULT_CARDS, card_sets
 from avalon_agents.plugins import load_plugins
 from avalon_agents.records import LLMCall, usage
 from avalon_agents.records.health import EXIT_UNHEALTHY, HealthLimits, health_line
@@ -164,6 +165,8 @@ def cli() -> None:
               help="Decisions of llm seats use JSON-schema constrained output.")
 @click.option("--agent-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="YAML module config of the cognitive seats (modules on/off, options, model settings; see README).")
+@click.option("--cards", type=click.Choice(card_sets()), default=DEFAULT_CARDS, show_default=True,
+              help="Role cards of the LLM seats: the paper's goals and initial strategies, or our improved ones.")
 @click.option("--experience", "experience_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep what cognitive seats learn in a chromadb store in this folder, across games and runs "
                    "(default: in memory, carried from game to game of this batch only).")
@@ -175,7 +178,7 @@ def cli() -> None:
 @logging_options
 def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path | None, as_json: bool,
          settings: ModelSettings, extractor_model: str | None, constrained: bool, agent_config: Path | None,
-         experience_dir: Path | None, probes: bool) -> None:
+         cards: str, experience_dir: Path | None, probes: bool) -> None:
     """Play Avalon games and print a transcript (one game) or a summary (many).
 
     \b
@@ -197,6 +200,7 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
         rules = make_rules(preset, players)
         kinds = parse_seats(seats, players)
         setup = build_setup(kinds, settings.model_copy(update={"constrained": constrained}), extractor_model)
+        setup.cards = cards
         if agent_config is not None:
             setup.agent_config = load_agent_config(agent_config)
         if experience_dir is not None:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 from avalon_agents.core.events import (
     AssassinationAttempted,
@@ -26,7 +29,7 @@ from avalon_agents.core.events import (
 )
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, seat_name
-from avalon_agents.prompting import data, template
+from avalon_agents.prompting import PROMPTS_DIR, data, template
 
 
 def names(seats: Iterable[Seat]) -> str:
@@ -67,9 +70,34 @@ def role_list(rules: RuleSet) -> str:
     return ", ".join(f"{n} {plural(name)}" if n > 1 else name for name, n in counts.items())
 
 
-def system_prompt(rules: RuleSet, seat: Seat, role: Role, strategy: str | None = None) -> str:
+DEFAULT_CARDS = "paper"
+"""The role cards a seat gets unless its agent says otherwise: the paper's (prompts/cards/paper.yaml)."""
+
+
+def card_sets() -> list[str]:
+    """The sets of role cards: one file each under prompts/cards/ (a new set is a new file)."""
+    return sorted(p.stem for p in (PROMPTS_DIR / "cards").glob("*.yaml"))
+
+
+def check_cards(name: str) -> str:
+    if name not in card_sets():
+        raise ValueError(f"no role cards named {name!r} (choose from {', '.join(card_sets())})")
+    return name
+
+
+Cards = Annotated[str, AfterValidator(check_cards)]
+"""A config field naming a set of role cards; an unknown name is an error listing the known ones."""
+
+
+def role_card(role: Role, cards: str = DEFAULT_CARDS) -> dict[str, str]:
+    """A role's card from a set: its introduction, goal and initial strategy (the paper's Section 4.1)."""
+    return data(f"cards/{check_cards(cards)}")[role.value]
+
+
+def system_prompt(rules: RuleSet, seat: Seat, role: Role, strategy: str | None = None,
+                  cards: str = DEFAULT_CARDS) -> str:
     """Rules plus this seat's role card (role, introduction, goal, strategy: the paper's Section 4.1)."""
-    card = data("roles")[role.value]
+    card = role_card(role, cards)
     two_on_four = any(f > 1 for f in rules.fails_required)
     rules_text = template("system/rules").render(
         players=rules.players,

@@ -91,6 +91,33 @@ def scripted_setup(model=None, **fields):
     return AgentSetup(clients=pool, settings=settings, **fields)
 
 
+class ScoredPool:
+    """A baseline experience pool that finds the same turns for any query: (answer, score) pairs."""
+
+    def __init__(self, scored: list[tuple[str, float]]) -> None:
+        self.found = [(f"reflection {i}", {"answer": answer, "score": score}, 0.1)
+                      for i, (answer, score) in enumerate(scored)]
+
+    def query(self, text: str, n: int = 3, **where) -> list:
+        return self.found[:n]
+
+
+def baseline_with_pool(scored: list[tuple[str, float]], role: Role = Role.PERCIVAL):
+    """A baseline seat (Player 2, on the scripted model) that has reflected and finds `scored` in its pool."""
+    from avalon_agents.agents.baseline import BaselineAgent
+    from avalon_agents.core import make_rules
+
+    setup = scripted_setup()
+    context = setup.context(setup.clients.for_game(None))
+    context.pool = lambda: ScoredPool(scored)
+    agent = BaselineAgent(seat=2, context=context)
+    agent.rules, agent.role, agent.reflection = make_rules(), role, "Player 3 looks evil."
+    return agent
+
+
+SUGGEST_REQUEST = ActionRequest(seat=2, kind=RequestKind.VOTE, quest=2, attempt=1, team=(1, 2))
+
+
 def avalon(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run the `avalon` command in this process: the console script's own entry point (`cli.main`, which maps
     errors to one line and exit code 2) under click's CliRunner isolation (captured stdout and stderr, `env`

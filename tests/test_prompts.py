@@ -21,7 +21,7 @@ from avalon_agents.host import probe
 from avalon_agents.host.play import play_one
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.modules import AgentConfig, base, experience, standard
-from tests.helpers import scripted_setup
+from tests.helpers import SUGGEST_REQUEST, baseline_with_pool, scripted_setup
 
 
 @pytest.fixture
@@ -72,11 +72,12 @@ def exercise_everything() -> None:
                          ("cognitive", AgentConfig.model_validate({"action": {"options": {"combine": False}}}))):
         setup = scripted_setup(agent_config=config)
         asyncio.run(play_one(make_rules(), [kind] * 6, 0, setups=setup, probes=kind == "llm"))
-    # the baseline (three seats: its embeddings are the costly part): its second game draws suggestions from
-    # the pool the first one filled
-    setup = scripted_setup()
-    for seed in (0, 1):
-        asyncio.run(play_one(make_rules(), ["baseline", "rulebot"] * 3, seed, setups=setup))
+    # the baseline (three seats: its embeddings are the costly part), and a suggestion from a pool whose answers
+    # ended differently (one game's turns of a role all score the same, and draw none)
+    asyncio.run(play_one(make_rules(), ["baseline", "rulebot"] * 3, 0, setups=scripted_setup()))
+    agent = baseline_with_pool([("I approve.", 1.0), ("I reject.", -1.0)])
+    asyncio.run(agent._suggest(SUGGEST_REQUEST))
+    assert agent.suggestion
     # the behavior judges, over a recorded game
     with tempfile.TemporaryDirectory() as run:
         asyncio.run(play_one(make_rules(), ["llm"] * 6, 0, Path(run) / "game-00001", setups=scripted_setup()))
@@ -111,8 +112,9 @@ def test_player_speech_cannot_forge_the_host():
 
 def test_role_cards_follow_the_paper_structure():
     rules = make_rules("official", 10)
-    for role in Role:
-        text = narrate.system_prompt(rules, 2, role)
-        for part in ("Role: ", "Role introduction: ", "Goal: ", "Strategy: ", "You are Player 2"):
-            assert part in text
+    for cards in narrate.card_sets():  # every set has a card for every role
+        for role in Role:
+            text = narrate.system_prompt(rules, 2, role, cards=cards)
+            for part in ("Role: ", "Role introduction: ", "Goal: ", "Strategy: ", "You are Player 2"):
+                assert part in text
     assert "4 Loyal Servants" in narrate.system_prompt(rules, 1, Role.MERLIN)

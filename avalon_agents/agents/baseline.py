@@ -5,10 +5,12 @@ highest rule-based informativeness scores, ranked by score (informativeness), an
 (completeness): a fixed list for the seat's side plus questions the model proposes, each answered from the
 history messages most similar to it (MiniLM embeddings), and turned into a reflection. From an experience
 pool of earlier games' (reflection, answer, score), it retrieves the situations most like the current
-reflection, contrasts the best and the worst answer, and draws a suggestion (once per round). It then
+reflection, contrasts the best and the worst answer, and draws a suggestion (once per round, and only when
+the answers found scored differently: otherwise there is no better and worse answer to contrast). It then
 answers with chain-of-thought; the host receives only the part after "My concise talking content:".
 
-Unlike the code the paper used, its system prompt is filled in (seat, role, player count), its
+Its system prompt carries its role card (the set `context.cards` names), as the paper's baseline had a strategy
+(Appendix A.5). Unlike the code the paper used, its system prompt is filled in (seat, role, player count), its
 informative messages are ranked by score, and its window of recent messages moves RECENT_STEP messages at a
 time (it holds RECENT to RECENT + RECENT_STEP - 1 of them): between moves each answer's prompt extends the
 previous one, so a server's prompt cache (llama.cpp) resumes it instead of reading it again.
@@ -32,7 +34,7 @@ from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAs
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, Team, seat_name
 from avalon_agents.llm.client import LLMCallFailed
-from avalon_agents.narrate import announce, phrase, role_list
+from avalon_agents.narrate import announce, phrase, role_card, role_list
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
 from avalon_agents.stores.book import name_roles
@@ -101,6 +103,7 @@ class BaselineAgent(AgentBase):
         self.seat = seat
         self.end_learning = context.end_learning
         self.llm = context.llm
+        self.cards = context.cards
         self.pool: Any = context.pool() if context.pool is not None else None
         self.rules: RuleSet | None = None
         self.role: Role | None = None
@@ -155,9 +158,11 @@ class BaselineAgent(AgentBase):
     def system(self) -> str:
         others = [s for s in self.rules.seats if s != self.seat]
         timing = self.rules.assassination
+        card = role_card(self.role, self.cards)
         return template("baseline/system").render(
             role_list=role_list(self.rules), assassination_rule=phrase(f"assassination_rule_{timing}"),
-            name=seat_name(self.seat), role=self.role.value, others_count=len(others))
+            name=seat_name(self.seat), role=self.role.value, others_count=len(others),
+            introduction=card["introduction"], goal=card["goal"], strategy=card["strategy"])
 
     async def _call(self, text: str, step: str, request: ActionRequest) -> str | None:
         """One call of a step (questions, reflect, suggest, respond), with the prompt file of that name."""
@@ -212,10 +217,10 @@ class BaselineAgent(AgentBase):
             return
         found = await asyncio.to_thread(self.pool.query, self.reflection, n=5, kind="baseline_turn",
                                         role=self.role.value)
-        if len(found) < 2:
-            return
-        best = max(found, key=lambda f: f[1]["score"])
-        worst = min(found, key=lambda f: f[1]["score"])
+        best = max(found, key=lambda f: f[1]["score"], default=None)
+        worst = min(found, key=lambda f: f[1]["score"], default=None)
+        if best is None or best[1]["score"] == worst[1]["score"]:
+            return  # nothing to contrast: no two of the situations found ended differently
         text = template("baseline/suggest").render(
             name=seat_name(self.seat), role=self.role.value, reflection=self.reflection,
             good=best[1]["answer"], good_score=best[1]["score"], bad=worst[1]["answer"],

@@ -36,7 +36,8 @@ class CognitiveAgent(AgentBase):
             options and model settings (default: all on, each module on the agent's settings);
             `context.experience` is where the seat finds what earlier games taught its role and leaves what
             this one did; `context.end_learning` False skips experience learning at game end (the runner's
-            last game of a series, which no later game reads); other modules' game_end still runs.
+            last game of a series, which no later game reads); other modules' game_end still runs;
+            `context.cards` is the set of role cards its system prompt and strategy start from.
     """
 
     needs_llm = True
@@ -45,7 +46,7 @@ class CognitiveAgent(AgentBase):
         self.config = context.config or AgentConfig()
         self.book = context.experience
         self.end_learning = context.end_learning
-        self.mind = Mind(seat)
+        self.mind = Mind(seat, cards=context.cards)
         self.slots = Slots()
         self.tracer = context.clients.tracer
         self.modules: dict[str, Module] = self.config.build(context.clients, context.settings)

@@ -10,6 +10,7 @@ from avalon_agents.llm.client import LLMClient
 from avalon_agents.llm.pool import GameClients
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules.config import AgentConfig
+from avalon_agents.narrate import DEFAULT_CARDS
 from avalon_agents.stores.book import ExperienceBook
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ class SeatContext:
         experience: what the seat's agent carries from game to game (by role).
         pool: the baseline agent's experience pool, made on first use (None: it learns nothing).
         end_learning: False skips learning at game end (a series' last game, which no later game reads).
+        cards: the set of role cards in the seat's system prompt (prompts/cards/: `paper` or `improved`).
     """
 
     clients: GameClients
@@ -35,6 +37,7 @@ class SeatContext:
     experience: ExperienceBook | None = None
     pool: Callable[[], ExperienceStore] | None = None
     end_learning: bool = True
+    cards: str = DEFAULT_CARDS
 
     @property
     def llm(self) -> LLMClient:

@@ -41,6 +41,7 @@ class LLMAgent(AgentBase):
     def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext, history_tokens: int | None = None) -> None:
         self.seat = seat
         self.llm = context.llm
+        self.cards = context.cards
         self.history_tokens = history_tokens or self.llm.settings.history_tokens
         self.rules: RuleSet | None = None
         self.role: Role | None = None
@@ -72,7 +73,7 @@ class LLMAgent(AgentBase):
     async def act(self, request: ActionRequest, instruction: str) -> Reply:
         prompt = template("agent/vanilla")
         messages = [
-            SystemMessage(system_prompt(self.rules, self.seat, self.role)),
+            SystemMessage(system_prompt(self.rules, self.seat, self.role, cards=self.cards)),
             HumanMessage(prompt.render(history=self.history() or "(nothing yet)", instruction=instruction)),
         ]
         spec = kind_of(request)

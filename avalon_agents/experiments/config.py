@@ -8,7 +8,7 @@
     plugins: [my_modules.py]   # the user's code (paths relative to this file, or module names), imported first
     agents:                    # named agents: a kind plus, for cognitive agents, the module config
       ours: {kind: cognitive, modules: {analysis: {options: {scope: all}}}}
-      baseline: {kind: baseline, model: {temperature: 0.7}}
+      baseline: {kind: baseline, model: {temperature: 0.7}, cards: improved}   # role cards: paper (default)
     sides: {good: ours, evil: baseline}           # or roles: {Merlin: ours, ...}, or lineup: {ours: 3, ...}
     variants: {full: {}, wo_analysis: {agents: {ours: {modules: {analysis: {enabled: false}}}}}}
     series: 2
@@ -42,6 +42,7 @@ from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
 from avalon_agents.llm.providers import check_spec
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig
+from avalon_agents.narrate import DEFAULT_CARDS, Cards
 from avalon_agents.plugins import load_plugins
 from avalon_agents.records.health import HealthLimits
 
@@ -59,6 +60,8 @@ class AgentSpec(Strict):
     temperature: float | None = Field(None, ge=0, le=2, description="shorthand for model: {temperature: ...}")
     learn: bool = Field(True, description="carry experience to the next game of the series (false: every game "
                                           "starts fresh, the paper's 'without learning from experience')")
+    cards: Cards = Field(DEFAULT_CARDS, description="role cards in its seats' system prompts: `paper` (the "
+                                                    "paper's goals and initial strategies) or `improved`")
 
     @field_validator("kind")
     @classmethod
@@ -73,6 +76,8 @@ class AgentSpec(Strict):
             raise ValueError(f"modules: agent kind {self.kind!r} has no modules (only cognitive agents do)")
         if (self.model is not None or self.temperature is not None) and not needs_llm(self.kind):
             raise ValueError(f"model: agent kind {self.kind!r} calls no model")
+        if "cards" in self.model_fields_set and not needs_llm(self.kind):
+            raise ValueError(f"cards: agent kind {self.kind!r} reads no role cards")
         return self
 
     def settings(self, base: ModelSettings | None) -> ModelSettings:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from avalon_agents.agents.registry import needs_llm
 from avalon_agents.experiments.config import AgentSpec, Experiment
 from avalon_agents.modules import AgentConfig
 from avalon_agents.modules.base import SLOTS
@@ -86,7 +87,8 @@ def plan_lines(variants: dict[str, Experiment], out: Path) -> list[str]:
     first = next(iter(variants.values()))
     lines = [f"experiment {first.name}: {len(variants)} variant(s), {first.rules} rules, {first.players} players",
              f"decisions: {decisions(first)}",
-             *(f"agent {name}: {pipeline(agent)}" for name, agent in first.agents.items()),
+             *(f"agent {name}: {pipeline(agent)}" + (f", {agent.cards} role cards" if needs_llm(agent.kind) else "")
+               for name, agent in first.agents.items()),
              f"{'variant':<28}{'series':>7}{'games/series':>13}{'games':>7}{'est. LLM calls':>16}"
              f"{'win-rate CI ±':>15}{'detectable diff.':>18}"]
     total_games = total_calls = 0

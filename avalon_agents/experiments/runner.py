@@ -86,7 +86,7 @@ def series_setups(exp: Experiment, series_dir: Path, clients: ClientPool) -> dic
         store_dir = series_dir / "experience" / name
         out[name] = AgentSetup(clients=clients, settings=agent.settings(exp.model), extractor=exp.extractor.model,
                                agent_config=agent.modules, experience=ExperienceStore(store_dir, run=1),
-                               experience_dir=store_dir, learn=agent.learn)
+                               experience_dir=store_dir, learn=agent.learn, cards=agent.cards)
     return out
 
 

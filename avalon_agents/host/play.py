@@ -20,6 +20,7 @@ from avalon_agents.host.probe import BeliefProbe
 from avalon_agents.llm.pool import ClientPool, GameClients
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig, ExperienceBook
+from avalon_agents.narrate import DEFAULT_CARDS
 from avalon_agents.records import GameRecorder, MemoryTracer, Record, usage
 from avalon_agents.records.run_dir import HEALTH, write_json_atomic
 
@@ -64,6 +65,7 @@ class AgentSetup:
         experience_dir: where the baseline's experience pool lives (None: in memory).
         learn: False gives baseline seats no experience pool.
         end_learning: False: nothing is learned at game end (the runner's last game of a series).
+        cards: the set of role cards its seats' system prompts start from (prompts/cards/).
     """
 
     clients: ClientPool = field(default_factory=ClientPool)
@@ -74,6 +76,7 @@ class AgentSetup:
     experience_dir: Path | None = None
     learn: bool = True
     end_learning: bool = True
+    cards: str = DEFAULT_CARDS
     _pool: ExperienceStore | None = None
 
     def pool(self) -> ExperienceStore:
@@ -90,7 +93,7 @@ class AgentSetup:
         """What one of this agent's seats is built with in a game."""
         return SeatContext(clients=clients, settings=self.settings, config=self.agent_config,
                            experience=self.experience, pool=self.pool if self.learn else None,
-                           end_learning=self.end_learning)
+                           end_learning=self.end_learning, cards=self.cards)
 
     def extractor_settings(self) -> ModelSettings | None:
         return None if self.extractor is None else self.extractor.over(self.settings)
@@ -102,6 +105,7 @@ class AgentSetup:
             "model": self.clients.resolve(self.settings).public(),
             "extractor_model": self.clients.resolve(extractor).public() if extractor else None,
             "agent_config": self.agent_config.model_dump(mode="json") if self.agent_config else None,
+            "cards": self.cards,
         }
 
 
@@ -127,7 +131,8 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
     agents: dict[Seat, Agent] = {seat: make_agent(kind, seat=seat, seed=agent_seed(seed, seat),
                                                   context=contexts.get(seat))
                                  for seat, kind in zip(rules.seats, kinds)}
-    probe = BeliefProbe(clients={seat: contexts[seat].llm for seat in llm_seats}) if probes and llm_seats else None
+    probe = BeliefProbe(clients={seat: contexts[seat].llm for seat in llm_seats},
+                        cards={seat: contexts[seat].cards for seat in llm_seats}) if probes and llm_seats else None
     first = per_seat[rules.seats.index(llm_seats[0])] if llm_seats else per_seat[0]
     extract = typed_action
     if llm_seats:

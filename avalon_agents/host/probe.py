@@ -28,7 +28,7 @@ from avalon_agents.core.types import Seat
 from avalon_agents.decisions.jsonish import load_json
 from avalon_agents.llm.client import LLMCallFailed, LLMClient
 from avalon_agents.llm.tokens import count_tokens, newest_that_fit
-from avalon_agents.narrate import announce, names, system_prompt
+from avalon_agents.narrate import DEFAULT_CARDS, announce, names, system_prompt
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Probe, Purpose
 
@@ -102,10 +102,13 @@ class BeliefProbe:
         clients: the seats to probe, each with its own model client (the one its agent plays with).
         history_tokens: budget for the seat's view of the game in the prompt (the most recent part; night
             information always); default as the vanilla LLM agent's.
+        cards: each seat's set of role cards, as its agent plays with (default: the paper's).
     """
 
-    def __init__(self, *, clients: Mapping[Seat, LLMClient], history_tokens: int | None = None) -> None:
+    def __init__(self, *, clients: Mapping[Seat, LLMClient], history_tokens: int | None = None,
+                 cards: Mapping[Seat, str] | None = None) -> None:
         self.clients = dict(clients)
+        self.cards = dict(cards or {})
         self.history_tokens = history_tokens
 
     @property
@@ -143,7 +146,8 @@ class BeliefProbe:
         text = template(PROMPT).render(history=self.history(rules, events, self._budget(seat)) or "(nothing yet)",
                                        quest=quest, players=names(rules.seats), others=names(others),
                                        evil_count=rules.evil_count, example=example)
-        return [SystemMessage(system_prompt(rules, seat, role)), HumanMessage(text)]
+        system = system_prompt(rules, seat, role, cards=self.cards.get(seat, DEFAULT_CARDS))
+        return [SystemMessage(system), HumanMessage(text)]
 
     @staticmethod
     def history(rules: RuleSet, events: Sequence[GameEvent], budget: int) -> str:

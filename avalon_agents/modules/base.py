@@ -26,8 +26,8 @@ from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, Team
 from avalon_agents.llm.client import LLMCallFailed, LLMClient
 from avalon_agents.modules.memory import Entry, Memory
-from avalon_agents.narrate import system_prompt
-from avalon_agents.prompting import data, template
+from avalon_agents.narrate import DEFAULT_CARDS, role_card, system_prompt
+from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
 from avalon_agents.stores.book import Experience
 
@@ -44,6 +44,7 @@ class Mind:
     role: Role | None = None
     memory: Memory = field(init=False)
     experience: Experience = field(default_factory=Experience)
+    cards: str = DEFAULT_CARDS  # the set of role cards (prompts/cards/)
     summarized: int = 0  # rounds 1..summarized are folded into the summary
     round: int = 0  # the round the round-phase modules last ran for
 
@@ -52,7 +53,7 @@ class Mind:
 
     @property
     def card(self) -> dict[str, str]:
-        return data("roles")[self.role.value]
+        return role_card(self.role, self.cards)
 
     @property
     def strategy(self) -> str:
@@ -63,7 +64,7 @@ class Mind:
         return max((e.quest for e in self.memory.entries), default=1)
 
     def system(self) -> str:
-        return system_prompt(self.rules, self.seat, self.role, strategy=self.strategy)
+        return system_prompt(self.rules, self.seat, self.role, strategy=self.strategy, cards=self.cards)
 
     def known_evil(self) -> set[Seat]:
         """Seats this seat knows to be evil (its evil teammates, or Merlin's sight)."""

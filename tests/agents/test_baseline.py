@@ -9,11 +9,11 @@ import asyncio
 import pytest
 
 from avalon_agents.agents.baseline import RECENT, RECENT_STEP, BaselineAgent, concise, informativeness, recent_start
-from avalon_agents.core import make_rules
+from avalon_agents.core import Role, make_rules
 from avalon_agents.host.play import AgentSetup, play_one
 from avalon_agents.llm import ClientPool, ScriptedChatModel
 from avalon_agents.stores.experience import ExperienceStore
-from tests.helpers import scripted_setup
+from tests.helpers import SUGGEST_REQUEST, baseline_with_pool, scripted_setup
 
 MIXED = ["cognitive", "baseline"] * 3
 
@@ -156,17 +156,56 @@ def test_experience_pool_feeds_suggestions_in_the_next_game(tmp_path):
     assert all(m["outcome"] == ("won" if m["side"] == winner else "lost") for m in docs["metadatas"])
     assert {m["role"] for m in docs["metadatas"]} == {host.engine.roles[s].value for s in (2, 4, 6)}
 
+    # one game's turns of a role all scored the same: nothing to contrast, so no suggestion is asked for
     _, records = play(MIXED, 8, shared)
+    assert not [c for c in baseline_calls(records) if c.part == "suggest"]
+
+    # every turn also ended the other way once, with another answer: now the answers found differ in score
+    pool = shared.pool()
+    for doc, meta in zip(docs["documents"], docs["metadatas"]):
+        pool.add("baseline_turn", doc, role=Role(meta["role"]), won=meta["score"] < 0, seat=meta["seat"],
+                 extra={"answer": "Other outcome: " + meta["answer"], "score": -meta["score"]})
+    _, records = play(MIXED, 9, shared)
     suggest = [c for c in baseline_calls(records) if c.part == "suggest"]
-    assert suggest, "the second game asks for suggestions from the pool"
-    prompt = suggest[0].messages[-1].content
-    assert "ended well (score " in prompt and "ended badly (score " in prompt
-    assert any(m["answer"] in prompt for m in docs["metadatas"])
+    assert suggest, "the next game asks for suggestions from the pool"
+    for call in suggest:
+        prompt = call.messages[-1].content
+        good = prompt.split("ended well (score ", 1)[1].split("\n")[0]
+        bad = prompt.split("ended badly (score ", 1)[1].split("\n")[0]
+        assert good.startswith("1.0): ") and bad.startswith("-1.0): ")
+        assert good.split("): ", 1)[1] != bad.split("): ", 1)[1], "two different answers"
     rounds = [(c.seat, c.quest) for c in suggest]
     assert len(rounds) == len(set(rounds)), "at most one suggestion per seat and round"
     later = [c for c in baseline_calls(records) if c.part == "respond"
              and "Suggestion from earlier games:" in c.messages[-1].content]
     assert later
+
+
+def suggest_prompts(scored: list[tuple[str, float]]) -> list[str]:
+    """The prompts of the suggestion calls a seat makes from a pool holding `scored` (answer, score) pairs."""
+    agent = baseline_with_pool(scored)
+    prompts = []
+
+    async def call(text, step, request):
+        prompts.append(text)
+        return "Back the team you trust."
+
+    agent._call = call
+    asyncio.run(agent._suggest(SUGGEST_REQUEST))
+    return prompts
+
+
+def test_no_suggestion_when_every_answer_found_scored_the_same():
+    assert suggest_prompts([("I approve.", 1.0), ("I reject.", 1.0), ("I approve.", 1.0)]) == []
+    assert suggest_prompts([("I reject.", -1.0)] * 5) == []
+    assert suggest_prompts([]) == []
+
+
+def test_suggestion_contrasts_two_answers_with_different_scores():
+    prompts = suggest_prompts([("I approve.", -1.0), ("I reject, Player 3 is on it.", 1.0), ("Fine.", -1.0)])
+    assert len(prompts) == 1
+    assert "ended well (score 1.0): I reject, Player 3 is on it." in prompts[0]
+    assert "ended badly (score -1.0): I approve." in prompts[0]
 
 
 def test_its_night_information_is_in_every_answer_it_gives(mixed_game):

@@ -17,8 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
+from avalon_agents.core import Role
 from avalon_agents.experiments import load_experiments, results_table, run_experiment
-from avalon_agents.prompting import data
+from avalon_agents.narrate import role_card
 from avalon_agents.records import is_done, read_result, read_trace
 from avalon_agents.stores.experience import ExperienceStore
 
@@ -74,7 +75,7 @@ def test_experience_flows_forward_within_a_series_and_never_across(tmp_path):
     variants = load_experiments(write(tmp_path, CONFIG.split("variants:")[0]))
     out = tmp_path / "run"
     asyncio.run(run_experiment(variants, out))
-    initial = {role: card["strategy"] for role, card in data("roles").items()}
+    initial = {role.value: role_card(role)["strategy"] for role in Role}  # the default cards: the paper's
     for series in (1, 2):
         root = out / "main" / f"series-{series}"
         store = ExperienceStore(root / "experience" / "ours")
