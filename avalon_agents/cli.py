@@ -406,20 +406,23 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
 def _report_run(out: Path, variants: dict, aborted: list[str] = (), as_json: bool = False) -> None:
     """The results table, each variant's health beside it, and exit code 3 when a variant is over its limits."""
     from avalon_agents.experiments import format_table, results_table
-    from avalon_agents.experiments.results import provenance, variant_health
+    from avalon_agents.experiments.results import figures_table, format_figures, provenance, variant_health
 
-    table = results_table(out)
+    table, figures = results_table(out), figures_table(out)
     health = variant_health(out, variants)
     unhealthy = [name for name, (_, problems) in health.items() if problems]
     if as_json:
         rows = json.loads(table.to_json(orient="records")) if not table.empty else []
-        click.echo(json.dumps({"out": str(out), "provenance": provenance(out), "results": rows,
+        paper = json.loads(figures.to_json(orient="records")) if not figures.empty else []
+        click.echo(json.dumps({"out": str(out), "provenance": provenance(out), "results": rows, "paper_figures": paper,
                                "aborted": list(aborted),
                                "health": {name: {"line": line, "problems": problems}
                                           for name, (line, problems) in health.items()}}))
     else:
         click.echo(provenance(out))
         click.echo(format_table(table))
+        if not figures.empty:
+            click.echo(format_figures(figures))
         for name, (line, problems) in health.items():
             mark = "  UNHEALTHY: " + "; ".join(problems) if problems else ""
             click.echo(f"{name}: {line}{mark}")

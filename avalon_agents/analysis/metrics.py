@@ -15,6 +15,8 @@ Definitions, as implemented:
 - Merlin assassination rate: assassinations that named Merlin / assassinations.
 - Votes on clean and dirty teams: reject votes / votes, for teams without and with an evil player.
 - Cost: LLM calls and tokens per game, per module.
+- Versus the reference: each variant's win rate minus its reference variant's (the first variant with the
+  same agents on each side), per side, with Newcombe's interval and Fisher's exact p-value.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from avalon_agents.analysis.load import RunData
-from avalon_agents.analysis.stats import rate
+from avalon_agents.analysis.stats import fisher_p, newcombe, rate
 
 GROUP = ("variant", "agent", "role")
 EVIL_ROLES = ("Morgana", "Assassin", "Mordred", "Oberon", "Minion of Mordred")
@@ -147,10 +149,42 @@ def outcome_metrics(data: RunData) -> dict[str, pd.DataFrame]:
     return {name: metric(data) for name, metric in OUTCOMES.items()}
 
 
-def paper_table(data: RunData) -> pd.DataFrame:
-    """The paper's table shape (Tables 2, 6-8): per variant and side, the agents, WR with its CI and games;
-    and QER and FVR of the evil roles (Morgana, Assassin) by the agent that played them."""
+def references(data: RunData, order: Sequence[str] | None = None) -> dict[str, str]:
+    """Each variant's reference: the first variant (in `order`, else as loaded) with the same agents on each
+    side. An ablation's first variant is its full agent; Table 2 has two, ours on the good and on the evil
+    side, and each of its variants is compared with the one of its sides."""
+    teams = data.games.drop_duplicates("variant").set_index("variant")[["good_agents", "evil_agents"]]
+    order = [v for v in (order or []) if v in teams.index] + [v for v in teams.index if v not in (order or [])]
+    first: dict[tuple, str] = {}
+    return {v: first.setdefault(tuple(teams.loc[v]), v) for v in order}
+
+
+def versus(data: RunData, order: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per variant and side: its win rate minus its reference's (`vs_variant`, see `references`), Newcombe's
+    95% interval of that difference and Fisher's exact two-sided p-value (NaN for a reference itself)."""
+    columns = ["variant", "side", "vs_variant", "diff", "diff_ci_low", "diff_ci_high", "diff_p_value"]
     wr = win_rate(data, ("variant", "side"))
+    if wr.empty:
+        return pd.DataFrame(columns=columns)
+    wins = {(r.variant, r.side): (int(round(r.value * r.n)), int(r.n)) for r in wr.itertuples()}
+    refs, rows = references(data, order), []
+    for (variant, side), (x1, n1) in wins.items():
+        ref = refs[variant]
+        x2, n2 = wins.get((ref, side), (0, 0))
+        if ref == variant or not n2:
+            rows.append({"variant": variant, "side": side, "vs_variant": ref if n2 else None})
+            continue
+        low, high = newcombe(x1, n1, x2, n2)
+        rows.append({"variant": variant, "side": side, "vs_variant": ref, "diff": x1 / n1 - x2 / n2,
+                     "diff_ci_low": low, "diff_ci_high": high, "diff_p_value": fisher_p(x1, n1, x2, n2)})
+    return pd.DataFrame(rows, columns=columns).astype({c: float for c in columns[3:]})
+
+
+def paper_table(data: RunData, order: Sequence[str] | None = None) -> pd.DataFrame:
+    """The paper's table shape (Tables 2, 6-8): per variant and side, the agents, WR with its CI and games,
+    its difference from the reference variant (`versus`; `order`: the variants' order, first first); and QER
+    and FVR of the evil roles (Morgana, Assassin) by the agent that played them."""
+    wr = win_rate(data, ("variant", "side")).merge(versus(data, order), on=["variant", "side"], how="left")
     agents = data.games.melt(id_vars=["variant"], value_vars=["good_agents", "evil_agents"], var_name="side",
                              value_name="agents")
     agents["side"] = agents["side"].str.removesuffix("_agents")
@@ -161,4 +195,6 @@ def paper_table(data: RunData) -> pd.DataFrame:
         for role in ("Morgana", "Assassin"):
             part = m[m["role"] == role][["variant", "side", "value"]].rename(columns={"value": f"{name}_{role}"})
             table = table.merge(part, on=["variant", "side"], how="left")
-    return table
+    rank = {v: i for i, v in enumerate(references(data, order))}  # the given order, then as loaded
+    return table.sort_values(["variant", "side"], key=lambda c: c.map(rank) if c.name == "variant" else c,
+                             ignore_index=True)

@@ -25,6 +25,7 @@ from avalon_agents.analysis.judges import CAMOUFLAGE_LABELS, Judgments, Progress
 from avalon_agents.analysis.load import RunData, load_run
 from avalon_agents.analysis.metrics import outcome_metrics, paper_table
 from avalon_agents.analysis.probes import score_probes
+from avalon_agents.analysis.reference import figure_table, statements
 from avalon_agents.records.run_dir import JsonlTracer
 
 if TYPE_CHECKING:  # a judge is passed in; the analysis builds no model client itself
@@ -112,7 +113,8 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
         tables.update(behavior_tables(judgments))
     if not data.probes.empty:
         tables["probe_scores"] = score_probes(data.probes)
-    headline = paper_table(data)
+    tables["paper_figures"] = figure_table(data, judgments)
+    headline = paper_table(data, order=variant_order(run_dir))
     tables = {"headline": headline, **tables}
     result = Analysis(data=data, tables=tables, headline=headline, judgments=judgments, out=out, run_dir=run_dir,
                       judge_spec=judge.settings.spec if judge is not None else None)
@@ -149,10 +151,17 @@ def markdown_table(table: pd.DataFrame, digits: int = 3) -> str:
     return "\n".join(lines)
 
 
+def variant_order(run_dir: Path) -> list[str]:
+    """The experiment's variants in its config's order (the first is the reference), or [] outside one."""
+    experiment = Path(run_dir) / "experiment.json"
+    return list(json.loads(experiment.read_text())["variants"]) if experiment.is_file() else []
+
+
 def headline_text(headline: pd.DataFrame) -> str:
     """The headline as plain text (what `avalon analyze` prints)."""
-    columns = ["variant", "side", "agents", "win_rate", "ci_low", "ci_high", "games", "qer_Morgana", "qer_Assassin",
-               "fvr_Morgana", "fvr_Assassin"]
+    columns = ["variant", "side", "agents", "win_rate", "ci_low", "ci_high", "games", "vs_variant", "diff",
+               "diff_ci_low", "diff_ci_high", "diff_p_value", "qer_Morgana", "qer_Assassin", "fvr_Morgana",
+               "fvr_Assassin"]
     return headline[[c for c in columns if c in headline]].to_string(index=False, float_format=lambda x: f"{x:.2f}")
 
 
@@ -174,6 +183,21 @@ def provenance(result: Analysis) -> str:
     return text + "."
 
 
+def paper_parts(section: str, figures: pd.DataFrame) -> list[str]:
+    """What the paper's text states about the figure of a report section, its numbers beside ours."""
+    said = statements(section)
+    if not said:
+        return []
+    parts = ["**Paper** (its text about the figure; GPT-3.5, its full agent against the baseline; "
+             "`metrics/paper_figures.csv`):"]
+    numbered = figures[figures["label"].isin({f.label for f in said if f.value is not None})]
+    if not numbered.empty:
+        parts.append(markdown_table(numbered.drop(columns=["paper"]).rename(columns={
+            "paper_shown": "paper", "value": "ours"})))
+    parts += [f"- Fig. {f.figure}, {f.label}: \"{f.text}\"" for f in said if f.value is None]
+    return parts
+
+
 def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
     data = result.data
     games = data.games
@@ -185,8 +209,11 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
         f"LLM calls per game: {games['llm_calls'].mean():.0f}, input tokens per game: "
         f"{games['input_tokens'].mean():,.0f}.",
         "## Headline",
-        "Win rate per variant and side with its 95% bootstrap CI (games resampled), and the quest engagement "
-        "(QER) and failure vote (FVR) rates of Morgana and the Assassin, as in the paper's tables.",
+        "Win rate per variant and side with its 95% CI (games resampled; at small n widened to the Wilson "
+        "interval), its difference from the reference variant `vs_variant` (the first variant with the same "
+        "agents on each side: `diff`, Newcombe's 95% interval `diff_ci_low`-`diff_ci_high`, Fisher's exact "
+        "two-sided `diff_p_value`), and the quest engagement (QER) and failure vote (FVR) rates of Morgana and the "
+        "Assassin, as in the paper's tables.",
         markdown_table(result.headline),
         "## Health",
         "Failed LLM calls (after their retries), re-asks and the paper's fallbacks per variant: a variant with many "
@@ -200,7 +227,9 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
         title, table_names = FIGURES[name]
         parts += [f"## {title}", f"![{name}](figures/{png.name})"]
         parts += [f"`metrics/{t}.csv`\n\n" + markdown_table(result.tables[t]) for t in table_names]
-    rest = [n for n in result.tables if n not in {t for _, ts in FIGURES.values() for t in ts} | {"headline", "health"}]
+        parts += paper_parts(name, result.tables["paper_figures"])
+    shown = {t for _, ts in FIGURES.values() for t in ts} | {"headline", "health", "paper_figures"}
+    rest = [n for n in result.tables if n not in shown]
     for name in rest:
         parts += [f"## {name.replace('_', ' ').capitalize()}", f"`metrics/{name}.csv`\n\n"
                   + markdown_table(result.tables[name])]

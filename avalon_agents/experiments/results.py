@@ -1,6 +1,7 @@
 """The results table of a run directory, in the paper's shape (Tables 2, 6-8): win rate per variant and
-side with a 95% bootstrap CI and the games behind it, QER and FVR of Morgana and the Assassin, mean LLM calls
-and tokens per game, and the paper's own figure where the config gives it."""
+side with a 95% CI and the games behind it, its difference from the reference variant (Newcombe's interval,
+Fisher's exact p), QER and FVR of Morgana and the Assassin, mean LLM calls and tokens per game, and the
+paper's own figure where the config gives it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pandas as pd
 
 from avalon_agents.analysis import metrics
 from avalon_agents.analysis.load import game_dirs, load_run
-from avalon_agents.analysis.metrics import paper_table
+from avalon_agents.analysis.metrics import paper_table, references
+from avalon_agents.analysis.reference import figure_table
 from avalon_agents.experiments.config import Experiment
 from avalon_agents.records import read_trace, usage
 from avalon_agents.records.health import HealthLimits, health_line
@@ -24,12 +26,12 @@ def results_table(out: Path) -> pd.DataFrame:
         data = load_run(out)
     except FileNotFoundError:
         return pd.DataFrame()
-    table = paper_table(data)
+    meta = Path(out) / "experiment.json"
+    variants = json.loads(meta.read_text())["variants"] if meta.exists() else {}
+    table = paper_table(data, order=list(variants))
     usage = data.games.groupby("variant")[["llm_calls", "input_tokens", "output_tokens"]].mean()
     usage.columns = ["calls_per_game", "input_tokens_per_game", "output_tokens_per_game"]
     table = table.merge(usage.reset_index(), on="variant")
-    meta = Path(out) / "experiment.json"
-    variants = json.loads(meta.read_text())["variants"] if meta.exists() else {}
     health = metrics.health(data)[["variant", "failed_share", "fallback_share"]]
     table = table.merge(health, on="variant", how="left")
     limits = {v: HealthLimits.model_validate((variants.get(v) or {}).get("health") or {}) for v in table["variant"]}
@@ -54,10 +56,18 @@ def _pair(morgana: float, assassin: float) -> str:
     return "" if morgana != morgana and assassin != assassin else f"{_pct(morgana)}/{_pct(assassin)}"
 
 
+def _diff(r) -> str:
+    """The difference from the reference variant: '+20% [-15%, +51%] p=0.63', or 'reference'."""
+    if r.diff != r.diff:
+        return "reference" if r.vs_variant == r.variant else ""
+    return f"{r.diff:+.0%} [{r.diff_ci_low:+.0%}, {r.diff_ci_high:+.0%}] p={r.diff_p_value:.2f}"
+
+
 def format_table(table: pd.DataFrame) -> str:
     if table.empty:
         return "no finished games yet"
     lines = [f"{'variant':<22}{'side':<6}{'agents':<22}{'win rate':>9}  {'95% CI':<13}{'games':>6}"
+             f"  {'diff vs reference, 95% CI, p':<31}"
              f"{'QER Mor/Ass':>13}{'FVR Mor/Ass':>13}{'calls/game':>12}{'tokens in/game':>16}{'paper WR':>10}"
              f"{'paper QER':>11}{'paper FVR':>11}{'failed/fallbacks':>18}"]
     for r in table.itertuples():
@@ -65,15 +75,47 @@ def format_table(table: pd.DataFrame) -> str:
         ci = f"[{r.ci_low:.0%}, {r.ci_high:.0%}]"
         qer = f"{_pct(r.qer_Morgana)}/{_pct(r.qer_Assassin)}" if r.side == "evil" else ""
         fvr = f"{_pct(r.fvr_Morgana)}/{_pct(r.fvr_Assassin)}" if r.side == "evil" else ""
-        lines.append(f"{r.variant:<22}{r.side:<6}{r.agents:<22}{r.win_rate:>9.1%}  {ci:<13}{r.games:>6}"
+        lines.append(f"{r.variant:<22}{r.side:<6}{r.agents:<22}{r.win_rate:>9.1%}  {ci:<13}{r.games:>6}  {_diff(r):<31}"
                      f"{qer:>13}{fvr:>13}{r.calls_per_game:>12.0f}{r.input_tokens_per_game:>16,.0f}"
                      f"{_pct(r.paper_win_rate):>10}{_pair(r.paper_qer_Morgana, r.paper_qer_Assassin):>11}"
                      f"{_pair(r.paper_fvr_Morgana, r.paper_fvr_Assassin):>11}{health:>18}")
+    if table["diff"].notna().any():
+        refs = ", ".join(sorted(set(table["vs_variant"].dropna())))
+        lines.append(f"diff: win rate minus the reference variant's ({refs}: the first with the same agents on each "
+                     "side), Newcombe's 95% interval, Fisher's exact p")
     if table["paper_win_rate"].notna().any():
         lines.append("paper WR, QER, FVR: the paper's own figures (GPT-3.5), for comparison; ours are measured "
                      "above (QER, FVR: Morgana/Assassin)")
     if not table["healthy"].all():
         lines.append("! over the variant's health limits (failed calls / fallbacks): not a result")
+    return "\n".join(lines)
+
+
+def figures_table(out: Path) -> pd.DataFrame:
+    """The paper's Figures 2-6 as its text states them beside ours, for the reference variants (the full
+    agent: the paper's figures come from it) where the run has the measure (see analysis.reference)."""
+    try:
+        data = load_run(out)
+    except FileNotFoundError:
+        return pd.DataFrame()
+    meta = Path(out) / "experiment.json"
+    order = list(json.loads(meta.read_text())["variants"]) if meta.exists() else []
+    table = figure_table(data, variants=list(dict.fromkeys(references(data, order).values())))
+    return table[table["value"].notna()].reset_index(drop=True)
+
+
+def format_figures(table: pd.DataFrame) -> str:
+    """The figures table as text ('' when there is nothing to compare)."""
+    if table.empty:
+        return ""
+    lines = ["the paper's Figures 2-6 as its text states them (GPT-3.5, its full agent against the baseline), "
+             "beside ours for the reference variant(s):",
+             f"{'figure':<8}{'measure':<40}{'agent':<11}{'paper':>9}  {'variant':<22}{'ours':>7}  {'95% CI':<13}"
+             f"{'n':>6}{'games':>7}"]
+    for r in table.itertuples():
+        ci = f"[{r.ci_low:.0%}, {r.ci_high:.0%}]"
+        lines.append(f"{'Fig. ' + r.figure:<8}{r.label:<40}{r.kind:<11}{r.paper_shown:>9}  {r.variant:<22}"
+                     f"{r.value:>7.1%}  {ci:<13}{r.n:>6.0f}{r.games:>7.0f}")
     return "\n".join(lines)
 
 

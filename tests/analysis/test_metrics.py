@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from avalon_agents.analysis import metrics
@@ -119,3 +120,44 @@ def test_no_interval_is_zero_width(data):
     assert 0.2 < low < 1 and high == 1.0  # one win of one game: wide, never [100%, 100%]
     table = metrics.win_rate(data)
     assert (table["ci_high"] > table["ci_low"]).all(), table
+
+
+def won_games(cells: dict[tuple[str, str, str], tuple[int, int]]):
+    """A RunData of games only: per (variant, good agent, evil agent), (good wins, games)."""
+    from avalon_agents.analysis.load import COLUMNS, RunData
+
+    games, seats = [], []
+    for (variant, good, evil), (wins, n) in cells.items():
+        for i in range(n):
+            game = f"{variant}/series-1/game-{i:05d}"
+            games.append({"game": game, "variant": variant, "winner": "good" if i < wins else "evil",
+                          "good_agents": good, "evil_agents": evil, "quests_played": 0})
+            seats += [{"game": game, "variant": variant, "side": side, "seat": s, "role": role}
+                      for s, side, role in ((1, "good", "Merlin"), (2, "evil", "Morgana"))]
+    tables = {name: pd.DataFrame(columns=columns) for name, columns in COLUMNS.items()}
+    return RunData(**{**tables, "games": pd.DataFrame(games), "seats": pd.DataFrame(seats)})
+
+
+def test_each_variant_is_compared_with_the_first_of_its_sides():
+    from avalon_agents.analysis.stats import fisher_p, newcombe
+
+    data = won_games({("full", "ours", "bots"): (9, 10), ("wo_plan", "ours", "bots"): (3, 10),
+                      ("evil_full", "bots", "ours"): (2, 10), ("evil_wo_plan", "bots", "ours"): (2, 10)})
+    order = ["full", "wo_plan", "evil_full", "evil_wo_plan"]
+    assert metrics.references(data, order) == {"full": "full", "wo_plan": "full", "evil_full": "evil_full",
+                                               "evil_wo_plan": "evil_full"}
+    table = metrics.paper_table(data, order)
+    assert list(table["variant"].drop_duplicates()) == order  # the config's order, not the alphabet
+    good = value(table, variant="wo_plan", side="good")
+    assert good["vs_variant"] == "full" and good["diff"] == pytest.approx(0.3 - 0.9)
+    # B - A is minus (A - B): Newcombe's published 9/10 vs 3/10 interval, mirrored (test_stats.py)
+    assert (good["diff_ci_low"], good["diff_ci_high"]) == pytest.approx((-0.8090, -0.1705), abs=5e-5)
+    assert (good["diff_ci_low"], good["diff_ci_high"]) == pytest.approx(tuple(-x for x in newcombe(9, 10, 3, 10)[::-1]))
+    assert good["diff_p_value"] == pytest.approx(fisher_p(3, 10, 9, 10)) and good["diff_p_value"] < 0.05
+    evil = value(table, variant="wo_plan", side="evil")
+    assert evil["diff"] == pytest.approx(0.6) and evil["diff_ci_low"] > 0
+    same = value(table, variant="evil_wo_plan", side="good")
+    assert same["vs_variant"] == "evil_full" and same["diff"] == 0 and same["diff_p_value"] == pytest.approx(1.0)
+    assert same["diff_ci_high"] - same["diff_ci_low"] > 0.5  # equal rates: a wide interval, never [0, 0]
+    ref = value(table, variant="full", side="good")
+    assert ref["vs_variant"] == "full" and pd.isna(ref["diff"]) and pd.isna(ref["diff_p_value"])

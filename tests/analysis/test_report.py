@@ -29,6 +29,21 @@ def test_analyze_writes_every_file_it_promises(analysis_run, tmp_path):
     report = (out / "report.md").read_text()
     assert all(f"figures/{f}.png" in report for f in figures)
     assert "| variant | side |" in report
+    # each variant against the first (Newcombe's interval, Fisher's p), in the report and the printed headline
+    assert "| vs_variant | diff | diff_ci_low | diff_ci_high | diff_p_value |" in report
+    assert "diff_p_value" in result.output
+    (other,) = [r for r in metrics["headline"] if r["variant"] == "wo_analysis" and r["side"] == "good"]
+    assert other["vs_variant"] == "full" and 0 <= other["diff_p_value"] <= 1
+    assert other["diff_ci_low"] <= other["diff"] <= other["diff_ci_high"]
+    assert other["diff_ci_high"] > other["diff_ci_low"]
+    # the paper's figures beside ours, in the sections of the matching figures
+    assert metrics["paper_figures"] and report.count("**Paper**") == len({"qer_fvr", "leader_approval",
+                                                                         "self_recommendation", "camouflage",
+                                                                         "teamwork", "sharing", "vacillation"})
+    fig2 = report.split("(paper Fig. 2)")[1].split("\n## ")[0]
+    assert "| 2 | QER of Morgana and the Assassin | baseline | 33.1% | full |" in fig2 and "40.3%" in fig2
+    assert "> 80.0%" in report.split("(paper Fig. 3a)")[1].split("\n## ")[0]
+    assert "Rates remain consistent across roles" in report  # Fig. 5b: the text, no number
     calls = (out / "judgments" / "calls.jsonl").read_text().splitlines()
     assert calls and all(json.loads(line)["stage"] == "judge" for line in calls)
 

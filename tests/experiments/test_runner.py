@@ -68,6 +68,12 @@ def test_scripted_experiment_end_to_end(tmp_path):
         assert abs(pair["win_rate"].sum() - 1) < 1e-9  # one side wins each game
         assert (pair["ci_low"] <= pair["win_rate"]).all() and (pair["win_rate"] <= pair["ci_high"]).all()
     assert "full" in result.output and "95% CI" in result.output and "QER Mor/Ass" in result.output
+    assert "diff vs reference, 95% CI, p" in result.output and "Newcombe" in result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("no_plan") and " good " in x]
+    assert " p=" in line and "%]" in line.split("games")[-1]  # no_plan's difference from full, printed
+    # the paper's Figure 3a beside ours, for the reference variant only (ours plays good: no Figure 2 row)
+    (fig3,) = [x for x in result.output.splitlines() if x.startswith("Fig. ")]
+    assert "Leader Approval Rate of good leaders" in fig3 and "> 80.0%" in fig3 and " full " in fig3
     assert {"qer_Morgana", "fvr_Assassin"} <= set(table.columns)
 
 
@@ -239,6 +245,15 @@ def test_run_json_gives_the_results_per_variant_and_side(tmp_path):
     rows = {(r["variant"], r["side"]) for r in summary["results"]}
     assert rows == {(v, s) for v in ("full", "no_plan") for s in ("good", "evil")}
     assert all(r["ci_high"] > r["ci_low"] and r["healthy"] for r in summary["results"])
+    for r in summary["results"]:  # each variant against the first: the difference, its interval, its p-value
+        assert r["vs_variant"] == "full"
+        if r["variant"] == "no_plan":
+            assert r["diff_ci_low"] <= r["diff"] <= r["diff_ci_high"] and r["diff_ci_high"] > r["diff_ci_low"]
+            assert 0 <= r["diff_p_value"] <= 1
+        else:
+            assert r["diff"] is None and r["diff_p_value"] is None
+    (fig3,) = summary["paper_figures"]
+    assert (fig3["figure"], fig3["paper"], fig3["variant"]) == ("3a", 0.80, "full") and fig3["value"] is not None
     assert set(summary["health"]) == {"full", "no_plan"} and summary["aborted"] == []
     assert summary["provenance"].startswith("produced by: models scripted; rules official; config ")
     assert "fingerprint" in summary["provenance"] and "2 of 8 planned games finished" in summary["provenance"]

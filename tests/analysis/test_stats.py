@@ -1,0 +1,105 @@
+"""Intervals and tests of analysis.stats against published values and a second computation by hand, and
+the small-n rule: no interval a table prints is zero width."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from avalon_agents.analysis.stats import SMALL, fisher_p, newcombe, rate, wilson
+
+# Newcombe (1998), Statistics in Medicine 17:873-890, Table II, method 10 (the hybrid score interval)
+NEWCOMBE_TABLE_II = [
+    ((56, 70, 48, 80), (0.0524, 0.3339)),
+    ((9, 10, 3, 10), (0.1705, 0.8090)),
+    ((5, 56, 0, 29), (-0.0381, 0.1926)),
+    ((0, 10, 0, 20), (-0.1611, 0.2775)),
+    ((10, 10, 0, 20), (0.6791, 1.0)),
+    ((10, 10, 0, 10), (0.6075, 1.0)),
+]
+
+
+def wilson_by_hand(x: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score interval from its closed form (the roots of the score test's quadratic)."""
+    p = x / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+@pytest.mark.parametrize(("counts", "published"), NEWCOMBE_TABLE_II)
+def test_newcombe_matches_the_published_intervals(counts, published):
+    assert newcombe(*counts) == pytest.approx(published, abs=5e-5)
+
+
+@pytest.mark.parametrize(("x", "n"), [(0, 1), (1, 1), (3, 10), (10, 10), (7, 20)])
+def test_wilson_matches_its_closed_form(x, n):
+    assert wilson(x, n) == pytest.approx(wilson_by_hand(x, n), abs=1e-9)
+
+
+def test_newcombe_by_hand_from_the_two_wilson_intervals():
+    (l1, u1), (l2, u2) = wilson_by_hand(7, 10), wilson_by_hand(2, 10)
+    d = 0.7 - 0.2
+    expected = (d - math.sqrt((0.7 - l1) ** 2 + (u2 - 0.2) ** 2), d + math.sqrt((u1 - 0.7) ** 2 + (0.2 - l2) ** 2))
+    assert newcombe(7, 10, 2, 10) == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("counts", [(0, 1, 0, 1), (1, 1, 0, 1), (1, 1, 1, 1), (10, 10, 10, 10), (0, 10, 10, 10),
+                                    (3, 4, 1, 4)])
+def test_a_difference_interval_is_never_zero_width_and_holds_the_difference(counts):
+    x1, n1, x2, n2 = counts
+    low, high = newcombe(*counts)
+    assert -1 <= low <= x1 / n1 - x2 / n2 <= high <= 1 and high - low > 0.1
+
+
+def test_fisher_exact_p_values():
+    assert fisher_p(3, 4, 1, 4) == pytest.approx(34 / 70)  # the lady tasting tea: (1 + 16 + 16 + 1) / C(8, 4)
+    assert fisher_p(10, 10, 0, 10) == pytest.approx(2 / math.comb(20, 10))  # the two most extreme tables
+    assert fisher_p(5, 10, 5, 10) == pytest.approx(1.0)
+    assert fisher_p(9, 10, 3, 10) == pytest.approx(fisher_p(3, 10, 9, 10))  # symmetric
+
+
+def test_fisher_p_by_hand_from_the_hypergeometric_tables():
+    """Two-sided: the probabilities of every table (same margins) no likelier than the one observed."""
+    x1, n1, x2, n2 = 8, 10, 3, 10
+    k, total = x1 + x2, n1 + n2
+
+    def prob(a: int) -> float:
+        return math.comb(n1, a) * math.comb(n2, k - a) / math.comb(total, k)
+
+    expected = sum(prob(a) for a in range(max(0, k - n2), min(k, n1) + 1) if prob(a) <= prob(x1) * (1 + 1e-7))
+    assert fisher_p(x1, n1, x2, n2) == pytest.approx(expected)
+
+
+def frame(per_game: list[tuple[int, int]]) -> pd.DataFrame:
+    """Rows of 0/1 outcomes: (hits, rows) per game."""
+    return pd.DataFrame([{"game": g, "hit": i < hits} for g, (hits, rows) in enumerate(per_game) for i in range(rows)])
+
+
+@pytest.mark.parametrize("per_game", [[(5, 5)], [(0, 4)], [(2, 4)], [(3, 3), (3, 3)], [(0, 3)] * 3,
+                                      [(2, 4), (2, 4), (2, 4)], [(5, 10), (5, 10), (6, 10)]])
+def test_small_n_rates_get_the_wilson_interval_of_their_pooled_counts(per_game):
+    row = rate(frame(per_game), [], "hit").iloc[0]
+    hits, rows = sum(h for h, _ in per_game), sum(r for _, r in per_game)
+    low, high = wilson(hits, rows)
+    assert row["ci_low"] <= low and row["ci_high"] >= high  # at least as wide as Wilson: never [v, v]
+    assert row["ci_high"] - row["ci_low"] > 0.1
+    assert row["ci_low"] <= row["value"] <= row["ci_high"]
+
+
+def test_from_small_n_on_the_bootstrap_stands_unless_it_sees_no_spread():
+    varied = [(1, 2), (2, 2), (0, 2), (1, 2), (2, 2), (1, 2)]
+    assert len(varied) >= SMALL
+    row = rate(frame(varied), [], "hit").iloc[0]
+    assert row["ci_high"] > row["ci_low"]
+    alike = rate(frame([(1, 2)] * SMALL), [], "hit").iloc[0]  # five games, all 1 of 2: no spread to resample
+    assert (alike["ci_low"], alike["ci_high"]) == pytest.approx(wilson(SMALL, 2 * SMALL))
+
+
+def test_values_that_are_not_counts_get_no_interval_rather_than_a_zero_width_one():
+    rows = pd.DataFrame({"game": [0, 1], "x": [0.3, 0.3], "d": [1.0, 1.0]})  # 0.6 of 2: not counts
+    row = rate(rows, [], "x", "d").iloc[0]
+    assert row["value"] == pytest.approx(0.3) and np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])
