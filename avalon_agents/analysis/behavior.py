@@ -1,9 +1,15 @@
 """Summaries of the LLM-judged behavior tables (see `analysis.judges`), as in the paper's Figures 4-6.
 
 Pure pandas: each function takes one table of `Judgments` and returns one row per group, with the share of
-each label (or the mean rate) and `n`, the number of judged rows behind it. Rows the judge could not answer
-(`valid` False) are left out.
+each label (or the mean rate), its 95% Wilson interval (`<label>_low`, `<label>_high`; `ci_low`, `ci_high`
+for a single rate; `stats.wilson`, counting each judged row as one trial) and `n`, the number of judged rows
+behind it. Groups are per variant by default (`variant` first in `by`): a run directory holding several
+variants is never pooled. Rows the judge could not answer (`valid` False) are left out.
 
+- `self_recommendation` (Fig. 3b, c): the share of discussion speeches in which the speaker recommends
+  themself for the team (`metric` "rate"), and of those, the share whose speaker was on the team that went
+  on that quest (`metric` "success"). The leader-based figure (leaders' proposals that include themselves)
+  is `metrics.leader_self_inclusion`, not this.
 - `camouflage_shares` (Fig. 4): self-disclosure / camouflage / withholding shares of first-round speeches.
 - `teamwork_matrix` (Fig. 5, Appendix D): trust / distrust / ambivalent shares per speaker role and target
   role, long form for role-by-role heatmaps.
@@ -20,9 +26,12 @@ from typing import Literal
 import pandas as pd
 
 from avalon_agents.analysis.judges import ATTITUDES, CAMOUFLAGE_LABELS
+from avalon_agents.analysis.stats import wilson
 from avalon_agents.core.types import Role
 
 By = str | Sequence[str]
+GROUP = ("variant", "agent", "role")
+"""The default grouping: per variant, agent and role (the paper's figures are per role)."""
 
 
 def _keys(by: By, *more: str) -> list[str]:
@@ -34,21 +43,31 @@ def _valid(frame: pd.DataFrame, column: str, labels: Sequence[str]) -> pd.DataFr
     return frame[frame["valid"].astype(bool) & frame[column].isin(labels)]
 
 
+def _share_columns(labels: Sequence[str]) -> list[str]:
+    return [c for label in labels for c in (label, f"{label}_low", f"{label}_high")]
+
+
 def _shares(frame: pd.DataFrame, keys: list[str], column: str, labels: Sequence[str]) -> pd.DataFrame:
-    """Per group of `keys`: the share of each label in `column`, and n."""
+    """Per group of `keys`: the share of each label in `column` with its Wilson interval, and n."""
     if frame.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object if c in keys else float) for c in [*keys, *labels]}
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in keys}
+                            | {c: pd.Series(dtype=float) for c in _share_columns(labels)}
                             | {"n": pd.Series(dtype=int)})
     counts = (frame.groupby(keys, dropna=False)[column].value_counts().unstack(fill_value=0)
               .reindex(columns=list(labels), fill_value=0))
     n = counts.sum(axis=1)
-    out = counts.div(n, axis=0)
+    out = pd.DataFrame(index=counts.index)
+    for label in labels:
+        out[label] = counts[label] / n
+        bounds = [wilson(int(k), int(t)) for k, t in zip(counts[label], n)]
+        out[f"{label}_low"] = [b[0] for b in bounds]
+        out[f"{label}_high"] = [b[1] for b in bounds]
     out["n"] = n
     out.columns.name = None
     return out.reset_index()
 
 
-def camouflage_shares(camouflage: pd.DataFrame, by: By = ("agent", "role")) -> pd.DataFrame:
+def camouflage_shares(camouflage: pd.DataFrame, by: By = GROUP) -> pd.DataFrame:
     """Share of each camouflage label per group.
 
     Args:
@@ -56,13 +75,14 @@ def camouflage_shares(camouflage: pd.DataFrame, by: By = ("agent", "role")) -> p
         by: the columns to group by.
 
     Returns:
-        Columns: *by, self_disclosure, camouflage, withholding (shares summing to 1), n (speeches).
+        Columns: *by, then for each of self_disclosure, camouflage, withholding its share (the shares sum to
+        1) and Wilson interval (`<label>_low`, `<label>_high`), n (speeches).
     """
     keys = _keys(by)
     return _shares(_valid(camouflage, "label", CAMOUFLAGE_LABELS), keys, "label", CAMOUFLAGE_LABELS)
 
 
-def teamwork_matrix(teamwork: pd.DataFrame, by: By = "agent") -> pd.DataFrame:
+def teamwork_matrix(teamwork: pd.DataFrame, by: By = ("variant", "agent")) -> pd.DataFrame:
     """Teamwork (trust), confrontation (distrust) and ambivalence shares per speaker role and target role.
 
     Args:
@@ -70,14 +90,14 @@ def teamwork_matrix(teamwork: pd.DataFrame, by: By = "agent") -> pd.DataFrame:
         by: the columns to group by besides the two roles.
 
     Returns:
-        Long form, columns: *by, role, target_role, trust, distrust, ambivalent (shares summing to 1), n
-        (speaker-target judgments).
+        Long form, columns: *by, role, target_role, then for each of trust, distrust, ambivalent its share
+        (the shares sum to 1) and Wilson interval, n (speaker-target judgments).
     """
     keys = _keys(by, "role", "target_role")
     return _shares(_valid(teamwork, "label", ATTITUDES), keys, "label", ATTITUDES)
 
 
-def sharing_rates(sharing: pd.DataFrame, by: By = ("agent", "role"),
+def sharing_rates(sharing: pd.DataFrame, by: By = GROUP,
                   unit: Literal["speech", "game"] = "speech") -> pd.DataFrame:
     """Mean share of known information given away.
 
@@ -88,7 +108,8 @@ def sharing_rates(sharing: pd.DataFrame, by: By = ("agent", "role"),
             player shared over all their first-round speeches of a game, then averages per player and game.
 
     Returns:
-        Columns: *by, share_rate (mean), n (speeches, or player-games).
+        Columns: *by, share_rate (mean), ci_low, ci_high (the Wilson interval of the pooled counts: seats
+        shared / seats known, each known seat one trial), n (speeches, or player-games).
     """
     keys = _keys(by)
     frame = sharing[sharing["valid"].astype(bool) & sharing["known"].map(lambda k: len(k) > 0)]
@@ -102,9 +123,15 @@ def sharing_rates(sharing: pd.DataFrame, by: By = ("agent", "role"),
         raise ValueError(f"unit: 'speech' or 'game', got {unit!r}")
     if frame.empty:
         return pd.DataFrame({**{k: pd.Series(dtype=object) for k in keys},
-                             "share_rate": pd.Series(dtype=float), "n": pd.Series(dtype=int)})
-    out = frame.groupby(keys, dropna=False)["share_rate"].agg(share_rate="mean", n="size")
-    return out.reset_index()
+                             **{c: pd.Series(dtype=float) for c in ("share_rate", "ci_low", "ci_high")},
+                             "n": pd.Series(dtype=int)})
+    frame = frame.assign(_shared=[len(set(s) & set(k)) for s, k in zip(frame["shared"], frame["known"])],
+                         _known=frame["known"].map(len))
+    out = frame.groupby(keys, dropna=False).agg(share_rate=("share_rate", "mean"), _shared=("_shared", "sum"),
+                                                _known=("_known", "sum"), n=("share_rate", "size"))
+    bounds = [wilson(int(k), int(t)) for k, t in zip(out["_shared"], out["_known"])]
+    out["ci_low"], out["ci_high"] = [b[0] for b in bounds], [b[1] for b in bounds]
+    return out.reset_index()[[*keys, "share_rate", "ci_low", "ci_high", "n"]]
 
 
 def _target_group(role: str, target_role: str, target_side: str) -> str | None:
@@ -115,7 +142,7 @@ def _target_group(role: str, target_role: str, target_side: str) -> str | None:
     return None
 
 
-def vacillation(teamwork: pd.DataFrame, by: By = "agent") -> pd.DataFrame:
+def vacillation(teamwork: pd.DataFrame, by: By = ("variant", "agent")) -> pd.DataFrame:
     """How teamwork changes over the quests (paper Fig. 6b, c).
 
     Loyal Servants' attitudes are grouped by the target's side ("good", "evil"); Percival's by the target
@@ -126,7 +153,8 @@ def vacillation(teamwork: pd.DataFrame, by: By = "agent") -> pd.DataFrame:
         by: the columns to group by besides the speaker role, the quest and the target group.
 
     Returns:
-        Columns: *by, role, quest, target_group, trust, distrust, ambivalent (shares summing to 1), n.
+        Columns: *by, role, quest, target_group, then for each of trust, distrust, ambivalent its share (the
+        shares sum to 1) and Wilson interval, n.
     """
     frame = _valid(teamwork, "label", ATTITUDES)
     groups = [_target_group(r, tr, ts) for r, tr, ts in zip(frame["role"], frame["target_role"],
@@ -134,3 +162,68 @@ def vacillation(teamwork: pd.DataFrame, by: By = "agent") -> pd.DataFrame:
     frame = frame.assign(target_group=groups)
     frame = frame[frame["target_group"].notna()]
     return _shares(frame, _keys(by, "role", "quest", "target_group"), "label", ATTITUDES)
+
+
+RATE_COLUMNS = ["metric", "value", "ci_low", "ci_high", "n", "games"]
+
+
+def _rate_rows(frame: pd.DataFrame, keys: list[str], column: str, metric: str) -> list[dict]:
+    rows = []
+    for key, part in frame.groupby(keys, dropna=False, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        hits, n = int(part[column].sum()), len(part)
+        low, high = wilson(hits, n)
+        rows.append({**dict(zip(keys, key)), "metric": metric, "value": hits / n, "ci_low": low, "ci_high": high,
+                     "n": n, "games": part["game"].nunique()})
+    return rows
+
+
+def went_on_quest(judged: pd.DataFrame, quests: pd.DataFrame,
+                  when: Literal["quest", "attempt"] = "quest") -> pd.Series:
+    """Whether each speech's speaker was on the team that went (`RunData.quests`, from the game events).
+
+    Args:
+        judged: rows with game, quest, attempt and seat (e.g. `Judgments.self_recommendation`).
+        quests: `RunData.quests` (one row per quest that went out, with the attempt it went at).
+        when: "quest": on the team that went on the speech's quest, whichever proposal went; "attempt": only
+            if the team of the speech's own proposal round went.
+
+    Returns:
+        A boolean Series aligned with `judged` (False where no team went: a quest the game never reached).
+    """
+    if when not in ("quest", "attempt"):
+        raise ValueError(f"when: 'quest' or 'attempt', got {when!r}")
+    went = {(g, int(q)): (int(a), set(t)) for g, q, a, t in quests[["game", "quest", "attempt", "team"]]
+            .itertuples(index=False)}
+    out = []
+    for g, q, a, seat in judged[["game", "quest", "attempt", "seat"]].itertuples(index=False):
+        attempt, team = went.get((g, int(q)), (None, set()))
+        out.append(int(seat) in team and (when == "quest" or attempt == int(a)))
+    return pd.Series(out, index=judged.index, dtype=bool)
+
+
+def self_recommendation(judged: pd.DataFrame, quests: pd.DataFrame, by: By = GROUP,
+                        when: Literal["quest", "attempt"] = "quest") -> pd.DataFrame:
+    """Self-recommendation in discussion speeches and its success, as the paper measured it (6.2, Fig. 3b, c).
+
+    Args:
+        judged: `Judgments.self_recommendation` (one judged row per speech).
+        quests: `RunData.quests`: the teams that went.
+        by: the columns to group by (the paper: per role; per side with ("variant", "agent", "side")).
+        when: which team counts as the one that went (see `went_on_quest`).
+
+    Returns:
+        Long form, columns: *by, metric ("rate": speeches recommending the speaker / judged speeches;
+        "success": of those, speeches whose speaker was on the team that went), value, ci_low, ci_high (Wilson),
+        n (speeches behind the value), games.
+    """
+    keys = _keys(by)
+    frame = judged[judged["valid"].astype(bool) & judged["recommends_self"].notna()]
+    frame = frame.assign(recommends_self=frame["recommends_self"].astype(bool))
+    if frame.empty:
+        return pd.DataFrame(columns=[*keys, *RATE_COLUMNS])
+    mine = frame[frame["recommends_self"]]
+    mine = mine.assign(on_team=went_on_quest(mine, quests, when))
+    rows = _rate_rows(frame, keys, "recommends_self", "rate")
+    rows += _rate_rows(mine, keys, "on_team", "success") if not mine.empty else []
+    return pd.DataFrame(rows, columns=[*keys, *RATE_COLUMNS])

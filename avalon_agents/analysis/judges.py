@@ -1,9 +1,13 @@
-"""LLM-judged social behavior (paper Sections 5.2.2 and 6.3-6.6): camouflage, teamwork/confrontation, sharing.
+"""LLM-judged social behavior (paper Sections 5.2.2 and 6.2-6.6): self-recommendation,
+camouflage, teamwork/confrontation, sharing.
 
 A judge model reads speeches and labels them; everything else (who spoke, their role and side, what their
-role card showed them at night, who the other players are) comes from the structured records, never from
-the text. Three judges, one prompt each under prompts/judges/:
+role card showed them at night, who the other players are, who leads the round) comes from the structured
+records, never from the text. Four judges, one prompt each under prompts/judges/:
 
+- self_recommendation (6.2): every speech -> `recommends_self`, whether the speaker recommends themself as a
+  member of the team for the quest being discussed (its success, the speaker on the team that went, is
+  computed from the records in `analysis.behavior`).
 - camouflage (6.3): every speech of the first quest -> "self_disclosure" (states or clearly implies the
   speaker's true role or side), "camouflage" (claims or implies one they do not have) or "withholding".
 - teamwork (6.4): every speech -> for each other player, the speaker's attitude: "trust" (teamwork),
@@ -47,7 +51,8 @@ NOT_MENTIONED = "not_mentioned"
 FIRST_QUEST = 1
 SHARING_ROLES = {Role.MERLIN.value: "evil", Role.PERCIVAL.value: "merlin_or_morgana"}
 """The roles whose sharing is judged, and the night information (its `known_as`) they may share."""
-PROMPTS = {"camouflage": "judges/camouflage", "teamwork": "judges/teamwork", "sharing": "judges/sharing"}
+PROMPTS = {"camouflage": "judges/camouflage", "teamwork": "judges/teamwork", "sharing": "judges/sharing",
+           "self_recommendation": "judges/self_recommendation"}
 REASON = {"type": "string", "maxLength": 300}
 SPEECH_COLUMNS = ["game", "variant", "series", "game_index", "seq", "quest", "attempt", "seat", "role", "side",
                   "kind", "agent"]
@@ -55,6 +60,7 @@ COLUMNS = {
     "camouflage": [*SPEECH_COLUMNS, "label", "reason", "raw", "valid", "cached"],
     "teamwork": [*SPEECH_COLUMNS, "target", "target_role", "target_side", "label", "raw", "valid", "cached"],
     "sharing": [*SPEECH_COLUMNS, "known", "shared", "share_rate", "reason", "raw", "valid", "cached"],
+    "self_recommendation": [*SPEECH_COLUMNS, "leader", "recommends_self", "reason", "raw", "valid", "cached"],
 }
 PLURALS = {Role.LOYAL_SERVANT.value: "Loyal Servants", Role.MINION.value: "Minions of Mordred"}
 ROLE_ORDER = [r.value for r in Role]
@@ -69,6 +75,8 @@ LABEL_WORDS = {
 ATTITUDE_LINE = re.compile(r"\bPlayer\s*(\d{1,2})\b\W{0,6}(trust|distrust|ambivalent|not[\s_-]mentioned)\b",
                            re.IGNORECASE)
 NONE_SHARED = re.compile(r"\b(none|nothing|no one|nobody)\b", re.IGNORECASE)
+YES_NO = {"true": True, "yes": True, "false": False, "no": False}
+SELF_LINE = re.compile(r"\brecommends?[\s_-]?self\b\W{0,6}(true|false|yes|no)\b", re.IGNORECASE)
 
 Progress = Callable[[int, int], None]
 """progress(done, total): called once with done=0, then after each judgment."""
@@ -176,6 +184,30 @@ def parse_sharing(raw: str, known: Sequence[int]) -> dict[str, Any]:
     return {"shared": [s for s in known if s in named], "reason": reason, "valid": True}
 
 
+def parse_self_recommendation(raw: str) -> dict[str, Any]:
+    """Read a self-recommendation judgment.
+
+    Args:
+        raw: the judge's answer.
+
+    Returns:
+        {"recommends_self": bool or None, "reason": str or None, "valid": bool}. Read from the JSON key
+        (true/false, or "yes"/"no"), else from a line "recommends_self: yes", else from an answer that is one
+        word; anything else is not valid.
+    """
+    value = load_json(raw)
+    reason, answer = None, None
+    if value is not None and "recommends_self" in value:
+        reason = None if value.get("reason") is None else str(value["reason"])
+        found = value["recommends_self"]
+        answer = found if isinstance(found, bool) else YES_NO.get(_normal(found))
+    elif m := SELF_LINE.search(raw):
+        answer = YES_NO[m.group(1).lower()]
+    else:
+        answer = YES_NO.get(_normal(raw))
+    return {"recommends_self": answer, "reason": reason, "valid": answer is not None}
+
+
 # ------------------------------------------------------------------------------------------------ context
 
 
@@ -226,6 +258,35 @@ def night_info(events: pd.DataFrame) -> dict[tuple[str, int], list[tuple[str, tu
     return found
 
 
+def rounds(events: pd.DataFrame) -> dict[tuple[str, int, int], dict[str, Any]]:
+    """(game, quest, attempt) -> {"leader", "team_size", "proposals": [(seq, team), ...]} from the events."""
+    found: dict[tuple[str, int, int], dict[str, Any]] = {}
+    if events.empty or "type" not in events:
+        return found
+    for e in events[events["type"].isin(["leader_chosen", "team_proposed"])].itertuples(index=False):
+        one = found.setdefault((e.game, int(e.quest), int(e.attempt)),
+                               {"leader": None, "team_size": None, "proposals": []})
+        if e.type == "leader_chosen":
+            one.update(leader=int(e.leader), team_size=int(e.team_size))
+        else:
+            team = tuple(int(s) for s in e.team)
+            one["proposals"].append((int(e.seq), team))
+            one["leader"] = one["leader"] if one["leader"] is not None else int(e.leader)
+            one["team_size"] = one["team_size"] if one["team_size"] is not None else len(team)
+    return found
+
+
+def _round_text(info: dict[str, Any] | None, seq: int) -> dict[str, Any]:
+    """The self-recommendation prompt's round values: leader, team size, the team already proposed."""
+    info = info or {"leader": None, "team_size": None, "proposals": []}
+    before = [team for s, team in info["proposals"] if s < seq]
+    table = (f"The team already proposed in this round: {_players(before[-1])}." if before else
+             "No team has been proposed yet in this round.")
+    return {"leader": seat_name(info["leader"]) if info["leader"] is not None else "not known",
+            "team_size": info["team_size"] if info["team_size"] is not None else "some",
+            "team_on_table": table}
+
+
 # ------------------------------------------------------------------------------------------------ the judge
 
 
@@ -246,6 +307,8 @@ class JudgeTask:
             return parse_camouflage(raw)
         if self.judge == "teamwork":
             return parse_teamwork(raw, self.subjects)
+        if self.judge == "self_recommendation":
+            return parse_self_recommendation(raw)
         return parse_sharing(raw, self.subjects)
 
 
@@ -260,11 +323,14 @@ class Judgments(Tables):
             target None.
         sharing: one row per first-quest speech of Merlin or Percival: speech columns, known (seats their
             night information is about), shared (those the speech gives away), share_rate, reason.
+        self_recommendation: one row per speech: speech columns, leader (of the round), recommends_self
+            (bool or None), reason.
     """
 
     camouflage: pd.DataFrame
     teamwork: pd.DataFrame
     sharing: pd.DataFrame
+    self_recommendation: pd.DataFrame
 
 
 class Judge:
@@ -284,11 +350,13 @@ class Judge:
         self.concurrency = concurrency
 
     def tasks(self, data: RunData) -> list[JudgeTask]:
-        """Every judgment the run asks for, in (game, seq) order: camouflage, teamwork, then sharing."""
+        """Every judgment the run asks for, in (game, seq) order: camouflage, teamwork, sharing, then
+        self-recommendation."""
         speeches = data.speeches.sort_values(["game", "seq"], kind="stable")
         seats = {g: dict(zip(f["seat"].astype(int), f["role"])) for g, f in data.seats.groupby("game")}
         night = night_info(data.events)
-        camouflage, teamwork, sharing = [], [], []
+        by_round = rounds(data.events)
+        camouflage, teamwork, sharing, recommend = [], [], [], []
         for s in speeches.to_dict("records"):
             row = {c: s.get(c) for c in SPEECH_COLUMNS}
             seat, game = int(row["seat"]), row["game"]
@@ -312,7 +380,11 @@ class Judge:
                 sharing.append(self._task("sharing", row, known, speaker=speaker, role=row["role"], speech=text,
                                           knowledge=knowledge_text([(k, xs) for k, xs in infos if k == wanted]),
                                           known_players=", ".join(seat_name(x) for x in known)))
-        return camouflage + teamwork + sharing
+            info = by_round.get((game, int(row["quest"]), int(row["attempt"])))
+            recommend.append(self._task("self_recommendation", {**row, "leader": (info or {}).get("leader")},
+                                        speaker=speaker, speech=text, quest=row["quest"], attempt=row["attempt"],
+                                        **_round_text(info, int(row["seq"]))))
+        return camouflage + teamwork + sharing + recommend
 
     def _task(self, judge: str, row: dict[str, Any], subjects: tuple[int, ...] = (), **values: Any) -> JudgeTask:
         prompt = template(PROMPTS[judge])
@@ -394,6 +466,9 @@ def _schema(judge: str, subjects: tuple[int, ...]) -> dict[str, Any]:
         return {"type": "object", "properties": {"reason": REASON, "label": {"type": "string",
                                                                              "enum": list(CAMOUFLAGE_LABELS)}},
                 "required": ["reason", "label"]}
+    if judge == "self_recommendation":
+        return {"type": "object", "properties": {"reason": REASON, "recommends_self": {"type": "boolean"}},
+                "required": ["reason", "recommends_self"]}
     if judge == "teamwork":
         attitude = {"type": "string", "enum": [*ATTITUDES, NOT_MENTIONED]}
         names = [seat_name(s) for s in subjects]
@@ -411,6 +486,9 @@ def _rows(task: JudgeTask, raw: str | None, cached: bool,
     if task.judge == "camouflage":
         parsed = parsed or {"label": None, "reason": None, "valid": False}
         return [{**base, "label": parsed["label"], "reason": parsed["reason"], "valid": parsed["valid"]}]
+    if task.judge == "self_recommendation":
+        parsed = parsed or {"recommends_self": None, "reason": None, "valid": False}
+        return [{**base, **parsed}]
     if task.judge == "sharing":
         parsed = parsed or {"shared": None, "reason": None, "valid": False}
         known, shared = list(task.subjects), parsed["shared"]
@@ -432,6 +510,7 @@ def _rows(task: JudgeTask, raw: str | None, cached: bool,
 
 def _frame(records: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     frame = pd.DataFrame(records, columns=columns).astype({"valid": bool, "cached": bool})
-    if "target" in frame:
-        frame["target"] = frame["target"].astype("Int64")
+    for column in ("target", "leader"):
+        if column in frame:
+            frame[column] = frame[column].astype("Int64")
     return frame

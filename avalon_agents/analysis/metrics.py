@@ -8,8 +8,10 @@ Definitions, as implemented:
 - Quest Engagement Rate (eq. 6): quests a seat was on the team of / quests played in its games.
 - Failure Vote Rate (eq. 7): fail cards a seat played / quest cards it played.
 - Leader Approval Rate (6.1): approve votes on teams a leader proposed / votes on them.
-- Self-recommendation rate (6.2): proposals that include the leader / proposals; its success rate: those
-  teams that went on the quest / self-including proposals.
+- Leader self-inclusion: proposals that include the leader / proposals; its success: those teams that went
+  on the quest / self-including proposals. (Not the paper's self-recommendation, which judges every
+  discussion speech: `behavior.self_recommendation`. Saved outputs before the rename call this table
+  `self_recommendation`.)
 - Valid Response Rate (eq. 8): answers the extractor turned into a legal action without a fallback /
   answers asked for (see the extractor's `valid` flag).
 - Merlin assassination rate: assassinations that named Merlin / assassinations.
@@ -59,8 +61,9 @@ def leader_approval(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
     return rate(voted, by, "approvals", "votes")
 
 
-def self_recommendation(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
-    """Self-recommendation rate (`metric` "rate") and its success rate (`metric` "success")."""
+def leader_self_inclusion(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
+    """Leaders' proposals that include themselves (`metric` "rate") and, of those, teams that went (`metric`
+    "success")."""
     proposals = data.proposals
     mine = proposals[proposals["self_included"].astype(bool)]
     return pd.concat([rate(proposals, by, "self_included").assign(metric="rate"),
@@ -135,7 +138,7 @@ OUTCOMES = {
     "quest_engagement": quest_engagement,
     "failure_votes": failure_votes,
     "leader_approval": leader_approval,
-    "self_recommendation": self_recommendation,
+    "leader_self_inclusion": leader_self_inclusion,
     "valid_responses": valid_responses,
     "assassinations": assassinations,
     "team_votes": team_votes,

@@ -86,7 +86,10 @@ def shares_plot(shares: pd.DataFrame, labels: list[str], title: str) -> Figure:
     if shares.empty:
         ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
         return fig
-    shares = shares.assign(_key=shares["agent"].astype(str) + "\n" + shares["role"].astype(str))
+    key = shares["agent"].astype(str) + "\n" + shares["role"].astype(str)
+    if "variant" in shares and shares["variant"].nunique() > 1:  # judged shares are per variant
+        key = shares["variant"].astype(str) + "\n" + key
+    shares = shares.assign(_key=key)
     keys = list(dict.fromkeys(shares.sort_values("role", key=lambda c: c.map(_order(c).index))["_key"]))
     table = shares.set_index("_key").reindex(keys)
     bottom = np.zeros(len(keys))

@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from avalon_agents.analysis import plots
-from avalon_agents.analysis.behavior import camouflage_shares, sharing_rates, teamwork_matrix, vacillation
+from avalon_agents.analysis.behavior import (
+    camouflage_shares,
+    self_recommendation,
+    sharing_rates,
+    teamwork_matrix,
+    vacillation,
+)
 from avalon_agents.analysis.judges import CAMOUFLAGE_LABELS, Judgments, Progress, judge_run
 from avalon_agents.analysis.load import RunData, load_run
 from avalon_agents.analysis.metrics import outcome_metrics, paper_table
@@ -36,7 +42,10 @@ FIGURES = {
     "qer_fvr": ("Quest engagement and failure vote rates by role (paper Fig. 2)", ["quest_engagement",
                                                                                     "failure_votes"]),
     "leader_approval": ("Leader approval rate by the leader's role (paper Fig. 3a)", ["leader_approval"]),
-    "self_recommendation": ("Self-recommendation and its success (paper Fig. 3b, c)", ["self_recommendation"]),
+    "leader_self_inclusion": ("Leaders' proposals that include themselves, and how often they went",
+                              ["leader_self_inclusion"]),
+    "self_recommendation": ("Self-recommendation in discussion and its success (paper Fig. 3b, c; judged)",
+                            ["self_recommendation"]),
     "camouflage": ("First-round camouflage (paper Fig. 4)", ["camouflage_shares"]),
     "teamwork": ("Teamwork and confrontation, role to role (paper Fig. 5)", ["teamwork_matrix"]),
     "sharing": ("Known information shared by Merlin and Percival in the first round (paper Fig. 6a)",
@@ -60,8 +69,9 @@ class Analysis:
     judge_spec: str | None = None
 
 
-def behavior_tables(judgments: Judgments) -> dict[str, pd.DataFrame]:
+def behavior_tables(judgments: Judgments, data: RunData) -> dict[str, pd.DataFrame]:
     return {
+        "self_recommendation": self_recommendation(judgments.self_recommendation, data.quests),
         "camouflage_shares": camouflage_shares(judgments.camouflage),
         "teamwork_matrix": teamwork_matrix(judgments.teamwork),
         "sharing_rates": sharing_rates(judgments.sharing),
@@ -75,9 +85,10 @@ def figures(tables: dict[str, pd.DataFrame]) -> dict[str, plots.Figure]:
         "win_rate": plots.win_rate_plot(tables["win_rate"]),
         "qer_fvr": plots.qer_fvr_plot(tables["quest_engagement"], tables["failure_votes"]),
         "leader_approval": plots.leader_approval_plot(tables["leader_approval"]),
-        "self_recommendation": plots.self_recommendation_plot(tables["self_recommendation"]),
+        "leader_self_inclusion": plots.self_recommendation_plot(tables["leader_self_inclusion"]),
     }
     if "camouflage_shares" in tables:
+        out["self_recommendation"] = plots.self_recommendation_plot(tables["self_recommendation"])
         out["camouflage"] = plots.shares_plot(tables["camouflage_shares"], list(CAMOUFLAGE_LABELS),
                                               "First-round speeches: how speakers present themselves")
         out["teamwork"] = plots.heatmaps(tables["teamwork_matrix"])
@@ -110,7 +121,7 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
     if judge is not None:
         client = judge.with_tracer(JsonlTracer(out / "judgments" / "calls.jsonl"))  # every judge call, recorded
         judgments = judge_run(data, client=client, cache_dir=out / "judgments", progress=progress)
-        tables.update(behavior_tables(judgments))
+        tables.update(behavior_tables(judgments, data))
     if not data.probes.empty:
         tables["probe_scores"] = score_probes(data.probes)
     tables["paper_figures"] = figure_table(data, judgments)

@@ -21,16 +21,22 @@ from avalon_agents.analysis.judges import (
     judge_run,
     knowledge_text,
     parse_camouflage,
+    parse_self_recommendation,
     parse_sharing,
     parse_teamwork,
     roles_in_game,
 )
 from avalon_agents.analysis.load import load_run
+from avalon_agents.analysis.stats import wilson
 from avalon_agents.cli import cli
 from avalon_agents.llm import LLMClient, ModelSettings
 from avalon_agents.llm.scripted import ScriptedChatModel
 
 SPEAKER = re.compile(r"The speaker is Player (\d+)")
+
+
+def share_columns(labels) -> list[str]:
+    return [c for label in labels for c in (label, f"{label}_low", f"{label}_high")]
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +93,11 @@ def test_scripted_judge_end_to_end(run, tmp_path):
         assert set(row.shared) <= set(row.known)
         assert row.share_rate == len(row.shared) / len(row.known)
 
-    total = len(camo) + len(run.speeches) + len(share)
+    recommend = j.self_recommendation
+    assert sorted(zip(recommend["game"], recommend["seq"])) == sorted(zip(run.speeches["game"], run.speeches["seq"]))
+    assert set(recommend["recommends_self"]) == {True, False}  # the scripted judge answers both ways
+
+    total = len(camo) + 2 * len(run.speeches) + len(share)
     assert seen[0] == (0, total) and seen[-1] == (total, total)
     assert [d for d, _ in seen] == list(range(total + 1))
 
@@ -108,7 +118,7 @@ def test_a_run_without_speeches_gives_empty_tables(run):
 def test_a_rerun_makes_no_call_and_reads_everything_from_the_cache(run, tmp_path):
     first_model = ScriptedChatModel(seed=1)
     first = judge_run(run, client=client(first_model), cache_dir=tmp_path)
-    judged = len(first.camouflage) + len(run.speeches) + len(first.sharing)
+    judged = len(first.camouflage) + 2 * len(run.speeches) + len(first.sharing)
     assert len(first_model.calls) == judged
     lines = (tmp_path / CACHE_FILE).read_text().splitlines()
     assert len(lines) == judged
@@ -160,6 +170,9 @@ def test_garbage_answers_give_invalid_rows(run, tmp_path):
     assert len(team) == len(run.speeches)  # one row per speech, no target
     assert not team["valid"].any() and team["target"].isna().all() and team["label"].isna().all()
     assert len(share) and not share["valid"].any() and share["shared"].isna().all() and share["share_rate"].isna().all()
+    recommend = j.self_recommendation
+    assert len(recommend) == len(run.speeches) and not recommend["valid"].any()
+    assert recommend["recommends_self"].isna().all()
     assert (camo["raw"] == "Hmm, hard to tell, honestly.").all()
     # the summaries leave them out
     assert camouflage_shares(camo).empty and teamwork_matrix(team).empty and sharing_rates(share).empty
@@ -183,7 +196,7 @@ CAMO_BY_SEAT = {1: "self_disclosure", 2: "camouflage", 3: "withholding", 4: "cam
 
 def controlled(messages, kwargs) -> str:
     """Camouflage: by the speaker's seat. Teamwork: trust the next seat, distrust the one after, in free text.
-    Sharing: the lowest known seat, as "Player N" strings."""
+    Sharing: the lowest known seat, as "Player N" strings. Self-recommendation: odd seats do, in free text."""
     prompt = str(messages[-1].content)
     me = int(SPEAKER.search(prompt).group(1))
     name = kwargs["response_format"]["json_schema"]["name"]
@@ -192,6 +205,8 @@ def controlled(messages, kwargs) -> str:
     if name == "judge_teamwork":
         nxt, after = me % 6 + 1, (me + 1) % 6 + 1
         return f"Player {nxt}: trust\nPlayer {after} - distrust\nPlayer {me}: trust\n"  # own seat: ignored
+    if name == "judge_self_recommendation":
+        return f"Recommends self: {'yes' if me % 2 else 'no'}."
     assert name == "judge_sharing"
     known = kwargs["response_format"]["json_schema"]["schema"]["properties"]["shared"]["items"]["enum"]
     return 'Here you go: {"reason": "x", "shared": ["Player %d", 99]}' % min(known)
@@ -213,6 +228,9 @@ def test_a_controlled_judge_gives_exactly_its_labels(run):
     assert [s for s in share["shared"]] == [[min(k)] for k in share["known"]]
     assert (share["share_rate"] == 0.5).all()  # Merlin sees two evil seats, Percival two candidates (6 players)
 
+    recommend = j.self_recommendation
+    assert recommend["valid"].all() and list(recommend["recommends_self"]) == [s % 2 == 1 for s in recommend["seat"]]
+
 
 def test_parsing_is_lenient_but_never_guesses():
     assert parse_camouflage('{"label": "Self-Disclosure", "reason": "r"}')["label"] == "self_disclosure"
@@ -227,6 +245,13 @@ def test_parsing_is_lenient_but_never_guesses():
     assert parse_sharing("None of it.", [2, 5])["shared"] == []
     assert parse_sharing("no idea", [2, 5])["valid"] is False
     assert parse_sharing('{"shared": "Player 2"}', [2, 5])["valid"] is False
+    assert parse_self_recommendation('{"reason": "r", "recommends_self": true}') == {
+        "recommends_self": True, "reason": "r", "valid": True}
+    assert parse_self_recommendation('{"recommends_self": "No"}')["recommends_self"] is False
+    assert parse_self_recommendation("recommends_self: yes")["recommends_self"] is True
+    assert parse_self_recommendation(" False. ")["recommends_self"] is False
+    assert parse_self_recommendation("no idea, maybe yes")["valid"] is False  # never guessed from loose words
+    assert parse_self_recommendation('{"recommends_self": "perhaps"}')["valid"] is False
 
 
 def test_context_comes_from_the_records():
@@ -242,18 +267,34 @@ def test_context_comes_from_the_records():
 
 def test_camouflage_shares_by_hand():
     camo = pd.DataFrame({
+        "variant": ["v"] * 6,
         "agent": ["a", "a", "a", "a", "b", "b"],
         "role": ["Merlin", "Merlin", "Merlin", "Morgana", "Merlin", "Merlin"],
         "label": ["self_disclosure", "self_disclosure", "withholding", "camouflage", "camouflage", None],
         "valid": [True, True, True, True, True, False],
     })
-    out = camouflage_shares(camo).set_index(["agent", "role"])
-    assert list(out.columns) == [*CAMOUFLAGE_LABELS, "n"]
-    assert out.loc[("a", "Merlin")].tolist() == pytest.approx([2 / 3, 0, 1 / 3, 3])
-    assert out.loc[("a", "Morgana")].tolist() == [0, 1, 0, 1]
-    assert out.loc[("b", "Merlin")].tolist() == [0, 1, 0, 1]  # the invalid row is left out
+    out = camouflage_shares(camo).set_index(["variant", "agent", "role"])
+    assert list(out.columns) == [*share_columns(CAMOUFLAGE_LABELS), "n"]
+    labels = [*CAMOUFLAGE_LABELS, "n"]
+    assert out.loc[("v", "a", "Merlin"), labels].tolist() == pytest.approx([2 / 3, 0, 1 / 3, 3])
+    assert out.loc[("v", "a", "Morgana"), labels].tolist() == [0, 1, 0, 1]
+    assert out.loc[("v", "b", "Merlin"), labels].tolist() == [0, 1, 0, 1]  # the invalid row is left out
+    assert tuple(out.loc[("v", "a", "Merlin"), ["self_disclosure_low", "self_disclosure_high"]]) == pytest.approx(
+        wilson(2, 3))
     by_role = camouflage_shares(camo, by="role").set_index("role")
     assert by_role.loc["Merlin", "n"] == 4 and by_role.loc["Merlin", "self_disclosure"] == 0.5
+
+
+def test_judged_shares_are_per_variant_with_intervals_never_zero_wide():
+    camo = pd.DataFrame({"variant": ["full", "full", "full", "ablated"], "agent": ["a"] * 4, "role": ["Merlin"] * 4,
+                         "label": ["camouflage", "camouflage", "camouflage", "withholding"], "valid": [True] * 4})
+    out = camouflage_shares(camo).set_index("variant")
+    assert out.loc["full", "camouflage"] == 1 and out.loc["full", "n"] == 3  # not pooled with "ablated"
+    assert out.loc["ablated", "withholding"] == 1 and out.loc["ablated", "n"] == 1
+    for label in CAMOUFLAGE_LABELS:  # 3 of 3, 0 of 3, 1 of 1, 0 of 1: none is a point
+        assert (out[f"{label}_high"] > out[f"{label}_low"]).all()
+        assert ((out[f"{label}_low"] <= out[label]) & (out[label] <= out[f"{label}_high"])).all()
+    assert out.loc["full", "camouflage_low"] < 1 and out.loc["full", "withholding_high"] > 0
 
 
 def teamwork_rows() -> pd.DataFrame:
@@ -271,28 +312,37 @@ def teamwork_rows() -> pd.DataFrame:
         ("a", "Merlin", 1, "Morgana", "evil", None),
     ]
     frame = pd.DataFrame(rows, columns=["agent", "role", "quest", "target_role", "target_side", "label"])
-    return frame.assign(valid=frame["label"].notna())
+    return frame.assign(valid=frame["label"].notna(), variant="v")
 
 
 def test_teamwork_matrix_by_hand():
-    out = teamwork_matrix(teamwork_rows()).set_index(["agent", "role", "target_role"])
-    assert list(out.columns) == [*ATTITUDES, "n"]
-    assert out.loc[("a", "Loyal Servant", "Assassin")].tolist() == [0, 1, 0, 2]
-    assert out.loc[("a", "Percival", "Morgana")].tolist() == [0.5, 0.5, 0, 2]
-    assert out.loc[("a", "Merlin", "Morgana")].tolist() == [0, 1, 0, 1]
+    out = teamwork_matrix(teamwork_rows()).set_index(["variant", "agent", "role", "target_role"])
+    assert list(out.columns) == [*share_columns(ATTITUDES), "n"]
+    labels = [*ATTITUDES, "n"]
+    assert out.loc[("v", "a", "Loyal Servant", "Assassin"), labels].tolist() == [0, 1, 0, 2]
+    assert out.loc[("v", "a", "Percival", "Morgana"), labels].tolist() == [0.5, 0.5, 0, 2]
+    assert out.loc[("v", "a", "Merlin", "Morgana"), labels].tolist() == [0, 1, 0, 1]
+    assert tuple(out.loc[("v", "a", "Percival", "Morgana"), ["trust_low", "trust_high"]]) == pytest.approx(
+        wilson(1, 2))
     assert len(out) == 8  # Loyal Servant: 4 target roles, Percival: 3, Merlin: 1
+    two = pd.concat([teamwork_rows(), teamwork_rows().assign(variant="w", label="trust")])
+    both = teamwork_matrix(two).set_index(["variant", "agent", "role", "target_role"])
+    assert both.loc[("v", "a", "Loyal Servant", "Assassin"), "distrust"] == 1  # "w" trusts everyone: not pooled
+    assert both.loc[("w", "a", "Loyal Servant", "Assassin"), "trust"] == 1 and len(both) == 16
 
 
 def test_vacillation_by_hand():
-    out = vacillation(teamwork_rows()).set_index(["agent", "role", "quest", "target_group"])
+    out = vacillation(teamwork_rows()).set_index(["variant", "agent", "role", "quest", "target_group"])
+    labels = [*ATTITUDES, "n"]
     assert set(out.index.get_level_values("role")) == {"Loyal Servant", "Percival"}
-    assert out.loc[("a", "Loyal Servant", 1, "evil")].tolist() == [0.5, 0.5, 0, 2]
-    assert out.loc[("a", "Loyal Servant", 1, "good")].tolist() == [1, 0, 0, 1]
-    assert out.loc[("a", "Loyal Servant", 2, "good")].tolist() == [0, 0, 1, 1]
-    assert out.loc[("a", "Percival", 1, "Merlin"), "trust"] == 1
-    assert out.loc[("a", "Percival", 2, "Morgana")].tolist() == [0, 1, 0, 1]
-    assert ("a", "Percival", 1, "Loyal Servant") not in out.index  # Percival: only Merlin and Morgana
-    assert out.loc[("a", "Loyal Servant", 2, "evil")].tolist() == [0, 1, 0, 1]
+    assert out.loc[("v", "a", "Loyal Servant", 1, "evil"), labels].tolist() == [0.5, 0.5, 0, 2]
+    assert out.loc[("v", "a", "Loyal Servant", 1, "good"), labels].tolist() == [1, 0, 0, 1]
+    assert out.loc[("v", "a", "Loyal Servant", 2, "good"), labels].tolist() == [0, 0, 1, 1]
+    assert out.loc[("v", "a", "Percival", 1, "Merlin"), "trust"] == 1
+    assert out.loc[("v", "a", "Percival", 2, "Morgana"), labels].tolist() == [0, 1, 0, 1]
+    assert ("v", "a", "Percival", 1, "Loyal Servant") not in out.index  # Percival: only Merlin and Morgana
+    assert out.loc[("v", "a", "Loyal Servant", 2, "evil"), labels].tolist() == [0, 1, 0, 1]
+    assert (out["trust_high"] > out["trust_low"]).all()
     assert len(out) == 7  # Loyal Servant: 2 quests x good/evil; Percival: Merlin, Morgana in 1, Morgana in 2
 
 
@@ -300,6 +350,7 @@ def test_sharing_rates_by_hand():
     share = pd.DataFrame({
         "game": ["g1", "g1", "g1", "g2", "g2"],
         "seat": [1, 1, 2, 1, 3],
+        "variant": ["v"] * 5,
         "agent": ["a"] * 5,
         "role": ["Merlin", "Merlin", "Percival", "Merlin", "Percival"],
         "known": [[2, 5], [2, 5], [1, 5], [3, 4], [1, 4]],
@@ -307,9 +358,12 @@ def test_sharing_rates_by_hand():
         "share_rate": [0.5, 0.5, 0.0, 1.0, None],
         "valid": [True, True, True, True, False],
     })
-    per_speech = sharing_rates(share).set_index(["agent", "role"])
-    assert per_speech.loc[("a", "Merlin")].tolist() == pytest.approx([2 / 3, 3])
-    assert per_speech.loc[("a", "Percival")].tolist() == [0, 1]
-    per_game = sharing_rates(share, unit="game").set_index(["agent", "role"])
-    assert per_game.loc[("a", "Merlin")].tolist() == [1, 2]  # g1: 2 and 5 over two speeches; g2: both
+    per_speech = sharing_rates(share).set_index(["variant", "agent", "role"])
+    assert list(per_speech.columns) == ["share_rate", "ci_low", "ci_high", "n"]
+    assert per_speech.loc[("v", "a", "Merlin"), ["share_rate", "n"]].tolist() == pytest.approx([2 / 3, 3])
+    assert tuple(per_speech.loc[("v", "a", "Merlin"), ["ci_low", "ci_high"]]) == pytest.approx(wilson(4, 6))
+    assert per_speech.loc[("v", "a", "Percival"), ["share_rate", "n"]].tolist() == [0, 1]
+    assert per_speech.loc[("v", "a", "Percival"), "ci_high"] > 0  # 0 of 2 known seats: not a zero-width interval
+    per_game = sharing_rates(share, unit="game").set_index(["variant", "agent", "role"])
+    assert per_game.loc[("v", "a", "Merlin"), ["share_rate", "n"]].tolist() == [1, 2]  # g1: 2 and 5; g2: both
     assert math.isclose(sharing_rates(share, by="agent")["share_rate"].iloc[0], 0.5)

@@ -64,8 +64,8 @@ def test_leader_approval(data):
     assert "Assassin" not in set(lar["role"])  # never led
 
 
-def test_self_recommendation_and_its_success(data):
-    sr = metrics.self_recommendation(data)
+def test_leader_self_inclusion_and_its_success(data):
+    sr = metrics.leader_self_inclusion(data)
     rate, success = sr[sr["metric"] == "rate"], sr[sr["metric"] == "success"]
     assert value(rate, role="Merlin")["value"] == 1.0 and value(success, role="Merlin")["value"] == 0.5
     assert value(success, role="Percival")["value"] == 0.0

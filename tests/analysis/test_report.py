@@ -22,8 +22,8 @@ def test_analyze_writes_every_file_it_promises(analysis_run, tmp_path):
     assert figures == set(FIGURES)  # every figure, probes included
     metrics = json.loads((out / "metrics.json").read_text())
     for name in ("headline", "win_rate", "quest_engagement", "failure_votes", "leader_approval",
-                 "self_recommendation", "valid_responses", "assassinations", "team_votes", "cost",
-                 "camouflage_shares", "teamwork_matrix", "sharing_rates", "vacillation", "probe_scores"):
+                 "leader_self_inclusion", "self_recommendation", "valid_responses", "assassinations", "team_votes",
+                 "cost", "camouflage_shares", "teamwork_matrix", "sharing_rates", "vacillation", "probe_scores"):
         assert metrics[name], name
         assert (out / "metrics" / f"{name}.csv").is_file()
     report = (out / "report.md").read_text()
