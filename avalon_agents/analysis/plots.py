@@ -8,7 +8,8 @@ writes a PNG. The conventions every figure follows:
 - the 95% CI as error bars, and y-limits that hold every interval whole (rates: 0-1 with a margin);
 - a label on every axis, the legend outside the panels;
 - `caption=`: what produced the numbers (`analysis.report.provenance`, `experiments.results.provenance`),
-  printed under the panels; `judge=` "scripted" stamps the figure as not a real judgment.
+  printed under the panels; `judge=` "scripted" stamps the figure as not a real judgment. `caption(fig, ...)`
+  does the same to a figure already drawn.
 
 Figures are built without pyplot, so a notebook shows a returned figure once (not again at the end of the
 cell) and nothing accumulates in pyplot's figure list.
@@ -16,6 +17,7 @@ cell) and nothing accumulates in pyplot's figure list.
 
 from __future__ import annotations
 
+import io
 import math
 import textwrap
 from collections.abc import Sequence
@@ -42,6 +44,17 @@ SCRIPTED_JUDGE = "judge: scripted (canned labels, not a real judgment)"
 PANELS_PER_ROW = 4
 RATE_LIMITS = (0.0, 1.0)
 MARGIN = 0.05  # of the y-range, above and below, so no cap or marker sits on the frame
+
+
+class PaperFigure(Figure):
+    """A Figure a notebook shows as PNG when a cell returns it, once: it needs no pyplot (IPython reads
+    `_repr_png_`; with matplotlib's inline backend active, its Figure printer draws it the same way), and it is
+    not in pyplot's figure list, which the inline backend shows again at the end of the cell."""
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", dpi=110)
+        return buffer.getvalue()
 
 
 def side_of(name: object) -> str | None:
@@ -78,7 +91,7 @@ def _figure(rows: int, panels: int, panel_size: tuple[float, float]) -> tuple[Fi
     """A figure of `rows` blocks of `panels` panels each (wrapped at PANELS_PER_ROW); unused cells removed."""
     cols = min(panels, PANELS_PER_ROW)
     lines = math.ceil(panels / cols)
-    fig = Figure(figsize=(panel_size[0] * cols + 1.8, panel_size[1] * rows * lines + 1.0), layout="constrained")
+    fig = PaperFigure(figsize=(panel_size[0] * cols + 1.8, panel_size[1] * rows * lines + 1.0), layout="constrained")
     grid = fig.subplots(rows * lines, cols, squeeze=False)
     blocks = []
     for r in range(rows):
@@ -166,15 +179,21 @@ def caption_text(caption: str | None = None, judge: str | None = None) -> str:
     return " | ".join(lines)
 
 
-def _finish(fig: Figure, title: str, caption: str | None, judge: str | None) -> Figure:
-    fig.suptitle(title)
-    text = caption_text(caption, judge)
+def caption(fig: Figure, text: str | None = None, judge: str | None = None) -> Figure:
+    """Print what produced the figure under its panels (`caption_text`), wrapped to the figure's width; red
+    when the judge is the scripted stand-in. Returns the figure (any figure, e.g. `report.figures`')."""
+    text = caption_text(text, judge)
     if text:
         width = max(40, int(fig.get_figwidth() * 15))  # about the characters of 7-point text across the figure
         scripted = judge == "scripted" or "scripted: canned labels" in text or SCRIPTED_JUDGE in text
         fig.supxlabel(textwrap.fill(text, width), x=0.01, ha="left", fontsize=7,
                       color="#B00020" if scripted else "#444444")
     return fig
+
+
+def _finish(fig: Figure, title: str, text: str | None, judge: str | None) -> Figure:
+    fig.suptitle(title)
+    return caption(fig, text, judge)
 
 
 def facet_bars(blocks: Sequence[tuple[pd.DataFrame, str]], x: str, value: str = "value", *, title: str,
@@ -264,7 +283,7 @@ def heatmaps(matrix: pd.DataFrame, labels: tuple[str, ...] = ("trust", "distrust
     group = [c for c in ("variant", "agent") if c in matrix]
     rows = list(dict.fromkeys(matrix[group].astype(str).agg(" · ".join, axis=1))) if group and not matrix.empty \
         else ["-"]
-    fig = Figure(figsize=(4.6 * len(labels) + 0.5, 3.8 * len(rows) + 1.0), layout="constrained")
+    fig = PaperFigure(figsize=(4.6 * len(labels) + 0.5, 3.8 * len(rows) + 1.0), layout="constrained")
     axes = fig.subplots(len(rows), len(labels), squeeze=False)
     keys = matrix[group].astype(str).agg(" · ".join, axis=1) if group and not matrix.empty else None
     for row, name in enumerate(rows):

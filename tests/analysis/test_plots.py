@@ -4,6 +4,7 @@ produced the numbers printed on the figure."""
 
 from __future__ import annotations
 
+import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
@@ -170,3 +171,24 @@ def test_empty_tables_draw_a_labelled_empty_panel(table):
     fig = plots.leader_approval_plot(table, caption=PROVENANCE)
     (ax,) = panels(fig)
     assert ax.get_xlabel() and PROVENANCE in caption(fig)
+
+
+def test_a_returned_figure_shows_as_one_png_in_a_notebook():
+    """What Jupyter does with a cell's last value: the figure's PNG, whether or not matplotlib's inline backend
+    is active (it is once anything imports pyplot in the kernel), and nothing left for the backend to show again."""
+    pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    with matplotlib.rc_context():  # the inline backend's support changes rcParams
+        try:
+            fig = plots.win_rate_plot(win_rates(), caption=PROVENANCE)
+            data, _ = shell.display_formatter.format(fig)
+            assert data["image/png"][:4] in (b"\x89PNG", "iVBO")  # raw or base64
+            inline = pytest.importorskip("matplotlib_inline.backend_inline")
+            inline.configure_inline_support(shell, "inline")
+            data, _ = shell.display_formatter.format(fig)
+            assert data["image/png"]
+            assert fig not in [plt.figure(n) for n in plt.get_fignums()]
+        finally:
+            InteractiveShell.clear_instance()
