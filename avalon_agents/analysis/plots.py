@@ -153,7 +153,8 @@ def _bar_panel(ax: Axes, part: pd.DataFrame, x: str, value: str, xlabel: str, yl
         err = np.nan_to_num(np.vstack([(heights - lows).clip(min=0), (highs - heights).clip(min=0)]))
     ax.bar(range(len(keys)), np.nan_to_num(heights), 0.7, color=colours, yerr=err, capsize=4,
            error_kw={"ecolor": "#222222", "elinewidth": 1})
-    ax.set_xticks(range(len(keys)), keys, rotation=30 if len(keys) > 2 else 0, ha="right" if len(keys) > 2 else "center",
+    slanted = len(keys) > 2
+    ax.set_xticks(range(len(keys)), keys, rotation=30 if slanted else 0, ha="right" if slanted else "center",
                   fontsize=8)
     _colour_ticks(ax, [str(part[x].iloc[i]) if "side" not in part else str(part["side"].iloc[i])
                        for i in range(len(keys))])

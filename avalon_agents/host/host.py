@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from avalon_agents import __version__, narrate
-from avalon_agents.aio import run_sync
 from avalon_agents.agents.base import Agent
+from avalon_agents.aio import run_sync
 from avalon_agents.core.actions import Action, ActionRequest, Reply, RequestKind
 from avalon_agents.core.events import GameEvent, GameResult, QuestCompleted
 from avalon_agents.core.rules import RuleSet

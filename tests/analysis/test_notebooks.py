@@ -1,6 +1,7 @@
 """The notebooks execute top to bottom on a Jupyter kernel over the session's small scripted experiment
-(`analysis_run`, tests/conftest.py): no error output, and each of their figures shown exactly once. Slow (a kernel start and a full
-analysis each); needs the notebooks extra, imported here only, so the module collects without it."""
+(`analysis_run`, tests/conftest.py): no error output, and each of their figures shown exactly once. Slow (a
+kernel start and a full analysis each); needs the notebooks extra, imported here only, so the module collects
+without it."""
 
 from __future__ import annotations
 
