@@ -26,10 +26,10 @@ from typing import Any
 from loguru import logger
 
 from avalon_agents.agents.registry import needs_llm
+from avalon_agents.aio import run_sync
 from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
 from avalon_agents.engine import AvalonEngine
-from avalon_agents.aio import run_sync
 from avalon_agents.experiments.config import Experiment, load_experiments
 from avalon_agents.experiments.guard import allotment, check_free, check_same_config, fingerprint, run_lock
 from avalon_agents.host.host import GameAborted
