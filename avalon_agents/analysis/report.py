@@ -88,7 +88,7 @@ def figures(tables: dict[str, pd.DataFrame]) -> dict[str, plots.Figure]:
         "leader_self_inclusion": plots.self_recommendation_plot(tables["leader_self_inclusion"]),
     }
     if "camouflage_shares" in tables:
-        out["self_recommendation"] = plots.self_recommendation_plot(tables["self_recommendation"])
+        out["self_recommendation"] = plots.self_recommendation_plot(tables["self_recommendation"], judged=True)
         out["camouflage"] = plots.shares_plot(tables["camouflage_shares"], list(CAMOUFLAGE_LABELS),
                                               "First-round speeches: how speakers present themselves")
         out["teamwork"] = plots.heatmaps(tables["teamwork_matrix"])
@@ -141,7 +141,9 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
     (out / "metrics.json").write_text(json.dumps({n: json.loads(t.to_json(orient="records")) for n, t in
                                                   tables.items()}, indent=1))
     result.files.append(out / "metrics.json")
-    pngs = {name: plots.save(fig, out / "figures" / f"{name}.png") for name, fig in figures(tables).items()}
+    caption = provenance(result)
+    pngs = {name: plots.save(plots.caption(fig, caption, result.judge_spec), out / "figures" / f"{name}.png")
+            for name, fig in figures(tables).items()}
     result.files += list(pngs.values())
     (out / "report.md").write_text(report_markdown(result, pngs))
     result.files.append(out / "report.md")

@@ -26,10 +26,11 @@ from typing import Any
 from loguru import logger
 
 from avalon_agents.agents.registry import needs_llm
+from avalon_agents.aio import run_sync
 from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
 from avalon_agents.engine import AvalonEngine
-from avalon_agents.experiments.config import Experiment
+from avalon_agents.experiments.config import Experiment, load_experiments
 from avalon_agents.experiments.guard import allotment, check_free, check_same_config, fingerprint, run_lock
 from avalon_agents.host.host import GameAborted
 from avalon_agents.host.play import AgentSetup, game_dir, play_one
@@ -241,12 +242,29 @@ def caps(variants: dict[str, Experiment], out: Path, max_games: int | None) -> l
     return plan
 
 
-async def run_experiment(variants: dict[str, Experiment], out: Path, *, model: ModelSettings | None = None,
-                         max_games: int | None = None, source: Path | None = None,
+async def run_experiment(variants: dict[str, Experiment] | str | Path, out: str | Path, *,
+                         model: ModelSettings | str | None = None, max_games: int | None = None,
+                         source: Path | None = None,
                          on_game: Callable[[Job, int, Path], None] = lambda job, n, path: None) -> list[str]:
-    """Play every unfinished game of every variant and series; `max_games` caps the run's total. `model` (the
-    CLI's model settings) is laid over every agent's and module's settings. Returns the games the watchdog
-    aborted (each with its reason); they are replayed on resume."""
+    """Play every unfinished game of every variant and series; `max_games` caps the run's total. A coroutine:
+    `await run_experiment(...)` in a notebook or any async code, `asyncio.run(run_experiment(...))` or
+    `run_experiment_sync(...)` in a script.
+
+    Args:
+        variants: the variants (`load_experiments`), or an experiment config file to load them from.
+        out: the run directory (resumable: finished games are kept).
+        model: laid over every agent's and module's model (what `avalon run --model` does): settings or a spec.
+        max_games: play at most this many games now.
+        source: the config file, recorded in experiment.json (a config file given as `variants` is its own).
+        on_game: called with (job, game number, game directory) after each finished game.
+
+    Returns the games the watchdog aborted (each with its reason); they are replayed on resume."""
+    if isinstance(variants, (str, Path)):
+        source = source or Path(variants)
+        variants = load_experiments(variants)
+    out = Path(out)
+    if isinstance(model, str):
+        model = ModelSettings(spec=model)
     aborted: list[str] = []
     with run_lock(out):
         write_experiment_json(out, source, variants, model)
@@ -260,6 +278,12 @@ async def run_experiment(variants: dict[str, Experiment], out: Path, *, model: M
 
         await asyncio.gather(*(one(job, cap) for job, cap in caps(variants, out, max_games)))
     return aborted
+
+
+def run_experiment_sync(variants: dict[str, Experiment] | str | Path, out: str | Path, **options: Any) -> list[str]:
+    """`run_experiment` from synchronous code, in a script or a notebook cell alike (in a notebook the run
+    takes a loop of its own in a worker thread: `aio.run_sync`). Same arguments and result."""
+    return run_sync(run_experiment(variants, out, **options))
 
 
 def game_usage(path: Path) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from avalon_agents import __version__, narrate
 from avalon_agents.agents.base import Agent
+from avalon_agents.aio import run_sync
 from avalon_agents.core.actions import Action, ActionRequest, Reply, RequestKind
 from avalon_agents.core.events import GameEvent, GameResult, QuestCompleted
 from avalon_agents.core.rules import RuleSet
@@ -212,5 +213,6 @@ class GameHost:
 
 
 def play_game(rules: RuleSet, agents: Mapping[Seat, Agent], seed: int, **kwargs: Any) -> GameResult:
-    """Run one game synchronously (a convenience around GameHost.run)."""
-    return asyncio.run(GameHost(rules=rules, agents=agents, seed=seed, **kwargs).run())
+    """Run one game synchronously (a convenience around `await GameHost(...).run()`), in a script or in a
+    notebook alike (`aio.run_sync`)."""
+    return run_sync(GameHost(rules=rules, agents=agents, seed=seed, **kwargs).run())

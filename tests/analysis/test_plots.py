@@ -1,0 +1,194 @@
+"""Figures a paper could print (matplotlib Agg, no display): one panel per variant, the legend outside the
+panels, every CI inside the y-limits, a label on every axis, one colour per side in every figure, and what
+produced the numbers printed on the figure."""
+
+from __future__ import annotations
+
+import matplotlib
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
+
+from avalon_agents.analysis import plots
+from avalon_agents.analysis.judges import CAMOUFLAGE_LABELS
+
+VARIANTS = ["full", "wo_analysis", "wo_plan"]
+ROLES = {"Merlin": "good", "Percival": "good", "Loyal Servant": "good", "Morgana": "evil", "Assassin": "evil"}
+PROVENANCE = ("produced by: models scripted; rules paper; config table2.yaml (fingerprint 0123456789ab); "
+              "commit deadbeef; 30 of 30 planned games finished")
+
+
+def rates(by: str, values: dict) -> pd.DataFrame:
+    """A metric table: per variant and `by`, a value with a CI that reaches 0 and 1 at the extremes."""
+    rows = []
+    for i, variant in enumerate(VARIANTS):
+        for key, side in values.items():
+            value = (i + 1) / 4 if side == "good" else 1 - (i + 1) / 4
+            rows.append({"variant": variant, by: key, "agent": "ours" if side == "good" else "baseline",
+                         "value": value, "ci_low": 0.0 if i == 0 else value / 2,
+                         "ci_high": 1.0 if i == 2 else (value + 1) / 2, "n": 4.0, "games": 4})
+    return pd.DataFrame(rows)
+
+
+def win_rates() -> pd.DataFrame:
+    return rates("side", {"good": "good", "evil": "evil"}).drop(columns="agent")
+
+
+def by_role() -> pd.DataFrame:
+    return rates("role", ROLES)
+
+
+def drawn(fig):
+    FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    return fig
+
+
+def panels(fig):
+    return [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+
+
+def all_figures():
+    roles = by_role()
+    sr = pd.concat([roles.assign(metric="rate"), roles.assign(metric="success")])
+    vac = pd.DataFrame([{"variant": v, "agent": "ours", "role": "Percival", "quest": q, "target_group": g,
+                         "trust": 0.2 * q % 1} for v in VARIANTS for q in (1, 2, 3) for g in ("Merlin", "Morgana")])
+    return {
+        "win_rate": plots.win_rate_plot(win_rates(), caption=PROVENANCE),
+        "qer_fvr": plots.qer_fvr_plot(roles, roles, caption=PROVENANCE),
+        "leader_approval": plots.leader_approval_plot(roles, caption=PROVENANCE),
+        "self_recommendation": plots.self_recommendation_plot(sr, caption=PROVENANCE),
+        "vacillation": plots.curves(vac, "quest", "trust", ["agent", "role", "target_group"], "t", "trust share",
+                                    caption=PROVENANCE, judge="scripted"),
+    }
+
+
+def test_one_panel_per_variant():
+    figures = all_figures()
+    assert len(panels(figures["win_rate"])) == len(VARIANTS)
+    assert len(panels(figures["leader_approval"])) == len(VARIANTS)
+    assert len(panels(figures["vacillation"])) == len(VARIANTS)
+    assert len(panels(figures["qer_fvr"])) == 2 * len(VARIANTS)  # a row per metric
+    titles = [ax.get_title() for ax in panels(figures["win_rate"])]
+    assert all(any(v in t for t in titles) for v in VARIANTS)
+    shares = pd.DataFrame([{"variant": v, "agent": "ours", "role": r, "self_disclosure": 0.5, "camouflage": 0.25,
+                            "withholding": 0.25, "n": 4} for v in VARIANTS for r in ROLES])
+    assert len(panels(plots.shares_plot(shares, list(CAMOUFLAGE_LABELS), "c"))) == len(VARIANTS)
+    many = pd.concat([win_rates().assign(variant=f"v{i}") for i in range(9)])  # wrapped, no empty panels left
+    assert len(panels(plots.win_rate_plot(many))) == 9
+
+
+def test_legend_outside_every_panel():
+    for name, fig in all_figures().items():
+        drawn(fig)
+        assert fig.legends, name
+        legend = fig.legends[0].get_window_extent()
+        for ax in panels(fig):
+            assert ax.get_legend() is None, name
+            assert not legend.overlaps(ax.get_window_extent()), name
+
+
+def test_y_limits_hold_every_interval_whole():
+    table = by_role()
+    fig = plots.leader_approval_plot(table)
+    for ax, variant in zip(panels(fig), VARIANTS):
+        part = table[table["variant"] == variant]
+        low, high = ax.get_ylim()
+        assert low < part["ci_low"].min() and high > part["ci_high"].max()  # a margin: no cap on the frame
+        assert low <= 0 and high >= 1  # a rate: the whole 0-1 scale
+    wide = win_rates().assign(value=2.0, ci_low=1.5, ci_high=3.5)  # not a rate: still the whole interval
+    for ax in panels(plots.facet_bars([(wide, "calls")], "side", title="t", xlabel="side", bounds=None)):
+        assert ax.get_ylim()[0] < 1.5 and ax.get_ylim()[1] > 3.5
+
+
+def test_every_axis_is_labelled():
+    matrix = pd.DataFrame([{"variant": "full", "agent": "ours", "role": r, "target_role": t, "trust": 0.5,
+                            "distrust": 0.2, "ambivalent": 0.3, "n": 3} for r in ROLES for t in ROLES if r != t])
+    figures = [*all_figures().values(), plots.heatmaps(matrix)]
+    for fig in figures:
+        for ax in panels(fig):
+            assert ax.get_xlabel() and ax.get_ylabel(), ax.get_title()
+
+
+def bar_colours(fig) -> dict[str, str]:
+    """side -> the colours its bars were drawn in (read back from the tick labels under them)."""
+    found: dict[str, set[str]] = {}
+    for ax in panels(fig):
+        ticks = [t.get_text().split("\n")[0] for t in ax.get_xticklabels()]
+        for tick, bar in zip(ticks, ax.patches):
+            found.setdefault(plots.side_of(tick), set()).add(to_hex(bar.get_facecolor()))
+    return found
+
+
+def test_one_colour_per_side_in_every_figure():
+    figures = all_figures()
+    for name in ("win_rate", "qer_fvr", "leader_approval", "self_recommendation"):
+        colours = bar_colours(figures[name])
+        assert colours == {"good": {plots.SIDE_COLOURS["good"].lower()},
+                           "evil": {plots.SIDE_COLOURS["evil"].lower()}}, name
+    lines = {line.get_label(): to_hex(line.get_color()) for ax in panels(figures["vacillation"])
+             for line in ax.get_lines()}
+    assert lines == {"ours / Percival → Merlin": plots.SIDE_COLOURS["good"].lower(),
+                     "ours / Percival → Morgana": plots.SIDE_COLOURS["evil"].lower()}
+    assert not set(map(str.lower, plots.LABEL_COLOURS)) & set(map(str.lower, plots.SIDE_COLOURS.values()))
+
+
+def caption(fig) -> str:
+    return " ".join(t.get_text().replace("\n", " ") for t in fig.texts)
+
+
+def test_every_figure_carries_its_provenance():
+    for name, fig in all_figures().items():
+        assert PROVENANCE in caption(fig), name
+    assert plots.SCRIPTED_JUDGE in caption(all_figures()["vacillation"])
+    stamped = plots.bars_figure(pd.DataFrame([{"variant": "full", "role": "Merlin", "share_rate": 0.5}]), "role",
+                                value="share_rate", title="s", judge="scripted")
+    assert "scripted" in caption(stamped) and "not a real judgment" in caption(stamped)
+
+
+def test_the_report_provenance_is_on_the_analysis_figures(analysis_run, tmp_path):
+    from avalon_agents.analysis.report import analyze, provenance
+    from avalon_agents.llm import ClientPool, ModelSettings
+
+    result = analyze(analysis_run, out=tmp_path / "a", judge=ClientPool().get(ModelSettings(spec="scripted")))
+    text = provenance(result)
+    fig = plots.win_rate_plot(result.tables["win_rate"], caption=text)
+    assert text in caption(fig) and "scripted" in caption(fig)
+    assert len(panels(fig)) == result.data.games["variant"].nunique()
+
+
+def test_figures_are_not_left_in_pyplot():
+    """A notebook cell returning a figure shows it once: pyplot does not show it again at the cell's end."""
+    before = plt.get_fignums()
+    all_figures()
+    assert plt.get_fignums() == before
+
+
+@pytest.mark.parametrize("table", [pd.DataFrame(columns=["variant", "role", "value", "ci_low", "ci_high"])])
+def test_empty_tables_draw_a_labelled_empty_panel(table):
+    fig = plots.leader_approval_plot(table, caption=PROVENANCE)
+    (ax,) = panels(fig)
+    assert ax.get_xlabel() and PROVENANCE in caption(fig)
+
+
+def test_a_returned_figure_shows_as_one_png_in_a_notebook():
+    """What Jupyter does with a cell's last value: the figure's PNG, whether or not matplotlib's inline backend
+    is active (it is once anything imports pyplot in the kernel), and nothing left for the backend to show again."""
+    pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    with matplotlib.rc_context():  # the inline backend's support changes rcParams
+        try:
+            fig = plots.win_rate_plot(win_rates(), caption=PROVENANCE)
+            data, _ = shell.display_formatter.format(fig)
+            assert data["image/png"][:4] in (b"\x89PNG", "iVBO")  # raw or base64
+            inline = pytest.importorskip("matplotlib_inline.backend_inline")
+            inline.configure_inline_support(shell, "inline")
+            data, _ = shell.display_formatter.format(fig)
+            assert data["image/png"]
+            assert fig not in [plt.figure(n) for n in plt.get_fignums()]
+        finally:
+            InteractiveShell.clear_instance()
