@@ -3,7 +3,9 @@
 The same request (a system and a user message of game-like length) is sent `--calls` times by `--workers`
 concurrent workers through, from the top:
 
-  llmclient  LLMClient.call (langchain's retry and sequence wrappers, the callback, the trace record)
+  llmclient  LLMClient.call as built for an openai-compatible: spec (llm/http.py's aiohttp client, tenacity's
+             retry, the trace record)
+  llmclient-chatopenai  LLMClient.call over ChatOpenAI (what openai: specs use)
   chatopenai ChatOpenAI.ainvoke (langchain-openai, the openai SDK, httpx)
   openai     AsyncOpenAI.chat.completions.create (the openai SDK's request building and parsing, httpx)
   aiohttp    aiohttp.ClientSession.post of the same body (keep-alive pool as large as the workers)
@@ -54,13 +56,14 @@ async def measure(layer: str, url: str, workers: int, calls: int) -> float:
                                               {"role": "user", "content": USER}], "temperature": 0.3}
     chat = ChatOpenAI(model="loopback", base_url=url, api_key="x", max_retries=0, use_responses_api=False,
                       http_async_client=http, temperature=0.3)
-    client = LLMClient(settings=ModelSettings(spec=f"openai-compatible:loopback@{url}"), model=chat,
+    settings = ModelSettings(spec=f"openai-compatible:loopback@{url}", temperature=0.3)
+    client = LLMClient(settings=settings, model=chat if base == "llmclient-chatopenai" else None,
                        tracer=MemoryTracer())
     sdk = openai.AsyncOpenAI(base_url=url, api_key="x", http_client=http, max_retries=0)
     session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=workers)) if base == "aiohttp" else None
 
     async def one() -> None:
-        if base == "llmclient":
+        if base.startswith("llmclient"):
             await client.call(messages, purpose=Purpose(stage="other", name="bench"), prompt_id="bench")
         elif base == "chatopenai":
             await chat.ainvoke(messages)
@@ -92,8 +95,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=32)
     parser.add_argument("--calls", type=int, default=640)
     parser.add_argument("--latency", type=float, default=0.02)
-    parser.add_argument("--layers", default="llmclient,chatopenai,openai,httpx,llmclient-pool,chatopenai-pool,"
-                                            "openai-pool,httpx-pool")
+    parser.add_argument("--layers", default="llmclient,llmclient-chatopenai,chatopenai,openai,httpx-pool,aiohttp")
     args = parser.parse_args()
     print(f"| layer | CPU per call (ms), {args.workers} in flight, {args.calls} calls |\n|---|---|")
     with loopback(args.latency, 1024) as (spec, _):

