@@ -34,7 +34,7 @@ from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAs
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, Team, seat_name
 from avalon_agents.llm.client import LLMCallFailed
-from avalon_agents.narrate import announce, phrase, role_card, role_list
+from avalon_agents.narrate import announce, system_prompt
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
 from avalon_agents.stores.book import name_roles
@@ -156,13 +156,9 @@ class BaselineAgent(AgentBase):
     # ------------------------------------------------------------------ steps
 
     def system(self) -> str:
-        others = [s for s in self.rules.seats if s != self.seat]
-        timing = self.rules.assassination
-        card = role_card(self.role, self.cards)
-        return template("baseline/system").render(
-            role_list=role_list(self.rules), assassination_rule=phrase(f"assassination_rule_{timing}"),
-            name=seat_name(self.seat), role=self.role.value, others_count=len(others),
-            introduction=card["introduction"], goal=card["goal"], strategy=card["strategy"])
+        """The same system prompt as every LLM seat's: the rules of the active preset and the role card (the
+        paper gave both agents the same rules text)."""
+        return system_prompt(self.rules, self.seat, self.role, cards=self.cards)
 
     async def _call(self, text: str, step: str, request: ActionRequest) -> str | None:
         """One call of a step (questions, reflect, suggest, respond), with the prompt file of that name."""

@@ -12,6 +12,7 @@ from avalon_agents.agents.baseline import RECENT, RECENT_STEP, BaselineAgent, co
 from avalon_agents.core import Role, make_rules
 from avalon_agents.host.play import AgentSetup, play_one
 from avalon_agents.llm import ClientPool, ScriptedChatModel
+from avalon_agents.narrate import system_prompt
 from avalon_agents.stores.experience import ExperienceStore
 from tests.helpers import SUGGEST_REQUEST, baseline_with_pool, scripted_setup
 
@@ -84,15 +85,20 @@ def test_answers_prompts_extend_each_other_between_window_moves(mixed_game):
     assert pairs >= 9 and extended / pairs > 0.35, (extended, pairs)  # a window moving every message: 10%
 
 
-def test_system_prompt_is_filled_in(mixed_game):
+def test_system_prompt_is_every_llm_seats(mixed_game):
+    """The paper gave both agents the same rules text: the baseline's system prompt is narrate's, rules of the
+    active preset (quest sizes, the five-rejection rule, good only succeeds) and the role card."""
     host, records = mixed_game
     for call in baseline_calls(records):
         system = call.messages[0].content
-        role = host.engine.roles[call.seat].value
+        role = host.engine.roles[call.seat]
+        assert system == system_prompt(host.engine.rules, call.seat, role)
         assert "{" not in system and "}" not in system
-        assert f"You are Player {call.seat}, the {role}." in system
+        assert f"You are Player {call.seat}, and your role is {role.value}." in system
+        assert "2, 3, 4, 3, 4 members" in system and "Good players can only play success" in system
         assert "playing with 5 other players" in system
         assert "Merlin, Percival, 2 Loyal Servants, Morgana, Assassin" in system
+        assert ("rejected" in system or "reject" in system) and "five" in system.lower()
 
 
 def test_host_hears_only_the_concise_talking_content():
