@@ -15,6 +15,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 import click
+from loguru import logger
 from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -317,7 +318,7 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
 
     Rerunning the same command skips finished games and restarts an unfinished one from its start; a
     killed run loses no finished game. At the end it prints win rates per variant and side with 95%
-    bootstrap CIs, and mean calls and tokens per game. The model options given here (--model, --temperature,
+    Wilson CIs, and mean calls and tokens per game. The model options given here (--model, --temperature,
     ...) are laid over every agent's and module's settings (--model scripted: a smoke run). Diagnostics go to
     OUT/run.log.
 
@@ -399,7 +400,11 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
             except ModelUnusable as exc:
                 raise RunUnhealthy(f"{_one_line(exc)} (stopped; the unfinished game is replayed on resume)") from None
             except OSError as exc:
-                raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
+                if exc.filename is None:  # not the file system: a connection or a timeout outside any model call
+                    logger.opt(exception=exc).error("run stopped")
+                    raise UserError(f"run stopped: {type(exc).__name__}: {_one_line(exc) or 'no message'} "
+                                    f"(traceback in {out / 'run.log'})") from None
+                raise UserError(f"out: cannot write {exc.filename} ({exc.strerror})") from None
     _report_run(out, variants, aborted, as_json=as_json)
 
 

@@ -1,6 +1,8 @@
 """Rates with 95% confidence intervals, and the difference between two win rates.
 
-- A rate's interval is the bootstrap resampling whole games (rows of one game are not independent: the same
+- A rate of one yes/no per game (a win rate, the assassination rate) is a binomial proportion over independent
+  games: its interval is Wilson's score interval (scipy), never zero width.
+- Any other rate's interval is the bootstrap resampling whole games (rows of one game are not independent: the same
   players, the same table talk), seeded so a table is reproducible. With fewer than `SMALL` games the
   bootstrap has too few distinct resamples to see the spread (one game: none; all alike: a zero-width
   interval such as [100%, 100%]), so there the interval is widened to cover the Wilson score interval of the
@@ -79,8 +81,8 @@ def _counts(num: float, den: float) -> bool:
 
 
 def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = None) -> pd.DataFrame:
-    """Per group of `by`: value = sum(num) / sum(den) (den None: the row count), its 95% CI resampling
-    games (with fewer than `SMALL` games, or no spread, widened to cover the Wilson interval of the pooled
+    """Per group of `by`: value = sum(num) / sum(den) (den None: the row count), its 95% CI (one yes/no per
+    game: Wilson's; otherwise resampling games, with fewer than `SMALL` games, or no spread, widened to cover the Wilson interval of the pooled
     counts; values that are not counts get no interval then), `n` (the denominator: rows, cards, rounds...)
     and `games`.
 
@@ -100,6 +102,11 @@ def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = Non
     for key, g in per_game.groupby(by, dropna=False, sort=True) if by else [((), per_game)]:
         key = key if isinstance(key, tuple) else (key,)
         total = g["_den"].sum()
+        if (g["_den"] == 1).all() and g["_num"].isin((0.0, 1.0)).all():  # one yes/no per game: Wilson
+            low, high = wilson(int(g["_num"].sum()), len(g))
+            rows.append({**dict(zip(by, key)), "value": g["_num"].sum() / total, "ci_low": low, "ci_high": high,
+                         "n": total, "games": g["game"].nunique()})
+            continue
         low, high = ratio_ci(g["_num"].to_numpy(), g["_den"].to_numpy())
         if total and _counts(g["_num"].sum(), total) and (len(g) < SMALL or not high > low):
             w_low, w_high = wilson(int(round(g["_num"].sum())), int(round(total)))

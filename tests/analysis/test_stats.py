@@ -103,3 +103,12 @@ def test_values_that_are_not_counts_get_no_interval_rather_than_a_zero_width_one
     rows = pd.DataFrame({"game": [0, 1], "x": [0.3, 0.3], "d": [1.0, 1.0]})  # 0.6 of 2: not counts
     row = rate(rows, [], "x", "d").iloc[0]
     assert row["value"] == pytest.approx(0.3) and np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])
+
+
+@pytest.mark.parametrize(("wins", "games"), [(10, 10), (0, 10), (7, 10), (33, 40), (1, 1)])
+def test_a_yes_no_per_game_rate_has_wilsons_interval(wins, games):
+    frame = pd.DataFrame({"game": range(games), "side": "evil", "won": [i < wins for i in range(games)]})
+    [row] = rate(frame, ["side"], "won").to_dict("records")
+    low, high = wilson(wins, games)
+    assert row["value"] == wins / games and (row["ci_low"], row["ci_high"]) == (low, high)
+    assert row["ci_high"] - row["ci_low"] > 0.05  # 10 of 10 is not [100%, 100%]
