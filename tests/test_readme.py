@@ -175,3 +175,24 @@ def test_readme_docs_links_exist():
         assert target.is_file(), f"README.md links to {path}, which does not exist"
         if anchor and target.suffix == ".md":
             assert anchor in anchors(target.read_text()), f"README.md links to {path}#{anchor}: no such heading"
+
+
+def test_the_python_experiment_example_runs_as_written_and_in_a_running_loop(tmp_path, monkeypatch):
+    """The README's Python example, run as a script would (a plain process), and its `await` form as a
+    notebook cell would (inside a running event loop)."""
+    import asyncio
+    import shutil
+
+    [example] = [b for b in blocks("python") if "run_experiment_sync" in b]
+    shutil.copytree(ROOT / "experiments", tmp_path / "experiments")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(example, "README.md", "exec"), {})
+    assert list((tmp_path / "runs" / "py").glob("*/series-*/game-*/result.json"))
+
+    async def cell() -> None:  # Jupyter's form of the same call
+        from avalon_agents.experiments import run_experiment
+
+        await run_experiment("experiments/quickstart.yaml", "runs/py-await", model="scripted")
+
+    asyncio.run(cell())
+    assert list((tmp_path / "runs" / "py-await").glob("*/series-*/game-*/result.json"))
