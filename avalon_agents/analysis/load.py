@@ -9,6 +9,7 @@ Every row carries the game it belongs to (`game`, the game directory relative to
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, fields
@@ -18,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from avalon_agents.core.types import Role
-from avalon_agents.records.run_dir import EVENTS, META, is_done, read_result, read_trace
+from avalon_agents.records.run_dir import ABORTED, EVENTS, META, is_done, read_result, read_trace
 from avalon_agents.records.trace import Extraction, LLMCall, ModuleOutput, Probe
 
 SEAT_COLUMNS = ["role", "side", "kind", "agent"]
@@ -249,3 +250,22 @@ def _frames(rows: dict[str, list[dict[str, Any]]]) -> RunData:
         first = [c for c in COLUMNS[name] if c in frame]
         frames[name] = frame[first + [c for c in frame.columns if c not in first]]
     return RunData(**frames)
+
+
+def origin(run_dir: Path, finished: int | None = None) -> str | None:
+    """From a run directory's experiment.json: the experiment, its config file and fingerprint, the commit
+    and framework version, each variant's pipeline, and games (`finished` of) planned and aborted (None: not
+    a run of `avalon run`)."""
+    path = Path(run_dir) / "experiment.json"
+    if not path.is_file():
+        return None
+    meta = json.loads(path.read_text())
+    fingerprint = hashlib.sha256(json.dumps(meta.get("fingerprint"), sort_keys=True).encode()).hexdigest()[:12]
+    planned = sum(v.get("series", 1) * v.get("games_per_series", 1) for v in meta.get("variants", {}).values())
+    aborted = sum(1 for _ in Path(run_dir).glob(f"*/series-*/game-*/{ABORTED}"))
+    pipelines = sorted({"; ".join(f"{k}: {v}" for k, v in p.items()) for p in meta.get("pipelines", {}).values()})
+    return (f"experiment {meta.get('name')} (config {meta.get('config_file')}, fingerprint {fingerprint}, commit "
+            f"{meta.get('commit') or 'unknown'}, framework {meta.get('version')}); "
+            + (f"pipeline {' | '.join(pipelines)}; " if pipelines else "")
+            + (f"{finished} of {planned} planned games finished" if finished is not None
+               else f"{planned} game(s) planned") + f", {aborted} aborted (replayed on resume)")

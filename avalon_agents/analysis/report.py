@@ -11,7 +11,6 @@ figure with the numbers behind it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from avalon_agents.analysis.behavior import (
     vacillation,
 )
 from avalon_agents.analysis.judges import CAMOUFLAGE_LABELS, Judgments, Progress, judge_run
-from avalon_agents.analysis.load import RunData, load_run
+from avalon_agents.analysis.load import RunData, load_run, origin
 from avalon_agents.analysis.metrics import outcome_metrics, paper_table
 from avalon_agents.analysis.probes import score_probes
 from avalon_agents.analysis.reference import figure_table, statements
@@ -187,13 +186,8 @@ def provenance(result: Analysis) -> str:
     text = (f"Produced by: models {', '.join(map(str, games['models'].dropna().unique())) or 'none (bots)'}; "
             f"judge {judge}; rules {', '.join(map(str, games['rules'].dropna().unique()))}; "
             f"{len(games)} finished game(s)")
-    experiment = Path(result.run_dir) / "experiment.json"
-    if experiment.is_file():
-        meta = json.loads(experiment.read_text())
-        fingerprint = hashlib.sha256(json.dumps(meta.get("fingerprint"), sort_keys=True).encode()).hexdigest()[:12]
-        text += (f"; experiment {meta.get('name')} (config {meta.get('config_file')}, fingerprint {fingerprint}, "
-                 f"commit {meta.get('commit') or 'unknown'}, framework {meta.get('version')})")
-    return text + "."
+    told = origin(Path(result.run_dir))
+    return text + (f"; {told}" if told else "") + "."
 
 
 def paper_parts(section: str, figures: pd.DataFrame) -> list[str]:

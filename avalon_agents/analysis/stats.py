@@ -82,9 +82,9 @@ def _counts(num: float, den: float) -> bool:
 
 def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = None) -> pd.DataFrame:
     """Per group of `by`: value = sum(num) / sum(den) (den None: the row count), its 95% CI (one yes/no per
-    game: Wilson's; otherwise resampling games, with fewer than `SMALL` games, or no spread, widened to cover the Wilson interval of the pooled
-    counts; values that are not counts get no interval then), `n` (the denominator: rows, cards, rounds...)
-    and `games`.
+    game: Wilson's; otherwise resampling games, with fewer than `SMALL` games, or no spread, widened to cover
+    the Wilson interval of the pooled counts; values that are not counts get no interval then), `n` (the
+    denominator: rows, cards, rounds...) and `games`.
 
     Args:
         frame: rows with a `game` column and the `by`, `num` (and `den`) columns.

@@ -5,14 +5,13 @@ paper's own figure where the config gives it."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 import pandas as pd
 
 from avalon_agents.analysis import metrics
-from avalon_agents.analysis.load import game_dirs, load_run
+from avalon_agents.analysis.load import game_dirs, load_run, origin
 from avalon_agents.analysis.metrics import paper_table, references
 from avalon_agents.analysis.reference import figure_table
 from avalon_agents.experiments.config import Experiment
@@ -135,7 +134,8 @@ def variant_health(out: Path, variants: dict[str, Experiment]) -> dict[str, tupl
 
 
 def provenance(out: Path) -> str:
-    """What produced a run's results: its models, rules, commit, config and fingerprint, games finished."""
+    """What produced a run's results: its models and rules, then `analysis.report.origin` (config,
+    fingerprint, commit, pipelines, games planned and aborted), and the games finished."""
     path = Path(out) / "experiment.json"
     if not path.is_file():
         return f"produced by: unknown (no experiment.json in {out})"
@@ -148,9 +148,5 @@ def provenance(out: Path) -> str:
         for agent in config.get("agents", {}).values():
             if not override and (agent.get("model") or {}).get("spec"):
                 specs.add(agent["model"]["spec"])
-    finished = len(game_dirs(Path(out)))
-    planned = sum(v["series"] * v["games_per_series"] for v in meta["variants"].values())
-    fingerprint = hashlib.sha256(json.dumps(meta.get("fingerprint"), sort_keys=True).encode()).hexdigest()[:12]
     return (f"produced by: models {', '.join(sorted(specs))}; rules {', '.join(sorted(map(str, rules)))}; "
-            f"config {meta.get('config_file')} (fingerprint {fingerprint}); commit {meta.get('commit') or 'unknown'}; "
-            f"{finished} of {planned} planned games finished")
+            f"{origin(Path(out), len(game_dirs(Path(out))))}")

@@ -32,6 +32,7 @@ from avalon_agents.core.types import Role
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.experiments.config import Experiment, load_experiments
 from avalon_agents.experiments.guard import allotment, check_free, check_same_config, fingerprint, run_lock
+from avalon_agents.experiments.plan import decisions, pipeline
 from avalon_agents.host.host import GameAborted
 from avalon_agents.host.play import AgentSetup, game_dir, play_one
 from avalon_agents.llm import ClientPool, ModelSettings
@@ -177,6 +178,10 @@ def write_experiment_json(out: Path, source: Path | None, variants: dict[str, Ex
         "commit": commit(),
         "started": started,
         "variants": configs,
+        # how each agent plays, in words (provenance lines quote it)
+        "pipelines": {name: {"decisions": decisions(exp),
+                             **{agent: pipeline(spec) for agent, spec in exp.agents.items()}}
+                      for name, exp in variants.items()},
         "fingerprint": current,
     })
 
