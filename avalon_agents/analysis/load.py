@@ -199,7 +199,9 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
             record.update(module=r.purpose.label, spec=r.spec)
             rows["calls"].append(seat_row(r.seat, record))
         elif isinstance(r, Extraction):
-            rows["extractions"].append(seat_row(r.seat, r.model_dump(exclude={"type"})))
+            record = r.model_dump(exclude={"type"})
+            record["request"] = record.pop("kind")  # the request's kind; `kind` is the seat's agent kind
+            rows["extractions"].append(seat_row(r.seat, record))
         elif isinstance(r, ModuleOutput):
             rows["modules"].append(seat_row(r.seat, r.model_dump(exclude={"type"})))
         elif isinstance(r, Probe):
@@ -231,7 +233,7 @@ COLUMNS = {
               "leader_side", "leader_agent", "clean", "approved"],
     "quests": [*BASE, "seq", "quest", "attempt", "team", "fails", "success"],
     "cards": [*BASE, "seq", "quest", "attempt", "seat", *SEAT_COLUMNS, "success"],
-    "extractions": [*BASE, "seat", *SEAT_COLUMNS, "kind", "quest", "attempt", "method", "valid"],
+    "extractions": [*BASE, "seat", *SEAT_COLUMNS, "request", "quest", "attempt", "method", "valid"],
     "calls": [*BASE, "seat", *SEAT_COLUMNS, "stage", "name", "part", "request", "module", "spec", "quest",
               "attempt", "input_tokens", "output_tokens", "latency_s", "outcome", "step"],
     "modules": [*BASE, "seat", *SEAT_COLUMNS, "module", "slot", "quest", "attempt", "text"],

@@ -30,6 +30,9 @@ def test_loading_puts_every_row_in_its_game_and_seat(data):
     for table in ("speeches", "proposals", "votes", "cards", "extractions", "calls"):
         frame = data.tables()[table]
         assert frame[["game", "variant", "series", "seat", "role", "side", "agent"]].notna().all().all(), table
+        assert not frame.columns.duplicated().any(), table
+    assert set(data.extractions["request"]) <= {"propose", "vote", "quest", "assassinate", "speak"}
+    assert data.extractions["request"].notna().all() and data.extractions["kind"].notna().all()  # agent kind
     vote = value(data.votes, game_index=1, quest=2, attempt=1, seat=5)
     assert (vote["vote"], vote["leader"], vote["leader_role"], vote["clean"], vote["approved"]) == (
         "approve", 2, "Percival", False, False)
