@@ -265,9 +265,20 @@ def origin(run_dir: Path, finished: int | None = None) -> str | None:
     fingerprint = hashlib.sha256(json.dumps(meta.get("fingerprint"), sort_keys=True).encode()).hexdigest()[:12]
     planned = sum(v.get("series", 1) * v.get("games_per_series", 1) for v in meta.get("variants", {}).values())
     aborted = sum(1 for _ in Path(run_dir).glob(f"*/series-*/game-*/{ABORTED}"))
-    pipelines = sorted({"; ".join(f"{k}: {v}" for k, v in p.items()) for p in meta.get("pipelines", {}).values()})
     return (f"experiment {meta.get('name')} (config {meta.get('config_file')}, fingerprint {fingerprint}, commit "
             f"{meta.get('commit') or 'unknown'}, framework {meta.get('version')}); "
-            + (f"pipeline {' | '.join(pipelines)}; " if pipelines else "")
+            + "".join(f"{part}; " for part in _pipelines(meta.get("pipelines", {})))
             + (f"{finished} of {planned} planned games finished" if finished is not None
                else f"{planned} game(s) planned") + f", {aborted} aborted (replayed on resume)")
+
+
+def _pipelines(per_variant: dict[str, dict[str, str]]) -> list[str]:
+    """'decisions: ...' and each agent's pipeline; where the variants differ, each variant's, by name."""
+    parts = []
+    for key in dict.fromkeys(k for p in per_variant.values() for k in p):
+        seen = {variant: p[key] for variant, p in per_variant.items() if key in p}
+        if len(set(seen.values())) == 1:
+            parts.append(f"{key}: {next(iter(seen.values()))}")
+        else:
+            parts.append(f"{key}: " + ", ".join(f"{v} in {variant}" for variant, v in seen.items()))
+    return parts

@@ -256,5 +256,5 @@ def test_run_json_gives_the_results_per_variant_and_side(tmp_path):
     assert (fig3["figure"], fig3["paper"], fig3["variant"]) == ("3a", 0.80, "full") and fig3["value"] is not None
     assert set(summary["health"]) == {"full", "no_plan"} and summary["aborted"] == []
     assert summary["provenance"].startswith("produced by: models scripted; rules official; experiment tiny (config ")
-    assert "pipeline decisions: " in summary["provenance"] and "off: plan" in summary["provenance"]
+    assert "decisions: " in summary["provenance"] and "off: plan) in no_plan" in summary["provenance"]
     assert "fingerprint" in summary["provenance"] and "2 of 8 planned games finished" in summary["provenance"]
