@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from avalon_agents.agents.registry import needs_llm
+from avalon_agents.analysis.stats import wilson
 from avalon_agents.experiments.config import AgentSpec, Experiment
 from avalon_agents.modules import AgentConfig
 from avalon_agents.modules.base import SLOTS
@@ -42,7 +43,6 @@ def calls_per_seat(agent: AgentSpec, learning: bool = True) -> float:
 def calls_per_game(exp: Experiment, learning: bool = True) -> float:
     """Expected calls per game: every seat's agent's estimate (sides split by the official good/evil counts),
     plus one belief probe per LLM seat and quest when `probes` is on."""
-    from avalon_agents.agents.registry import needs_llm
     from avalon_agents.core import make_rules
 
     rules = make_rules(exp.rules, exp.players)
@@ -109,9 +109,11 @@ def plan_lines(variants: dict[str, Experiment], out: Path) -> list[str]:
 
 
 def precision(games: int, rate: float = 0.5) -> tuple[float, float]:
-    """(the 95% interval's half-width of a win rate over `games` games, the smallest difference between two such
-    variants a two-sided test at the 5% level detects with 80% power), at the given rate (normal approximation)."""
+    """(half the width of the 95% Wilson interval `avalon run` prints for a win rate over `games` games, the
+    smallest difference between two such variants a two-sided test at the 5% level detects with 80% power, by
+    the normal approximation), at the given rate."""
     if games <= 0:
         return float("nan"), float("nan")
+    low, high = wilson(round(rate * games), games)
     spread = (rate * (1 - rate) / games) ** 0.5
-    return 1.96 * spread, (1.96 + 0.84) * spread * 2 ** 0.5
+    return (high - low) / 2, (1.96 + 0.84) * spread * 2 ** 0.5
