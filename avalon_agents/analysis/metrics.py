@@ -111,9 +111,10 @@ def cost(data: RunData, by: Sequence[str] = ("variant", "module")) -> pd.DataFra
 
 def health(data: RunData, by: Sequence[str] = ("variant",)) -> pd.DataFrame:
     """Whether each group's games are a result: LLM calls, failed calls (after their retries) and their share,
-    decisions, re-asks, fallbacks and their share (shown beside every figure; see records.health)."""
+    decisions, re-asks, fallbacks and their share, and the valid response rate (decisions whose first answer
+    was legal; shown beside every figure; see records.health)."""
     columns = [*by, "games", "llm_calls", "failed_calls", "failed_share", "decisions", "reasks", "fallbacks",
-               "fallback_share"]
+               "fallback_share", "valid_response_rate"]
     if data.games.empty:
         return pd.DataFrame(columns=columns)
     games = data.games.groupby(list(by)).size().rename("games")
@@ -121,14 +122,15 @@ def health(data: RunData, by: Sequence[str] = ("variant",)) -> pd.DataFrame:
         llm_calls=("failed", "size"), failed_calls=("failed", "sum")) if not data.calls.empty else None
     decisions = data.extractions.assign(fallback=data.extractions["method"] == "fallback",
                                         reask=data.extractions.get("answers", 1) - 1).groupby(list(by)).agg(
-        decisions=("fallback", "size"), reasks=("reask", "sum"), fallbacks=("fallback", "sum")) \
-        if not data.extractions.empty else None
+        decisions=("fallback", "size"), reasks=("reask", "sum"), fallbacks=("fallback", "sum"),
+        valid_first=("valid", "sum")) if not data.extractions.empty else None
     table = pd.concat([t for t in (games, calls, decisions) if t is not None], axis=1).fillna(0).reset_index()
     for column in ("llm_calls", "failed_calls", "decisions", "reasks", "fallbacks"):
         table[column] = table.get(column, 0)
         table[column] = table[column].astype(int)
     table["failed_share"] = (table["failed_calls"] / table["llm_calls"].where(table["llm_calls"] > 0)).fillna(0.0)
     table["fallback_share"] = (table["fallbacks"] / table["decisions"].where(table["decisions"] > 0)).fillna(0.0)
+    table["valid_response_rate"] = table.get("valid_first", 0) / table["decisions"].where(table["decisions"] > 0)
     return table[columns]
 
 

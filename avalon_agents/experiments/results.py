@@ -31,8 +31,10 @@ def results_table(out: Path) -> pd.DataFrame:
     usage = data.games.groupby("variant")[["llm_calls", "input_tokens", "output_tokens"]].mean()
     usage.columns = ["calls_per_game", "input_tokens_per_game", "output_tokens_per_game"]
     table = table.merge(usage.reset_index(), on="variant")
-    health = metrics.health(data)[["variant", "failed_share", "fallback_share"]]
+    health = metrics.health(data)[["variant", "llm_calls", "failed_calls", "failed_share", "decisions", "reasks",
+                                   "fallbacks", "fallback_share", "valid_response_rate"]]
     table = table.merge(health, on="variant", how="left")
+    table.insert(table.columns.get_loc("win_rate"), "wins", (table["win_rate"] * table["n"]).round().astype(int))
     limits = {v: HealthLimits.model_validate((variants.get(v) or {}).get("health") or {}) for v in table["variant"]}
     table["healthy"] = [row.failed_share <= limits[row.variant].max_failed_calls
                         and row.fallback_share <= limits[row.variant].max_fallbacks for row in table.itertuples()]

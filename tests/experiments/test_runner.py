@@ -245,6 +245,9 @@ def test_run_json_gives_the_results_per_variant_and_side(tmp_path):
     rows = {(r["variant"], r["side"]) for r in summary["results"]}
     assert rows == {(v, s) for v in ("full", "no_plan") for s in ("good", "evil")}
     assert all(r["ci_high"] > r["ci_low"] and r["healthy"] for r in summary["results"])
+    for r in summary["results"]:  # wins and the health counts behind the shares
+        assert r["wins"] == round(r["win_rate"] * r["games"]) and 0 <= r["wins"] <= r["games"]
+        assert r["decisions"] > 0 and r["valid_response_rate"] == 1.0 and r["failed_calls"] == r["fallbacks"] == 0
     for r in summary["results"]:  # each variant against the first: the difference, its interval, its p-value
         assert r["vs_variant"] == "full"
         if r["variant"] == "no_plan":
