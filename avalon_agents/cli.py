@@ -565,8 +565,12 @@ def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: st
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write metrics/, figures/, metrics.json and report.md (default: RUN_DIR/analysis).")
 @click.option("--judge-concurrency", default=4, show_default=True, type=int, help="Judge calls in flight at once.")
+@click.option("--reference", type=click.Choice(["auto", "human", "none"]), default="auto", show_default=True,
+              help="human: each role's quest engagement, approve rate, leader self-inclusion, leader approval and "
+                   "failure votes beside the same figures over 1,089 human games (paper's six roles); auto: so when "
+                   "every game has the paper's six roles.")
 @logging_options
-def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_concurrency: int) -> None:
+def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_concurrency: int, reference: str) -> None:
     """Analyze a run: outcome and behavior metrics, figures and a report.
 
     RUN_DIR is a game, a series, an experiment (runs/<name>) or any folder of game directories; only
@@ -593,7 +597,7 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
         with Progress(TextColumn("{task.description:<14}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                       console=Console(stderr=True), disable=judge is None) as progress:
             task = progress.add_task("judging", total=None)
-            result = run_analysis(run_dir, out, judge=judge,
+            result = run_analysis(run_dir, out, judge=judge, reference=reference,
                                   progress=lambda done, total: progress.update(task, completed=done, total=total))
     except FileNotFoundError as exc:
         raise UserError(f"run-dir: {exc}") from None

@@ -43,6 +43,7 @@ def test_wheel_ships_every_prompt(wheel):
     assert prompts <= names, sorted(prompts - names)
     assert "avalon_agents/cli.py" in names
     assert "avalon_agents/data/paper_figures.yaml" in names  # the paper's Figures 2-6 (analysis/reference.py)
+    assert "avalon_agents/data/human_paper6_roles.csv" in names  # the human figures (analysis/humans.py)
 
 
 def test_wheel_needs_neither_llama_cpp_nor_ray_without_their_extras(wheel):

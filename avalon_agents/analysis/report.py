@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 
-from avalon_agents.analysis import plots
+from avalon_agents.analysis import humans, plots
 from avalon_agents.analysis.behavior import (
     camouflage_shares,
     self_recommendation,
@@ -103,7 +103,7 @@ def figures(tables: dict[str, pd.DataFrame]) -> dict[str, plots.Figure]:
 
 
 def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient | None = None,
-            progress: Progress | None = None) -> Analysis:
+            progress: Progress | None = None, reference: Literal["auto", "human", "none"] = "auto") -> Analysis:
     """Load a run, compute every metric (behavior metrics only with a `judge`), write the files.
 
     Args:
@@ -111,6 +111,8 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
         out: where to write (default: <run_dir>/analysis).
         judge: the judge model's client; None skips the LLM-judged behavior metrics.
         progress: called with (done, total) after each judgment.
+        reference: "human": the human figures beside ours (analysis.humans); "auto": so when every game has the
+            paper's six roles (the human figures' role set); "none": not.
     """
     run_dir = Path(run_dir)
     out = Path(out) if out else run_dir / "analysis"
@@ -124,6 +126,8 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
     if not data.probes.empty:
         tables["probe_scores"] = score_probes(data.probes)
     tables["paper_figures"] = figure_table(data, judgments)
+    if reference == "human" or (reference == "auto" and humans.paper_six(data)):
+        tables["human_reference"] = humans.human_table(data)
     headline = paper_table(data, order=variant_order(run_dir))
     tables = {"headline": headline, **tables}
     result = Analysis(data=data, tables=tables, headline=headline, judgments=judgments, out=out, run_dir=run_dir,
@@ -216,8 +220,8 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
         f"LLM calls per game: {games['llm_calls'].mean():.0f}, input tokens per game: "
         f"{games['input_tokens'].mean():,.0f}.",
         "## Headline",
-        "Win rate per variant and side with its 95% CI (games resampled; at small n widened to the Wilson "
-        "interval), its difference from the reference variant `vs_variant` (the first variant with the same "
+        "Win rate per variant and side with Wilson's 95% interval over games, its difference from the reference "
+        "variant `vs_variant` (the first variant with the same "
         "agents on each side: `diff`, Newcombe's 95% interval `diff_ci_low`-`diff_ci_high`, Fisher's exact "
         "two-sided `diff_p_value`), and the quest engagement (QER) and failure vote (FVR) rates of Morgana and the "
         "Assassin, as in the paper's tables.",
@@ -235,7 +239,13 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
         parts += [f"## {title}", f"![{name}](figures/{png.name})"]
         parts += [f"`metrics/{t}.csv`\n\n" + markdown_table(result.tables[t]) for t in table_names]
         parts += paper_parts(name, result.tables["paper_figures"])
-    shown = {t for _, ts in FIGURES.values() for t in ts} | {"headline", "health", "paper_figures"}
+    if "human_reference" in result.tables:
+        parts += ["## Beside human players",
+                  f"Each role's measures beside the same measures over {humans.SOURCE} (`humans`; aggregate figures "
+                  "only: the logs are not redistributed; their Assassin is a Minion carrying the token). Ours: "
+                  "value with its 95% CI per variant and agent. `metrics/human_reference.csv`",
+                  markdown_table(result.tables["human_reference"].drop(columns="source"))]
+    shown = {t for _, ts in FIGURES.values() for t in ts} | {"headline", "health", "paper_figures", "human_reference"}
     rest = [n for n in result.tables if n not in shown]
     for name in rest:
         parts += [f"## {name.replace('_', ' ').capitalize()}", f"`metrics/{name}.csv`\n\n"
