@@ -43,11 +43,28 @@ def health(run: Path) -> dict:
     }
 
 
+def markdown() -> str:
+    """The recorded runs, one row each (docs/paper.md#runs-of-the-paper-tables)."""
+    lines = ["| table | model | date | games | wall | LLM calls (failed) | decisions: valid first / re-asked / "
+             "fell back | valid response rate |", "|---|---|---|---|---|---|---|---|"]
+    for r in map(json.loads, RESULTS.read_text().splitlines()):
+        wall = r["wall_s_this_session"]
+        lines.append(f"| {r['table']} | `{r['model']}` | {r['date']} | {r['games']} | "
+                     f"{wall // 60:.0f} min {wall % 60:.0f} s | {r['llm_calls']:,} ({r['failed_calls']}) | "
+                     f"{r['valid_first']:,} / {r['reasked']:,} / {r['fallbacks']:,} of {r['decisions']:,} | "
+                     f"{r['vrr']:.1%} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="scripted,local:smollm2")
     parser.add_argument("--tables", default="2,6,7,8")
+    parser.add_argument("--markdown", action="store_true", help="print the recorded runs as a Markdown table")
     args = parser.parse_args()
+    if args.markdown:
+        print(markdown())
+        return
     done = set()
     if RESULTS.exists():
         done = {(r["model"], r["table"]) for r in map(json.loads, RESULTS.read_text().splitlines())}

@@ -127,21 +127,31 @@ def test_prompt_cache_stays_within_its_budget():
 
 @pytest.mark.slow
 def test_calls_to_the_embedded_server_wait_their_turn_on_one_connection():
-    """Every chat model of a loop shares one connection to the server, so concurrent calls queue on our side
+    """Every client of a loop shares one connection to the server, so concurrent calls queue on our side
     (a request waiting inside the server costs llama.cpp a core); they all still get their answers."""
+    from langchain_core.messages import HumanMessage
+
+    from avalon_agents.llm import http
+    from avalon_agents.llm.providers import make_chat
 
     async def go():
+        a = make_chat(ModelSettings(spec="local:smollm2", max_tokens=4).complete())
+        b = make_chat(ModelSettings(spec="local:smollm2", temperature=0.0, max_tokens=4).complete())
+        answers = await asyncio.gather(*(chat.answer([HumanMessage(f"Say {word}.")], None) for chat, word in
+                                         ((a, "yes"), (b, "no"), (a, "maybe"), (b, "never"))))
+        sessions = list(http._sessions[asyncio.get_running_loop()].values())
+        return answers, [s.connector.limit for s in sessions]
+
+    answers, limits = asyncio.run(go())
+    assert all(a.text for a in answers) and all(a.output_tokens > 0 for a in answers)
+    assert limits == [1]  # both settings, one session of one connection: four requests at once would open four
+
+    async def langchain_path():  # make_model's ChatOpenAI (for langchain users) keeps the same rule
         a = make_model(ModelSettings(spec="local:smollm2", max_tokens=4))
         b = make_model(ModelSettings(spec="local:smollm2", temperature=0.0, max_tokens=4))
-        assert a.http_async_client is b.http_async_client
-        replies = await asyncio.gather(*(m.ainvoke(f"Say {word}.") for m, word in
-                                         ((a, "yes"), (b, "no"), (a, "maybe"), (b, "never"))))
-        pool = a.http_async_client._transport._pool
-        return replies, len(pool.connections)
+        return a.http_async_client is b.http_async_client
 
-    replies, connections = asyncio.run(go())
-    assert all(r.content for r in replies)
-    assert connections == 1  # four requests at once would open four connections without the limit
+    assert asyncio.run(langchain_path())
 
 
 @pytest.mark.slow
