@@ -57,6 +57,11 @@ class PaperFigure(Figure):
         return buffer.getvalue()
 
 
+HUMANS = "human players"
+"""The legend's name for reference markers (analysis.humans: 1,089 human games)."""
+HUMAN_MARKER = "D"
+
+
 def side_of(name: object) -> str | None:
     """The side a role, a side or a target group (Merlin, Morgana, good, evil) belongs to."""
     text = str(name)
@@ -153,19 +158,28 @@ def _bar_panel(ax: Axes, part: pd.DataFrame, x: str, value: str, xlabel: str, yl
         err = np.nan_to_num(np.vstack([(heights - lows).clip(min=0), (highs - heights).clip(min=0)]))
     ax.bar(range(len(keys)), np.nan_to_num(heights), 0.7, color=colours, yerr=err, capsize=4,
            error_kw={"ecolor": "#222222", "elinewidth": 1})
+    drawn = set()
+    if "humans" in part and part["humans"].notna().any():  # a reference per bar (analysis.humans)
+        people = part["humans"].astype(float).to_numpy()
+        known = ~np.isnan(people)
+        ax.scatter(np.arange(len(keys))[known], people[known], marker=HUMAN_MARKER, color="black", s=22, zorder=3)
+        lows, highs = [*lows, *people[known]], [*highs, *people[known]]
+        drawn.add(HUMANS)
     slanted = len(keys) > 2
     ax.set_xticks(range(len(keys)), keys, rotation=30 if slanted else 0, ha="right" if slanted else "center",
                   fontsize=8)
     _colour_ticks(ax, [str(part[x].iloc[i]) if "side" not in part else str(part["side"].iloc[i])
                        for i in range(len(keys))])
     _limits(ax, [*lows, *heights], [*highs, *heights], bounds)
-    return {s for s in sides if s}
+    return {s for s in sides if s} | drawn
 
 
 def _side_legend(fig: Figure, sides: set[str]) -> None:
-    if sides:
-        fig.legend(handles=[Patch(color=SIDE_COLOURS[s], label=s) for s in SIDE_COLOURS if s in sides],
-                   title="side", loc="outside right center", fontsize=8)
+    handles = [Patch(color=SIDE_COLOURS[s], label=s) for s in SIDE_COLOURS if s in sides]
+    if HUMANS in sides:
+        handles.append(Line2D([], [], marker=HUMAN_MARKER, color="black", linestyle="", label=HUMANS))
+    if handles:
+        fig.legend(handles=handles, title="side", loc="outside right center", fontsize=8)
 
 
 def caption_text(caption: str | None = None, judge: str | None = None) -> str:
@@ -209,9 +223,8 @@ def facet_bars(blocks: Sequence[tuple[pd.DataFrame, str]], x: str, value: str = 
         for ax, value_of_facet in zip(axes, facets):
             part = _part(frame, facet, value_of_facet)
             sides |= _bar_panel(ax, part, x, value, xlabel, ylabel, bounds)
-            label = ylabel if len(blocks) > 1 else ""
-            name = "" if value_of_facet is None else f"{facet}: {value_of_facet}"
-            ax.set_title(" · ".join(t for t in (name, label) if t), fontsize=9)
+            # the measure is the y label; the title names the panel's variant only, so titles never overlap
+            ax.set_title("" if value_of_facet is None else f"{facet}: {value_of_facet}", fontsize=9)
     _side_legend(fig, sides)
     return _finish(fig, title, caption, judge)
 

@@ -80,10 +80,19 @@ def behavior_tables(judgments: Judgments, data: RunData) -> dict[str, pd.DataFra
 
 def figures(tables: dict[str, pd.DataFrame]) -> dict[str, plots.Figure]:
     """The report's figures from its tables (those whose tables exist)."""
+    people = tables.get("human_reference")
+
+    def beside(name: str, measure: str) -> pd.DataFrame:  # the human figure of each role, as markers
+        if people is None or people.empty:
+            return tables[name]
+        figures = people[people["measure"] == measure][["role", "humans"]].drop_duplicates("role")
+        return tables[name].merge(figures, on="role", how="left")
+
     out = {
         "win_rate": plots.win_rate_plot(tables["win_rate"]),
-        "qer_fvr": plots.qer_fvr_plot(tables["quest_engagement"], tables["failure_votes"]),
-        "leader_approval": plots.leader_approval_plot(tables["leader_approval"]),
+        "qer_fvr": plots.qer_fvr_plot(beside("quest_engagement", "quest_engagement"),
+                                      beside("failure_votes", "failure_vote_rate")),
+        "leader_approval": plots.leader_approval_plot(beside("leader_approval", "leader_approval")),
         "leader_self_inclusion": plots.self_recommendation_plot(tables["leader_self_inclusion"]),
     }
     if "camouflage_shares" in tables:

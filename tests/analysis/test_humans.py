@@ -46,7 +46,8 @@ def test_ours_beside_the_humans_for_every_measure_and_role(run):
 
 def test_the_report_shows_them_for_the_papers_six_roles_unless_told_not(run, tmp_path):
     shown = analyze(run, tmp_path / "auto")
-    assert "human_reference" in shown.tables and "## Beside human players" in (tmp_path / "auto" / "report.md").read_text()
+    assert "human_reference" in shown.tables
+    assert "## Beside human players" in (tmp_path / "auto" / "report.md").read_text()
     hidden = analyze(run, tmp_path / "none", reference="none")
     assert "human_reference" not in hidden.tables
     assert "Beside human players" not in (tmp_path / "none" / "report.md").read_text()
@@ -57,3 +58,24 @@ def test_a_run_with_another_role_set_is_not_the_paper_six(run):
     seven = data.seats.copy()
     seven.loc[seven.index[0], "role"] = "Mordred"
     assert not humans.paper_six(type(data)(**{**data.__dict__, "seats": seven}))
+
+
+def test_the_figures_mark_the_human_figure_of_each_role(run, tmp_path):
+    from matplotlib.collections import PathCollection
+
+    from avalon_agents.analysis import plots
+    from avalon_agents.analysis.report import figures
+
+    def markers(fig) -> list:
+        return [c for ax in fig.axes for c in ax.collections if isinstance(c, PathCollection)]
+
+    result = analyze(run, tmp_path / "a")
+    figure = figures(result.tables)["qer_fvr"]
+    people = result.tables["human_reference"]
+    expected = set(people[people["measure"].isin(["quest_engagement", "failure_vote_rate"])]["humans"].round(3))
+    marked = {round(float(y), 3) for c in markers(figure) for _, y in c.get_offsets()}
+    assert expected and expected <= marked
+    legend = [t.get_text() for lg in figure.legends for t in lg.get_texts()]
+    assert plots.HUMANS in legend
+    without = figures(analyze(run, tmp_path / "b", reference="none").tables)["qer_fvr"]
+    assert not markers(without)
