@@ -61,3 +61,10 @@ def test_impossible_sets_are_one_line_errors(args, message):
     assert out.returncode == 2
     assert out.stderr.startswith("error: " + message), out.stderr
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_the_transcript_names_the_holder_of_the_assassination():
+    out = avalon("play", "--rules", "paper", "--roles", EXAMPLE, "--assassin", "mordred", "--seed", "5")
+    assert out.returncode == 0, out.stderr
+    shots = [line for line in out.stdout.splitlines() if "as Merlin:" in line]
+    assert shots and all(line.startswith("Mordred Player ") for line in shots)
