@@ -149,7 +149,15 @@ def cli() -> None:
 @cli.command()
 @click.option("--rules", "preset", default="official", show_default=True,
               help=f"Rule preset: {' or '.join(PRESETS)} (see README, 'Rules').")
-@click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
+@click.option("--players", default=None, type=int,
+              help=f"{MIN_PLAYERS} to {MAX_PLAYERS} (default: as many as --roles lists, else 6).")
+@click.option("--roles", "role_set", default=None, metavar="ROLE,ROLE,...",
+              help="The role set, one role per seat (any case, underscores or spaces): merlin, percival, "
+                   "loyal_servant, morgana, mordred, oberon, minion, assassin; with the official good/evil split. "
+                   "Default: the preset's roles.")
+@click.option("--assassin", default=None, metavar="ROLE",
+              help="The evil role that carries the assassination (default: the Assassin; a set without one must "
+                   "name it). No Merlin: no assassination.")
 @click.option("--seats", default="rulebot", show_default=True,
               help="Agent kind for every seat (rulebot, random, llm, cognitive, baseline, or a plugin's), or a "
                    "comma list, one per seat.")
@@ -177,7 +185,8 @@ def cli() -> None:
                    "trace.jsonl as 'probe' records, never to the game.")
 @plugin_option
 @logging_options
-def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path | None, as_json: bool,
+def play(preset: str, players: int | None, role_set: str | None, assassin: str | None, seats: str, seed: int,
+         games: int, out: Path | None, as_json: bool,
          settings: ModelSettings, extractor_model: str | None, constrained: bool, agent_config: Path | None,
          cards: str, experience_dir: Path | None, probes: bool) -> None:
     """Play Avalon games and print a transcript (one game) or a summary (many).
@@ -186,6 +195,7 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
     Examples:
       avalon play                                  one rule-bot game, transcript
       avalon play --rules paper --players 7        the paper's rule variant, 7 players
+      avalon play --roles merlin,percival,loyal_servant,loyal_servant,morgana,mordred,minion --assassin mordred
       avalon play --seats rulebot,random,rulebot,random,rulebot,random
       avalon play --games 1000 --json              win rates and end reasons as JSON
       avalon play --seats llm                      vanilla LLM agents on the embedded local model
@@ -198,7 +208,8 @@ def play(preset: str, players: int, seats: str, seed: int, games: int, out: Path
     try:
         if games < 1:
             raise ValueError(f"games: must be at least 1, got {games}")
-        rules = make_rules(preset, players)
+        rules = make_rules(preset, players, role_set.split(",") if role_set else None, assassin)
+        players = rules.players
         kinds = parse_seats(seats, players)
         setup = build_setup(kinds, settings.model_copy(update={"constrained": constrained}), extractor_model)
         setup.cards = cards

@@ -70,6 +70,46 @@ def role_list(rules: RuleSet) -> str:
     return ", ".join(f"{n} {plural(name)}" if n > 1 else name for name, n in counts.items())
 
 
+def holder(rules: RuleSet) -> str | None:
+    """Who carries the assassination, as the rules text names it: "the Assassin", "Mordred", "the Minion of
+    Mordred"; None in a game without Merlin."""
+    role = rules.assassin_role
+    if role is None:
+        return None
+    return role.value if role in (Role.MORDRED, Role.MORGANA, Role.OBERON) else f"the {role.value}"
+
+
+def _holder_phrase(key: str, rules: RuleSet) -> str:
+    """A phrase naming the holder as {holder} (mid-sentence) or {Holder} (at its start)."""
+    name = holder(rules) or "the Assassin"
+    return phrase(key).format(holder=name, Holder=name[0].upper() + name[1:])
+
+
+def assassination_rules(rules: RuleSet) -> str:
+    """The rules text's assassination paragraph: who carries it and when, or that there is none."""
+    if rules.assassin_role is None:
+        return phrase("assassination_rule_none")
+    title = "assassination_title_assassin" if rules.assassin_role is Role.ASSASSIN else "assassination_title_other"
+    return _holder_phrase(title, rules) + " " + _holder_phrase(f"assassination_rule_{rules.assassination}", rules)
+
+
+def night_rules(rules: RuleSet) -> str:
+    """The rules text's night paragraph: one sentence for each kind of role in the game, per the official cards."""
+    present = set(rules.roles)
+    keys = []
+    if Role.MERLIN in present:
+        keys.append("night_rule_merlin_mordred" if Role.MORDRED in present else "night_rule_merlin")
+    if Role.PERCIVAL in present:
+        pair = {Role.MERLIN, Role.MORGANA} & present
+        keys.append("night_rule_percival_" + ("pair" if len(pair) == 2 else
+                                              "merlin" if Role.MERLIN in pair else
+                                              "morgana" if pair else "none"))
+    keys.append("night_rule_evil_oberon" if Role.OBERON in present else "night_rule_evil")
+    if Role.LOYAL_SERVANT in present:
+        keys.append("night_rule_servants")
+    return " ".join(phrase(k) for k in keys)
+
+
 DEFAULT_CARDS = "paper"
 """The role cards a seat gets unless its agent says otherwise: the paper's (prompts/cards/paper.yaml)."""
 
@@ -98,6 +138,11 @@ def system_prompt(rules: RuleSet, seat: Seat, role: Role, strategy: str | None =
                   cards: str = DEFAULT_CARDS) -> str:
     """Rules plus this seat's role card (role, introduction, goal, strategy: the paper's Section 4.1)."""
     card = role_card(role, cards)
+    introduction = card["introduction"]
+    if role is rules.assassin_role and role is not Role.ASSASSIN:
+        introduction += " " + phrase("holder_card")
+    elif role is Role.ASSASSIN and rules.assassin_role is None:
+        introduction += " " + phrase("no_assassination_card")
     two_on_four = any(f > 1 for f in rules.fails_required)
     rules_text = template("system/rules").render(
         players=rules.players,
@@ -108,7 +153,8 @@ def system_prompt(rules: RuleSet, seat: Seat, role: Role, strategy: str | None =
         proposal_rule=phrase(f"proposal_rule_{rules.proposal_order}"),
         rejection_rule=phrase(f"rejection_rule_{rules.on_last_rejection}"),
         fail_rule=phrase("fail_rule_two_on_four" if two_on_four else "fail_rule_one"),
-        assassination_rule=phrase(f"assassination_rule_{rules.assassination}"),
+        night_rules=night_rules(rules),
+        assassination_rule=assassination_rules(rules),
     )
     others = [s for s in rules.seats if s != seat]
     seat_text = template("system/seat").render(
@@ -116,7 +162,7 @@ def system_prompt(rules: RuleSet, seat: Seat, role: Role, strategy: str | None =
         role=role.value,
         others_count=len(others),
         others=names(others),
-        introduction=card["introduction"],
+        introduction=introduction,
         goal=card["goal"],
         strategy=strategy or card["strategy"],
     )
@@ -127,8 +173,10 @@ def announce(event: GameEvent, rules: RuleSet) -> str | None:
     """How the host tells a seat about an event it may see; None for events told elsewhere."""
     t = template
     if isinstance(event, NightInfoRevealed):
-        if event.known_as == "nothing":
+        if event.known_as == "nothing" or not event.seats:
             return t("host/night_nothing").render()
+        if event.known_as == "merlin_or_morgana" and len(event.seats) == 1:  # Percival, only one of the pair in play
+            return t("host/night_merlin_or_morgana_one").render(seats=names(event.seats))
         return t(f"host/night_{event.known_as}").render(seats=names(event.seats))
     if isinstance(event, LeaderChosen):
         stakes = phrase(f"stakes_final_{rules.on_last_rejection}") if event.final else phrase("stakes_normal")
@@ -164,7 +212,8 @@ def announce(event: GameEvent, rules: RuleSet) -> str | None:
         return t("host/assassination_declined").render()
     if isinstance(event, GameEnded):
         roles = "; ".join(f"{seat_name(s)} {r.value}" for s, r in sorted(event.roles.items()))
-        return t("host/game_end").render(winner=event.winner.value, reason=phrase(f"reason_{event.reason.value}"),
+        reason = _holder_phrase(f"reason_{event.reason.value}", rules)
+        return t("host/game_end").render(winner=event.winner.value, reason=reason,
                                          roles=roles)
     return None  # game start and role card: in the system prompt
 

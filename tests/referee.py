@@ -93,10 +93,13 @@ def referee(events: list[GameEvent], rules: RuleSet) -> None:
             quest, attempt, cards = quest + 1, 0, []
         elif t == "assassination":
             assassinations += 1
-            check(roles[e.assassin] is Role.ASSASSIN, "a non-Assassin assassinated")
+            check(rules.assassin_role is not None, "an assassination in a game without Merlin")
+            check(roles[e.assassin] is rules.assassin_role, "a seat without the token assassinated")
             check(e.hit == (roles[e.target] is Role.MERLIN), "hit flag wrong")
             if rules.assassination == "end_of_game":
                 check(good == rules.points_to_win, "assassination before good's third success")
+        elif t == "assassination_declined":
+            check(roles[e.seat] is rules.assassin_role, "a seat without the token held off")
         elif t == "game_ended":
             check(e is events[-1], "events after the end")
             _check_end(e, rules, good, bad, roles, events)
@@ -125,6 +128,9 @@ def _check_night(events: list[GameEvent], roles: dict[int, Role]) -> None:
 def _check_end(e, rules: RuleSet, good: int, bad: int, roles, events) -> None:
     win = rules.points_to_win
     check(e.winner is e.reason.winner and e.roles == roles, "end event inconsistent")
+    tried = any(x.type == "assassination" for x in events)
+    if good == win:  # the token holder must have named someone, exactly when Merlin is in the game
+        check(tried == (rules.assassin_role is not None), "three successes and the assassination was wrong")
     if e.reason is EndReason.THREE_FAILS:
         check(bad == win, "three_fails without three fails")
     elif e.reason in (EndReason.THREE_SUCCESSES, EndReason.ASSASSIN_MISSED):

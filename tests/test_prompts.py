@@ -23,6 +23,13 @@ from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.modules import AgentConfig, base, experience, standard
 from tests.helpers import SUGGEST_REQUEST, baseline_with_pool, scripted_setup
 
+CUSTOM_SETS = [
+    ("merlin,percival,loyal_servant,loyal_servant,morgana,mordred,minion", "mordred"),
+    ("merlin,percival,loyal_servant,mordred,minion", "minion"),
+    ("loyal_servant,loyal_servant,percival,oberon,morgana", None),
+    ("percival,loyal_servant,loyal_servant,minion,minion", None),
+]
+
 
 @pytest.fixture
 def used(monkeypatch):
@@ -53,6 +60,14 @@ def exercise_everything() -> None:
                     request = ActionRequest(seat=1, kind=kind, quest=2, attempt=5, options=(2, 3), team_size=2,
                                             team=(1, 2) if kind is not RequestKind.SPEAK or flags else (), **flags)
                     assert instruct(request, rules)
+    for roles, assassin in CUSTOM_SETS:  # role sets beyond the presets: their night, holder and end wordings
+        rules = make_rules("official", roles=roles.split(","), assassin=assassin)
+        for role in set(rules.roles):
+            narrate.system_prompt(rules, 1, role)
+        for seed in range(6):
+            host = asyncio.run(play_one(rules, ["random"] * rules.players, seed))
+            for event in host.engine.events:
+                narrate.announce(event, rules)
     secret = make_rules("official", 6).model_dump()
     from avalon_agents.core import RuleSet
     from avalon_agents.engine import AvalonEngine
@@ -118,3 +133,44 @@ def test_role_cards_follow_the_paper_structure():
             for part in ("Role: ", "Role introduction: ", "Goal: ", "Strategy: ", "You are Player 2"):
                 assert part in text
     assert "4 Loyal Servants" in narrate.system_prompt(rules, 1, Role.MERLIN)
+
+
+@pytest.mark.parametrize(("roles", "assassin", "holder"), [
+    ("merlin,percival,loyal_servant,loyal_servant,morgana,mordred,minion", "mordred", "Mordred"),
+    ("merlin,percival,loyal_servant,loyal_servant,morgana,minion", "minion", "The Minion of Mordred"),
+    ("merlin,percival,loyal_servant,loyal_servant,morgana,assassin", None, None),
+])
+def test_the_rules_text_names_who_carries_the_assassination(roles, assassin, holder):
+    rules = make_rules("paper", roles=roles.split(","), assassin=assassin)
+    role = rules.assassin_role
+    text = narrate.system_prompt(rules, 2, role)
+    others = narrate.system_prompt(rules, 2, Role.PERCIVAL)
+    if holder is None:  # the paper's own wording, unchanged
+        assert "The Assassin. After any quest the Assassin may name Merlin" in text
+        assert "carries the assassination" not in text
+        return
+    name = holder[0].lower() + holder[1:] if holder.startswith("The") else holder
+    for prompt in (text, others):  # every seat is told who holds it
+        assert f"The assassination. {holder} carries the assassination. After any quest {name} may name" in prompt
+        assert "the Assassin" not in prompt.split("\n\nYou are")[0]
+    assert "You also carry the assassination" in text and "You also carry" not in others
+    request = ActionRequest(seat=2, kind=RequestKind.ASSASSINATE, quest=3, attempt=1, options=(1, 3))
+    assert instruct(request, rules).startswith(f"{name.removeprefix('the ')}, name the one player")
+
+
+def test_without_merlin_the_rules_say_there_is_no_assassination():
+    rules = make_rules(roles="percival,loyal_servant,loyal_servant,morgana,assassin".split(","))
+    text = narrate.system_prompt(rules, 1, Role.ASSASSIN)
+    assert "There is no Merlin in this game, so nobody is assassinated" in text
+    assert "This game has no Merlin, so there is no assassination" in text  # the Assassin's own card, amended
+    assert "Percival learns which player is Morgana" in text
+    assert "Merlin learns" not in text
+
+
+def test_the_night_paragraph_follows_the_cards_in_play():
+    rules = make_rules(roles="merlin,percival,loyal_servant,loyal_servant,mordred,oberon,minion".split(","),
+                       assassin="mordred")
+    text = narrate.system_prompt(rules, 1, Role.MERLIN)
+    assert "Mordred is hidden from Merlin" in text
+    assert "Percival learns which player is Merlin." in text
+    assert "Oberon does not learn them and they do not see Oberon" in text

@@ -43,7 +43,8 @@ class RunData(Tables):
 
     Attributes:
         games: one row per game: variant, series, game_index, seed, rules, players, winner, reason,
-            merlin_seat, evil_seats, assassination_target, quests_played, llm_calls, input/output tokens.
+            merlin_seat, evil_seats, assassin_seat (who carried the assassination: the Assassin, or the role the
+            rules name; None without Merlin), assassination_target, quests_played, llm_calls, input/output tokens.
         seats: one row per game and seat: role, side, kind, agent.
         events: every game event (payload fields as columns; `visible_to` kept as recorded).
         speeches: one row per speech: seq, quest, attempt, seat (+ seat columns), text.
@@ -142,6 +143,7 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
     roles = {int(s): Role(r) for s, r in result.roles.items()}
     evil = sorted(s for s, r in roles.items() if r.side.value == "evil")
     merlin = next((s for s, r in roles.items() if r is Role.MERLIN), None)
+    assassin = result.assassin if result.assassin is not None else _holder(meta, roles)
     kinds = {int(s): k for s, k in (meta.get("seats") or {}).items()}
     seat_info = {s: {"role": r.value, "side": r.side.value, "kind": kinds.get(s, "unknown"),
                      "agent": agents.get(s, kinds.get(s, "unknown"))} for s, r in roles.items()}
@@ -211,18 +213,29 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
         **place, "path": str(path), "seed": meta.get("seed"), "rules": (meta.get("rules") or {}).get("name"),
         "players": len(roles), "winner": result.winner.value, "reason": result.reason.value,
         "models": "+".join(sorted({m.get("spec") for m in _models(meta) if m.get("spec")})) or None,
-        "merlin_seat": merlin, "evil_seats": evil, "assassination_target": result.assassination_target,
-        "quests_played": len(result.quests), "proposals": result.proposals, "llm_calls": calls,
+        "merlin_seat": merlin, "evil_seats": evil, "assassin_seat": assassin,
+        "assassination_target": result.assassination_target, "quests_played": len(result.quests),
+        "proposals": result.proposals, "llm_calls": calls,
         "input_tokens": input_tokens, "output_tokens": output_tokens,
         "good_agents": "+".join(sorted({i["agent"] for i in seat_info.values() if i["side"] == "good"})),
         "evil_agents": "+".join(sorted({i["agent"] for i in seat_info.values() if i["side"] == "evil"})),
     })
 
 
+def _holder(meta: dict[str, Any], roles: dict[int, Role]) -> int | None:
+    """The seat that carried the assassination, for games recorded before result.json named it: the rules'
+    `assassin` role (the Assassin by default), in games with Merlin."""
+    if Role.MERLIN not in roles.values():
+        return None
+    token = (meta.get("rules") or {}).get("assassin") or Role.ASSASSIN.value
+    return next((s for s, r in roles.items() if r.value == token), None)
+
+
 BASE = ["game", "variant", "series", "game_index"]
 COLUMNS = {
     "games": [*BASE, "path", "seed", "rules", "models", "players", "winner", "reason", "merlin_seat", "evil_seats",
-              "assassination_target", "quests_played", "proposals", "llm_calls", "input_tokens", "output_tokens",
+              "assassin_seat", "assassination_target", "quests_played", "proposals", "llm_calls", "input_tokens",
+              "output_tokens",
               "good_agents", "evil_agents"],
     "seats": [*BASE, "seat", *SEAT_COLUMNS],
     "events": [*BASE, "seq", "type", "quest", "attempt", "visible_to"],

@@ -14,7 +14,7 @@ Definitions, as implemented:
   `self_recommendation`.)
 - Valid Response Rate (eq. 8): answers the extractor turned into a legal action without a fallback /
   answers asked for (see the extractor's `valid` flag).
-- Merlin assassination rate: assassinations that named Merlin / assassinations.
+- Merlin assassination rate: assassinations that named Merlin / assassinations (by whoever carried them).
 - Votes on clean and dirty teams: reject votes / votes, for teams without and with an evil player.
 - Cost: LLM calls and tokens per game, per module.
 - Versus the reference: each variant's win rate minus its reference variant's (the first variant with the
@@ -76,7 +76,8 @@ def valid_responses(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
 
 
 def assassinations(data: RunData, by: Sequence[str] = ("variant", "agent")) -> pd.DataFrame:
-    """Merlin assassination rate, grouped by the Assassin's seat columns."""
+    """Merlin assassination rate, grouped by the columns of the seat that carried the assassination (the
+    Assassin, or the role the rules name, e.g. a Minion or Mordred)."""
     events = data.events
     if events.empty or "assassin" not in events:
         return rate(pd.DataFrame(columns=["game", *by, "hit"]), by, "hit")

@@ -192,3 +192,5 @@ class GameResult(BaseModel):
     quests: tuple[QuestOutcome, ...]
     proposals: int
     assassination_target: Seat | None = None
+    assassin: Seat | None = None
+    """The seat that carried the assassination (None: no Merlin, so no assassination)."""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from avalon_agents.core.types import Role, Team
 
@@ -23,6 +24,10 @@ ROLE_TABLE: dict[int, tuple[Role, ...]] = {
     9: (R.MERLIN, R.PERCIVAL, *[R.LOYAL_SERVANT] * 4, R.MORGANA, R.ASSASSIN, R.MINION),
     10: (R.MERLIN, R.PERCIVAL, *[R.LOYAL_SERVANT] * 4, R.MORGANA, R.ASSASSIN, R.MINION, R.MINION),
 }
+EVIL_COUNT: dict[int, int] = {5: 2, 6: 2, 7: 3, 8: 3, 9: 3, 10: 4}
+"""The official number of evil seats per player count; the rest are good."""
+UNIQUE_ROLES = (Role.MERLIN, Role.PERCIVAL, Role.MORGANA, Role.ASSASSIN, Role.MORDRED, Role.OBERON)
+"""Roles a game holds at most once (Loyal Servants and Minions may repeat)."""
 # Official quest team sizes.
 QUEST_SIZES: dict[int, tuple[int, ...]] = {
     5: (2, 3, 2, 3, 3),
@@ -52,6 +57,9 @@ class RuleSet(BaseModel):
     name: str = "official"
     players: int = Field(6, ge=MIN_PLAYERS, le=MAX_PLAYERS)
     roles: tuple[Role, ...] = ROLE_TABLE[6]
+    """The role set, any multiset of roles with the official good/evil split (`EVIL_COUNT`)."""
+    assassin: Role | None = None
+    """The evil role that carries the assassination; None: the Assassin. Without Merlin nobody assassinates."""
     quest_sizes: tuple[int, int, int, int, int] = QUEST_SIZES[6]
     fails_required: tuple[int, int, int, int, int] = (1, 1, 1, 1, 1)
     points_to_win: int = 3
@@ -72,18 +80,23 @@ class RuleSet(BaseModel):
     good_may_fail: bool = False
     first_leader: Literal["random"] | int = "random"
 
+    @field_validator("roles", mode="before")
+    @classmethod
+    def _role_names(cls, roles: object) -> object:
+        if isinstance(roles, str):
+            roles = roles.split(",")
+        return tuple(Role.parse(r) for r in roles) if isinstance(roles, (list, tuple)) else roles
+
+    @field_validator("assassin", mode="before")
+    @classmethod
+    def _assassin_name(cls, role: object) -> object:
+        return Role.parse(role) if isinstance(role, str) else role
+
     @model_validator(mode="after")
     def _consistent(self) -> RuleSet:
         if len(self.roles) != self.players:
             raise ValueError(f"roles: {len(self.roles)} roles listed for {self.players} players")
-        counts = Counter(self.roles)
-        for unique in (Role.MERLIN, Role.PERCIVAL, Role.MORGANA, Role.ASSASSIN, Role.MORDRED, Role.OBERON):
-            if counts[unique] > 1:
-                raise ValueError(f"roles: {unique.value} appears {counts[unique]} times")
-        if counts[Role.ASSASSIN] != 1:
-            raise ValueError("roles: exactly one Assassin is needed")
-        if not any(r.side is Team.GOOD for r in self.roles):
-            raise ValueError("roles: no good role")
+        check_role_set(self.roles, self.assassin)
         for i, size in enumerate(self.quest_sizes, 1):
             if not 1 <= size <= self.players:
                 raise ValueError(f"quest_sizes: quest {i} has {size} players, not 1..{self.players}")
@@ -92,6 +105,13 @@ class RuleSet(BaseModel):
         if isinstance(self.first_leader, int) and not 1 <= self.first_leader <= self.players:
             raise ValueError(f"first_leader: seat {self.first_leader} is not 1..{self.players}")
         return self
+
+    @property
+    def assassin_role(self) -> Role | None:
+        """The role that carries the assassination (`assassin`, else the Assassin); None without Merlin."""
+        if Role.MERLIN not in self.roles:
+            return None
+        return self.assassin or Role.ASSASSIN
 
     @property
     def seats(self) -> range:
@@ -131,11 +151,63 @@ def paper(players: int = 6) -> RuleSet:
 PRESETS = {"official": official, "paper": paper}
 
 
-def make_rules(preset: str = "official", players: int = 6) -> RuleSet:
-    """Build a preset by name. Raises ValueError naming the bad field."""
+def make_rules(preset: str = "official", players: int | None = None,
+               roles: Sequence[Role | str] | None = None, assassin: Role | str | None = None) -> RuleSet:
+    """Build a preset by name, for `players` (default: as many as `roles`, else 6), with its own role set
+    `roles` (names in any case, underscores or spaces) and `assassin`. Raises ValueError naming the bad field."""
     if preset not in PRESETS:
         raise ValueError(f"rules: unknown preset {preset!r} (choose from {', '.join(PRESETS)})")
-    return PRESETS[preset](players)
+    if roles is None:
+        if assassin is not None:
+            raise ValueError("assassin: give the role set too (roles)")
+        return PRESETS[preset](6 if players is None else players)
+    try:
+        roles = tuple(Role.parse(r) for r in roles)
+    except ValueError as exc:
+        raise ValueError(f"roles: {exc}") from None
+    try:
+        assassin = None if assassin is None else Role.parse(assassin)
+    except ValueError as exc:
+        raise ValueError(f"assassin: {exc}") from None
+    if players is not None and players != len(roles):
+        raise ValueError(f"players: {players} players, but the role set has {len(roles)} roles")
+    base = PRESETS[preset](len(roles))
+    check_role_set(roles, assassin)  # its own message, not pydantic's
+    return base.model_copy(update={"roles": roles, "assassin": assassin})
+
+
+def check_role_set(roles: tuple[Role, ...], assassin: Role | None) -> None:
+    """Raise ValueError, naming the problem in one line, unless the roles are a playable set for their count
+    and `assassin` (None: the Assassin) can carry the assassination."""
+    counts = Counter(roles)
+    for unique in UNIQUE_ROLES:
+        if counts[unique] > 1:
+            raise ValueError(f"roles: {unique.value} appears {counts[unique]} times (at most once)")
+    evil = sum(r.side is Team.EVIL for r in roles)
+    players = len(roles)
+    if players in EVIL_COUNT and evil != EVIL_COUNT[players]:
+        raise ValueError(f"roles: {players - evil} good and {evil} evil roles; {players} players take "
+                         f"{players - EVIL_COUNT[players]} good and {EVIL_COUNT[players]} evil")
+    merlin = Role.MERLIN in counts
+    if assassin is not None:
+        if not merlin:
+            raise ValueError("assassin: no Merlin among the roles, so nobody assassinates (leave assassin out)")
+        if assassin not in counts:
+            raise ValueError(f"assassin: {assassin.value} is not among the roles")
+        if assassin.side is not Team.EVIL:
+            raise ValueError(f"assassin: {assassin.value} is a good role; an evil role carries the assassination")
+        if counts[assassin] > 1:
+            raise ValueError(f"assassin: {counts[assassin]} seats are {assassin.value}; name a role one seat holds")
+        if assassin is not Role.ASSASSIN and Role.ASSASSIN in counts:
+            raise ValueError(f"assassin: the Assassin among the roles carries the assassination, not "
+                             f"{assassin.value}")
+    elif merlin and Role.ASSASSIN not in counts:
+        able = [r.value for r in counts if r.side is Team.EVIL and counts[r] == 1]
+        if not able:
+            raise ValueError("roles: Merlin needs an evil role held by one seat to carry the assassination "
+                             "(add an Assassin, or another evil role)")
+        raise ValueError(f"assassin: no Assassin among the roles; name the evil role that carries the "
+                         f"assassination ({' or '.join(able)})")
 
 
 def _check_players(players: int) -> None:

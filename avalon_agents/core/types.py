@@ -34,9 +34,26 @@ class Role(str, Enum):
     def side(self) -> Team:
         return _SIDES[self]
 
+    @classmethod
+    def parse(cls, name: str | Role) -> Role:
+        """A role from its name, any case, with underscores or spaces: "loyal_servant", "Minion", "MORDRED".
+
+        Raises ValueError naming the unknown role and the known ones.
+        """
+        if isinstance(name, Role):
+            return name
+        key = " ".join(str(name).replace("_", " ").replace("-", " ").lower().split())
+        found = _NAMES.get(key)
+        if found is None:
+            known = ", ".join(r.name.lower() for r in cls)
+            raise ValueError(f"unknown role {name!r} (known: {known})")
+        return found
+
 
 GOOD_ROLES = frozenset({Role.MERLIN, Role.PERCIVAL, Role.LOYAL_SERVANT})
 _SIDES = {role: Team.GOOD if role in GOOD_ROLES else Team.EVIL for role in Role}
+_NAMES = {**{r.value.lower(): r for r in Role}, **{r.name.lower().replace("_", " "): r for r in Role}}
+"""Lower-case names a role is known by: its card's name ("minion of mordred") and its short one ("minion")."""
 
 
 class Phase(str, Enum):

@@ -42,7 +42,7 @@ from avalon_agents.core.actions import (
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.decisions.jsonish import load_json
 from avalon_agents.decisions.parse import parse_quest, parse_target, parse_team, parse_vote, seats_named
-from avalon_agents.narrate import names, phrase
+from avalon_agents.narrate import holder, names, phrase
 from avalon_agents.prompting import template
 
 REASON_CHARS = 200
@@ -286,7 +286,9 @@ def _target_fallback(request: ActionRequest, near: Action | None, rng: random.Ra
 
 def _assassinate_instruction(request: ActionRequest, rules: RuleSet) -> str:
     option = phrase("pass_option_yes" if request.may_pass else "pass_option_no")
-    return template("host/request_assassinate").render(options=names(request.options), pass_option=option)
+    addressee = (holder(rules) or "the Assassin").removeprefix("the ")  # "Assassin", "Mordred"
+    return template("host/request_assassinate").render(addressee=addressee, options=names(request.options),
+                                                       pass_option=option)
 
 
 def _scripted_target(prompt: str, rng: random.Random, me: int, others: list[int]) -> str | None:

@@ -128,8 +128,10 @@ class AvalonEngine:
         return self._result
 
     @property
-    def assassin(self) -> Seat:
-        return next(s for s, r in self.roles.items() if r is Role.ASSASSIN)
+    def assassin(self) -> Seat | None:
+        """The seat that carries the assassination (the rules' `assassin_role`); None in a game without Merlin."""
+        token = self.rules.assassin_role
+        return next((s for s, r in self.roles.items() if r is token), None)
 
     # ----------------------------------------------------------------- steps
 
@@ -276,7 +278,7 @@ class AvalonEngine:
         win = self.rules.points_to_win
         if self.evil_points >= win:
             self._end(EndReason.THREE_FAILS)
-        elif self._assassin_used:
+        elif self._assassin_used or self.rules.assassin_role is None:
             self._next_quest_or_end()
         elif self.rules.assassination == "after_any_quest":
             self._ask_assassin(may_pass=self.rules.assassin_may_pass and self.good_points < win)
@@ -325,6 +327,7 @@ class AvalonEngine:
             quests=tuple(self._quests),
             proposals=self._proposals,
             assassination_target=self._target,
+            assassin=self.assassin,
         )
 
     _apply = {Speak: _on_speak, ProposeTeam: _on_propose, Vote: _on_vote, QuestCard: _on_card,

@@ -10,6 +10,9 @@
       ours: {kind: cognitive, modules: {analysis: {options: {scope: all}}}}
       baseline: {kind: baseline, model: {temperature: 0.7}, cards: improved}   # role cards: paper (default)
     sides: {good: ours, evil: baseline}           # or roles: {Merlin: ours, ...}, or lineup: {ours: 3, ...}
+    # roles: [merlin, percival, loyal_servant, loyal_servant, morgana, mordred, minion]   # a role set (a list;
+    # players: as many); seat it with sides or lineup
+    # assassin: mordred          # the evil role that carries the assassination (default: the Assassin)
     variants: {full: {}, wo_analysis: {agents: {ours: {modules: {analysis: {enabled: false}}}}}}
     series: 2
     games_per_series: 10       # consecutive games that carry experience forward
@@ -35,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from avalon_agents.agents.registry import AGENT_KINDS, needs_llm
 from avalon_agents.core import make_rules
-from avalon_agents.core.rules import PRESETS
+from avalon_agents.core.rules import PRESETS, RuleSet
 from avalon_agents.core.types import Role, Team
 from avalon_agents.errors import field_error
 from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
@@ -118,7 +121,11 @@ class Experiment(Strict):
                                "built: file paths (relative to the config file) or module names")
     agents: dict[str, AgentSpec]
     sides: dict[Team, str] | None = None
-    roles: dict[Role, str] | None = None
+    roles: list[Role] | dict[Role, str] | None = Field(None, description="a list: the role set (players: as many; "
+                                                       "seated by sides or lineup); a mapping: the agent of each "
+                                                       "of the preset's roles (seating by role)")
+    assassin: Role | None = Field(None, description="the evil role that carries the assassination (default: the "
+                                                    "Assassin); a role set without Merlin has none")
     lineup: dict[str, int] | None = None
     series: int = Field(1, ge=1, le=10_000)
     games_per_series: int = Field(1, ge=1, le=100_000)
@@ -138,6 +145,41 @@ class Experiment(Strict):
     health: HealthLimits = Field(default_factory=HealthLimits, description="above these shares of failed calls "
                                  "or fallbacks a variant is not a result: marked, and the run exits 3")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _players_of_the_role_set(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("roles"), list) and "players" not in data:
+            return {**data, "players": len(data["roles"])}
+        return data
+
+    @field_validator("roles", mode="before")
+    @classmethod
+    def _role_names(cls, roles: Any) -> Any:
+        if isinstance(roles, list):
+            return [Role.parse(r) if isinstance(r, str) else r for r in roles]
+        if isinstance(roles, dict):
+            return {Role.parse(r) if isinstance(r, str) else r: name for r, name in roles.items()}
+        return roles
+
+    @field_validator("assassin", mode="before")
+    @classmethod
+    def _assassin_name(cls, role: Any) -> Any:
+        return Role.parse(role) if isinstance(role, str) else role
+
+    @property
+    def role_set(self) -> tuple[Role, ...] | None:
+        """The config's own role set (`roles:` as a list); None: the preset's."""
+        return tuple(self.roles) if isinstance(self.roles, list) else None
+
+    @property
+    def role_seating(self) -> dict[Role, str] | None:
+        """The agent of each role (`roles:` as a mapping); None: seated by sides or lineup."""
+        return self.roles if isinstance(self.roles, dict) else None
+
+    def game_rules(self) -> RuleSet:
+        """The rules every game of this variant is played by: the preset, its players, the role set, the holder."""
+        return make_rules(self.rules, self.players, self.role_set, self.assassin)
+
     @field_validator("rules")
     @classmethod
     def _preset(cls, rules: str) -> str:
@@ -149,7 +191,9 @@ class Experiment(Strict):
     def _seating(self) -> Experiment:
         if not self.agents:
             raise ValueError("agents: name at least one agent")
-        ways = [w for w in ("sides", "roles", "lineup") if getattr(self, w) is not None]
+        rules = self.game_rules()
+        ways = [w for w in ("sides", "roles", "lineup") if (self.role_seating if w == "roles" else
+                                                             getattr(self, w)) is not None]
         if not ways:
             raise ValueError("sides: say who plays which side (sides, roles or lineup)")
         if "lineup" in ways and len(ways) > 1:
@@ -160,14 +204,13 @@ class Experiment(Strict):
                 if name not in self.agents:
                     raise ValueError(f"{way}.{getattr(key, 'value', key)}: no agent named {name!r} "
                                      f"(agents: {', '.join(self.agents)})")
-        rules = make_rules(self.rules, self.players)
         if self.lineup is not None and sum(self.lineup.values()) != self.players:
             raise ValueError(f"lineup: {sum(self.lineup.values())} seats for a {self.players}-player game")
-        if self.sides is None and self.roles is not None:
-            missing = sorted({r.value for r in rules.roles} - {r.value for r in self.roles})
+        if self.sides is None and self.role_seating is not None:
+            missing = sorted({r.value for r in rules.roles} - {r.value for r in self.role_seating})
             if missing:
                 raise ValueError(f"roles: no agent for {', '.join(missing)} (or give sides)")
-        elif self.sides is not None and len(self.sides) < 2 and self.roles is None:
+        elif self.sides is not None and len(self.sides) < 2 and self.role_seating is None:
             raise ValueError("sides: give an agent for both good and evil")
         return self
 
@@ -201,8 +244,8 @@ class Experiment(Strict):
         return self.series * self.games_per_series
 
     def agent_for_role(self, role: Role) -> str:
-        if self.roles and role in self.roles:
-            return self.roles[role]
+        if self.role_seating and role in self.role_seating:
+            return self.role_seating[role]
         return self.sides[role.side]
 
 
@@ -303,7 +346,11 @@ def _named(exc: Exception, path: Path, node: yaml.Node | None, prefix: tuple, va
            ) -> ValueError:
     if not isinstance(exc, ValidationError):
         return ValueError(f"{path}: {exc}")
-    line = _line_of(node, prefix + tuple(exc.errors()[0]["loc"]))
+    loc = tuple(exc.errors()[0]["loc"])
+    if not loc:  # a check across fields: its message names the field ("roles: ..."), whose line is the place
+        named = field_error(exc).split(":")[0]
+        loc = (named,) if named in Experiment.model_fields else ()
+    line = _line_of(node, prefix + loc)
     where = f"{path}:{line}" if line else str(path)
     label = f" (variant {variant})" if variant else ""
     return ValueError(f"{where}{label}: {field_error(exc, prefix)}")

@@ -70,6 +70,8 @@ def first_difference(old: Any, new: Any, path: str = "") -> str | None:
         for key in sorted(set(old) | set(new), key=str):
             where = f"{path}.{key}" if path else str(key)
             if key not in old or key not in new:
+                if old.get(key) is None and new.get(key) is None:
+                    continue  # a key added since, at its default None: the same config
                 return where
             found = first_difference(old[key], new[key], where)
             if found:

@@ -43,9 +43,7 @@ def calls_per_seat(agent: AgentSpec, learning: bool = True) -> float:
 def calls_per_game(exp: Experiment, learning: bool = True) -> float:
     """Expected calls per game: every seat's agent's estimate (sides split by the official good/evil counts),
     plus one belief probe per LLM seat and quest when `probes` is on."""
-    from avalon_agents.core import make_rules
-
-    rules = make_rules(exp.rules, exp.players)
+    rules = exp.game_rules()
     if exp.lineup is not None:
         seats = [(exp.agents[name], n) for name, n in exp.lineup.items()]
     else:

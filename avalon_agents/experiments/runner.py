@@ -27,7 +27,6 @@ from loguru import logger
 
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.aio import run_sync
-from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.experiments.config import Experiment, load_experiments
@@ -61,7 +60,7 @@ def game_seed(exp: Experiment, series: int, game: int) -> int:
 
 def seating(exp: Experiment, seed: int, series: int, game: int) -> list[str]:
     """The agent name at each seat, from the roles the engine deals for this seed."""
-    rules = make_rules(exp.rules, exp.players)
+    rules = exp.game_rules()
     roles = AvalonEngine(rules, seed).roles
     if exp.lineup is None:
         return [exp.agent_for_role(roles[seat]) for seat in rules.seats]
@@ -110,7 +109,7 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
     the series for now; its reason is added to `aborted`."""
     aborted = [] if aborted is None else aborted
     exp = job.experiment
-    rules = make_rules(exp.rules, exp.players)
+    rules = exp.game_rules()
     series_dir = out / job.variant / f"series-{job.series}"
     paths = [game_dir(series_dir, n) for n in range(1, exp.games_per_series + 1)]
     pending = [n for n, p in enumerate(paths, 1) if not is_done(p)]

@@ -24,9 +24,9 @@ from avalon_agents.core.types import seat_name
 
 REASONS = {
     "three_successes": "three quests succeeded",
-    "assassin_missed": "three quests succeeded and the Assassin missed Merlin",
+    "assassin_missed": "three quests succeeded and the assassination missed Merlin",
     "three_fails": "three quests failed",
-    "merlin_assassinated": "the Assassin found Merlin",
+    "merlin_assassinated": "the assassination found Merlin",
     "five_rejections": "five team proposals in one quest were rejected",
 }
 
@@ -38,9 +38,11 @@ def _names(seats: Iterable[int]) -> str:
 def transcript(events: Iterable[GameEvent], speeches: bool = True) -> list[str]:
     """One line per game event (private night information included, marked as such)."""
     lines: list[str] = []
+    holder = "Assassin"  # the role that carries the assassination, as the rules name it
     for e in events:
         if isinstance(e, GameStarted):
             r = e.rules
+            holder = r.assassin_role.value if r.assassin_role else holder
             lines.append(f"Avalon, {r.players} players, {r.name} rules; quest sizes {list(r.quest_sizes)}")
         elif isinstance(e, RoleAssigned):
             continue
@@ -69,7 +71,7 @@ def transcript(events: Iterable[GameEvent], speeches: bool = True) -> list[str]:
             lines.append(f"  quest {e.quest} {verdict} with {e.fails} fail card(s); {score}")
         elif isinstance(e, AssassinationAttempted):
             verdict = "hit: it was Merlin" if e.hit else "missed"
-            lines.append(f"Assassin {seat_name(e.assassin)} names {seat_name(e.target)} as Merlin: {verdict}")
+            lines.append(f"{holder} {seat_name(e.assassin)} names {seat_name(e.target)} as Merlin: {verdict}")
         elif isinstance(e, GameEnded):
             lines.append(f"{e.winner.value.upper()} wins: {REASONS[e.reason.value]}")
             lines.append("Roles: " + "; ".join(f"{seat_name(s)} {r.value}" for s, r in sorted(e.roles.items())))

@@ -144,9 +144,8 @@ def test_the_plan_leaves_out_learning_after_each_series_last_game():
 
 
 def test_check_says_how_precise_the_planned_games_are():
-    from avalon_agents.experiments.plan import plan_lines, precision
-
     from avalon_agents.analysis.stats import wilson
+    from avalon_agents.experiments.plan import plan_lines, precision
 
     half, diff = precision(10)
     low, high = wilson(5, 10)  # the interval avalon run prints for 5 of 10
