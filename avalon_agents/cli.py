@@ -134,7 +134,7 @@ def cli() -> None:
     """avalon_agents: LLM agents playing The Resistance: Avalon.
 
     \b
-    avalon play            play games between rule bots, random agents and LLM agents
+    avalon play            play games between rule bots, random agents and LLM agents (--human: or you)
     avalon run             run an experiment config (variants x series x games), resumable
     avalon analyze         metrics, figures and a report of a run
     avalon extract         turn one free-text answer into an action, as the host does
