@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from avalon_agents import logs
+from avalon_agents.agents.human import InputEnded, Terminal
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.core.actions import IllegalAction
 from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, make_rules
@@ -133,7 +134,7 @@ def cli() -> None:
     """avalon_agents: LLM agents playing The Resistance: Avalon.
 
     \b
-    avalon play            play games between rule bots, random agents and LLM agents
+    avalon play            play games between rule bots, random agents and LLM agents (--human: or you)
     avalon run             run an experiment config (variants x series x games), resumable
     avalon analyze         metrics, figures and a report of a run
     avalon extract         turn one free-text answer into an action, as the host does
@@ -161,6 +162,9 @@ def cli() -> None:
 @click.option("--seats", default="rulebot", show_default=True,
               help="Agent kind for every seat (rulebot, random, llm, cognitive, baseline, or a plugin's), or a "
                    "comma list, one per seat.")
+@click.option("--human", type=int, default=None, metavar="SEAT",
+              help="You take this seat: you see what it may see, and type each speech and decision as one line "
+                   "on standard input (answers can be piped in). One game only.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game; game i uses seed+i.")
 @click.option("--games", default=1, show_default=True, type=int, help="How many games to play.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -185,8 +189,8 @@ def cli() -> None:
                    "trace.jsonl as 'probe' records, never to the game.")
 @plugin_option
 @logging_options
-def play(preset: str, players: int | None, role_set: str | None, assassin: str | None, seats: str, seed: int,
-         games: int, out: Path | None, as_json: bool,
+def play(preset: str, players: int | None, role_set: str | None, assassin: str | None, seats: str,
+         human: int | None, seed: int, games: int, out: Path | None, as_json: bool,
          settings: ModelSettings, extractor_model: str | None, constrained: bool, agent_config: Path | None,
          cards: str, experience_dir: Path | None, probes: bool) -> None:
     """Play Avalon games and print a transcript (one game) or a summary (many).
@@ -204,6 +208,7 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
       avalon play --seats llm,rulebot,rulebot,rulebot,rulebot,rulebot --model openai:gpt-4o-mini
       avalon play --seats llm --model openai-compatible:qwen2.5@http://localhost:8000/v1 --temperature 0.7
       avalon play --seats llm --model scripted --probes --out runs/probed
+      avalon play --human 3 --seats rulebot        you play seat 3 against rule bots
     """
     try:
         if games < 1:
@@ -211,8 +216,12 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
         rules = make_rules(preset, players, role_set.split(",") if role_set else None, assassin)
         players = rules.players
         kinds = parse_seats(seats, players)
+        if human is not None:
+            kinds = take_seat(kinds, human, games)
         setup = build_setup(kinds, settings.model_copy(update={"constrained": constrained}), extractor_model)
         setup.cards = cards
+        if human is not None:
+            setup.terminal = Terminal(sys.stdin, sys.stdout)
         if agent_config is not None:
             setup.agent_config = load_agent_config(agent_config)
         if experience_dir is not None:
@@ -244,7 +253,7 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
 
         try:
             results = asyncio.run(play_games(rules, kinds, seed, games, out, on_game, setup, probes))
-        except ModelSpecError as exc:
+        except (ModelSpecError, InputEnded) as exc:
             raise UserError(_one_line(exc)) from None
         except ModelUnusable as exc:
             raise RunUnhealthy(f"{_one_line(exc)} (the game stopped; nothing was counted)") from None
@@ -262,6 +271,8 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
         summary["out"] = str(out)
     if as_json:
         click.echo(json.dumps(summary))
+    elif human is not None:
+        pass  # the person has seen the game as the seat saw it; the transcript would show what it may not see
     elif games == 1:
         for line in transcript(last["host"].engine.events):
             click.echo(line)
@@ -271,6 +282,15 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
         _print_usage(summary["usage"], games)
     if problems:
         raise RunUnhealthy("unhealthy run, not a result: " + "; ".join(problems))
+
+
+def take_seat(kinds: list[str], seat: int, games: int) -> list[str]:
+    """The seat kinds with a person at `seat`. Raises ValueError naming `human`."""
+    if not 1 <= seat <= len(kinds):
+        raise ValueError(f"human: seat {seat} is not a seat of a {len(kinds)}-player game")
+    if games != 1:
+        raise ValueError(f"human: a person plays one game at a time (--games 1), not {games}")
+    return [*kinds[:seat - 1], "human", *kinds[seat:]]
 
 
 def build_setup(kinds: list[str], settings: ModelSettings, extractor_spec: str | None) -> AgentSetup:

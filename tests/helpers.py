@@ -118,18 +118,18 @@ def baseline_with_pool(scored: list[tuple[str, float]], role: Role = Role.PERCIV
 SUGGEST_REQUEST = ActionRequest(seat=2, kind=RequestKind.VOTE, quest=2, attempt=1, team=(1, 2))
 
 
-def avalon(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def avalon(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess:
     """Run the `avalon` command in this process: the console script's own entry point (`cli.main`, which maps
     errors to one line and exit code 2) under click's CliRunner isolation (captured stdout and stderr, `env`
-    applied and restored). Returns what `avalon_process` returns, without paying a process start and the
-    package's import for each call."""
+    applied and restored, `input` as standard input). Returns what `avalon_process` returns, without paying a
+    process start and the package's import for each call."""
     from click.testing import CliRunner
 
     from avalon_agents.cli import main
 
     code = 0
     argv = sys.argv
-    with CliRunner().isolation(env=env) as (stdout, stderr, _):
+    with CliRunner().isolation(input=input, env=env) as (stdout, stderr, _):
         sys.argv = ["avalon", *args]
         try:
             main()

@@ -10,16 +10,18 @@ from avalon_agents.agents.base import Agent
 from avalon_agents.agents.baseline import BaselineAgent
 from avalon_agents.agents.cognitive import CognitiveAgent
 from avalon_agents.agents.context import SeatContext
+from avalon_agents.agents.human import HumanAgent, Terminal
 from avalon_agents.agents.llm_agent import LLMAgent
 from avalon_agents.agents.random_agent import RandomAgent
 from avalon_agents.agents.rulebot import RuleBot
 from avalon_agents.core.types import Seat
 
 AgentFactory = Callable[..., Agent]
-"""Called with keywords `seat` and `seed`, and `context` (a SeatContext) if it has `needs_llm = True`."""
+"""Called with keywords `seat` and `seed`, `context` (a SeatContext) if it has `needs_llm = True`, and `terminal`
+(where a person reads and types) if it has `needs_terminal = True`."""
 
 AGENT_KINDS: dict[str, AgentFactory] = {"random": RandomAgent, "rulebot": RuleBot, "llm": LLMAgent,
-                                        "cognitive": CognitiveAgent, "baseline": BaselineAgent}
+                                        "cognitive": CognitiveAgent, "baseline": BaselineAgent, "human": HumanAgent}
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:
@@ -31,9 +33,15 @@ def needs_llm(kind: str) -> bool:
     return getattr(AGENT_KINDS.get(kind), "needs_llm", False)
 
 
-def make_agent(kind: str, *, seat: Seat, seed: int, context: SeatContext | None = None, **options: Any) -> Agent:
-    """Build one seat's agent. Raises ValueError naming an unknown kind, a missing model, or an option the kind's
-    factory does not take."""
+def needs_terminal(kind: str) -> bool:
+    """A person plays this kind of seat (`avalon play --human SEAT`), not a program."""
+    return getattr(AGENT_KINDS.get(kind), "needs_terminal", False)
+
+
+def make_agent(kind: str, *, seat: Seat, seed: int, context: SeatContext | None = None,
+               terminal: Terminal | None = None, **options: Any) -> Agent:
+    """Build one seat's agent. Raises ValueError naming an unknown kind, a missing model or terminal, or an
+    option the kind's factory does not take."""
     if kind not in AGENT_KINDS:
         raise ValueError(f"seats: unknown seat kind {kind!r} (choose from {', '.join(sorted(AGENT_KINDS))})")
     factory = AGENT_KINDS[kind]
@@ -41,6 +49,10 @@ def make_agent(kind: str, *, seat: Seat, seed: int, context: SeatContext | None 
         if context is None:
             raise ValueError(f"seats: {kind!r} seats need a model (--model)")
         options["context"] = context
+    if needs_terminal(kind):
+        if terminal is None:
+            raise ValueError(f"seats: a {kind!r} seat needs a terminal: take it with `avalon play --human SEAT`")
+        options["terminal"] = terminal
     accepted = inspect.signature(factory).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
         for name in options:

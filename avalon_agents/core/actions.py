@@ -166,9 +166,10 @@ TYPES: dict[type, tuple[tuple[str, Any], ...]] = {
 class Reply:
     """An agent's answer to a request: the text the host receives and, if the agent knows it, the typed
     action. A rule bot returns both (`source` "typed"); an LLM agent returns text, and with constrained
-    output also the action its JSON answer names (`source` "json"), so the extractor records how it was read.
+    output also the action its JSON answer names (`source` "json"); a human seat returns its line and the action
+    the rule parse read from it (`source` "rule"), so the extractor records how it was read.
     """
 
     text: str = ""
     action: Action | None = None
-    source: Literal["typed", "json"] = "typed"
+    source: Literal["typed", "json", "rule"] = "typed"

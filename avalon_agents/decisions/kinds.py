@@ -12,7 +12,8 @@ A `DecisionKind` holds, for one `RequestKind`:
 - `extract_prompt` and `extract_model`: the LLM extractor's prompt file and the shape of its answer,
 - `fallback(request, near, rng)`: the paper's default for an answer nothing could read (Appendix A.4),
 - `instruction(request, rules)`: the host's wording of the request (prompts/host/request_*.txt),
-- `scripted(prompt, rng, me, others)`: the scripted model's free-text answer when it recognises the request.
+- `scripted(prompt, rng, me, others)`: the scripted model's free-text answer when it recognises the request,
+- `answers(request)`: the legal answers in a few words (what a human seat is shown beside the instruction).
 
 Adding a decision kind means one spec here plus its prompt files. This module sits below the LLM layer (it
 imports only core, the prompt files and the parser), so the scripted model and the analysis can use it.
@@ -73,6 +74,8 @@ class DecisionKind:
     fallback: Callable[[ActionRequest, Action | None, random.Random], Action]
     instruction: Callable[[ActionRequest, RuleSet], str]
     scripted: Callable[[str, random.Random, int, list[int]], str | None]
+    answers: Callable[[ActionRequest], str]
+    """The legal answers in a few words, e.g. 'approve or reject' (shown to a human seat)."""
 
     def answer_model(self, request: ActionRequest) -> type[BaseModel] | None:
         """The pydantic model of a constrained answer to `request` (None for a speech)."""
@@ -189,6 +192,7 @@ PROPOSE = DecisionKind(
     instruction=lambda request, rules: template("host/request_propose").render(
         quest=request.quest, team_size=request.team_size),
     scripted=_scripted_team,
+    answers=lambda request: f'name {request.team_size} players as "Player N", from {names(request.options)}',
 )
 
 
@@ -223,6 +227,7 @@ VOTE = DecisionKind(
     fallback=lambda request, near, rng: Vote(approve=True),  # the paper: an unclear team vote approves
     instruction=_vote_instruction,
     scripted=_scripted_vote,
+    answers=lambda request: '"approve" or "reject"',
 )
 
 
@@ -258,6 +263,7 @@ QUEST = DecisionKind(
     fallback=lambda request, near, rng: QuestCard(success=not request.can_fail),
     instruction=_quest_instruction,
     scripted=_scripted_card,
+    answers=lambda request: '"success" or "fail"' if request.can_fail else '"success" (good can only succeed)',
 )
 
 
@@ -291,6 +297,11 @@ def _assassinate_instruction(request: ActionRequest, rules: RuleSet) -> str:
                                                        pass_option=option)
 
 
+def _target_answers(request: ActionRequest) -> str:
+    named = f'name one of {names(request.options)} as "Player N"'
+    return named + ', or "pass"' if request.may_pass else named
+
+
 def _scripted_target(prompt: str, rng: random.Random, me: int, others: list[int]) -> str | None:
     lowered = prompt.lower()
     if "merlin" in lowered and ("name" in lowered or "guess" in lowered):
@@ -309,6 +320,7 @@ ASSASSINATE = DecisionKind(
     fallback=_target_fallback,
     instruction=_assassinate_instruction,
     scripted=_scripted_target,
+    answers=_target_answers,
 )
 
 
@@ -333,6 +345,7 @@ SPEAK = DecisionKind(
     fallback=lambda request, near, rng: Speak(text=""),
     instruction=_speak_instruction,
     scripted=lambda prompt, rng, me, others: None,  # the scripted model's speech is its default
+    answers=lambda request: "your speech, on one line",
 )
 
 

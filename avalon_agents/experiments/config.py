@@ -36,7 +36,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from avalon_agents.agents.registry import AGENT_KINDS, needs_llm
+from avalon_agents.agents.registry import AGENT_KINDS, needs_llm, needs_terminal
 from avalon_agents.core import make_rules
 from avalon_agents.core.rules import PRESETS, RuleSet
 from avalon_agents.core.types import Role, Team
@@ -71,6 +71,8 @@ class AgentSpec(Strict):
     def _known(cls, kind: str) -> str:
         if kind not in AGENT_KINDS:
             raise ValueError(f"unknown agent kind {kind!r} (known: {', '.join(sorted(AGENT_KINDS))})")
+        if needs_terminal(kind):
+            raise ValueError(f"agent kind {kind!r} is a person: it plays in `avalon play --human SEAT`, not in runs")
         return kind
 
     @model_validator(mode="after")

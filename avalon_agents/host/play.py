@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from avalon_agents.agents.base import Agent
 from avalon_agents.agents.context import SeatContext
-from avalon_agents.agents.registry import AGENT_KINDS, make_agent, needs_llm
+from avalon_agents.agents.human import Terminal
+from avalon_agents.agents.registry import AGENT_KINDS, make_agent, needs_llm, needs_terminal
 from avalon_agents.core.events import GameResult
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
@@ -38,6 +39,8 @@ def parse_seats(spec: str, players: int) -> list[str]:
     for kind in kinds:
         if kind not in AGENT_KINDS:
             raise ValueError(f"seats: unknown seat kind {kind!r} (choose from {', '.join(sorted(AGENT_KINDS))})")
+        if needs_terminal(kind):
+            raise ValueError(f"seats: a {kind!r} seat is taken with --human SEAT, not named in --seats")
     return kinds
 
 
@@ -66,6 +69,7 @@ class AgentSetup:
         learn: False gives baseline seats no experience pool.
         end_learning: False: nothing is learned at game end (the runner's last game of a series).
         cards: the set of role cards its seats' system prompts start from (prompts/cards/).
+        terminal: where a human seat reads and writes (`avalon play --human`; None: no human seat).
     """
 
     clients: ClientPool = field(default_factory=ClientPool)
@@ -77,6 +81,7 @@ class AgentSetup:
     learn: bool = True
     end_learning: bool = True
     cards: str = DEFAULT_CARDS
+    terminal: Terminal | None = None
     _pool: ExperienceStore | None = None
 
     def pool(self) -> ExperienceStore:
@@ -129,8 +134,8 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
     contexts = {seat: setup.context(setup.clients.for_game(tracer))
                 for seat, kind, setup in zip(rules.seats, kinds, per_seat) if needs_llm(kind)}
     agents: dict[Seat, Agent] = {seat: make_agent(kind, seat=seat, seed=agent_seed(seed, seat),
-                                                  context=contexts.get(seat))
-                                 for seat, kind in zip(rules.seats, kinds)}
+                                                  context=contexts.get(seat), terminal=setup.terminal)
+                                 for seat, kind, setup in zip(rules.seats, kinds, per_seat)}
     probe = BeliefProbe(clients={seat: contexts[seat].llm for seat in llm_seats},
                         cards={seat: contexts[seat].cards for seat in llm_seats}) if probes and llm_seats else None
     first = per_seat[rules.seats.index(llm_seats[0])] if llm_seats else per_seat[0]
