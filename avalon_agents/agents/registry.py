@@ -31,19 +31,35 @@ def needs_llm(kind: str) -> bool:
     return getattr(AGENT_KINDS.get(kind), "needs_llm", False)
 
 
+def check_options(kind: str, options: dict[str, Any]) -> None:
+    """Raise ValueError naming an option the kind's factory does not take (`seat`, `seed` and `context` are the
+    framework's), or, for a kind that needs no model, an option value its factory refuses."""
+    factory = AGENT_KINDS[kind]
+    accepted = inspect.signature(factory).parameters
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+    for name in options:
+        if name in ("seat", "seed", "context") or not (open_ended or name in accepted):
+            raise ValueError(f"agent kind {kind!r} takes no option {name!r}")
+    if options and not needs_llm(kind):
+        try:
+            factory(seat=1, seed=0, **options)  # a bot is cheap to build: its values are checked now, not mid-run
+        except (TypeError, ValueError) as exc:
+            raise ValueError(str(exc).splitlines()[0]) from None
+
+
 def make_agent(kind: str, *, seat: Seat, seed: int, context: SeatContext | None = None, **options: Any) -> Agent:
     """Build one seat's agent. Raises ValueError naming an unknown kind, a missing model, or an option the kind's
     factory does not take."""
     if kind not in AGENT_KINDS:
         raise ValueError(f"seats: unknown seat kind {kind!r} (choose from {', '.join(sorted(AGENT_KINDS))})")
     factory = AGENT_KINDS[kind]
+    accepted = inspect.signature(factory).parameters
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+    for name in options:
+        if not (open_ended or name in accepted):
+            raise ValueError(f"seats: agent kind {kind!r} takes no option {name!r}")
     if needs_llm(kind):
         if context is None:
             raise ValueError(f"seats: {kind!r} seats need a model (--model)")
         options["context"] = context
-    accepted = inspect.signature(factory).parameters
-    if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
-        for name in options:
-            if name not in accepted:
-                raise ValueError(f"seats: agent kind {kind!r} takes no option {name!r}")
     return factory(seat=seat, seed=seed, **options)
