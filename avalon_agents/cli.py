@@ -362,12 +362,82 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
       avalon run my_ablation.yaml --plugin my_modules.py
       avalon run experiments/paper/table8.yaml --backend ray --address ray://head:10001
     """
-    from avalon_agents.experiments import load_experiments, run_experiment
-    from avalon_agents.experiments.guard import ConfigChanged, RunDirInUse
+    from avalon_agents.experiments import load_experiments
+
+    variants, out, override = _prepare(load_experiments, config, settings, out, max_games, check, as_json)
+    if check:
+        return
+    aborted = _play(variants, out, override, max_games, backend, address, config)
+    _report_run(out, variants, aborted, as_json=as_json)
+
+
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--check", is_flag=True, help="Validate the config and print the plan; play nothing.")
+@model_options
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Run directory (default: runs/<tournament name>); the leaderboard goes to OUT/tournament/.")
+@click.option("--max-games", type=int, default=None, help="Play at most this many games now (a smoke run).")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local: series as asyncio tasks in this process; ray: series as Ray tasks.")
+@click.option("--address", default=None, help="Ray cluster address (default: start a local Ray).")
+@plugin_option
+@logging_options
+def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | None, max_games: int | None,
+               backend: str, address: str | None) -> None:
+    """Play a tournament: CONFIG's entrants against each other, every entrant in every role equally often,
+    then rate them (openskill) and print the leaderboard.
+
+    Resumable like `avalon run` (same run directory, lock and resume rules). Writes OUT/tournament/:
+    leaderboard.csv, ratings.csv, win_rates.csv, head_to_head.csv, ratings.png and leaderboard.md. Each game
+    is an ordinary game directory (`avalon analyze OUT` works) whose seating.json says which entrant sat where.
+    See docs/tournaments.md.
+
+    \b
+    Examples:
+      avalon tournament experiments/tournament_bots.yaml
+      avalon tournament my_tournament.yaml --max-games 20 --out /tmp/smoke
+    """
+    from avalon_agents.analysis.leaderboard import format_leaderboard, leaderboard, write
+    from avalon_agents.analysis.load import load_run
+    from avalon_agents.experiments.results import provenance, variant_health
+    from avalon_agents.experiments.tournament import load_tournament
+
+    variants, out, override = _prepare(load_tournament, config, settings, out, max_games, check)
+    if check:
+        return
+    aborted = _play(variants, out, override, max_games, backend, address, config)
+    try:
+        board = leaderboard(load_run(out))
+    except FileNotFoundError:
+        raise UserError(f"out: no finished game in {out} yet") from None
+    origin = provenance(out)
+    try:
+        paths = write(board, out / "tournament", next(iter(variants.values())).name, origin)
+    except OSError as exc:
+        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
+    click.echo(origin)
+    click.echo(format_leaderboard(board))
+    unhealthy = []
+    for name, (line, problems) in variant_health(out, variants).items():
+        if problems:
+            unhealthy.append(name)
+        click.echo(f"health: {line}" + ("  UNHEALTHY: " + "; ".join(problems) if problems else ""))
+    click.echo(f"leaderboard: {paths['markdown']} (CSV, ratings.png beside it)")
+    if unhealthy:
+        raise RunUnhealthy("unhealthy tournament, not a result (see the health line above)")
+    if aborted:
+        raise RunUnhealthy(f"{len(aborted)} game(s) aborted by the watchdog, not counted; rerun to replay them")
+
+
+def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | None, max_games: int | None,
+             check: bool, as_json: bool = False) -> tuple[dict, Path, ModelSettings | None]:
+    """Load a config (run or tournament), check it and the run directory, print the plan: (variants, out, the
+    model override)."""
     from avalon_agents.experiments.plan import plan_lines
 
     try:
-        variants = load_experiments(config)
+        variants = load(config)
         if max_games is not None and max_games < 1:
             raise ValueError(f"max-games: must be at least 1, got {max_games}")
         first = next(iter(variants.values()))
@@ -386,8 +456,14 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
         raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
     for line in plan_lines(variants, out):
         click.echo(line, err=as_json)
-    if check:
-        return
+    return variants, out, override
+
+
+def _play(variants: dict, out: Path, override: ModelSettings | None, max_games: int | None, backend: str,
+          address: str | None, config: Path) -> list[str]:
+    """Play a run's unfinished games with a progress bar (run and tournament); returns the aborted games."""
+    from avalon_agents.experiments import run_experiment
+    from avalon_agents.experiments.guard import ConfigChanged, RunDirInUse
     from avalon_agents.experiments.runner import finished_games, game_usage
 
     total = sum(exp.games for exp in variants.values())
@@ -407,8 +483,7 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
                                  address=address, on_progress=lambda n: progress.update(overall, completed=n))
                 except (ModelSpecError, RunDirInUse, ConfigChanged) as exc:
                     raise UserError(_one_line(exc)) from None
-        _report_run(out, variants, as_json=as_json)
-        return
+        return []
     with Progress(*columns, console=err) as progress:
         overall = progress.add_task("all games", total=total, completed=done, tokens=0)
         bars: dict[str, int] = {}
@@ -436,7 +511,7 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
                     raise UserError(f"run stopped: {type(exc).__name__}: {_one_line(exc) or 'no message'} "
                                     f"(traceback in {out / 'run.log'})") from None
                 raise UserError(f"out: cannot write {exc.filename} ({exc.strerror})") from None
-    _report_run(out, variants, aborted, as_json=as_json)
+    return aborted
 
 
 def _report_run(out: Path, variants: dict, aborted: list[str] = (), as_json: bool = False) -> None:

@@ -38,6 +38,27 @@ def needs_terminal(kind: str) -> bool:
     return getattr(AGENT_KINDS.get(kind), "needs_terminal", False)
 
 
+def _check_names(kind: str, options: dict[str, Any], reserved: tuple[str, ...] = ()) -> None:
+    """Raise ValueError naming an option the kind's factory does not take (or one the framework passes)."""
+    accepted = inspect.signature(AGENT_KINDS[kind]).parameters
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+    for name in options:
+        if name in reserved or not (open_ended or name in accepted):
+            raise ValueError(f"agent kind {kind!r} takes no option {name!r}")
+
+
+def check_options(kind: str, options: dict[str, Any]) -> None:
+    """Raise ValueError naming an option the kind's factory does not take (`seat`, `seed` and `context` are the
+    framework's), or, for a kind that needs no model, an option value its factory refuses."""
+    factory = AGENT_KINDS[kind]
+    _check_names(kind, options, reserved=("seat", "seed", "context", "terminal"))
+    if options and not needs_llm(kind):
+        try:
+            factory(seat=1, seed=0, **options)  # a bot is cheap to build: its values are checked now, not mid-run
+        except (TypeError, ValueError) as exc:
+            raise ValueError(str(exc).splitlines()[0]) from None
+
+
 def make_agent(kind: str, *, seat: Seat, seed: int, context: SeatContext | None = None,
                terminal: Terminal | None = None, **options: Any) -> Agent:
     """Build one seat's agent. Raises ValueError naming an unknown kind, a missing model or terminal, or an
@@ -45,6 +66,10 @@ def make_agent(kind: str, *, seat: Seat, seed: int, context: SeatContext | None 
     if kind not in AGENT_KINDS:
         raise ValueError(f"seats: unknown seat kind {kind!r} (choose from {', '.join(sorted(AGENT_KINDS))})")
     factory = AGENT_KINDS[kind]
+    try:
+        _check_names(kind, options)
+    except ValueError as exc:
+        raise ValueError(f"seats: {exc}") from None
     if needs_llm(kind):
         if context is None:
             raise ValueError(f"seats: {kind!r} seats need a model (--model)")
@@ -53,9 +78,4 @@ def make_agent(kind: str, *, seat: Seat, seed: int, context: SeatContext | None 
         if terminal is None:
             raise ValueError(f"seats: a {kind!r} seat needs a terminal: take it with `avalon play --human SEAT`")
         options["terminal"] = terminal
-    accepted = inspect.signature(factory).parameters
-    if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
-        for name in options:
-            if name not in accepted:
-                raise ValueError(f"seats: agent kind {kind!r} takes no option {name!r}")
     return factory(seat=seat, seed=seed, **options)

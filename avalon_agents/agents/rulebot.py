@@ -6,6 +6,9 @@ teams that are nearly as clean as the best they could name. Merlin knows the evi
 votes like a servant reading the public evidence, correcting only what would put evil on the quest.
 Evil bots get onto teams, approve teams with evil on them, and fail when it matters, one failer per
 quest. The Assassin names the good seat that steered away from evil most reliably.
+
+`blunder` weakens a bot on purpose: that share of its decisions is a random legal action instead (a
+tournament's yardstick between the rule bot and the random agent).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Sequence
 
 from avalon_agents.agents.belief import Belief, mask_of, seats_of
 from avalon_agents.agents.bot import Bot
+from avalon_agents.agents.random_agent import random_action
 from avalon_agents.core.actions import (
     Action,
     ActionRequest,
@@ -54,10 +58,14 @@ class RuleBot(Bot):
     Args:
         seat: the seat it plays.
         seed: seeds its own random.Random.
+        blunder: the share of its decisions (0 to 1) taken at random among the legal actions instead.
     """
 
-    def __init__(self, *, seat: Seat, seed: int = 0) -> None:
+    def __init__(self, *, seat: Seat, seed: int = 0, blunder: float = 0.0) -> None:
+        if not 0.0 <= blunder <= 1.0:
+            raise ValueError(f"blunder: a share from 0 to 1, got {blunder}")
         super().__init__(seat=seat, seed=seed)
+        self.blunder = blunder
         self.rules: RuleSet | None = None
         self.role: Role | None = None
         self._is_evil = False
@@ -150,6 +158,8 @@ class RuleBot(Bot):
     # ------------------------------------------------------------------ acting
 
     def decide(self, request: ActionRequest) -> Action:
+        if self.blunder and self.rng.random() < self.blunder:  # no draw at 0: the full bot plays as before
+            return random_action(request, self.rng)
         kind = request.kind
         if kind is RequestKind.PROPOSE:
             return ProposeTeam(team=tuple(sorted(self._propose(request))))

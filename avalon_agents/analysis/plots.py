@@ -374,6 +374,27 @@ def curves(frame: pd.DataFrame, x: str, y: str, line: list[str], title: str, yla
     return _finish(fig, title, caption, judge)
 
 
+def ratings_plot(ratings: pd.DataFrame, order: Sequence[str] | None = None, *, caption: str | None = None
+                 ) -> Figure:
+    """A tournament's ratings (analysis.ratings): one panel per scope (overall, good, evil), one row per
+    agent, mu with its 95% interval; agents in `order` (the leaderboard's, best at the top)."""
+    scopes = [s for s in ("overall", "good", "evil") if s in set(ratings["scope"])]
+    order = list(order or sorted(ratings["agent"].unique()))
+    fig = PaperFigure(figsize=(3.4 * len(scopes) + 1.6, 0.45 * len(order) + 1.6), layout="constrained")
+    axes = fig.subplots(1, len(scopes), sharey=True, squeeze=False)[0]
+    colours = {"overall": NO_SIDE, **SIDE_COLOURS}
+    for ax, scope in zip(axes, scopes):
+        part = ratings[ratings["scope"] == scope].set_index("agent").reindex(order)
+        y = np.arange(len(order))[::-1]
+        ax.errorbar(part["mu"], y, xerr=[part["mu"] - part["low"], part["high"] - part["mu"]], fmt="o",
+                    color=colours[scope], capsize=3)
+        ax.set_yticks(y, order)
+        ax.set_title(f"{scope} rating", fontsize=9)
+        ax.set_xlabel("mu (95% interval)")
+        ax.grid(axis="x", alpha=0.3)
+    return _finish(fig, "tournament ratings (openskill Plackett-Luce)", caption, None)
+
+
 def save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -36,7 +36,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from avalon_agents.agents.registry import AGENT_KINDS, needs_llm, needs_terminal
+from avalon_agents.agents.registry import AGENT_KINDS, check_options, needs_llm, needs_terminal
 from avalon_agents.core import make_rules
 from avalon_agents.core.rules import PRESETS, RuleSet
 from avalon_agents.core.types import Role, Team
@@ -48,6 +48,9 @@ from avalon_agents.modules import AgentConfig
 from avalon_agents.narrate import DEFAULT_CARDS, Cards
 from avalon_agents.plugins import load_plugins
 from avalon_agents.records.health import HealthLimits
+
+SERIES_STRIDE = 10_000
+"""Seeds: game (or a tournament's block) g of series s uses seed + SERIES_STRIDE * (s - 1) + (g - 1)."""
 
 
 class Strict(BaseModel):
@@ -65,6 +68,8 @@ class AgentSpec(Strict):
                                           "starts fresh, the paper's 'without learning from experience')")
     cards: Cards = Field(DEFAULT_CARDS, description="role cards in its seats' system prompts: `paper` (the "
                                                     "paper's goals and initial strategies) or `improved`")
+    options: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda v: not v, description="keyword options of the kind's factory, "
+                                    "e.g. {blunder: 0.3} for a rule bot that plays at random 30% of the time")
 
     @field_validator("kind")
     @classmethod
@@ -83,6 +88,10 @@ class AgentSpec(Strict):
             raise ValueError(f"model: agent kind {self.kind!r} calls no model")
         if "cards" in self.model_fields_set and not needs_llm(self.kind):
             raise ValueError(f"cards: agent kind {self.kind!r} reads no role cards")
+        try:
+            check_options(self.kind, self.options)
+        except ValueError as exc:
+            raise ValueError(f"options: {exc}") from None
         return self
 
     def settings(self, base: ModelSettings | None) -> ModelSettings:
@@ -129,6 +138,9 @@ class Experiment(Strict):
     assassin: Role | None = Field(None, description="the evil role that carries the assassination (default: the "
                                                     "Assassin); a role set without Merlin has none")
     lineup: dict[str, int] | None = None
+    rotation: list[str] | None = Field(None, exclude_if=lambda v: v is None, description="a tournament's "
+                                       "entrants: blocks of len(rotation) games sharing one deal, every entrant "
+                                       "in every role once per block (experiments/tournament.py)")
     series: int = Field(1, ge=1, le=10_000)
     games_per_series: int = Field(1, ge=1, le=100_000)
     learn_after_last: bool = Field(False, description="learn from experience after a series' last game too (off:"
@@ -194,15 +206,23 @@ class Experiment(Strict):
         if not self.agents:
             raise ValueError("agents: name at least one agent")
         rules = self.game_rules()
-        ways = [w for w in ("sides", "roles", "lineup") if (self.role_seating if w == "roles" else
-                                                             getattr(self, w)) is not None]
+        ways = [w for w in ("sides", "roles", "lineup", "rotation") if (self.role_seating if w == "roles" else
+                                                                         getattr(self, w)) is not None]
         if not ways:
             raise ValueError("sides: say who plays which side (sides, roles or lineup)")
-        if "lineup" in ways and len(ways) > 1:
-            raise ValueError("lineup: use lineup alone, or sides/roles, not both")
+        for alone in ("lineup", "rotation"):
+            if alone in ways and len(ways) > 1:
+                raise ValueError(f"{alone}: use {alone} alone, not with {', '.join(w for w in ways if w != alone)}")
+        if self.rotation is not None:
+            if len(self.rotation) < 2 or len(set(self.rotation)) < len(self.rotation):
+                raise ValueError("rotation: at least two agents, each named once")
+            if self.games_per_series % len(self.rotation):
+                raise ValueError(f"games_per_series: whole blocks of {len(self.rotation)} games (one per entrant)")
+            if self.games_per_series // len(self.rotation) > SERIES_STRIDE:
+                raise ValueError(f"games_per_series: at most {SERIES_STRIDE} blocks per series")
         for way in ways:
-            for key, name in (getattr(self, way).items() if way != "lineup" else
-                              ((k, k) for k in self.lineup)):
+            for key, name in (getattr(self, way).items() if way not in ("lineup", "rotation") else
+                              ((k, k) for k in getattr(self, way))):
                 if name not in self.agents:
                     raise ValueError(f"{way}.{getattr(key, 'value', key)}: no agent named {name!r} "
                                      f"(agents: {', '.join(self.agents)})")
@@ -310,8 +330,9 @@ def _line_of(node: yaml.Node | None, loc: tuple) -> int | None:
     return line
 
 
-def load_experiments(path: str | Path) -> dict[str, Experiment]:
-    """Variant name -> Experiment. Raises ValueError naming the file, the line and the field."""
+def read_config(path: str | Path) -> tuple[dict[str, Any], yaml.Node | None]:
+    """A config file's mapping and its YAML node (for line numbers), after importing its plugins (the config may
+    name their kinds). Raises ValueError naming the file and the line."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -328,7 +349,14 @@ def load_experiments(path: str | Path) -> dict[str, Experiment]:
     plugins = raw.get("plugins") or []
     if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
         raise ValueError(f"{path}:{_line_of(node, ('plugins',))}: plugins: a list of file paths or module names")
-    load_plugins(plugins, base=path.parent)  # before validation: the config may name the plugins' kinds
+    load_plugins(plugins, base=path.parent)
+    return raw, node
+
+
+def load_experiments(path: str | Path) -> dict[str, Experiment]:
+    """Variant name -> Experiment. Raises ValueError naming the file, the line and the field."""
+    path = Path(path)
+    raw, node = read_config(path)
     base = {k: v for k, v in raw.items() if k not in ("variants", "grid")}
     try:
         spec = ExperimentFile(base=base, variants=raw.get("variants"), grid=raw.get("grid"))

@@ -46,6 +46,8 @@ def calls_per_game(exp: Experiment, learning: bool = True) -> float:
     rules = exp.game_rules()
     if exp.lineup is not None:
         seats = [(exp.agents[name], n) for name, n in exp.lineup.items()]
+    elif exp.rotation is not None:  # a tournament: every entrant sits players / entrants seats on average
+        seats = [(exp.agents[name], exp.players / len(exp.rotation)) for name in exp.rotation]
     else:
         seats = [(exp.agents[exp.agent_for_role(role)], 1) for role in rules.roles]
     probes = PROBES_PER_SEAT if exp.probes else 0.0

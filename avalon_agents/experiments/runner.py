@@ -29,7 +29,7 @@ from avalon_agents.agents.registry import needs_llm
 from avalon_agents.aio import run_sync
 from avalon_agents.core.types import Role
 from avalon_agents.engine import AvalonEngine
-from avalon_agents.experiments.config import Experiment, load_experiments
+from avalon_agents.experiments.config import SERIES_STRIDE, Experiment, load_experiments
 from avalon_agents.experiments.guard import allotment, check_free, check_same_config, fingerprint, run_lock
 from avalon_agents.experiments.plan import decisions, pipeline
 from avalon_agents.host.host import GameAborted
@@ -39,8 +39,6 @@ from avalon_agents.modules import ExperienceBook
 from avalon_agents.plugins import LOADED
 from avalon_agents.records import is_done, read_trace, usage
 from avalon_agents.records.run_dir import write_json_atomic
-
-SERIES_SEED_STRIDE = 10_000
 
 
 @dataclass(frozen=True)
@@ -55,17 +53,21 @@ class Job:
 
 
 def game_seed(exp: Experiment, series: int, game: int) -> int:
-    return exp.seed + SERIES_SEED_STRIDE * (series - 1) + (game - 1)
+    """The game's seed; a tournament's (`rotation`) games share one per block, so one deal per block."""
+    step = game - 1 if exp.rotation is None else (game - 1) // len(exp.rotation)
+    return exp.seed + SERIES_STRIDE * (series - 1) + step
 
 
 def seating(exp: Experiment, seed: int, series: int, game: int) -> list[str]:
     """The agent name at each seat, from the roles the engine deals for this seed."""
     rules = exp.game_rules()
     roles = AvalonEngine(rules, seed).roles
+    order = sorted(rules.seats, key=lambda s: (list(Role).index(roles[s]), s))  # seats in role order
+    if exp.rotation is not None:
+        return rotation(exp.rotation, order, seed, game)
     if exp.lineup is None:
         return [exp.agent_for_role(roles[seat]) for seat in rules.seats]
     names = [name for name, count in exp.lineup.items() for _ in range(count)]
-    order = sorted(rules.seats, key=lambda s: (list(Role).index(roles[s]), s))  # seats in role order
     if exp.schedule == "balanced":  # rotate: over `players` games every agent sits in every role
         shift = (game - 1 + series - 1) % len(names)
         names = names[shift:] + names[:shift]
@@ -75,6 +77,18 @@ def seating(exp: Experiment, seed: int, series: int, game: int) -> list[str]:
     return [by_seat[seat] for seat in rules.seats]
 
 
+def rotation(entrants: list[str], order: list[int], seed: int, game: int) -> list[str]:
+    """A tournament's seating: the entrant at each seat (seats 1..N in order). The n entrants, in an order
+    shuffled by the block's seed, go round the seats in role order (`order`): in game k of the block the seat
+    at position j gets entrant (j + k) mod n. Over the block's n games every entrant takes every position
+    (so every role) exactly once, all under the block's one deal."""
+    names = list(entrants)
+    random.Random(seed).shuffle(names)
+    k = (game - 1) % len(names)
+    by_seat = {seat: names[(j + k) % len(names)] for j, seat in enumerate(order)}
+    return [by_seat[seat] for seat in sorted(order)]
+
+
 def series_setups(exp: Experiment, series_dir: Path, clients: ClientPool) -> dict[str, AgentSetup]:
     """Per agent name: its model settings, the extractor's, its module config and its own experience store."""
     from avalon_agents.stores.experience import ExperienceStore
@@ -82,12 +96,13 @@ def series_setups(exp: Experiment, series_dir: Path, clients: ClientPool) -> dic
     out = {}
     for name, agent in exp.agents.items():
         if not needs_llm(agent.kind):
-            out[name] = AgentSetup(clients=clients)
+            out[name] = AgentSetup(clients=clients, options=agent.options)
             continue
         store_dir = series_dir / "experience" / name
         out[name] = AgentSetup(clients=clients, settings=agent.settings(exp.model), extractor=exp.extractor.model,
                                agent_config=agent.modules, experience=ExperienceStore(store_dir, run=1),
-                               experience_dir=store_dir, learn=agent.learn, cards=agent.cards)
+                               experience_dir=store_dir, learn=agent.learn, cards=agent.cards,
+                               options=agent.options)
     return out
 
 

@@ -70,6 +70,7 @@ class AgentSetup:
         end_learning: False: nothing is learned at game end (the runner's last game of a series).
         cards: the set of role cards its seats' system prompts start from (prompts/cards/).
         terminal: where a human seat reads and writes (`avalon play --human`; None: no human seat).
+        options: keyword options for the agent kind's factory (e.g. a rule bot's `blunder`).
     """
 
     clients: ClientPool = field(default_factory=ClientPool)
@@ -82,6 +83,7 @@ class AgentSetup:
     end_learning: bool = True
     cards: str = DEFAULT_CARDS
     terminal: Terminal | None = None
+    options: dict = field(default_factory=dict)
     _pool: ExperienceStore | None = None
 
     def pool(self) -> ExperienceStore:
@@ -134,7 +136,8 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
     contexts = {seat: setup.context(setup.clients.for_game(tracer))
                 for seat, kind, setup in zip(rules.seats, kinds, per_seat) if needs_llm(kind)}
     agents: dict[Seat, Agent] = {seat: make_agent(kind, seat=seat, seed=agent_seed(seed, seat),
-                                                  context=contexts.get(seat), terminal=setup.terminal)
+                                                  context=contexts.get(seat), terminal=setup.terminal,
+                                                  **setup.options)
                                  for seat, kind, setup in zip(rules.seats, kinds, per_seat)}
     probe = BeliefProbe(clients={seat: contexts[seat].llm for seat in llm_seats},
                         cards={seat: contexts[seat].cards for seat in llm_seats}) if probes and llm_seats else None
