@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from avalon_agents.core.actions import RequestKind
 from avalon_agents.core.rules import make_rules
 from avalon_agents.core.types import Role, Seat, Team
-from avalon_agents.importers.replay import Replay, ReplayError, write_game
+from avalon_agents.importers.replay import ImportReport, Replay, ReplayError, write_game
 
 NAME = "avalonlogs"
 ROLES = {
@@ -35,14 +34,6 @@ ROLES = {
 """The site's role names. A Minion carrying the assassin token is the framework's Assassin (a Minion of Mordred
 who assassinates); a token on another evil role makes that role the rules' `assassin`."""
 WINNERS = {"GOOD_WIN": Team.GOOD, "EVIL_WIN": Team.EVIL}
-
-
-@dataclass
-class ImportReport:
-    """What an import did: the game directories written and, per skipped file, why."""
-
-    imported: list[Path] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def log_files(folder: Path) -> list[Path]:

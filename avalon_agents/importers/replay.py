@@ -10,6 +10,7 @@ finished replay is written by `write_game` with the writers a played game uses: 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,14 @@ NO_SPEECH = ""
 seat to speak, and an empty text tells analysis it was not a speech (`data.speeches["text"] == ""`)."""
 KIND = "human"
 """The agent kind of every imported seat."""
+
+
+@dataclass
+class ImportReport:
+    """What an import did: the game directories written and, per skipped file, why (file name, reason)."""
+
+    imported: list[Path] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 class ReplayError(ValueError):
