@@ -138,6 +138,7 @@ def cli() -> None:
     avalon run             run an experiment config (variants x series x games), resumable
     avalon analyze         metrics, figures and a report of a run
     avalon extract         turn one free-text answer into an action, as the host does
+    avalon import          human games (avalongame.online logs) as run directories
     avalon bench engine    measure engine throughput
     avalon bench cost      LLM calls and tokens per game, per module (scripted model)
 
@@ -577,6 +578,55 @@ def extract(kind: str, text: str, team_size: int, players: int, seat: int, evil:
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
     click.echo(json.dumps(out) if as_json else f"{out['action']}  (method: {out['method']}, valid: {out['valid']})")
+
+
+@cli.group("import")
+def import_group() -> None:
+    """Import human games as run directories (`avalon analyze RUN` reads them).
+
+    Every logged action is replayed through the engine, so each imported game is checked against the rules;
+    a log the rules refuse, an unfinished game or an unreadable file is skipped, with its reason.
+    """
+
+
+@import_group.command("avalonlogs")
+@click.argument("log_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The run directory to write (game-NNNNN/ per imported game); it must hold no games yet.")
+@logging_options
+def import_avalonlogs(log_dir: Path, out: Path) -> None:
+    """avalongame.online logs (one JSON file per game, at or under DIR) as game directories, seats of kind human.
+
+    \b
+    Example:
+      avalon import avalonlogs avalonlogs/logs --out runs/humans && avalon analyze runs/humans
+    """
+    from avalon_agents.importers import IMPORTERS
+
+    _import(IMPORTERS["avalonlogs"], log_dir, out)
+
+
+def _import(importer, log_dir: Path, out: Path) -> None:
+    """Run an importer module (see `importers`) over DIR with a progress bar; print what was skipped and why."""
+    if not log_dir.is_dir():
+        raise UserError(f"dir: {log_dir} is not a folder")
+    files = importer.log_files(log_dir)
+    if not files:
+        raise UserError(f"dir: {log_dir} holds no game logs")
+    if out.is_dir() and any(out.rglob("meta.json")):
+        raise UserError(f"out: {out} already holds games; import into a new folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                      console=Console(stderr=True), transient=True, disable=len(files) < 20) as progress:
+            task = progress.add_task("games", total=len(files))
+            report = importer.import_logs(files, out, on_file=lambda _: progress.advance(task), root=log_dir)
+    except OSError as exc:
+        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
+    for name, reason in report.skipped:
+        click.echo(f"skipped {name}: {reason}")
+    click.echo(f"imported {len(report.imported)} of {len(files)} game(s) into {out}"
+               + (f" ({len(report.skipped)} skipped)" if report.skipped else ""))
 
 
 @cli.group()

@@ -24,7 +24,7 @@ FLOORS = [  # lowest first; a unit imports only from its own floor or the floors
     {"stores"},
     {"modules"},
     {"agents"},
-    {"host"},
+    {"host", "importers"},
     {"analysis"},
     {"experiments"},
     {"cost", "bench"},

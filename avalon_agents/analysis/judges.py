@@ -351,8 +351,9 @@ class Judge:
 
     def tasks(self, data: RunData) -> list[JudgeTask]:
         """Every judgment the run asks for, in (game, seq) order: camouflage, teamwork, sharing, then
-        self-recommendation."""
+        self-recommendation. Empty speeches (a seat of an imported game without chat) are not judged."""
         speeches = data.speeches.sort_values(["game", "seq"], kind="stable")
+        speeches = speeches[speeches["text"].fillna("").astype(str).str.strip() != ""]  # an imported game's "no speech"
         seats = {g: dict(zip(f["seat"].astype(int), f["role"])) for g, f in data.seats.groupby("game")}
         night = night_info(data.events)
         by_round = rounds(data.events)

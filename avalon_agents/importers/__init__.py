@@ -1,0 +1,15 @@
+"""Importers of human games: each turns a format's logs into ordinary game directories (`avalon import`), by
+replaying every logged action through the engine (`replay`), so every imported game is checked against the
+rules.
+
+IMPORTERS names each format's importer module; its `log_files(folder)` lists a folder's logs and
+`import_logs(files, out, on_file, root)` writes the games and returns an `ImportReport` (`replay.py`).
+"""
+
+from avalon_agents.importers import avalonlogs
+from avalon_agents.importers.replay import NO_SPEECH, ImportReport, Replay, ReplayError, write_game
+
+IMPORTERS = {avalonlogs.NAME: avalonlogs}
+"""Formats by name (the `avalon import` subcommand)."""
+
+__all__ = ["IMPORTERS", "ImportReport", "NO_SPEECH", "Replay", "ReplayError", "avalonlogs", "write_game"]

@@ -1,0 +1,184 @@
+"""Replay a recorded game through the engine, then write it as an ordinary game directory.
+
+An importer reads its format and calls `Replay` step by step with what was recorded (proposals, votes, quest
+cards, the assassination, speeches if there are any). Every action goes through `AvalonEngine.submit`, so a
+game the rules refuse, or one that stops before its end, raises `ReplayError` with a one-line reason. A
+finished replay is written by `write_game` with the writers a played game uses: events.jsonl, trace.jsonl
+(empty), meta.json, seating.json, health.json, and result.json last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from avalon_agents import __version__
+from avalon_agents.core.actions import (
+    Action,
+    Assassinate,
+    IllegalAction,
+    ProposeTeam,
+    QuestCard,
+    RequestKind,
+    Speak,
+    Vote,
+)
+from avalon_agents.core.events import GameResult, QuestCompleted, VotesRevealed
+from avalon_agents.core.rules import RuleSet
+from avalon_agents.core.types import Role, Seat, seat_name
+from avalon_agents.engine import AvalonEngine
+from avalon_agents.records import GameRecorder, usage, write_json_atomic
+from avalon_agents.records.run_dir import HEALTH
+
+NO_SPEECH = ""
+"""The speech of a seat whose record holds none (logs without chat): the engine's discussion step asks every
+seat to speak, and an empty text tells analysis it was not a speech (`data.speeches["text"] == ""`)."""
+KIND = "human"
+"""The agent kind of every imported seat."""
+
+
+@dataclass
+class ImportReport:
+    """What an import did: the game directories written and, per skipped file, why (file name, reason)."""
+
+    imported: list[Path] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+class ReplayError(ValueError):
+    """A recorded game that cannot be imported; the message says why in one line."""
+
+
+class Replay:
+    """Drives an `AvalonEngine` with recorded actions.
+
+    Args:
+        rules: the rules the game was played by (its `first_leader` is replaced by `first_leader`).
+        deal: each seat's role, in seat order.
+        first_leader: the seat that proposed first.
+        seed: the engine's seed (with a fixed deal and first leader it changes nothing of the game).
+
+    Raises:
+        ReplayError: the deal or the first leader does not fit the rules.
+    """
+
+    def __init__(self, rules: RuleSet, deal: Sequence[Role], first_leader: Seat, seed: int = 0) -> None:
+        if not 1 <= first_leader <= rules.players:
+            raise ReplayError(f"first leader: seat {first_leader} is not a seat of a {rules.players}-player game")
+        self.rules = rules.model_copy(update={"first_leader": first_leader})
+        try:
+            self.engine = AvalonEngine(self.rules, seed, deal=deal)
+        except ValueError as exc:
+            raise ReplayError(str(exc).splitlines()[0]) from None
+
+    @property
+    def where(self) -> str:
+        """The engine's place, as reasons name it: "quest 2.3" (quest 2, its third proposal)."""
+        return f"quest {self.engine.quest}.{self.engine.attempt}"
+
+    def speak(self, seat: Seat, text: str) -> None:
+        """A recorded speech (the engine must be asking `seat` to speak)."""
+        self._expect(RequestKind.SPEAK)
+        self._submit(seat, Speak(text=text))
+
+    def skip_speeches(self) -> None:
+        """Answer every speech the engine asks for now with `NO_SPEECH`, until it asks for something else."""
+        while not self.engine.is_over and self._asked() is RequestKind.SPEAK:
+            self._submit(self.engine.pending()[0].seat, Speak(text=NO_SPEECH))
+
+    def propose(self, leader: Seat, team: Collection[Seat]) -> None:
+        """`leader` names `team` (speeches not recorded before it are skipped)."""
+        self.skip_speeches()
+        self._expect(RequestKind.PROPOSE)
+        if leader != self.engine.leader:
+            raise ReplayError(f"{self.where}: {seat_name(leader)} proposes, but the leader is "
+                              f"{seat_name(self.engine.leader)}")
+        self._submit(leader, ProposeTeam(team=tuple(sorted(team))))
+
+    def vote(self, approvals: Collection[Seat]) -> bool:
+        """Every seat votes, those in `approvals` for the team; returns whether the rules approve it."""
+        self.skip_speeches()
+        self._expect(RequestKind.VOTE)
+        unknown = sorted(set(approvals) - set(self.rules.seats))
+        if unknown:
+            raise ReplayError(f"{self.where}: approvals by seats {unknown}, not seats of this game")
+        new = []
+        for request in self.engine.pending():
+            new += self._submit(request.seat, Vote(approve=request.seat in approvals))
+        return next(e.approved for e in new if isinstance(e, VotesRevealed))
+
+    def quest(self, cards: Mapping[Seat, bool]) -> QuestCompleted:
+        """The team plays its cards (True: success); returns the quest's outcome."""
+        self._expect(RequestKind.QUEST)
+        team = sorted(r.seat for r in self.engine.pending())
+        if sorted(cards) != team:
+            raise ReplayError(f"{self.where}: quest cards recorded for seats {sorted(cards)}, but the team is "
+                              f"{team}")
+        new = []
+        for seat in team:
+            new += self._submit(seat, QuestCard(success=cards[seat]))
+        return next(e for e in new if isinstance(e, QuestCompleted))
+
+    def assassinate(self, target: Seat | None) -> None:
+        """The assassination (None: the holder holds off, where the rules allow it)."""
+        self._expect(RequestKind.ASSASSINATE)
+        self._submit(self.engine.pending()[0].seat, Assassinate(target=target))
+
+    @property
+    def asks(self) -> RequestKind | None:
+        """What the engine asks for now (None: the game is over)."""
+        return None if self.engine.is_over else self._asked()
+
+    def result(self) -> GameResult:
+        """The finished game's result. Raises ReplayError if the record stopped before the end."""
+        if not self.engine.is_over:
+            raise ReplayError(f"unfinished game: the record stops at {self.where}, where the rules ask for "
+                              f"a {self._asked().value}")
+        return self.engine.result()
+
+    def _asked(self) -> RequestKind:
+        return self.engine.pending()[0].kind
+
+    def _expect(self, kind: RequestKind) -> None:
+        if self.engine.is_over:
+            raise ReplayError(f"the record goes on after the game ended ({self.engine.result().reason.value}): "
+                              f"a {kind.value} follows")
+        if self._asked() is not kind:
+            raise ReplayError(f"{self.where}: the record has a {kind.value}, but the rules ask for a "
+                              f"{self._asked().value}")
+
+    def _submit(self, seat: Seat, action: Action) -> list:
+        try:
+            return self.engine.submit(seat, action)
+        except IllegalAction as exc:
+            raise ReplayError(f"{self.where}: the rules refuse it ({exc})") from None
+
+
+def write_game(path: Path, replay: Replay, *, variant: str, index: int, source: Mapping[str, Any]) -> Path:
+    """Write a finished replay as a game directory, as a played game is written (result.json last).
+
+    Args:
+        path: the game directory (created).
+        replay: a replay whose game is over.
+        variant: the run's variant name in analysis (e.g. the importer's name).
+        index: the game's number in the run (seating.json's `game`).
+        source: where the game came from, kept in meta.json under `source` (format, file, ...).
+    """
+    result = replay.result()
+    rules = replay.rules
+    kinds = {seat: KIND for seat in rules.seats}
+    recorder = GameRecorder(path)
+    try:
+        recorder.write_meta({"version": __version__, "seed": replay.engine.seed,
+                             "rules": rules.model_dump(mode="json"), "seats": kinds, "probes": False,
+                             "source": dict(source)})
+        write_json_atomic(recorder.path / "seating.json", {"agents": kinds, "series": 1, "game": index,
+                                                           "variant": variant, "seed": replay.engine.seed})
+        recorder.append_events(replay.engine.events)
+        write_json_atomic(recorder.path / HEALTH, usage(recorder.records))
+        recorder.write_result(result)
+    finally:
+        recorder.close()
+    return recorder.path
