@@ -108,7 +108,8 @@ def markdown(board: Leaderboard, title: str, provenance: str = "", figure: str |
     """The leaderboard page: the table, the figure, win rates per role, the head-to-head matrix."""
     t = board.table
     out = [f"# {title}", "", provenance, "",
-           "| # | entrant | rating (mu ± 1.96 σ) | ordinal | good | evil | win rate [95% CI] | good wins | evil wins | games |",
+           "| # | entrant | rating (mu ± 1.96 σ) | ordinal | good | evil | win rate [95% CI] | good wins | evil wins "
+           "| games |",
            "|---:|---|---|---:|---|---|---|---:|---:|---:|"]
     for r in t.itertuples():
         out.append(f"| {r.rank} | {r.agent} | {r.mu:.1f} ± {1.96 * r.sigma:.1f} | {r.ordinal:.1f} | "

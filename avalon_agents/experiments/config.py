@@ -68,8 +68,10 @@ class AgentSpec(Strict):
                                           "starts fresh, the paper's 'without learning from experience')")
     cards: Cards = Field(DEFAULT_CARDS, description="role cards in its seats' system prompts: `paper` (the "
                                                     "paper's goals and initial strategies) or `improved`")
-    options: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda v: not v, description="keyword options of the kind's factory, "
-                                    "e.g. {blunder: 0.3} for a rule bot that plays at random 30% of the time")
+    options: dict[str, Any] = Field(
+        default_factory=dict, exclude_if=lambda v: not v,
+        description="keyword options of the kind's factory, e.g. {blunder: 0.3} for a rule bot that plays at "
+                    "random 30% of the time")
 
     @field_validator("kind")
     @classmethod
