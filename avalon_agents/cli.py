@@ -137,6 +137,7 @@ def cli() -> None:
     avalon play            play games between rule bots, random agents and LLM agents (--human: or you)
     avalon run             run an experiment config (variants x series x games), resumable
     avalon analyze         metrics, figures and a report of a run
+    avalon replay          any recorded game as a self-contained HTML page (a timeline, a seat filter)
     avalon extract         turn one free-text answer into an action, as the host does
     avalon import          human games (avalongame.online logs) as run directories
     avalon bench engine    measure engine throughput
@@ -769,6 +770,38 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
         click.echo(f"{row.variant}: health: {row.failed_calls}/{row.llm_calls} calls failed ({row.failed_share:.1%}), "
                    f"{row.reasks} re-asks, {row.fallbacks}/{row.decisions} fallbacks ({row.fallback_share:.1%})")
     click.echo(f"{len(result.data.games)} game(s); report: {result.out / 'report.md'}")
+
+
+@cli.command()
+@click.argument("run_or_game_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=True, path_type=Path), default=None,
+              help="A folder for index.html and one page per game (default: RUN_OR_GAME_DIR/replay), or, for a "
+                   "single game, a file ending in .html for its page alone.")
+@logging_options
+def replay(run_or_game_dir: Path, out: Path | None) -> None:
+    """Write replay pages: each finished game as one self-contained HTML file (no network), and an index.
+
+    RUN_OR_GAME_DIR is a game, a series, an experiment or any folder of game directories. Each page shows the
+    game as a timeline (seats, proposals and votes, quests, speeches, each seat's module outputs, how each
+    decision was read, belief probes), roles hidden until revealed, and a seat filter that shows the game as
+    that seat saw it. See docs/replay.md.
+
+    \b
+    Examples:
+      avalon replay runs/quickstart                 runs/quickstart/replay/index.html and a page per game
+      avalon replay runs/play/game-00001 --out game.html
+    """
+    from avalon_agents.viewer import write_replay
+
+    try:
+        page = write_replay(run_or_game_dir, out)
+    except FileNotFoundError as exc:
+        raise UserError(f"run-or-game-dir: {exc}") from None
+    except USER_ERRORS as exc:
+        raise UserError(_one_line(exc)) from None
+    except OSError as exc:
+        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
+    click.echo(f"replay: {page}")
 
 
 def main() -> None:

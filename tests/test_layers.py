@@ -25,7 +25,7 @@ FLOORS = [  # lowest first; a unit imports only from its own floor or the floors
     {"modules"},
     {"agents"},
     {"host", "importers"},
-    {"analysis"},
+    {"analysis", "viewer"},
     {"experiments"},
     {"cost", "bench"},
     {"cli"},

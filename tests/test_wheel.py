@@ -17,7 +17,7 @@ from packaging.requirements import Requirement
 from tests.helpers import avalon
 
 ROOT = Path(__file__).parent.parent
-HEAVY = {"llama-cpp-python": "local", "ray": "ray", "jupyterlab": "notebooks", "pytest": "dev"}
+HEAVY = {"llama-cpp-python": "local", "ray": "ray", "jupyterlab": "notebooks", "pytest": "dev", "selenium": "dev"}
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +44,9 @@ def test_wheel_ships_every_prompt(wheel):
     assert "avalon_agents/cli.py" in names
     assert "avalon_agents/data/paper_figures.yaml" in names  # the paper's Figures 2-6 (analysis/reference.py)
     assert "avalon_agents/data/human_paper6_roles.csv" in names  # the human figures (analysis/humans.py)
+    viewer = {f"avalon_agents/viewer/{p.name}" for p in (ROOT / "avalon_agents/viewer").iterdir()
+              if p.suffix in (".html", ".css", ".js")}
+    assert len(viewer) >= 4 and viewer <= names, sorted(viewer - names)  # the replay page's templates
 
 
 def test_wheel_needs_neither_llama_cpp_nor_ray_without_their_extras(wheel):

@@ -1,0 +1,152 @@
+"use strict";
+// The replay page: renders the embedded game (#game-data) and filters it by seat. No network.
+const DATA = JSON.parse(document.getElementById("game-data").textContent);
+const SEATS = Object.keys(DATA.seats).map(Number).sort((a, b) => a - b);
+const KNOWN_AS = {
+  evil: "seen as evil", merlin_or_morgana: "Merlin or Morgana", evil_teammates: "evil teammate", nothing: "nothing",
+};
+const METHODS = { typed: "typed action", json: "JSON answer", rule: "rule parse", llm: "LLM extractor",
+  fallback: "fallback" };
+
+function el(tag, cls, ...children) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  for (const c of children) node.append(c instanceof Node ? c : String(c));
+  return node;
+}
+const role = (name) => el("span", "role", el("span", "v", name));
+const player = (s) => `Player ${s}`;
+const players = (list) => (list.length ? list.map(player).join(", ") : "nobody");
+const words = (s) => String(s).replace(/_/g, " ");
+const preview = (t) => (t.length > 90 ? t.slice(0, 90) + "…" : t);
+const asText = (t) => (typeof t === "string" ? t : JSON.stringify(t, null, 2));
+
+function describeEvent(e) {
+  switch (e.type) {
+    case "game_started": return [`Game starts: ${e.rules.name} rules, ${e.rules.players} players.`];
+    case "role_assigned": return [`${player(e.seat)} is `, role(e.role), "."];
+    case "night_info":
+      return [`${player(e.seat)} at night: `, role(e.known_as === "nothing" ? "sees nothing"
+        : `sees ${players(e.seats)} (${KNOWN_AS[e.known_as]})`), "."];
+    case "leader_chosen":
+      return [`Quest ${e.quest}, proposal ${e.attempt}: ${player(e.leader)} leads; a team of ${e.team_size}`
+        + (e.fails_required > 1 ? ` (${e.fails_required} fails needed)` : "") + (e.final ? "; the last proposal." : ".")];
+    case "speech": return [el("b", "", `${player(e.seat)}: `), e.text];
+    case "team_proposed":
+      return [`${player(e.leader)} ${e.assigned ? "is assigned" : "proposes"} the team ${players(e.team)}.`];
+    case "vote_cast": return [`${player(e.seat)} votes ${e.approve ? "approve" : "reject"}.`];
+    case "votes_revealed":
+      return [`Team ${players(e.team)} ${e.approved ? "approved" : "rejected"} ${e.approve_count} to ${e.reject_count}`
+        + (e.approvals.length || e.rejections.length
+          ? `: approve ${players(e.approvals)}; reject ${players(e.rejections)}.` : ".")];
+    case "quest_card": return [`${player(e.seat)} plays ${e.success ? "success" : "fail"}.`];
+    case "quest_completed":
+      return [`Quest ${e.quest} ${e.success ? "succeeds" : "fails"} (${e.fails} fail${e.fails === 1 ? "" : "s"}, team `
+        + `${players(e.team)}). Score: good ${e.good_points}, evil ${e.evil_points}.`];
+    case "assassination_declined": return [`${player(e.seat)} declines to name Merlin.`];
+    case "assassination":
+      return [`${player(e.assassin)} names ${player(e.target)} as Merlin: ${e.hit ? "a hit" : "a miss"}.`];
+    case "game_ended": {
+      const roles = SEATS.flatMap((s) => [s === SEATS[0] ? "" : ", ", `${s} `, role(e.roles[s])]);
+      return [`${words(e.winner)} wins (${words(e.reason)}). Roles: `, ...roles, "."];
+    }
+    default: return [`${words(e.type)} ${JSON.stringify(e)}`];
+  }
+}
+
+function describeRecord(r) {
+  const who = el("span", "what", `${player(r.seat)} · ${r.type === "module" ? r.module : r.type}`
+    + (r.quest ? ` · quest ${r.quest}` : ""));
+  if (r.type === "module") {
+    const head = el("summary", "", who, r.slot === r.module ? "" : `(${r.slot}) `,
+      el("span", "preview", preview(asText(r.text))));
+    return [el("details", "", head, el("p", "text", asText(r.text)))];
+  }
+  if (r.type === "extraction") {
+    const problems = r.problems.length ? ` Problems: ${r.problems.join("; ")}.` : "";
+    return [who, `${r.kind} read by `, el("span", `method ${r.method}`, METHODS[r.method] || r.method),
+      ` → ${JSON.stringify(r.action)}${r.valid ? "" : " (first answer not legal)"}`
+      + (r.answers > 1 ? `, ${r.answers} answers` : "") + `.${problems}`];
+  }
+  if (r.type === "probe") {
+    const beliefs = Object.entries(r.p_evil).sort((a, b) => a[0] - b[0]).map(([s, p]) =>
+      el("span", "belief", ` ${s}:`, Object.assign(el("span", "bar"), { style: `width:${p * 3}em` }), p.toFixed(2)));
+    return [who, r.valid ? `Merlin is ${r.merlin_guess ? player(r.merlin_guess) : "unknown"}; P(evil):` : "no valid answer",
+      ...(r.valid ? beliefs : [])];
+  }
+  return [who, JSON.stringify(r)];
+}
+
+function renderItem(item) {
+  const isEvent = item.item === "event";
+  const node = el("li", `item ${item.item} ${isEvent ? "ev-" + item.type : "rec-" + item.type}`,
+    ...(isEvent ? describeEvent(item) : describeRecord(item)));
+  if (isEvent && item.visible_to !== "all") node.classList.add("private");
+  if (item.type === "quest_completed") node.classList.add(item.success ? "success" : "fail");
+  if (item.type === "game_ended") node.classList.add(item.winner);
+  node.dataset.type = item.type;
+  node.dataset.visible = item.visible_to === "all" ? "all" : item.visible_to.join(",");
+  if (!isEvent) node.dataset.seat = item.seat;
+  return node;
+}
+
+function visible(item, seat) {
+  return seat === "all" || item.visible_to === "all" || item.visible_to.includes(Number(seat));
+}
+
+// What `seat` knows of each seat's role: its own, and what its night information says (nothing beyond).
+function knowledge(seat) {
+  const known = {};
+  for (const item of DATA.items) {
+    if (item.type === "role_assigned" && item.seat === seat) known[seat] = role(item.role);
+    if (item.type === "night_info" && item.seat === seat) {
+      for (const s of item.seats) known[s] = role(KNOWN_AS[item.known_as]);
+    }
+  }
+  return known;
+}
+
+function renderSeats(seat) {
+  const body = document.querySelector("#seats tbody");
+  body.replaceChildren();
+  const known = seat === "all" ? null : knowledge(Number(seat));
+  for (const s of SEATS) {
+    const cell = known ? (known[s] || el("span", "unknown", "unknown")) : role(DATA.seats[s].role);
+    const row = el("tr", String(s) === seat ? "viewer" : "", el("td", "", player(s)), el("td", "", DATA.seats[s].kind),
+      el("td", "", cell));
+    row.dataset.seat = s;
+    body.append(row);
+  }
+  document.querySelector("#seats thead th:last-child").textContent = known ? `role, as ${player(seat)} knows it` : "role";
+}
+
+function applyFilter() {
+  const seat = document.getElementById("seat-filter").value;
+  let shown = 0;
+  DATA.items.forEach((item, i) => {
+    const node = NODES[i];
+    node.hidden = !visible(item, seat);
+    if (!node.hidden) shown += 1;
+  });
+  renderSeats(seat);
+  document.getElementById("shown").textContent = `${shown} of ${DATA.items.length} timeline entries shown`;
+}
+
+const r = DATA.result;
+document.getElementById("title").textContent = `Avalon replay: ${DATA.game}`;
+document.title = `Avalon replay: ${DATA.game}`;
+document.getElementById("outcome").textContent = `${words(r.winner)} wins (${words(r.reason)}) · ${SEATS.length} players`
+  + ` · ${DATA.rules} rules · seed ${DATA.seed} · ${r.proposals} proposals`;
+document.getElementById("quests").append(el("span", "track", ...r.quests.map((q) =>
+  Object.assign(el("span", q.success ? "success" : "fail", q.quest), { title: `team ${players(q.team)}, ${q.fails} fails` }))));
+const select = document.getElementById("seat-filter");
+for (const s of SEATS) select.append(Object.assign(el("option", "", `${player(s)} (${DATA.seats[s].kind})`), { value: s }));
+select.addEventListener("change", applyFilter);
+const button = document.getElementById("roles-button");
+button.addEventListener("click", () => {
+  const shown = document.body.classList.toggle("roles-shown");
+  button.textContent = shown ? "Hide roles" : "Show roles";
+});
+const NODES = DATA.items.map(renderItem);
+document.getElementById("timeline").append(...NODES);
+applyFilter();
