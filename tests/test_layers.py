@@ -19,6 +19,7 @@ FLOORS = [  # lowest first; a unit imports only from its own floor or the floors
     {"narrate"},
     {"decisions"},
     {"records"},
+    {"importers"},
     {"llm"},
     {"extract"},
     {"stores"},
