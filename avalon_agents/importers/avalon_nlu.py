@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -219,6 +218,7 @@ def replay(log: Log) -> Imported:
             raise Skip(f"{game.where}: player-{a.leader} proposed a party, but the lead passes in seat order to "
                        f"player-{leader} (the log's lead leaves seat order)")
         game.submit(leader, ProposeTeam(team=a.team))
+        where = game.where
         for request in game.asked(RequestKind.VOTE, "a party vote"):
             if request.seat not in a.votes:
                 raise Skip(f"{game.where}: player-{request.seat} has no vote in the log")
@@ -226,9 +226,11 @@ def replay(log: Log) -> Imported:
         revealed = new[0]
         point[a.line.order] = revealed.seq
         if a.approved is not None and a.approved != revealed.approved:
-            raise Skip(f"{game.where}: the log says the vote {'passed' if a.approved else 'failed'}, but "
+            raise Skip(f"{where}: the log says the vote {'passed' if a.approved else 'failed'}, but "
                        f"{revealed.approve_count} of {rules.players} approvals "
                        f"{'pass' if revealed.approved else 'fail'} it")
+        if not revealed.approved and a.quest is not None:
+            raise Skip(f"{where}: the log has a quest result after a rejected party")
         if revealed.approved:
             inferred += play_quest(game, a)
             while (asked := game.engine.pending()) and asked[0].kind is RequestKind.ASSASSINATE and asked[0].may_pass:

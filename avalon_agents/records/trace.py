@@ -1,9 +1,10 @@
 """Typed trace records: what a game's trace.jsonl holds, beside its events.
 
 Events are the game; trace records are how the game was played (LLM calls, module outputs, extractions,
-belief probes) or what people said about it (annotations of imported human games), and never reach an agent. Like the events they are one union on a literal `type` tag, so a
-record is built, written and read in one shape everywhere: the LLM client, the extractor, the cognitive
-agent and the probe write them; the runner, `avalon bench cost` and the analysis read them. This module
+belief probes) or what people said about it (the labels of imported human games), and never reach an agent.
+Like the events they are one union on a literal `type` tag, so a record is built, written and read in one
+shape everywhere: the LLM client, the extractor, the cognitive agent, the probe and the importers write them;
+the runner, `avalon bench cost` and the analysis read them. This module
 imports only pydantic, so loading a run into pandas needs no model client.
 
 What an LLM call was for is structured, never a string to split: `stage` (who called: the agent itself, one

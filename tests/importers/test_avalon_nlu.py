@@ -112,22 +112,26 @@ def test_each_game_that_breaks_the_rules_is_skipped_with_its_reason(tmp_path):
     for key in ("30", "31", "32"):
         del unfinished["messages"][key]
     write(folder, "e_unfinished.json", unfinished)
+    miscounted = json.loads(json.dumps(base))
+    miscounted["messages"]["13"]["msg"] = "vote succeeded! initiating quest vote!"  # 2 approvals of 6
+    write(folder, "f_miscounted.json", miscounted)
     out = tmp_path / "run"
     done = avalon("import", "avalon-nlu", str(folder), "--out", str(out))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "imported 1 of 5 game(s) from avalon-nlu"
-    assert lines[1:5] == [
+    assert lines[0] == "imported 1 of 6 game(s) from avalon-nlu"
+    assert lines[1:6] == [
         "skipped b_corrupt.json: not valid JSON (Expecting property name enclosed in double quotes, line 1)",
         "skipped c_lead.json: quest 2, proposal 1: player-4 proposed a party, but the lead passes in seat order to "
         "player-3 (the log's lead leaves seat order)",
         "skipped d_good_fails.json: quest 2, proposal 2: the quest failed, but the team [1, 2, 4] holds 0 evil "
         "player(s) and the rules need 1 fail card(s)",
-        "skipped e_unfinished.json: the log ends before the game does (no line says who won)"]
+        "skipped e_unfinished.json: the log ends before the game does (no line says who won)",
+        "skipped f_miscounted.json: quest 2, proposal 1: the log says the vote passed, but 2 of 6 approvals fail it"]
     report = json.loads((out / "import.json").read_text())
     assert report["imported"] == [{"file": "a_good.json", "game": "game-00001"}]
     assert [s["file"] for s in report["skipped"]] == ["b_corrupt.json", "c_lead.json", "d_good_fails.json",
-                                                      "e_unfinished.json"]
+                                                      "e_unfinished.json", "f_miscounted.json"]
     assert sorted(p.name for p in out.glob("game-*")) == ["game-00001"]  # a skipped game leaves nothing
 
 
