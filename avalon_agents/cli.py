@@ -804,6 +804,35 @@ def replay(run_or_game_dir: Path, out: Path | None) -> None:
     click.echo(f"replay: {page}")
 
 
+@import_group.command("avalon-nlu")
+@click.argument("dataset", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="A new folder for the games (game-NNNNN, numbered by the files' sorted order) and import.json.")
+@logging_options
+def import_avalon_nlu(dataset: Path, out: Path) -> None:
+    """Import the Avalon-NLU dataset: DATASET is the folder of <id>.json files.
+
+    Each game is replayed through the engine under the paper rules (its deal and first leader fixed), with the
+    chat as speeches, so every imported game is checked against the rules; the persuasion, deception and
+    belief labels go to each game's trace.jsonl as annotation records. Prints how many games were imported and
+    why each other one was skipped (also in OUT/import.json). See docs/humans.md.
+
+    \b
+    Example:
+      avalon import avalon-nlu ../shared/data/avalon_nlu/dataset --out runs/avalon-nlu
+    """
+    from avalon_agents.importers.avalon_nlu import import_avalon_nlu as run_import
+
+    try:
+        report = run_import(dataset, out)
+    except OSError as exc:
+        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
+    except USER_ERRORS as exc:
+        raise UserError(_one_line(exc)) from None
+    for line in report.lines():
+        click.echo(line)
+
+
 def main() -> None:
     """Entry point of the `avalon` console script."""
     try:

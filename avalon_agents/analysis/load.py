@@ -20,7 +20,7 @@ import pandas as pd
 
 from avalon_agents.core.types import Role
 from avalon_agents.records.run_dir import ABORTED, EVENTS, META, is_done, read_result, read_trace
-from avalon_agents.records.trace import Extraction, LLMCall, ModuleOutput, Probe
+from avalon_agents.records.trace import Annotation, Extraction, LLMCall, ModuleOutput, Probe
 
 SEAT_COLUMNS = ["role", "side", "kind", "agent"]
 SERIES = re.compile(r"^series-(\d+)$")
@@ -60,6 +60,10 @@ class RunData(Tables):
             module or step it served), spec, prompt id, tokens, latency, outcome, step.
         modules: module outputs (module, slot, text).
         probes: belief probes (see analysis.probes), with the truth: merlin_seat, evil_seats.
+        annotations: human labels of imported games (see docs/humans.md): annotation (`persuasion`,
+            `deception` or `belief`), label, seat (+ seat columns), seq (the speech labelled, or the event at
+            which a belief was stated), quest, attempt, part, message, text, about_seat and about_role (a
+            belief's subject and its true role), source.
     """
 
     games: pd.DataFrame
@@ -74,6 +78,7 @@ class RunData(Tables):
     calls: pd.DataFrame
     modules: pd.DataFrame
     probes: pd.DataFrame
+    annotations: pd.DataFrame
 
 
 def game_dirs(root: Path) -> list[Path]:
@@ -209,6 +214,12 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
         elif isinstance(r, Probe):
             rows["probes"].append(seat_row(r.seat, {**r.model_dump(exclude={"type"}), "merlin_seat": merlin,
                                                     "evil_seats": evil}))
+        elif isinstance(r, Annotation):
+            record = r.model_dump(exclude={"type"})
+            record["annotation"] = record.pop("kind")  # `kind` is the seat's agent kind
+            about = roles.get(r.about_seat) if r.about_seat is not None else None
+            record["about_role"] = about.value if about else None
+            rows["annotations"].append(seat_row(r.seat, record))
     rows["games"].append({
         **place, "path": str(path), "seed": meta.get("seed"), "rules": (meta.get("rules") or {}).get("name"),
         "players": len(roles), "winner": result.winner.value, "reason": result.reason.value,
@@ -252,6 +263,8 @@ COLUMNS = {
     "modules": [*BASE, "seat", *SEAT_COLUMNS, "module", "slot", "quest", "attempt", "text"],
     "probes": [*BASE, "seat", *SEAT_COLUMNS, "quest", "valid", "merlin_guess", "p_evil", "merlin_seat",
                "evil_seats"],
+    "annotations": [*BASE, "seq", "quest", "attempt", "seat", *SEAT_COLUMNS, "annotation", "label", "about_seat",
+                    "about_role", "part", "message", "text", "source"],
 }
 
 

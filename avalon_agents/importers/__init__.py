@@ -4,6 +4,7 @@ rules.
 
 IMPORTERS names each format's importer module; its `log_files(folder)` lists a folder's logs and
 `import_logs(files, out, on_file, root)` writes the games and returns an `ImportReport` (`replay.py`).
+`avalon_nlu` imports the Avalon-NLU dataset with its chat and human labels (`avalon import avalon-nlu`).
 """
 
 from avalon_agents.importers import avalonlogs

@@ -9,6 +9,7 @@ from avalon_agents.records.run_dir import (
     write_json_atomic,
 )
 from avalon_agents.records.trace import (
+    Annotation,
     Extraction,
     LLMCall,
     MemoryTracer,
@@ -22,6 +23,7 @@ from avalon_agents.records.trace import (
 from avalon_agents.records.usage import critical_path, usage
 
 __all__ = [
+    "Annotation",
     "Extraction",
     "GameRecorder",
     "LLMCall",

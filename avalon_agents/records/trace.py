@@ -1,9 +1,10 @@
 """Typed trace records: what a game's trace.jsonl holds, beside its events.
 
 Events are the game; trace records are how the game was played (LLM calls, module outputs, extractions,
-belief probes) and never reach an agent. Like the events they are one union on a literal `type` tag, so a
-record is built, written and read in one shape everywhere: the LLM client, the extractor, the cognitive
-agent and the probe write them; the runner, `avalon bench cost` and the analysis read them. This module
+belief probes) or what people said about it (the labels of imported human games), and never reach an agent.
+Like the events they are one union on a literal `type` tag, so a record is built, written and read in one
+shape everywhere: the LLM client, the extractor, the cognitive agent, the probe and the importers write them;
+the runner, `avalon bench cost` and the analysis read them. This module
 imports only pydantic, so loading a run into pandas needs no model client.
 
 What an LLM call was for is structured, never a string to split: `stage` (who called: the agent itself, one
@@ -133,7 +134,34 @@ class Probe(Record):
     raw: str | None = None
 
 
-TraceRecord = Annotated[Union[LLMCall, ModuleOutput, Extraction, Probe], Field(discriminator="type")]
+AnnotationKind = Literal["persuasion", "deception", "belief"]
+
+
+class Annotation(Record):
+    """A human label beside the events of an imported game (never an event, never shown to an agent).
+
+    `persuasion` and `deception` label one chat message: `seq` is the speech event it is part of, `part` its
+    place among the messages that speech joins (0-based), `message` the dataset's message id and `text` the
+    message itself. `belief` is a role a player stated they believed `about_seat` holds; `seq` is the last
+    event at the point they stated it. `label` is the dataset's own word ("logical deduction", "commission",
+    "merlin"); `source` names the dataset.
+    """
+
+    type: Literal["annotation"] = "annotation"
+    kind: AnnotationKind
+    label: str
+    seat: int
+    about_seat: int | None = None
+    seq: int
+    quest: int
+    attempt: int
+    part: int | None = None
+    message: str | None = None
+    text: str | None = None
+    source: str
+
+
+TraceRecord = Annotated[Union[LLMCall, ModuleOutput, Extraction, Probe, Annotation], Field(discriminator="type")]
 TRACE_ADAPTER: TypeAdapter[TraceRecord] = TypeAdapter(TraceRecord)
 
 
