@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from avalon_agents.agents.registry import needs_llm
 from avalon_agents.analysis import metrics
 from avalon_agents.analysis.load import game_dirs, load_run, origin
 from avalon_agents.analysis.metrics import paper_table, references
@@ -146,6 +147,9 @@ def provenance(out: Path) -> str:
     specs, rules = set(), set()
     for config in meta["variants"].values():
         rules.add(config.get("rules"))
+        if not any(needs_llm(a.get("kind", "")) for a in config.get("agents", {}).values()):
+            specs.add("none (bots)")
+            continue
         specs.add(override or (config.get("model") or {}).get("spec") or "default")
         for agent in config.get("agents", {}).values():
             if not override and (agent.get("model") or {}).get("spec"):
