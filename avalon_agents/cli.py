@@ -833,6 +833,69 @@ def import_avalon_nlu(dataset: Path, out: Path) -> None:
         click.echo(line)
 
 
+@cli.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--judge-model", required=True,
+              help="The judge model, e.g. openai:gpt-4o-mini, local:smollm2 or scripted (canned labels: the floor).")
+@click.option("--sample", type=int, default=None,
+              help="Judge a fixed sample of N messages, stratified by label (default: every labelled message).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seeds the sample and the bootstrap CIs.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to write the CSV files and report.md (default: RUN_DIR/calibration).")
+@click.option("--judge-concurrency", default=4, show_default=True, type=int, help="Judge calls in flight at once.")
+@logging_options
+def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, out: Path | None,
+              judge_concurrency: int) -> None:
+    """Judges against people: run the judges on the labelled chat messages of an imported Avalon-NLU run and
+    report their agreement with the human labels.
+
+    Judges: persuasion (the dataset's eight strategies), deception (influence, commission, omission or none),
+    and the behavior judges camouflage (read as lie or honest) and teamwork (read as agreement,
+    critique/opposition or other). Prints Cohen's kappa and accuracy with 95% CIs (bootstrap over games);
+    writes summary.csv, per_class.csv (precision, recall), confusion.csv, judgments.csv and report.md.
+    Judgments are cached under OUT/judgments: a rerun costs nothing. See docs/humans.md.
+
+    \b
+    Examples:
+      avalon calibrate runs/avalon-nlu --judge-model scripted
+      avalon calibrate runs/avalon-nlu --judge-model local:smollm2 --sample 200 --seed 0
+    """
+    from avalon_agents.analysis.calibrate import calibrate as run_calibration
+    from avalon_agents.analysis.calibration_report import provenance, text_table, write_calibration
+    from avalon_agents.analysis.load import load_run
+    from avalon_agents.records.run_dir import JsonlTracer
+
+    out = out if out is not None else run_dir / "calibration"
+    try:
+        if judge_concurrency < 1:
+            raise ValueError(f"judge-concurrency: must be at least 1, got {judge_concurrency}")
+        if sample is not None and sample < 1:
+            raise ValueError(f"sample: must be at least 1, got {sample}")
+        data = load_run(run_dir)
+        if data.games.empty:
+            raise ValueError(f"run-dir: no finished games in {run_dir}")
+        settings = ModelSettings(spec=judge_model, temperature=0.0)
+        check_reachable(settings)
+        client = ClientPool(limit=judge_concurrency).get(settings).with_tracer(
+            JsonlTracer(out / "judgments" / "calls.jsonl"))  # every judge call, recorded
+        with Progress(TextColumn("{task.description:<14}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                      console=Console(stderr=True)) as progress:
+            task = progress.add_task("judging", total=None)
+            found = run_calibration(data, run_dir, client=client, cache_dir=out / "judgments", n=sample, seed=seed,
+                                    concurrency=judge_concurrency,
+                                    progress=lambda done, total: progress.update(task, completed=done, total=total))
+        files = write_calibration(found, out)
+    except FileNotFoundError as exc:
+        raise UserError(f"run-dir: {exc}") from None
+    except OSError as exc:
+        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
+    except USER_ERRORS as exc:
+        raise UserError(_one_line(exc)) from None
+    click.echo(provenance(found))
+    click.echo(text_table(found))
+    click.echo(f"report: {files[-1]}")
+
+
 def main() -> None:
     """Entry point of the `avalon` console script."""
     try:

@@ -98,6 +98,14 @@ def exercise_everything() -> None:
         asyncio.run(play_one(make_rules(), ["llm"] * 6, 0, Path(run) / "game-00001", setups=scripted_setup()))
         judge = ClientPool().get(ModelSettings(spec="scripted", temperature=0))
         judges.judge_run(load_run(run), client=judge, cache_dir=None)
+    # the calibration judges (persuasion, deception), over the tiny Avalon-NLU game
+    from avalon_agents.analysis.calibrate import calibrate
+    from avalon_agents.importers.avalon_nlu import import_avalon_nlu
+
+    with tempfile.TemporaryDirectory() as folder:
+        run = Path(folder) / "nlu"
+        import_avalon_nlu(Path(__file__).parent / "importers" / "avalon_nlu", run)
+        calibrate(load_run(run), run, client=judge, cache_dir=None)
 
 
 def test_every_template_renders_and_is_used(used):

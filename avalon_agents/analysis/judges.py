@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from avalon_agents.analysis.judge_cache import JudgmentCache, cache_key
+from avalon_agents.analysis.label_judges import LABELS, label_schema, parse_label
 from avalon_agents.analysis.load import RunData, Tables
 from avalon_agents.core.types import Role, seat_name
 from avalon_agents.decisions.jsonish import load_json
@@ -52,7 +53,10 @@ FIRST_QUEST = 1
 SHARING_ROLES = {Role.MERLIN.value: "evil", Role.PERCIVAL.value: "merlin_or_morgana"}
 """The roles whose sharing is judged, and the night information (its `known_as`) they may share."""
 PROMPTS = {"camouflage": "judges/camouflage", "teamwork": "judges/teamwork", "sharing": "judges/sharing",
-           "self_recommendation": "judges/self_recommendation"}
+           "self_recommendation": "judges/self_recommendation", "persuasion": "judges/persuasion",
+           "deception": "judges/deception"}
+"""Every judge's prompt. persuasion and deception judge single chat messages against the human labels of
+Avalon-NLU (`analysis.label_judges`, `analysis.calibrate`); the behavior metrics use the other four."""
 REASON = {"type": "string", "maxLength": 300}
 SPEECH_COLUMNS = ["game", "variant", "series", "game_index", "seq", "quest", "attempt", "seat", "role", "side",
                   "kind", "agent"]
@@ -309,6 +313,8 @@ class JudgeTask:
             return parse_teamwork(raw, self.subjects)
         if self.judge == "self_recommendation":
             return parse_self_recommendation(raw)
+        if self.judge in LABELS:
+            return parse_label(raw, self.judge)
         return parse_sharing(raw, self.subjects)
 
 
@@ -367,27 +373,29 @@ class Judge:
             speaker, text = seat_name(seat), quote(str(s.get("text") or ""))  # unforgeable: a JSON string literal
             infos = night.get((game, seat), [])
             if row["quest"] == FIRST_QUEST:
-                camouflage.append(self._task("camouflage", row, speaker=speaker, role=row["role"], side=row["side"],
+                camouflage.append(self.task("camouflage", row, speaker=speaker, role=row["role"], side=row["side"],
                                              knowledge=knowledge_text(infos), speech=text,
                                              roles_in_game=roles_in_game(list(roles.values()))))
             if others:
                 example = ", ".join(f'"{seat_name(o)}": "{label}"'
                                     for o, label in zip(others[:2], ("trust", NOT_MENTIONED)))
-                teamwork.append(self._task("teamwork", row, others, speaker=speaker, speech=text, example=example,
+                teamwork.append(self.task("teamwork", row, others, speaker=speaker, speech=text, example=example,
                                            others=", ".join(seat_name(o) for o in others)))
             wanted = SHARING_ROLES.get(row["role"])
             known = tuple(sorted({x for kind, xs in infos if kind == wanted for x in xs}))
             if row["quest"] == FIRST_QUEST and wanted and known:
-                sharing.append(self._task("sharing", row, known, speaker=speaker, role=row["role"], speech=text,
+                sharing.append(self.task("sharing", row, known, speaker=speaker, role=row["role"], speech=text,
                                           knowledge=knowledge_text([(k, xs) for k, xs in infos if k == wanted]),
                                           known_players=", ".join(seat_name(x) for x in known)))
             info = by_round.get((game, int(row["quest"]), int(row["attempt"])))
-            recommend.append(self._task("self_recommendation", {**row, "leader": (info or {}).get("leader")},
+            recommend.append(self.task("self_recommendation", {**row, "leader": (info or {}).get("leader")},
                                         speaker=speaker, speech=text, quest=row["quest"], attempt=row["attempt"],
                                         **_round_text(info, int(row["seq"]))))
         return camouflage + teamwork + sharing + recommend
 
-    def _task(self, judge: str, row: dict[str, Any], subjects: tuple[int, ...] = (), **values: Any) -> JudgeTask:
+    def task(self, judge: str, row: dict[str, Any], subjects: tuple[int, ...] = (), **values: Any) -> JudgeTask:
+        """One judgment: `judge`'s prompt rendered with `values`, about the speech `row` (its `game`, `seq`,
+        `seat` name the call in the trace)."""
         prompt = template(PROMPTS[judge])
         return JudgeTask(judge=judge, row=row, prompt=prompt.render(**values), prompt_hash=prompt.hash,
                          schema=_schema(judge, subjects), subjects=subjects)
@@ -403,6 +411,21 @@ class Judge:
             The judged tables.
         """
         tasks = self.tasks(data)
+        answers = await self.answers(tasks, progress)
+        rows: dict[str, list[dict[str, Any]]] = {name: [] for name in COLUMNS}
+        roles = {(g, int(s)): (r, side) for g, s, r, side in
+                 data.seats[["game", "seat", "role", "side"]].itertuples(index=False)}
+        for task, (raw, cached) in zip(tasks, answers):
+            rows[task.judge].extend(_rows(task, raw, cached, roles))
+        return Judgments(**{name: _frame(records, COLUMNS[name]) for name, records in rows.items()})
+
+    async def answers(self, tasks: Sequence[JudgeTask],
+                      progress: Progress | None = None) -> list[tuple[str | None, bool]]:
+        """Answer the tasks, at most `concurrency` calls at once, through the cache.
+
+        Returns:
+            Per task, in order: (the raw answer, or None if the call failed; whether it came from the cache).
+        """
         slots = asyncio.Semaphore(self.concurrency)
         done = 0
         if progress is not None:
@@ -416,13 +439,7 @@ class Judge:
                 progress(done, len(tasks))
             return answer
 
-        answers = await asyncio.gather(*(one(t) for t in tasks))
-        rows: dict[str, list[dict[str, Any]]] = {name: [] for name in COLUMNS}
-        roles = {(g, int(s)): (r, side) for g, s, r, side in
-                 data.seats[["game", "seat", "role", "side"]].itertuples(index=False)}
-        for task, (raw, cached) in zip(tasks, answers):
-            rows[task.judge].extend(_rows(task, raw, cached, roles))
-        return Judgments(**{name: _frame(records, COLUMNS[name]) for name, records in rows.items()})
+        return list(await asyncio.gather(*(one(t) for t in tasks)))
 
     async def _answer(self, task: JudgeTask, slots: asyncio.Semaphore) -> tuple[str | None, bool]:
         """(raw answer or None if the call failed, whether it came from the cache)."""
@@ -463,6 +480,8 @@ def judge_run(data: RunData, *, client: LLMClient, cache_dir: Path | None, progr
 
 
 def _schema(judge: str, subjects: tuple[int, ...]) -> dict[str, Any]:
+    if judge in LABELS:
+        return label_schema(judge)
     if judge == "camouflage":
         return {"type": "object", "properties": {"reason": REASON, "label": {"type": "string",
                                                                              "enum": list(CAMOUFLAGE_LABELS)}},
