@@ -896,6 +896,59 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
     click.echo(f"report: {files[-1]}")
 
 
+@cli.command("probe-humans")
+@click.argument("run_dir", metavar="RUN", type=click.Path(file_okay=False, path_type=Path))
+@model_options
+@click.option("--games", type=int, default=None, help="Probe only the first N games (default: all).")
+@click.option("--history-tokens", type=int, default=None,
+              help="Budget for the seat's view of the game in the prompt; older lines are cut, night information "
+                   "kept (default: the model's, as in games: 2500; 900 local).")
+@click.option("--concurrency", default=4, show_default=True, type=int, help="Probes in flight at once.")
+@logging_options
+def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, history_tokens: int | None,
+                 concurrency: int) -> None:
+    """Belief probes on imported human games: who is Merlin, who is evil, at the end of every quest.
+
+    RUN is a folder of games made by `avalon import` (Avalon-NLU: with the players' stated beliefs). Every
+    seat is given the game as it saw it up to the end of each quest (public events and speeches, its own night
+    information) and asked the belief probe; the answers are scored against the truth and against the beliefs
+    the player had stated by then. Prints accuracy per quest with 95% Wilson intervals; writes
+    RUN/probes-humans/ (probes.csv, quests.csv, roles.csv, report.md, the answers cached in answers.jsonl, every
+    call in calls/). A rerun asks only what is not cached. See docs/humans.md.
+
+    \b
+    Example:
+      avalon probe-humans runs/avalon-nlu --model scripted
+    """
+    from avalon_agents.analysis.human_report import probe_humans as run_probes
+    from avalon_agents.analysis.human_report import quest_lines
+
+    try:
+        if settings.spec is None:
+            raise ValueError("model: give the model to probe with --model SPEC (e.g. scripted, local:smollm2)")
+        if concurrency < 1:
+            raise ValueError(f"concurrency: must be at least 1, got {concurrency}")
+        check_reachable(settings)
+        client = ClientPool(limit=concurrency).get(settings)
+        with Progress(TextColumn("probes"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                      console=Console(stderr=True), transient=True) as progress:
+            task = progress.add_task("probes", total=None)
+            result = asyncio.run(run_probes(
+                run_dir, client, games=games, history_tokens=history_tokens, concurrency=concurrency,
+                progress=lambda done, total: progress.update(task, completed=done, total=total)))
+    except ModelUnusable as exc:
+        raise RunUnhealthy(f"{_one_line(exc)} (answers so far are cached; a rerun asks the rest)") from None
+    except OSError as exc:
+        raise UserError(f"run: cannot write {exc.filename or run_dir} ({exc.strerror})") from None
+    except USER_ERRORS as exc:
+        raise UserError(_one_line(exc)) from None
+    click.echo(result.provenance)
+    for line in quest_lines(result.quests):
+        click.echo(line)
+    click.echo(f"{len(result.scored)} probes ({result.asked} asked now, the rest cached); report: "
+               f"{result.out / 'report.md'}")
+
+
 def main() -> None:
     """Entry point of the `avalon` console script."""
     try:

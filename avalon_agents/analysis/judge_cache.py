@@ -46,10 +46,11 @@ class JudgmentCache:
 
     Args:
         folder: the cache folder (made if missing); None keeps nothing and finds nothing.
+        name: the file's name in it (other answers cached the same way, e.g. `probe-humans`' answers.jsonl).
     """
 
-    def __init__(self, *, folder: Path | None) -> None:
-        self.path = Path(folder) / CACHE_FILE if folder is not None else None
+    def __init__(self, *, folder: Path | None, name: str = CACHE_FILE) -> None:
+        self.path = Path(folder) / name if folder is not None else None
         self._entries: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._needs_newline = False
