@@ -432,6 +432,60 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
         raise RunUnhealthy(f"{len(aborted)} game(s) aborted by the watchdog, not counted; rerun to replay them")
 
 
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--attacks", "attack_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="A YAML file of your own attacks (the shape of avalon_agents/data/attacks.yaml); they join the run. "
+                   "Repeatable.")
+@click.option("--games", type=int, default=None, help="Paired games per attack (default: the config's).")
+@model_options
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Run directory (default: runs/NAME).")
+@plugin_option
+@logging_options
+def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, settings: ModelSettings,
+            out: Path | None) -> None:
+    """Run a red-team suite: per attack, paired games from one seed with and without the attacker's wrapper.
+
+    Prints per attack the share of pairs whose next decision (the listeners' votes or team, the assassination,
+    the extractor's reading, a judge's label) moved toward the attack's goal, judged from the records, with its
+    95% Wilson interval, and the forged lines found in a prompt outside the host's quotes (must be 0). Writes
+    OUT/redteam.csv, OUT/pairs.csv and OUT/redteam.md (with provenance). Finished games are kept on a rerun.
+
+    \b
+    Examples:
+      avalon redteam experiments/redteam.yaml --model scripted --games 2
+      avalon redteam experiments/redteam.yaml --attacks my_attacks.yaml
+    """
+    from avalon_agents.experiments.redteam import load_redteam, run_redteam, table_lines, write_report
+
+    try:
+        cfg, attacks = load_redteam(config, attack_files)
+        if games is not None:
+            if games < 1:
+                raise ValueError(f"games: must be at least 1, got {games}")
+            cfg = cfg.model_copy(update={"games": games})
+        override = settings if settings.model_dump(exclude_defaults=True) else None
+        if settings.spec:
+            check_reachable(settings.spec)
+        out = out or Path("runs") / cfg.name
+        out.mkdir(parents=True, exist_ok=True)
+    except USER_ERRORS as exc:
+        raise UserError(_one_line(exc)) from None
+    except OSError as exc:
+        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
+    click.echo(f"red team {cfg.name}: {len(attacks)} attack(s) x {cfg.games} paired game(s), attacker seat "
+               f"{cfg.attacker.seat} -> {out}")
+    summary, pairs = asyncio.run(run_redteam(cfg, attacks, out, override))
+    csv, md = write_report(out, cfg, attacks, summary, pairs, config_path=config, override=override)
+    for line in table_lines(summary):
+        click.echo(line)
+    click.echo(f"wrote {csv} and {md}")
+    leaks = int(summary["leaks"].sum())
+    if leaks:
+        raise RunUnhealthy(f"{leaks} forged line(s) reached a prompt unquoted (see {out / 'pairs.csv'})")
+
+
 def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | None, max_games: int | None,
              check: bool, as_json: bool = False) -> tuple[dict, Path, ModelSettings | None]:
     """Load a config (run or tournament), check it and the run directory, print the plan: (variants, out, the

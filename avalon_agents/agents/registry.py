@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from avalon_agents.agents.attacker import AttackerAgent, as_attack
 from avalon_agents.agents.base import Agent
 from avalon_agents.agents.baseline import BaselineAgent
 from avalon_agents.agents.cognitive import CognitiveAgent
@@ -20,8 +21,28 @@ AgentFactory = Callable[..., Agent]
 """Called with keywords `seat` and `seed`, `context` (a SeatContext) if it has `needs_llm = True`, and `terminal`
 (where a person reads and types) if it has `needs_terminal = True`."""
 
+
+
+def attacker(*, seat: Seat, seed: int, inner: dict[str, Any], attack: Any = None, rate: float = 1.0,
+             context: SeatContext | None = None) -> Agent:
+    """The red team's seat (agents/attacker.py): plays through `inner` (`{kind: NAME, ...its options}`, built
+    with this seat's context) and wraps a share `rate` of its answers with `attack` (a library name, an attack's
+    mapping, or None: wraps nothing)."""
+    if not isinstance(inner, dict) or not isinstance(inner.get("kind"), str):
+        raise ValueError("inner: the inner agent as {kind: NAME, ...its options}")
+    options = dict(inner)
+    kind = options.pop("kind")
+    if kind == "attacker" or needs_terminal(kind):
+        raise ValueError(f"inner: an attacker cannot play through a {kind!r} seat")
+    agent = make_agent(kind, seat=seat, seed=seed, context=context if needs_llm(kind) else None, **options)
+    return AttackerAgent(agent, seat=seat, seed=seed, attack=as_attack(attack), rate=rate)
+
+
+attacker.needs_llm = True  # its context goes to an inner agent that needs a model
+
 AGENT_KINDS: dict[str, AgentFactory] = {"random": RandomAgent, "rulebot": RuleBot, "llm": LLMAgent,
-                                        "cognitive": CognitiveAgent, "baseline": BaselineAgent, "human": HumanAgent}
+                                        "cognitive": CognitiveAgent, "baseline": BaselineAgent, "human": HumanAgent,
+                                        "attacker": attacker}
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:
