@@ -29,10 +29,26 @@ from avalon_agents.core.events import (
 )
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, seat_name
+from avalon_agents.orders import Orders, current
 from avalon_agents.prompting import PROMPTS_DIR, data, template
 
 
-def names(seats: Iterable[Seat]) -> str:
+def names(seats: Iterable[Seat], orders: Orders | None = None) -> str:
+    """Seats in prose ("Player 1, Player 3 and Player 4"), in the game's order of players (`orders.players`)."""
+    return _words((orders or current()).listed(seats))
+
+
+def choices(seats: Iterable[Seat], orders: Orders | None = None) -> str:
+    """Seats offered as answers, in the game's order of options (`orders.options`)."""
+    return _words((orders or current()).offered(seats))
+
+
+def words(answers: Iterable[str]) -> str:
+    """Answer words quoted and joined: '"approve" or "reject"'."""
+    return " or ".join(f'"{a}"' for a in answers)
+
+
+def _words(seats: Iterable[Seat]) -> str:
     listed = [seat_name(s) for s in seats]
     if not listed:
         return phrase("nobody")
@@ -156,7 +172,7 @@ def system_prompt(rules: RuleSet, seat: Seat, role: Role, strategy: str | None =
         night_rules=night_rules(rules),
         assassination_rule=assassination_rules(rules),
     )
-    others = [s for s in rules.seats if s != seat]
+    others = [s for s in rules.seats if s != seat]  # listed in the game's order of players by names()
     seat_text = template("system/seat").render(
         name=seat_name(seat),
         role=role.value,
@@ -196,7 +212,7 @@ def announce(event: GameEvent, rules: RuleSet) -> str | None:
                                                 rejections=names(event.rejections), verdict=verdict)
         return t("host/vote_result_secret").render(team=names(event.team), approve_count=event.approve_count,
                                                    reject_count=event.reject_count, verdict=verdict)
-    if isinstance(event, VoteCast):
+    if isinstance(event, VoteCast):  # "approve"/"reject" here is the seat's own vote, not a list of options
         return t("host/own_vote").render(choice="approve" if event.approve else "reject")
     if isinstance(event, QuestCardPlayed):
         return t("host/own_card").render(card="success" if event.success else "fail", quest=event.quest)
@@ -211,7 +227,7 @@ def announce(event: GameEvent, rules: RuleSet) -> str | None:
     if isinstance(event, AssassinationDeclined):
         return t("host/assassination_declined").render()
     if isinstance(event, GameEnded):
-        roles = "; ".join(f"{seat_name(s)} {r.value}" for s, r in sorted(event.roles.items()))
+        roles = "; ".join(f"{seat_name(s)} {event.roles[s].value}" for s in current().listed(sorted(event.roles)))
         reason = _holder_phrase(f"reason_{event.reason.value}", rules)
         return t("host/game_end").render(winner=event.winner.value, reason=reason,
                                          roles=roles)

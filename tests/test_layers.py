@@ -15,7 +15,7 @@ FLOORS = [  # lowest first; a unit imports only from its own floor or the floors
     {"avalon_agents", "errors", "plugins", "logs", "aio"},
     {"core"},
     {"engine"},
-    {"prompting"},
+    {"prompting", "orders"},
     {"narrate"},
     {"decisions"},
     {"records"},

@@ -43,7 +43,8 @@ from avalon_agents.core.actions import (
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.decisions.jsonish import load_json
 from avalon_agents.decisions.parse import parse_quest, parse_target, parse_team, parse_vote, seats_named
-from avalon_agents.narrate import holder, names, phrase
+from avalon_agents.narrate import choices, holder, names, phrase, words
+from avalon_agents.orders import current
 from avalon_agents.prompting import template
 
 REASON_CHARS = 200
@@ -81,7 +82,9 @@ class DecisionKind:
         """The pydantic model of a constrained answer to `request` (None for a speech)."""
         if self.key is None:
             return None
-        return _answer_model(self.kind.value, self.key, self.value_type(request))
+        value_type = self.value_type(request)
+        # repr: Literal[2, 3] == Literal[3, 2] (and hash alike), but their schemas list the values in order
+        return _answer_model(self.kind.value, self.key, value_type, repr(value_type))
 
     def schema(self, request: ActionRequest) -> dict[str, Any] | None:
         """The JSON schema of a constrained answer to `request` (None for a speech, which is free text)."""
@@ -103,7 +106,7 @@ class DecisionKind:
 
 
 @lru_cache(maxsize=4096)
-def _answer_model(kind: str, key: str, value_type: Any) -> type[BaseModel]:
+def _answer_model(kind: str, key: str, value_type: Any, order: str) -> type[BaseModel]:
     return create_model(f"{kind.capitalize()}Answer", __base__=Answer, **{key: (value_type, ...)})
 
 
@@ -132,13 +135,13 @@ def _seat(value: Any) -> int | None:
 
 
 def _team_type(request: ActionRequest) -> Any:
-    seat = Literal[tuple(request.options)]  # type: ignore[valid-type]
+    seat = Literal[tuple(current().offered(request.options))]  # type: ignore[valid-type]
     size = request.team_size
-    return tuple[seat, ...] if size is None else _sized(seat, size)
+    return tuple[seat, ...] if size is None else _sized(seat, size, repr(seat))
 
 
 @lru_cache(maxsize=256)
-def _sized(seat: Any, size: int) -> Any:
+def _sized(seat: Any, size: int, order: str) -> Any:
     from typing import Annotated
 
     return Annotated[list[seat], Field(min_length=size, max_length=size)]
@@ -192,7 +195,7 @@ PROPOSE = DecisionKind(
     instruction=lambda request, rules: template("host/request_propose").render(
         quest=request.quest, team_size=request.team_size),
     scripted=_scripted_team,
-    answers=lambda request: f'name {request.team_size} players as "Player N", from {names(request.options)}',
+    answers=lambda request: f'name {request.team_size} players as "Player N", from {choices(request.options)}',
 )
 
 
@@ -206,7 +209,8 @@ def _vote_of(value: Any) -> Action | None:
 
 def _vote_instruction(request: ActionRequest, rules: RuleSet) -> str:
     stakes = phrase(f"stakes_final_{rules.on_last_rejection}") if request.final else phrase("stakes_normal")
-    return template("host/request_vote").render(team=names(request.team), quest=request.quest, stakes=stakes)
+    return template("host/request_vote").render(team=names(request.team), quest=request.quest, stakes=stakes,
+                                                options=words(current().vote))
 
 
 def _scripted_vote(prompt: str, rng: random.Random, me: int, others: list[int]) -> str | None:
@@ -219,7 +223,7 @@ def _scripted_vote(prompt: str, rng: random.Random, me: int, others: list[int]) 
 VOTE = DecisionKind(
     kind=RequestKind.VOTE,
     key="vote",
-    value_type=lambda request: Literal["approve", "reject"],
+    value_type=lambda request: Literal[current().vote],  # type: ignore[valid-type]
     value_of=_vote_of,
     parse=lambda text, request: None if (v := parse_vote(text)) is None else Vote(approve=v),
     extract_prompt="extract/vote",
@@ -227,7 +231,7 @@ VOTE = DecisionKind(
     fallback=lambda request, near, rng: Vote(approve=True),  # the paper: an unclear team vote approves
     instruction=_vote_instruction,
     scripted=_scripted_vote,
-    answers=lambda request: '"approve" or "reject"',
+    answers=lambda request: words(current().vote),
 )
 
 
@@ -240,8 +244,13 @@ def _card_of(value: Any) -> Action | None:
 
 
 def _quest_instruction(request: ActionRequest, rules: RuleSet) -> str:
-    option = phrase("fail_option_yes" if request.can_fail else "fail_option_no")
-    return template("host/request_quest").render(quest=request.quest, team=names(request.team), fail_option=option)
+    return template("host/request_quest").render(quest=request.quest, team=names(request.team),
+                                                 cards=_cards(request))
+
+
+def _cards(request: ActionRequest) -> str:
+    """The cards a seat may play, quoted: '"success" or "fail"', or only success for a good seat."""
+    return words(current().card) if request.can_fail else words(["success"]) + phrase("cards_good_only")
 
 
 def _scripted_card(prompt: str, rng: random.Random, me: int, others: list[int]) -> str | None:
@@ -254,7 +263,7 @@ def _scripted_card(prompt: str, rng: random.Random, me: int, others: list[int]) 
 QUEST = DecisionKind(
     kind=RequestKind.QUEST,
     key="card",
-    value_type=lambda request: Literal["success", "fail"] if request.can_fail else Literal["success"],
+    value_type=lambda request: Literal[current().card] if request.can_fail else Literal["success"],  # type: ignore
     value_of=_card_of,
     parse=lambda text, request: None if (c := parse_quest(text)) is None else QuestCard(success=c),
     extract_prompt="extract/quest",
@@ -263,7 +272,7 @@ QUEST = DecisionKind(
     fallback=lambda request, near, rng: QuestCard(success=not request.can_fail),
     instruction=_quest_instruction,
     scripted=_scripted_card,
-    answers=lambda request: '"success" or "fail"' if request.can_fail else '"success" (good can only succeed)',
+    answers=lambda request: words(current().card) if request.can_fail else '"success" (good can only succeed)',
 )
 
 
@@ -271,7 +280,8 @@ QUEST = DecisionKind(
 
 
 def _target_type(request: ActionRequest) -> Any:
-    return Literal[tuple(request.options) + ((0,) if request.may_pass else ())]  # type: ignore[valid-type]
+    offered = tuple(current().offered(request.options))
+    return Literal[offered + ((0,) if request.may_pass else ())]  # type: ignore[valid-type]
 
 
 def _target_of(value: Any) -> Action | None:
@@ -293,12 +303,12 @@ def _target_fallback(request: ActionRequest, near: Action | None, rng: random.Ra
 def _assassinate_instruction(request: ActionRequest, rules: RuleSet) -> str:
     option = phrase("pass_option_yes" if request.may_pass else "pass_option_no")
     addressee = (holder(rules) or "the Assassin").removeprefix("the ")  # "Assassin", "Mordred"
-    return template("host/request_assassinate").render(addressee=addressee, options=names(request.options),
+    return template("host/request_assassinate").render(addressee=addressee, options=choices(request.options),
                                                        pass_option=option)
 
 
 def _target_answers(request: ActionRequest) -> str:
-    named = f'name one of {names(request.options)} as "Player N"'
+    named = f'name one of {choices(request.options)} as "Player N"'
     return named + ', or "pass"' if request.may_pass else named
 
 

@@ -18,7 +18,8 @@
     games_per_series: 10       # consecutive games that carry experience forward
     learn_after_last: false    # true: also learn after a series' last game (which no later game reads)
     seed: 0
-    schedule: balanced         # lineup seats: every agent in every role equally often (or random)
+    schedule: balanced         # lineup seats: every agent in every seat and role equally often (or random)
+    order: {players: shuffled, options: shuffled, speeches: fixed}   # listing orders in prompts (default fixed)
     concurrency: {games: 2}    # llm_calls: calls in flight per model (default 4 per game in flight, at least 16)
     probes: false              # true: belief probes after each quest (trace only; beyond the paper)
 
@@ -46,6 +47,7 @@ from avalon_agents.llm.providers import check_spec
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig
 from avalon_agents.narrate import DEFAULT_CARDS, Cards
+from avalon_agents.orders import Mode
 from avalon_agents.plugins import load_plugins
 from avalon_agents.records.health import HealthLimits
 
@@ -122,6 +124,24 @@ class Concurrency(Strict):
         return self
 
 
+class OrderSpec(Strict):
+    """Which listing orders of the host's wording are drawn from each game's seed (avalon_agents/orders.py)."""
+
+    players: Mode = Field("fixed", description="seats in prose (other players, night information, teams, votes, "
+                          "roles at the end): fixed by seat number, or shuffled per game")
+    options: Mode = Field("fixed", description="the answers a request offers (approve/reject, success/fail, the "
+                          "seats to choose from) in instructions and JSON-schema enums")
+    speeches: Mode = Field("fixed", description="a proposal's speeches as the summary module lists them (the "
+                           "speaking order itself is a rule and stays)")
+
+    def modes(self) -> dict[str, Mode]:
+        return self.model_dump()
+
+    @property
+    def fixed(self) -> bool:
+        return all(m == "fixed" for m in self.modes().values())
+
+
 class Experiment(Strict):
     """One variant, fully resolved: everything a runner needs."""
 
@@ -149,7 +169,14 @@ class Experiment(Strict):
                                                       " no later game reads it, and it costs the cognitive agent "
                                                       "about three LLM calls per seat)")
     seed: int = 0
-    schedule: Literal["balanced", "random"] = "balanced"
+    schedule: Literal["balanced", "roles", "random"] = Field("balanced", description="lineup seating: "
+                                                             "balanced (blocks of `players` games on one deal, "
+                                                             "every agent in every seat, role and first-round "
+                                                             "speaking position once per block), roles (a new "
+                                                             "deal every game, agents rotating through the "
+                                                             "roles), random (shuffled from each game's seed)")
+    order: OrderSpec = Field(default_factory=OrderSpec, exclude_if=lambda v: v.fixed,
+                             description="listing orders shuffled per game from its seed (default: all fixed)")
     concurrency: Concurrency = Field(default_factory=Concurrency)
     paper: dict[str, float] | None = Field(None, description="the paper's figures for this variant, shown "
                                                              "beside ours (e.g. {good_win_rate: 0.9})")

@@ -36,6 +36,7 @@ from avalon_agents.host.host import GameAborted
 from avalon_agents.host.play import AgentSetup, game_dir, play_one
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.modules import ExperienceBook
+from avalon_agents.orders import Orders
 from avalon_agents.plugins import LOADED
 from avalon_agents.records import is_done, read_trace, usage
 from avalon_agents.records.run_dir import write_json_atomic
@@ -52,10 +53,27 @@ class Job:
         return f"{self.variant}/series-{self.series}"
 
 
+def block_size(exp: Experiment) -> int | None:
+    """The games that share one deal: a tournament's block (one game per entrant) or a balanced lineup's
+    (`players` games); None: every game deals anew."""
+    if exp.rotation is not None:
+        return len(exp.rotation)
+    if exp.lineup is not None and exp.schedule == "balanced":
+        return exp.players
+    return None
+
+
 def game_seed(exp: Experiment, series: int, game: int) -> int:
-    """The game's seed; a tournament's (`rotation`) games share one per block, so one deal per block."""
-    step = game - 1 if exp.rotation is None else (game - 1) // len(exp.rotation)
+    """The game's seed; the games of a block (a tournament's, a balanced lineup's) share one, so one deal per
+    block."""
+    block = block_size(exp)
+    step = game - 1 if block is None else (game - 1) // block
     return exp.seed + SERIES_STRIDE * (series - 1) + step
+
+
+def game_orders(exp: Experiment, seed: int) -> Orders:
+    """The listing orders of a game's wording, drawn from its seed as the config's `order` asks."""
+    return Orders.make(seed, exp.players, modes=exp.order.modes())
 
 
 def seating(exp: Experiment, seed: int, series: int, game: int) -> list[str]:
@@ -68,7 +86,9 @@ def seating(exp: Experiment, seed: int, series: int, game: int) -> list[str]:
     if exp.lineup is None:
         return [exp.agent_for_role(roles[seat]) for seat in rules.seats]
     names = [name for name, count in exp.lineup.items() for _ in range(count)]
-    if exp.schedule == "balanced":  # rotate: over `players` games every agent sits in every role
+    if exp.schedule == "balanced":  # a Latin square over the block's one deal: seats, roles, speaking positions
+        return rotation(names, list(rules.seats), seed, game)
+    if exp.schedule == "roles":  # rotate: over `players` games every agent sits in every role
         shift = (game - 1 + series - 1) % len(names)
         names = names[shift:] + names[:shift]
     else:
@@ -78,10 +98,11 @@ def seating(exp: Experiment, seed: int, series: int, game: int) -> list[str]:
 
 
 def rotation(entrants: list[str], order: list[int], seed: int, game: int) -> list[str]:
-    """A tournament's seating: the entrant at each seat (seats 1..N in order). The n entrants, in an order
-    shuffled by the block's seed, go round the seats in role order (`order`): in game k of the block the seat
-    at position j gets entrant (j + k) mod n. Over the block's n games every entrant takes every position
-    (so every role) exactly once, all under the block's one deal."""
+    """A tournament's seating (and a balanced lineup's): the entrant at each seat (seats 1..N in order). The n
+    entrants (a lineup's agents, once per seat they fill), in an order shuffled by the block's seed, go round
+    the seats in `order`: in game k of the block the seat at position j gets entrant (j + k) mod n. Over the
+    block's n games every entrant takes every position exactly once, so (all under the block's one deal and
+    first leader) every seat, every role and every speaking position of the first round."""
     names = list(entrants)
     random.Random(seed).shuffle(names)
     k = (game - 1) % len(names)
@@ -150,10 +171,11 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
         kinds = [exp.agents[name].kind for name in names]
         path.mkdir(parents=True)
         write_json_atomic(path / "seating.json", {"agents": dict(zip(rules.seats, names)), "series": job.series,
-                                                  "game": n, "variant": job.variant, "seed": seed})
+                                                  "game": n, "variant": job.variant, "seed": seed,
+                                                  **({"schedule": exp.schedule} if exp.lineup else {})})
         try:
             await play_one(rules, kinds, seed, path, [models[name] for name in names], probes=exp.probes,
-                           watchdog=exp.watchdog_s)
+                           watchdog=exp.watchdog_s, orders=game_orders(exp, seed))
         except GameAborted as exc:
             logger.warning("{} game {} aborted: {} (replayed on resume; the series stops here)", job.label, n, exc)
             aborted.append(f"{job.label} game {n}: {exc}")

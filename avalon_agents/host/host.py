@@ -17,6 +17,7 @@ from avalon_agents.decisions.kinds import instruct as instruct_request
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.host.eager import gather_eager
 from avalon_agents.host.probe import BeliefProbe
+from avalon_agents.orders import FIXED, Orders, using
 from avalon_agents.records import GameRecorder, Tracer
 from avalon_agents.records.run_dir import ABORTED, write_json_atomic
 
@@ -67,6 +68,9 @@ class GameHost:
             answers go to the trace only, never to an agent or the events (None: no probes).
         watchdog: seconds a step (a round's preparation, one batch of requests, a probe, the game end) may take
             before the game is aborted (None: no limit).
+        orders: the orders this game's wording lists players, answer options and speeches in (default: fixed,
+            by seat number); current while the game plays, so every prompt of the game words lists alike, and
+            recorded in meta.json when any is shuffled. It changes words only, never the engine.
     """
 
     def __init__(
@@ -82,6 +86,7 @@ class GameHost:
         meta: Mapping[str, Any] | None = None,
         probe: BeliefProbe | None = None,
         watchdog: float | None = None,
+        orders: Orders = FIXED,
     ) -> None:
         if sorted(agents) != list(rules.seats):
             raise ValueError(f"agents: need one agent for each seat 1..{rules.players}, got seats {sorted(agents)}")
@@ -98,16 +103,21 @@ class GameHost:
         self.meta = dict(meta or {})
         self.probe = probe
         self.watchdog = watchdog
+        self.orders = orders
         self._inbox: dict[Seat, list[GameEvent]] = {seat: [] for seat in self.agents}
         self._seen: dict[Seat, list[GameEvent]] = {seat: [] for seat in (probe.seats if probe else ())}
         self._step_number = 0
 
     async def run(self) -> GameResult:
-        """Play the game to its end and return the result."""
+        """Play the game to its end and return the result (its orders current throughout)."""
+        with using(self.orders):
+            return await self._run()
+
+    async def _run(self) -> GameResult:
         if self.recorder:
-            self.recorder.write_meta(
-                {"version": __version__, "seed": self.seed, "rules": self.rules.model_dump(mode="json"), **self.meta}
-            )
+            orders = {} if self.orders.fixed else {"orders": self.orders.meta()}
+            self.recorder.write_meta({"version": __version__, "seed": self.seed,
+                                      "rules": self.rules.model_dump(mode="json"), **orders, **self.meta})
         try:
             await self._deliver(self.engine.reset())
             await self._step(self._prepare(), "the first round's preparation")

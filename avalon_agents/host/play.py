@@ -22,6 +22,7 @@ from avalon_agents.llm.pool import ClientPool, GameClients
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig, ExperienceBook
 from avalon_agents.narrate import DEFAULT_CARDS
+from avalon_agents.orders import FIXED, Orders
 from avalon_agents.records import GameRecorder, MemoryTracer, Record, usage
 from avalon_agents.records.run_dir import HEALTH, write_json_atomic
 
@@ -118,14 +119,15 @@ class AgentSetup:
 
 async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | None = None,
                    setups: AgentSetup | Sequence[AgentSetup] | None = None, probes: bool = False,
-                   watchdog: float | None = None) -> GameHost:
+                   watchdog: float | None = None, orders: Orders = FIXED) -> GameHost:
     """Play one game; return its host (engine events and result inside).
 
     `setups` is what the LLM seats share, or one `AgentSetup` per seat (seats of different agents, as
     experiments place them); the extractor is the first LLM seat's. With `probes`, every LLM seat is asked
     at the end of each quest, with its own model, what it believes (who is Merlin, who is evil); the answers
     go to the trace (see host.probe). Rule-bot and random seats are not probed. `watchdog`: seconds a step may
-    take before the game is aborted (GameHost).
+    take before the game is aborted (GameHost). `orders`: the listing orders of the game's wording (GameHost;
+    recorded in meta.json).
     """
     per_seat = list(setups) if isinstance(setups, Sequence) else [setups or AgentSetup()] * rules.players
     if len(per_seat) != rules.players:
@@ -159,6 +161,7 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
                  if isinstance(setups, Sequence) else {})},
         probe=probe,
         watchdog=watchdog,
+        orders=orders,
     )
     await host.run()
     if recorder is not None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from avalon_agents import orders
 from avalon_agents.core.events import GameEvent, RoleAssigned
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
@@ -142,7 +143,7 @@ class BeliefProbe:
         """The probe prompt: the seat's rules and role card, what it has seen, and the two questions."""
         role = next(e.role for e in events if isinstance(e, RoleAssigned))
         others = [s for s in rules.seats if s != seat]
-        example = "{" + ", ".join(f'"{s}": <probability>' for s in others) + "}"
+        example = "{" + ", ".join(f'"{s}": <probability>' for s in orders.current().listed(others)) + "}"
         text = template(PROMPT).render(history=self.history(rules, events, self._budget(seat)) or "(nothing yet)",
                                        quest=quest, players=names(rules.seats), others=names(others),
                                        evil_count=rules.evil_count, example=example)

@@ -14,6 +14,7 @@ import asyncio
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from avalon_agents import orders
 from avalon_agents.core.events import GameResult
 from avalon_agents.core.types import seat_name
 from avalon_agents.modules.base import Module, Turn, register_module
@@ -31,7 +32,8 @@ def game_log(turn: Turn) -> str:
 
 
 def role_map(result: GameResult) -> str:
-    return "; ".join(f"{seat_name(seat)}: {role.value}" for seat, role in sorted(result.roles.items()))
+    listed = orders.current().listed(sorted(result.roles))  # the game's order of players
+    return "; ".join(f"{seat_name(seat)}: {result.roles[seat].value}" for seat in listed)
 
 
 @register_module("experience")

@@ -15,6 +15,7 @@ from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat, seat_name
 from avalon_agents.llm.tokens import newest_that_fit
 from avalon_agents.narrate import announce
+from avalon_agents.orders import Orders, current
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,7 @@ class Entry:
     quest: int
     attempt: int
     public: bool
+    seat: Seat | None = None  # the speaker's seat (None: the host)
 
     def as_json(self) -> dict:
         """The paper's summarization input shape: name, message, message_type."""
@@ -51,14 +53,38 @@ class Memory:
                 if event.seats:
                     self.night_seats[event.known_as] = event.seats
                 continue
-            speaker = seat_name(event.seat) if isinstance(event, SpeechGiven) else "Host"
-            new.append(Entry(speaker, text, event.quest, event.attempt, event.visible_to == "all"))
+            seat = event.seat if isinstance(event, SpeechGiven) else None
+            speaker = seat_name(seat) if seat is not None else "Host"
+            new.append(Entry(speaker, text, event.quest, event.attempt, event.visible_to == "all", seat))
         self.entries += new
         return new
 
     def of_rounds(self, rounds: Iterable[int]) -> list[Entry]:
         wanted = set(rounds)
         return [e for e in self.entries if e.quest in wanted]
+
+    @staticmethod
+    def listed(entries: Sequence[Entry], orders: Orders | None = None) -> list[Entry]:
+        """The entries as a summary lists them: each proposal's run of speeches in the game's order of speeches
+        (`orders.speeches`; fixed: as spoken), everything else where it happened."""
+        orders = orders or current()
+        if not orders.speeches:
+            return list(entries)
+        out: list[Entry] = []
+        run: list[Entry] = []
+        for entry in [*entries, None]:
+            if entry is not None and entry.seat is not None and (not run or (run[0].quest, run[0].attempt) ==
+                                                                  (entry.quest, entry.attempt)):
+                run.append(entry)
+                continue
+            out += [run[i] for i in orders.spoken([e.seat for e in run])]
+            run = []
+            if entry is not None:
+                if entry.seat is not None:
+                    run.append(entry)
+                else:
+                    out.append(entry)
+        return out
 
     @staticmethod
     def render(entries: Sequence[Entry], budget: int | None = None) -> str:

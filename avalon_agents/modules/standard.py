@@ -47,7 +47,7 @@ class SummaryModule(Module):
         done = turn.quest - 1  # rounds before the current one
         if done <= mind.summarized:
             return
-        entries = mind.memory.of_rounds(range(mind.summarized + 1, done + 1))
+        entries = mind.memory.listed(mind.memory.of_rounds(range(mind.summarized + 1, done + 1)))
         text = template(self.prompt).render(
             name=seat_name(mind.seat),
             previous=turn.slots.summary or "(none yet)",
