@@ -57,10 +57,20 @@ def check_free(out: Path) -> None:
             pass
 
 
+SCHEDULES = {"balanced": "balanced (Latin square over seats, roles and speaking positions)"}
+"""Schedules whose meaning changed, as the fingerprint names them: a lineup run started when `balanced` meant
+the role rotation (now `schedule: roles`) is refused on resume instead of mixing the two."""
+
+
 def fingerprint(variants: dict[str, Any], model_override: dict[str, Any] | None) -> dict[str, Any]:
     """What decides a run's games: every variant's config (without IGNORED keys) and the model override."""
-    return {"variants": {name: {k: v for k, v in config.items() if k not in IGNORED}
-                         for name, config in variants.items()},
+    def decided(config: dict[str, Any]) -> dict[str, Any]:
+        kept = {k: v for k, v in config.items() if k not in IGNORED}
+        if kept.get("lineup") and kept.get("schedule") in SCHEDULES:
+            kept["schedule"] = SCHEDULES[kept["schedule"]]
+        return kept
+
+    return {"variants": {name: decided(config) for name, config in variants.items()},
             "model_override": model_override or None}
 
 

@@ -90,3 +90,20 @@ def test_allotment_takes_first_games_first_and_never_exceeds_the_total():
     pending = [(v, k, n) for v in range(2) for k in (1, 2) for n in (1, 2, 3)]
     assert allotment(pending, 0, 4) == {(0, 1, 1), (1, 1, 1), (0, 2, 1), (1, 2, 1)}
     assert allotment(pending, 4, 4) == set() and len(allotment(pending, 1, 6)) == 5
+
+
+def test_a_lineup_run_from_before_balanced_changed_meaning_is_refused_on_resume(tmp_path):
+    import pytest
+
+    from avalon_agents.experiments.guard import ConfigChanged, check_same_config, fingerprint
+
+    config = {"name": "x", "lineup": {"a": 3, "b": 3}, "schedule": "balanced"}
+    before = {"variants": {"main": dict(config)}, "model_override": None}  # as an earlier version stored it
+    now = fingerprint({"main": config}, None)
+    assert now != before and "Latin square" in now["variants"]["main"]["schedule"]
+    assert fingerprint({"main": {**config, "schedule": "roles"}}, None)["variants"]["main"]["schedule"] == "roles"
+    sides = {"name": "x", "sides": {"good": "a", "evil": "b"}, "schedule": "balanced"}
+    assert fingerprint({"main": sides}, None)["variants"]["main"]["schedule"] == "balanced"  # seating unaffected
+    (tmp_path / "experiment.json").write_text(json.dumps({"fingerprint": before}))
+    with pytest.raises(ConfigChanged, match=r"variants\.main\.schedule changed"):
+        check_same_config(tmp_path, now)
