@@ -26,9 +26,20 @@ games_per_series: 3
 """
 
 
-@pytest.mark.parametrize("path", [p for p in FILES if "agents" not in p.parts and not p.name.startswith("tournament")],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in FILES if "agents" not in p.parts], ids=lambda p: p.name)
 def test_every_experiment_file_validates(path):
+    """Every shipped config loads with the loader of its command (tournaments and red-team suites have theirs)."""
+    if path.name.startswith("tournament"):
+        from avalon_agents.experiments.tournament import load_tournament
+
+        assert load_tournament(path)
+        return
+    if path.name.startswith("redteam"):
+        from avalon_agents.experiments.redteam import load_redteam
+
+        suite, attacks = load_redteam(path)
+        assert suite and attacks
+        return
     variants = load_experiments(path)
     assert variants
     for exp in variants.values():
