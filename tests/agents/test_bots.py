@@ -58,6 +58,7 @@ def play(smart: Team | None, preset="official", players=6) -> Counter:
     return outcomes
 
 
+@pytest.mark.slow  # seconds; the slow suite (CI) runs it
 @pytest.mark.parametrize("preset", ["official", "paper"])
 def test_rule_bots_beat_random_on_either_side(preset):
     good_smart = play(Team.GOOD, preset)

@@ -175,6 +175,7 @@ def test_one_line_errors(tiny, tmp_path):
         assert len(str(done.exception).splitlines()) == 1
 
 
+@pytest.mark.slow  # seconds; the slow suite (CI) runs it
 @pytest.mark.skipif(not REAL.is_dir(), reason="the Avalon-NLU dataset is not at ../shared/data/avalon_nlu")
 def test_the_real_dataset_sample_is_stratified(tmp_path):
     out = tmp_path / "real"

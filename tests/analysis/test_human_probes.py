@@ -161,6 +161,7 @@ def test_mistakes_are_one_line_errors(tiny_run, tmp_path, case):
     assert len(done.stderr.strip().splitlines()) == 1 and says in done.stderr
 
 
+@pytest.mark.slow  # seconds; the slow suite (CI) runs it
 @pytest.mark.skipif(not REAL.is_dir(), reason="the Avalon-NLU dataset is not on this machine")
 def test_the_scripted_floor_over_the_real_dataset(tmp_path):
     run = tmp_path / "nlu"

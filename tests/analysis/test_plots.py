@@ -148,6 +148,7 @@ def test_every_figure_carries_its_provenance():
     assert "scripted" in caption(stamped) and "not a real judgment" in caption(stamped)
 
 
+@pytest.mark.slow  # seconds; the slow suite (CI) runs it
 def test_the_report_provenance_is_on_the_analysis_figures(analysis_run, tmp_path):
     from avalon_agents.analysis.report import analyze, provenance
     from avalon_agents.llm import ClientPool, ModelSettings

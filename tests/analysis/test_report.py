@@ -12,6 +12,7 @@ from avalon_agents.analysis.report import FIGURES
 from avalon_agents.cli import cli
 
 
+@pytest.mark.slow  # seconds; the slow suite (CI) runs it
 def test_analyze_writes_every_file_it_promises(analysis_run, tmp_path):
     out = tmp_path / "report"
     result = CliRunner().invoke(cli, ["analyze", str(analysis_run), "--judge-model", "scripted",

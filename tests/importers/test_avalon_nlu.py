@@ -163,6 +163,7 @@ SKIPPED = {
 
 @pytest.mark.skipif(not REAL.is_dir(), reason="the Avalon-NLU dataset is not on this machine "
                                               "(../shared/data/avalon_nlu/dataset)")
+@pytest.mark.slow  # seconds; the slow suite (CI) runs it
 def test_the_real_dataset_imports_and_analyzes(tmp_path):
     from avalon_agents.importers.avalon_nlu import read_log
 

@@ -146,6 +146,7 @@ def test_streaming_through_chatopenai_reports_usage():
     assert usage["output_tokens"] == 7 and usage["input_tokens"] == 2
 
 
+@pytest.mark.slow  # seconds; the slow suite (CI) runs it
 def test_games_finish_under_faults_and_every_fault_is_in_the_trace(quick_backoff):
     rules = make_rules("official", 6)
     with openai_server(fault_rate=0.2, timeout_sleep=0.6, seed=11) as server:
