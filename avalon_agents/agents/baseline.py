@@ -214,9 +214,12 @@ class BaselineAgent(AgentBase):
         found = await asyncio.to_thread(self.pool.query, self.reflection, n=5, kind="baseline_turn",
                                         role=self.role.value)
         best = max(found, key=lambda f: f[1]["score"], default=None)
-        worst = min(found, key=lambda f: f[1]["score"], default=None)
-        if best is None or best[1]["score"] == worst[1]["score"]:
-            return  # nothing to contrast: no two of the situations found ended differently
+        # the worst-scored answer that differs from the best one in both score and text
+        worse = [f for f in found if best is not None and f[1]["score"] < best[1]["score"]
+                 and f[1]["answer"] != best[1]["answer"]]
+        worst = min(worse, key=lambda f: f[1]["score"], default=None)
+        if worst is None:
+            return  # nothing to contrast: no two different answers found that ended differently
         text = template("baseline/suggest").render(
             name=seat_name(self.seat), role=self.role.value, reflection=self.reflection,
             good=best[1]["answer"], good_score=best[1]["score"], bad=worst[1]["answer"],

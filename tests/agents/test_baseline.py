@@ -207,6 +207,13 @@ def test_no_suggestion_when_every_answer_found_scored_the_same():
     assert suggest_prompts([]) == []
 
 
+def test_no_suggestion_contrasts_an_answer_with_itself():
+    """The same answer that ended well in one game and badly in another teaches nothing by contrast."""
+    assert suggest_prompts([("I approve this team.", 1.0), ("I approve this team.", -1.0)]) == []
+    [prompt] = suggest_prompts([("I approve this team.", 1.0), ("I approve this team.", -1.0), ("No.", -1.0)])
+    assert "ended well (score 1.0): I approve this team." in prompt and "ended badly (score -1.0): No." in prompt
+
+
 def test_suggestion_contrasts_two_answers_with_different_scores():
     prompts = suggest_prompts([("I approve.", -1.0), ("I reject, Player 3 is on it.", 1.0), ("Fine.", -1.0)])
     assert len(prompts) == 1
