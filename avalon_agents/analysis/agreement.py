@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from avalon_agents.analysis.stats import BOOTSTRAP, LEVEL
+from avalon_agents.analysis.stats import BOOTSTRAP, LEVEL, SMALL, wilson
 
 
 def confusion(truth: Sequence[str], guess: Sequence[str], labels: Sequence[str]) -> pd.DataFrame:
@@ -96,6 +96,13 @@ def agreement(frame: pd.DataFrame, labels: Sequence[str], seed: int = 0, level: 
         kappa_ci, accuracy_ci = _interval(kappa(resampled), level), _interval(accuracy(resampled), level)
     else:
         kappa_ci = accuracy_ci = (float("nan"), float("nan"))
+    n, right = int(matrix.to_numpy().sum()), int(np.trace(matrix.to_numpy()))
+    if n and (len(games) < SMALL or not accuracy_ci[1] > accuracy_ci[0]):
+        # few games, or a bootstrap that sees no spread: at least the Wilson interval of the pooled counts
+        low, high = wilson(right, n, level)
+        accuracy_ci = (float(np.fmin(accuracy_ci[0], low)), float(np.fmax(accuracy_ci[1], high)))
+    if not kappa_ci[1] > kappa_ci[0]:
+        kappa_ci = (float("nan"), float("nan"))  # e.g. a judge that always gives one answer: no interval, not [0, 0]
     return Agreement(n=int(matrix.to_numpy().sum()), games=len(games), kappa=float(kappa(matrix.to_numpy())),
                      kappa_ci=kappa_ci, accuracy=float(accuracy(matrix.to_numpy())), accuracy_ci=accuracy_ci,
                      confusion=matrix, per_class=per_class(matrix))

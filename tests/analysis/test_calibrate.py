@@ -187,3 +187,20 @@ def test_the_real_dataset_sample_is_stratified(tmp_path):
     shares = picked["persuasion"].value_counts(normalize=True)
     expected = frame["persuasion"].value_counts(normalize=True)
     assert (shares - expected).abs().max() < 0.01
+
+
+def test_no_agreement_interval_is_zero_width():
+    """A judge that always gives one answer has kappa 0 in every resample: no interval rather than [0, 0]; and an
+    accuracy over a few games gets at least Wilson's interval."""
+    import pandas as pd
+
+    from avalon_agents.analysis.agreement import agreement
+    from avalon_agents.analysis.stats import wilson
+
+    frame = pd.DataFrame({"game": [1, 1, 2, 2, 3], "truth": ["a", "b", "a", "a", "b"], "guess": ["a"] * 5})
+    found = agreement(frame, ["a", "b"])
+    assert found.kappa == 0 and all(x != x for x in found.kappa_ci)
+    low, high = wilson(3, 5)
+    assert found.accuracy_ci[0] <= low and found.accuracy_ci[1] >= high and found.accuracy_ci[1] > found.accuracy_ci[0]
+    right = pd.DataFrame({"game": [1, 2, 3], "truth": ["a", "b", "a"], "guess": ["a", "b", "a"]})
+    assert agreement(right, ["a", "b"]).accuracy_ci[0] < 1.0  # 3 of 3 is not [100%, 100%]
