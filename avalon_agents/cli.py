@@ -88,6 +88,18 @@ def plugin_option(command: Callable) -> Callable:
     return wrapper
 
 
+def runner_options(command: Callable) -> Callable:
+    """--max-games, --backend and --address: how the experiment runner plays (`run`, `tournament`)."""
+    for option in reversed([
+        click.option("--max-games", type=int, default=None, help="Play at most this many games now (a smoke run)."),
+        click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                     help="local: series as asyncio tasks in this process; ray: series as Ray tasks."),
+        click.option("--address", default=None, help="Ray cluster address (default: start a local Ray)."),
+    ]):
+        command = option(command)
+    return command
+
+
 def model_options(command: Callable) -> Callable:
     """The model settings on the command line; each given option sets one field of a ModelSettings."""
     options = [
@@ -337,10 +349,7 @@ def _print_summary(summary: dict) -> None:
 @model_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/<experiment name>).")
-@click.option("--max-games", type=int, default=None, help="Play at most this many games now (a smoke run).")
-@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="local: series as asyncio tasks in this process; ray: series as Ray tasks.")
-@click.option("--address", default=None, help="Ray cluster address (default: start a local Ray).")
+@runner_options
 @click.option("--json", "as_json", is_flag=True, help="Print the results (per variant and side: games, wins, "
               "rate, interval, health) as one JSON object instead of the tables.")
 @plugin_option
@@ -379,10 +388,7 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
 @model_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/<tournament name>); the leaderboard goes to OUT/tournament/.")
-@click.option("--max-games", type=int, default=None, help="Play at most this many games now (a smoke run).")
-@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="local: series as asyncio tasks in this process; ray: series as Ray tasks.")
-@click.option("--address", default=None, help="Ray cluster address (default: start a local Ray).")
+@runner_options
 @plugin_option
 @logging_options
 def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | None, max_games: int | None,
