@@ -492,6 +492,77 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
         raise RunUnhealthy(f"{leaks} forged line(s) reached a prompt unquoted (see {out / 'pairs.csv'})")
 
 
+
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--games", type=int, default=None, help="Paired games per list (default: the config's).")
+@model_options
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Run directory (default: runs/NAME).")
+@plugin_option
+@logging_options
+def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | None) -> None:
+    """Measure order effects: per listing order, paired games from one seed that differ in that order only.
+
+    Each pair plays a seed once with every listing order fixed and once with one list (`players`: seats in
+    prose; `options`: the answers offered; `speeches`: a proposal's speeches as summarized) reversed or
+    shuffled. Prints, per list, agent and measure (approvals, first-vote approvals, proposals' picks from the
+    low seats, good-side wins), the rate in each condition and the difference with its 95% interval and
+    p-value, and the run's health. Writes OUT/bias.csv, OUT/pairs.csv, OUT/bias.md and OUT/bias.json (with
+    provenance). Resumable: finished games are kept; a changed config is refused. Exit 3 if unhealthy.
+
+    \b
+    Examples:
+      avalon bias experiments/bias.yaml --games 100
+      avalon bias experiments/bias_embedded.yaml --games 1
+    """
+    from avalon_agents.experiments.bias import load_bias, run_study, table_lines
+    from avalon_agents.experiments.guard import ConfigChanged, RunDirInUse
+
+    try:
+        cfg = load_bias(config)
+        if games is not None:
+            if games < 1:
+                raise ValueError(f"games: must be at least 1, got {games}")
+            cfg = cfg.model_copy(update={"games": games})
+        override = settings if settings.model_dump(exclude_defaults=True) else None
+        if settings.spec:
+            check_reachable(settings.spec)
+        out = out or Path("runs") / cfg.name
+        out.mkdir(parents=True, exist_ok=True)
+    except USER_ERRORS as exc:
+        raise UserError(_one_line(exc)) from None
+    except OSError as exc:
+        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
+    total = cfg.games * (1 + len(cfg.lists))
+    click.echo(f"order bias {cfg.name}: {len(cfg.lists)} list(s) ({', '.join(cfg.lists)}) {cfg.treatment} x "
+               f"{cfg.games} pair(s), {total} games -> {out}")
+    try:
+        with logs.run_log(out), Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(),
+                                         TimeRemainingColumn(), console=Console(stderr=True),
+                                         transient=True) as progress:
+            task = progress.add_task("games", total=total)
+            found = run_study(cfg, out, override, config_path=config,
+                              progress=lambda done, _: progress.update(task, completed=done))
+    except (ModelSpecError, RunDirInUse, ConfigChanged) as exc:
+        raise UserError(_one_line(exc)) from None
+    except ModelUnusable as exc:
+        raise RunUnhealthy(f"{_one_line(exc)} (stopped; finished games are kept, a rerun goes on)") from None
+    except OSError as exc:
+        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
+    prov = found["provenance"]
+    click.echo(f"produced by: models {', '.join(prov['models']) or 'none'}; rules {cfg.rules}; config {config} "
+               f"({prov['config_sha256']}); commit {prov['commit'] or 'unknown'}; {prov['pairs']} pairs")
+    for line in table_lines(found["summary"]):
+        click.echo(line)
+    health = found["health"]
+    if health is not None:
+        line, problems = health
+        click.echo(line + ("  UNHEALTHY: " + "; ".join(problems) if problems else ""))
+    click.echo(f"wrote {found['files'][0]} and {found['files'][1]}")
+    if health is not None and health[1]:
+        raise RunUnhealthy("unhealthy study, not a result (see the health line above)")
+
 def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | None, max_games: int | None,
              check: bool, as_json: bool = False) -> tuple[dict, Path, ModelSettings | None]:
     """Load a config (run or tournament), check it and the run directory, print the plan: (variants, out, the

@@ -11,7 +11,9 @@ for one game, in which order the host lists
   rotating from the leader, is a rule and never changes; only how the summary's input lists them).
 
 `fixed` (the default) keeps today's wording byte for byte; `shuffled` draws the orders from the game's seed,
-so the same seed gives the same orders. The engine knows nothing of this: an `Orders` changes words, never the
+so the same seed gives the same orders; `reversed` lists everything the other way round (the last seat first,
+reject before approve, fail before success, a proposal's speeches from the last spoken), the treatment of the
+order-bias study (`avalon bias`, experiments/bias.py). The engine knows nothing of this: an `Orders` changes words, never the
 events, the rules or what a seat may see. Who sits in which seat is the runner's seating (`schedule`).
 
 The host makes the game's `Orders` current (`using`) while it plays; every wording function reads it
@@ -29,7 +31,7 @@ from typing import Any, Literal
 
 from avalon_agents.core.types import Seat
 
-Mode = Literal["fixed", "shuffled"]
+Mode = Literal["fixed", "shuffled", "reversed"]
 LISTS = ("players", "options", "speeches")
 """What an `order:` config may shuffle."""
 
@@ -65,28 +67,40 @@ class Orders:
         for key, mode in modes.items():
             if key not in LISTS:
                 raise ValueError(f"order.{key}: unknown list (choose from {', '.join(LISTS)})")
-            if mode not in ("fixed", "shuffled"):
-                raise ValueError(f"order.{key}: {mode!r} is not fixed or shuffled")
+            if mode not in ("fixed", "shuffled", "reversed"):
+                raise ValueError(f"order.{key}: {mode!r} is not fixed, shuffled or reversed")
         seats = list(range(1, players + 1))
 
-        def drawn(key: str, items: Iterable[Any]) -> tuple:
+        def drawn(key: str, items: Iterable[Any], mode: Mode | None = None) -> tuple:
             items = list(items)
-            random.Random(f"avalon-orders:{key}:{seed}").shuffle(items)
+            mode = mode or modes[key]
+            if mode == "reversed":
+                return tuple(reversed(items))
+            if mode == "shuffled":
+                random.Random(f"avalon-orders:{key}:{seed}").shuffle(items)
             return tuple(items)
 
-        shuffled = {k for k, m in modes.items() if m == "shuffled"}
+        def seat_order(key: str) -> tuple[Seat, ...]:
+            return () if modes[key] == "fixed" else drawn(key, seats)
+
         return cls(
             modes=modes,
-            players=drawn("players", seats) if "players" in shuffled else (),
-            options=drawn("options", seats) if "options" in shuffled else (),
-            vote=drawn("vote", VOTE_WORDS) if "options" in shuffled else VOTE_WORDS,
-            card=drawn("card", CARD_WORDS) if "options" in shuffled else CARD_WORDS,
-            speeches=drawn("speeches", seats) if "speeches" in shuffled else (),
+            players=seat_order("players"),
+            options=seat_order("options"),
+            vote=drawn("vote", VOTE_WORDS, modes["options"]),
+            card=drawn("card", CARD_WORDS, modes["options"]),
+            # reversed speeches: from the last spoken (by position, in `spoken`), whoever spoke
+            speeches=drawn("speeches", seats) if modes["speeches"] == "shuffled" else (),
         )
 
     @property
     def fixed(self) -> bool:
         return all(m == "fixed" for m in self.modes.values())
+
+    @property
+    def as_spoken(self) -> bool:
+        """A proposal's speeches are listed in the order they were spoken."""
+        return not self.speeches and self.modes.get("speeches") != "reversed"
 
     @staticmethod
     def _by(order: tuple[Seat, ...], seats: Iterable[Seat]) -> list[Seat]:
@@ -107,7 +121,9 @@ class Orders:
     def spoken(self, speakers: Iterable[Seat]) -> list[int]:
         """The positions of a proposal's speeches (by speaker) in the order the summary lists them."""
         speakers = list(speakers)
-        if not self.speeches:
+        if self.modes.get("speeches") == "reversed":
+            return list(range(len(speakers)))[::-1]
+        if self.as_spoken:
             return list(range(len(speakers)))
         rank = {s: i for i, s in enumerate(self.speeches)}
         return sorted(range(len(speakers)), key=lambda i: (rank.get(speakers[i], len(rank)), i))

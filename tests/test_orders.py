@@ -145,6 +145,22 @@ def test_the_summary_lists_a_proposals_speeches_in_the_games_order():
     assert Memory.listed(entries, FIXED) == entries
     orders = Orders(speeches=(5, 1, 3, 2, 4, 6))
     assert [e.text for e in Memory.listed(entries, orders)] == ["leads", "s5", "s3", "s4", "votes", "t5", "t4"]
+    # reversed: each proposal's speeches from the last spoken, whoever spoke
+    reversed_ = Orders.make(1, 6, modes={"speeches": "reversed"})
+    assert [e.text for e in Memory.listed(entries, reversed_)] == ["leads", "s5", "s4", "s3", "votes", "t5", "t4"]
+
+
+def test_reversed_orders_list_everything_the_other_way_round():
+    orders = Orders.make(9, 6, modes={"players": "reversed", "options": "reversed"})
+    assert orders == Orders.make(1, 6, modes={"players": "reversed", "options": "reversed"})  # not drawn
+    assert orders.players == orders.options == (6, 5, 4, 3, 2, 1)
+    assert orders.vote == ("reject", "approve") and orders.card == ("fail", "success")
+    assert orders.meta()["players"] == "reversed" and not orders.fixed
+    rules = make_rules()
+    with using(orders):
+        assert 'Answer with "reject" or "approve"' in instruct(VOTE, rules)
+        assert decision_schema(PROPOSE)["properties"]["team"]["items"]["enum"] == [6, 5, 4, 3, 2, 1]
+        assert seats_in(instruct(VOTE, rules)) == [5, 4, 2]
 
 
 # --------------------------------------------------------------------------- configs and the runner
@@ -228,6 +244,8 @@ def test_orders_refuse_unknown_lists_and_modes():
         Orders.make(1, 6, modes={"seats": "shuffled"})
     with pytest.raises(ValueError, match="order.players: 'sometimes'"):
         Orders.make(1, 6, modes={"players": "sometimes"})
+    with pytest.raises(ValueError, match="not fixed, shuffled or reversed"):
+        Orders.make(1, 6, modes={"players": "backwards"})
 
 
 def test_the_runner_draws_orders_from_the_game_seed(tmp_path):

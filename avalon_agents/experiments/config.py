@@ -128,7 +128,7 @@ class OrderSpec(Strict):
     """Which listing orders of the host's wording are drawn from each game's seed (avalon_agents/orders.py)."""
 
     players: Mode = Field("fixed", description="seats in prose (other players, night information, teams, votes, "
-                          "roles at the end): fixed by seat number, or shuffled per game")
+                          "roles at the end): fixed by seat number, shuffled per game, or reversed")
     options: Mode = Field("fixed", description="the answers a request offers (approve/reject, success/fail, the "
                           "seats to choose from) in instructions and JSON-schema enums")
     speeches: Mode = Field("fixed", description="a proposal's speeches as the summary module lists them (the "

@@ -90,9 +90,10 @@ def first_difference(old: Any, new: Any, path: str = "") -> str | None:
     return None if old == new else (path or "the config")
 
 
-def check_same_config(out: Path, current: dict[str, Any]) -> None:
-    """Refuse to resume a directory whose games were played under another config (naming what changed)."""
-    path = out / "experiment.json"
+def check_same_config(out: Path, current: dict[str, Any], file: str = "experiment.json") -> None:
+    """Refuse to resume a directory whose games were played under another config (naming what changed), as
+    recorded under `fingerprint` in OUT/`file`."""
+    path = out / file
     if not path.exists():
         return
     stored = json.loads(path.read_text())

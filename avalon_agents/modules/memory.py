@@ -66,9 +66,10 @@ class Memory:
     @staticmethod
     def listed(entries: Sequence[Entry], orders: Orders | None = None) -> list[Entry]:
         """The entries as a summary lists them: each proposal's run of speeches in the game's order of speeches
-        (`orders.speeches`; fixed: as spoken), everything else where it happened."""
+        (`orders.speeches`; fixed: as spoken; reversed: from the last spoken), everything else where it
+        happened."""
         orders = orders or current()
-        if not orders.speeches:
+        if orders.as_spoken:
             return list(entries)
         out: list[Entry] = []
         run: list[Entry] = []

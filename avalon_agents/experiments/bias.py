@@ -1,0 +1,362 @@
+"""Order effects measured (`avalon bias CONFIG`): paired games that differ in one listing order only.
+
+For each game seed the study plays the game once with every listing order fixed (`fixed/`, today's wording) and
+once per studied list with that list alone reversed (or shuffled) (`<list>/`): the seats in prose (`players`),
+the answers offered (`options`), or a proposal's speeches as the summary lists them (`speeches`; see
+avalon_agents/orders.py). The deal, the leaders, every agent's seed and the models' sampling seeds are the
+same in both games of a pair; only the wording's order differs, and whatever it changes in the answers carries
+through the rest of the game.
+
+Measured per game, per agent (the seats it sits on) and for the table as a whole, as counts:
+
+- `approve`: the agent's votes that approve, of its votes;
+- `first_vote_approve`: the same in the game's first vote (the one state both games of a pair share);
+- `team_low_seats`: the other members of the agent's own proposals (assigned teams not counted) from seats
+  1..players/2, the seats the fixed wording lists first and the reversed one last;
+- `good_wins`: the good side won (the table only).
+
+Per list, agent and measure: the pooled rate in each condition, the difference (treated minus fixed) with a 95%
+interval and a p-value. The interval is the paired t-interval of the per-game differences over the pairs where
+both games have the measure (scipy's `ttest_rel`), cut to [-100, +100] points; where that is undefined (one pair, or every pair's difference
+the same) Newcombe's interval of the pooled counts (never zero width), marked in `method`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import json
+import math
+import platform
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import Field, ValidationError, model_validator
+
+from avalon_agents import __version__
+from avalon_agents.agents.registry import needs_llm
+from avalon_agents.analysis.stats import newcombe
+from avalon_agents.core.rules import RuleSet, make_rules
+from avalon_agents.errors import field_error
+from avalon_agents.experiments.config import AgentSpec, ExtractorSpec, Strict, read_config
+from avalon_agents.experiments.guard import check_same_config, run_lock
+from avalon_agents.experiments.redteam import read_events
+from avalon_agents.experiments.runner import commit
+from avalon_agents.host.play import AgentSetup, play_one
+from avalon_agents.llm.pool import ClientPool
+from avalon_agents.llm.settings import ModelSettings
+from avalon_agents.orders import LISTS, Orders
+from avalon_agents.records.health import HealthLimits, health_line
+from avalon_agents.records.run_dir import is_done, read_trace, write_json_atomic
+from avalon_agents.records.usage import usage
+
+FIXED_DIR = "fixed"
+TABLE = "table"
+"""The agent name of the measures over every seat."""
+MEASURES = ("approve", "first_vote_approve", "team_low_seats", "good_wins")
+COLUMNS = ["list", "agent", "measure", "pairs", "fixed_k", "fixed_n", "fixed_rate", "treated_k", "treated_n",
+           "treated_rate", "diff", "ci_low", "ci_high", "p_value", "method"]
+
+
+class BiasStudy(Strict):
+    """An `avalon bias` config: the agents and their seats, the lists studied, the treatment and the pairs."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    rules: str = "official"
+    players: int = Field(6, ge=5, le=10)
+    model: ModelSettings | None = None
+    extractor: ExtractorSpec = Field(default_factory=ExtractorSpec)
+    plugins: list[str] = Field(default_factory=list)
+    agents: dict[str, AgentSpec] = Field(min_length=1, description="name -> agent (the keys of an experiment's)")
+    seats: list[str] | None = Field(None, description="the agent of each seat, by name (default: the only agent "
+                                                      "on every seat)")
+    lists: list[Literal["players", "options", "speeches"]] = Field(
+        default_factory=lambda: list(LISTS), min_length=1, description="the listing orders studied, one at a time")
+    treatment: Literal["reversed", "shuffled"] = Field("reversed", description="what the treated game of a pair "
+                                                                               "does to its list")
+    games: int = Field(10, ge=1, le=100_000, description="pairs per list")
+    seed: int = 0
+    concurrency: int = Field(4, ge=1, le=256, description="games played at once")
+    health: HealthLimits = Field(default_factory=HealthLimits)
+
+    @model_validator(mode="after")
+    def _seats(self) -> BiasStudy:
+        if self.seats is None:
+            if len(self.agents) != 1:
+                raise ValueError("seats: name the agent of each seat when there are several agents")
+            self.seats = [next(iter(self.agents))] * self.players
+        if len(self.seats) != self.players:
+            raise ValueError(f"seats: {len(self.seats)} named for {self.players} players")
+        unknown = [s for s in self.seats if s not in self.agents]
+        if unknown:
+            raise ValueError(f"seats: no agent named {unknown[0]!r} (agents: {', '.join(self.agents)})")
+        if len(set(self.lists)) != len(self.lists):
+            raise ValueError("lists: a list is named twice")
+        return self
+
+    def game_rules(self) -> RuleSet:
+        return make_rules(self.rules, self.players)
+
+    def seeds(self) -> list[int]:
+        return list(range(self.seed, self.seed + self.games))
+
+    def orders(self, treated: str | None, seed: int) -> Orders:
+        """The fixed orders (treated None) or `treated` alone under the treatment."""
+        return Orders.make(seed, self.players, modes={treated: self.treatment} if treated else None)
+
+
+def fingerprint(cfg: BiasStudy, override: ModelSettings | None) -> dict[str, Any]:
+    """What decides the study's games (more pairs or lists, concurrency and health limits may change on a
+    resume)."""
+    kept = cfg.model_dump(mode="json", exclude={"games", "lists", "concurrency", "health", "name"})
+    return {"study": kept, "model_override": override.public() if override else None}
+
+
+def load_bias(path: str | Path) -> BiasStudy:
+    """The config at `path`. Raises ValueError naming the file and the field."""
+    path = Path(path)
+    raw, _ = read_config(path)
+    try:
+        cfg = BiasStudy.model_validate(raw)
+        cfg.game_rules()
+    except ValidationError as exc:
+        raise ValueError(f"{path}: {field_error(exc)}") from None
+    except ValueError as exc:
+        raise ValueError(f"{path}: rules: {exc}") from None
+    return cfg
+
+
+# ------------------------------------------------------------------ playing
+
+
+def game_dir(out: Path, treated: str | None, seed: int) -> Path:
+    return out / (treated or FIXED_DIR) / f"game-{seed:05d}"
+
+
+async def play_game(cfg: BiasStudy, treated: str | None, seed: int, out: Path, clients: ClientPool) -> Path:
+    """One game of a pair (skipped if finished; an unfinished one is played again from its start)."""
+    folder = game_dir(out, treated, seed)
+    if is_done(folder):
+        return folder
+    if folder.exists():
+        shutil.rmtree(folder)
+    rules = cfg.game_rules()
+    specs = [cfg.agents[name] for name in cfg.seats]
+    llm_game = any(needs_llm(s.kind) for s in specs)
+    setups = [AgentSetup(clients=clients, settings=s.settings(cfg.model),
+                         extractor=cfg.extractor.model if llm_game else None, agent_config=s.modules,
+                         learn=False, end_learning=False, cards=s.cards, options=dict(s.options)) for s in specs]
+    await play_one(rules, [s.kind for s in specs], seed, folder, setups=setups, orders=cfg.orders(treated, seed))
+    return folder
+
+
+async def play_study(cfg: BiasStudy, out: Path, override: ModelSettings | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> list[tuple[str, int]]:
+    """Play every pair's games under `out`, `cfg.concurrency` at a time: [(list, seed)] of the pairs."""
+    clients = ClientPool(override=override)
+    pairs = [(name, seed) for name in cfg.lists for seed in cfg.seeds()]
+    # pair by pair (a seed's fixed game, then its treated ones), so a run stopped early leaves whole pairs
+    games = [(treated, seed) for seed in cfg.seeds() for treated in (None, *cfg.lists)]
+    gate = asyncio.Semaphore(cfg.concurrency)
+    done = 0
+
+    async def one(treated: str | None, seed: int) -> None:
+        nonlocal done
+        async with gate:
+            await play_game(cfg, treated, seed, out, clients)
+        done += 1
+        if progress is not None:
+            progress(done, len(games))
+
+    await asyncio.gather(*(one(t, s) for t, s in games))
+    return pairs
+
+
+# ------------------------------------------------------------------ measuring
+
+
+def game_counts(events: Sequence[dict[str, Any]], seats: dict[str, list[int]], players: int) -> dict[tuple, tuple]:
+    """(agent, measure) -> (k, n) of one game (see the module's docstring); measures with n = 0 are left out."""
+    low = set(range(1, players // 2 + 1))
+    votes: dict[int, list[bool]] = {}
+    first: dict[int, bool] = {}
+    picks: dict[int, list[int]] = {}
+    secret = [e for e in events if e["type"] == "vote_cast"]
+    for index, e in enumerate(events):
+        if e["type"] == "votes_revealed":
+            cast = {s: True for s in e["approvals"]} | {s: False for s in e["rejections"]}
+            if not cast:  # secret votes: each seat's own vote event of this proposal
+                cast = {v["seat"]: v["approve"] for v in secret
+                        if (v["quest"], v["attempt"]) == (e["quest"], e["attempt"])}
+            for seat, approve in cast.items():
+                votes.setdefault(seat, []).append(approve)
+                if not any(x["type"] == "votes_revealed" for x in events[:index]):
+                    first[seat] = approve
+        elif e["type"] == "team_proposed" and not e.get("assigned"):
+            picks.setdefault(e["leader"], []).extend(s for s in e["team"] if s != e["leader"])
+    out: dict[tuple, tuple] = {}
+    groups = {TABLE: list(range(1, players + 1))}
+    if len(seats) > 1:  # one agent on every seat: its rows would be the table's
+        groups |= seats
+    for agent, mine in groups.items():
+        cast = [v for s in mine for v in votes.get(s, [])]
+        firsts = [first[s] for s in mine if s in first]
+        chosen = [p for s in mine for p in picks.get(s, [])]
+        for measure, (k, n) in {"approve": (sum(cast), len(cast)),
+                                "first_vote_approve": (sum(firsts), len(firsts)),
+                                "team_low_seats": (sum(p in low for p in chosen), len(chosen))}.items():
+            if n:
+                out[(agent, measure)] = (k, n)
+    ended = next((e for e in events if e["type"] == "game_ended"), None)
+    if ended is not None:
+        out[(TABLE, "good_wins")] = (int(ended["winner"] == "good"), 1)
+    return out
+
+
+def compare(pairs: Sequence[tuple[tuple[int, int], tuple[int, int]]]) -> dict[str, Any]:
+    """The difference of one measure between the conditions over its pairs [((k, n) fixed, (k, n) treated)]."""
+    from scipy.stats import ttest_rel
+
+    fk, fn = sum(f[0] for f, _ in pairs), sum(f[1] for f, _ in pairs)
+    tk, tn = sum(t[0] for _, t in pairs), sum(t[1] for _, t in pairs)
+    row = {"pairs": len(pairs), "fixed_k": fk, "fixed_n": fn, "fixed_rate": fk / fn if fn else math.nan,
+           "treated_k": tk, "treated_n": tn, "treated_rate": tk / tn if tn else math.nan}
+    row["diff"] = row["treated_rate"] - row["fixed_rate"]
+    fixed = [k / n for (k, n), _ in pairs]
+    treated = [k / n for _, (k, n) in pairs]
+    diffs = [t - f for f, t in zip(fixed, treated)]
+    if len(pairs) >= 2 and len(set(diffs)) > 1:
+        test = ttest_rel(treated, fixed)
+        ci = test.confidence_interval(0.95)
+        # a difference of rates lies in [-1, 1]: the t-interval is cut there (it can overshoot at small n)
+        row.update(ci_low=max(-1.0, float(ci.low)), ci_high=min(1.0, float(ci.high)), p_value=float(test.pvalue),
+                   method="paired t")
+        row["diff"] = sum(diffs) / len(diffs)  # the paired estimate the interval is about
+    else:
+        low, high = newcombe(tk, tn, fk, fn) if fn and tn else (math.nan, math.nan)
+        row.update(ci_low=low, ci_high=high, p_value=math.nan, method="newcombe (pooled)")
+    return row
+
+
+def measure(cfg: BiasStudy, out: Path, pairs: Sequence[tuple[str, int]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per list, agent and measure, one row per pair, agent and measure) from the finished games."""
+    seats: dict[str, list[int]] = {}
+    for seat, name in enumerate(cfg.seats or [], start=1):
+        seats.setdefault(name, []).append(seat)
+    counts = {}
+
+    def of(treated: str | None, seed: int) -> dict[tuple, tuple]:
+        key = (treated, seed)
+        if key not in counts:
+            counts[key] = game_counts(read_events(game_dir(out, treated, seed)), seats, cfg.players)
+        return counts[key]
+
+    pair_rows, grouped = [], {}
+    for name, seed in pairs:
+        fixed, treated = of(None, seed), of(name, seed)
+        for key in sorted(fixed.keys() & treated.keys(), key=lambda k: (k[0] != TABLE, k[0], MEASURES.index(k[1]))):
+            (fk, fn), (tk, tn) = fixed[key], treated[key]
+            pair_rows.append({"list": name, "seed": seed, "agent": key[0], "measure": key[1], "fixed_k": fk,
+                              "fixed_n": fn, "treated_k": tk, "treated_n": tn})
+            grouped.setdefault((name, *key), []).append((fixed[key], treated[key]))
+    rows = [{"list": name, "agent": agent, "measure": m, **compare(found)}
+            for (name, agent, m), found in grouped.items()]
+    return pd.DataFrame(rows, columns=COLUMNS), pd.DataFrame(pair_rows)
+
+
+def study_health(cfg: BiasStudy, out: Path) -> tuple[str, list[str]] | None:
+    """The health line of every game of the study and what is over its limits (None: no LLM call)."""
+    records = [r for folder in sorted(out.glob("*/game-*")) for r in read_trace(folder)]
+    if not records:
+        return None
+    u = usage(records)
+    return health_line(u), cfg.health.problems(u)
+
+
+# ------------------------------------------------------------------ output
+
+
+def _pp(value: float) -> str:
+    """A difference of rates in percentage points, signed."""
+    return "n/a" if value != value else f"{100 * value:+.1f}" if value < 0 or value > 0 else "+0.0"
+
+
+def table_lines(summary: pd.DataFrame) -> list[str]:
+    """The printed table: per list, agent and measure, the two rates and the difference with its interval."""
+    lines = [f"{'list':<9} {'agent':<12} {'measure':<19} {'pairs':>5} {'fixed':>13} {'treated':>13} "
+             f"{'diff (pp) [95% CI]':>28}  p"]
+    for r in summary.to_dict("records"):
+        fixed = f"{r['fixed_k']}/{r['fixed_n']}"
+        treated = f"{r['treated_k']}/{r['treated_n']}"
+        ci = f"{_pp(r['diff'])} [{_pp(r['ci_low'])}, {_pp(r['ci_high'])}]"
+        p = "n/a" if r["p_value"] != r["p_value"] else f"{r['p_value']:.2f}"
+        lines.append(f"{r['list']:<9} {r['agent'][:12]:<12} {r['measure']:<19} {r['pairs']:>5} {fixed:>13} "
+                     f"{treated:>13} {ci:>28}  {p}")
+    return lines
+
+
+def provenance(cfg: BiasStudy, config_path: Path | None, override: ModelSettings | None,
+               pairs: Sequence[tuple[str, int]]) -> dict[str, Any]:
+    pool = ClientPool(override=override)
+    models = sorted({pool.resolve(cfg.agents[n].settings(cfg.model)).public().get("spec", "?")
+                     for n in set(cfg.seats or []) if needs_llm(cfg.agents[n].kind)})
+    return {
+        "avalon_agents": __version__, "commit": commit(), "python": platform.python_version(),
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "config": str(config_path) if config_path else None,
+        "config_sha256": hashlib.sha256(config_path.read_bytes()).hexdigest()[:16] if config_path else None,
+        "models": models, "rules": cfg.rules, "players": cfg.players, "seats": cfg.seats,
+        "agents": {n: a.model_dump(mode="json", exclude_defaults=True) for n, a in cfg.agents.items()},
+        "lists": cfg.lists, "treatment": cfg.treatment, "pairs": len(pairs), "seeds": cfg.seeds(),
+    }
+
+
+def write_report(out: Path, cfg: BiasStudy, summary: pd.DataFrame, pair_rows: pd.DataFrame,
+                 prov: dict[str, Any], health: str | None) -> tuple[Path, Path]:
+    """OUT/bias.csv, OUT/pairs.csv, OUT/bias.json (provenance) and OUT/bias.md (the table and its provenance)."""
+    summary.to_csv(out / "bias.csv", index=False)
+    pair_rows.to_csv(out / "pairs.csv", index=False)
+    (out / "bias.json").write_text(json.dumps({"provenance": prov, "health": health}, indent=2, default=str) + "\n")
+    md = [f"# Order effects: {cfg.name}", "",
+          f"Pairs of games from one seed: every listing order fixed, and one list {cfg.treatment}. Per list, agent "
+          "and measure: the pooled counts in each condition and the difference (treated minus fixed, percentage "
+          "points) with its 95% interval (paired t over the pairs; Newcombe on the pooled counts where that is "
+          "undefined). See docs/reliability.md#order-effects-measured.", "",
+          f"Run {health or 'health: no LLM calls'}", "",
+          "| list | agent | measure | pairs | fixed | treated | diff (pp) | 95% CI | p | method |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in summary.to_dict("records"):
+        p = "n/a" if r["p_value"] != r["p_value"] else f"{r['p_value']:.3f}"
+        md.append(f"| {r['list']} | {r['agent']} | {r['measure']} | {r['pairs']} | {r['fixed_k']}/{r['fixed_n']} | "
+                  f"{r['treated_k']}/{r['treated_n']} | {_pp(r['diff'])} | [{_pp(r['ci_low'])}, "
+                  f"{_pp(r['ci_high'])}] | {p} | {r['method']} |")
+    md += ["", "## Provenance", "", "```json", json.dumps(prov, indent=2, default=str), "```", ""]
+    (out / "bias.md").write_text("\n".join(md))
+    return out / "bias.csv", out / "bias.md"
+
+
+# ------------------------------------------------------------------ the study
+
+
+STUDY = "study.json"
+"""The study's fingerprint in its directory: a resume under another config is refused."""
+
+
+def run_study(cfg: BiasStudy, out: Path, override: ModelSettings | None = None, config_path: Path | None = None,
+              progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Play the study under `out` (locked; finished games kept; a changed config refused), measure it and write
+    its report: {summary, pairs, health (line, problems) or None, provenance, files}."""
+    current = fingerprint(cfg, override)
+    with run_lock(out):
+        check_same_config(out, current, STUDY)
+        write_json_atomic(out / STUDY, {"name": cfg.name, "fingerprint": current})
+        pairs = asyncio.run(play_study(cfg, out, override, progress))
+    summary, pair_rows = measure(cfg, out, pairs)
+    health = study_health(cfg, out)
+    prov = provenance(cfg, config_path, override, pairs)
+    files = write_report(out, cfg, summary, pair_rows, prov, health[0] if health else None)
+    return {"summary": summary, "pairs": pair_rows, "health": health, "provenance": prov, "files": files}

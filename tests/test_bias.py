@@ -1,0 +1,118 @@
+"""The order-bias study: a pair's games differ in wording only, the measures are counted from the events, the
+difference's interval is the paired t or Newcombe's (never zero width), and the command resumes, refuses a
+changed config and prints one line for a bad one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from avalon_agents.cli import cli
+from avalon_agents.experiments.bias import TABLE, compare, game_counts, load_bias, run_study
+from avalon_agents.experiments.guard import ConfigChanged
+from avalon_agents.experiments.redteam import read_events
+from avalon_agents.llm import ModelSettings
+from avalon_agents.records import LLMCall
+from avalon_agents.records.run_dir import read_trace
+
+CONFIG = """\
+name: b
+model: scripted
+players: 5
+agents: {vanilla: {kind: llm}, bot: {kind: rulebot}}
+seats: [vanilla, vanilla, bot, vanilla, bot]
+lists: [players, speeches]
+games: 2
+seed: 11
+concurrency: 2
+"""
+
+
+def _prompts(game) -> list[str]:
+    return [r.messages[-1].content for r in read_trace(game) if isinstance(r, LLMCall)]
+
+
+def test_a_pair_differs_in_wording_only_and_the_study_resumes(tmp_path):
+    path = tmp_path / "b.yaml"
+    path.write_text(CONFIG)
+    cfg = load_bias(path)
+    out = tmp_path / "out"
+    found = run_study(cfg, out, ModelSettings(spec="scripted"), config_path=path)
+    fixed, players, speeches = (out / d / "game-00011" for d in ("fixed", "players", "speeches"))
+    # the same deal and leaders; the treated game lists the seats the other way round and records it
+    assert read_events(fixed)[:2] == read_events(players)[:2]
+    assert json.loads((players / "meta.json").read_text())["orders"]["player_order"] == [5, 4, 3, 2, 1]
+    assert _prompts(fixed)[0] != _prompts(players)[0]
+    # the vanilla agent summarizes no speeches: reversing their listing changes nothing, byte for byte
+    assert (fixed / "events.jsonl").read_bytes() == (speeches / "events.jsonl").read_bytes()
+    summary = found["summary"]
+    assert set(summary["list"]) == {"players", "speeches"} and set(summary["agent"]) == {TABLE, "vanilla", "bot"}
+    for row in summary.to_dict("records"):
+        assert row["ci_low"] < row["ci_high"], row  # never zero width
+        assert -1 <= row["ci_low"] and row["ci_high"] <= 1
+        if row["list"] == "speeches":
+            assert row["fixed_k"] == row["treated_k"] and row["diff"] == 0 and row["method"] == "newcombe (pooled)"
+    assert (out / "bias.md").read_text().count("| players |") == len(summary[summary["list"] == "players"])
+    assert json.loads((out / "bias.json").read_text())["provenance"]["models"] == ["scripted"]
+    # a rerun plays nothing again; a changed config is refused, naming what changed
+    stamp = (fixed / "events.jsonl").stat().st_mtime_ns
+    run_study(cfg, out, ModelSettings(spec="scripted"), config_path=path)
+    assert (fixed / "events.jsonl").stat().st_mtime_ns == stamp
+    with pytest.raises(ConfigChanged, match="seed"):
+        run_study(cfg.model_copy(update={"seed": 3}), out, ModelSettings(spec="scripted"))
+
+
+def test_measures_are_counted_from_the_events():
+    events = [
+        {"type": "team_proposed", "quest": 1, "attempt": 1, "leader": 1, "team": [1, 4]},
+        {"type": "votes_revealed", "quest": 1, "attempt": 1, "approvals": [1, 2], "rejections": [3, 4, 5]},
+        {"type": "team_proposed", "quest": 1, "attempt": 2, "leader": 2, "team": [1, 2]},
+        {"type": "vote_cast", "quest": 1, "attempt": 2, "seat": 1, "approve": True},
+        {"type": "vote_cast", "quest": 1, "attempt": 2, "seat": 3, "approve": False},
+        {"type": "votes_revealed", "quest": 1, "attempt": 2, "approvals": [], "rejections": []},
+        {"type": "team_proposed", "quest": 2, "attempt": 1, "leader": 1, "team": [1, 2, 5], "assigned": True},
+        {"type": "game_ended", "winner": "evil"},
+    ]
+    counts = game_counts(events, {"a": [1, 3], "b": [2, 4, 5]}, 5)
+    assert counts[(TABLE, "approve")] == (3, 7)
+    assert counts[("a", "approve")] == (2, 4) and counts[("a", "first_vote_approve")] == (1, 2)
+    assert counts[("a", "team_low_seats")] == (0, 1)  # seat 4 picked; the assigned team is not a choice
+    assert counts[("b", "team_low_seats")] == (1, 1)  # seat 2 picked seat 1
+    assert counts[(TABLE, "good_wins")] == (0, 1) and ("a", "good_wins") not in counts
+
+
+def test_the_difference_interval_is_paired_t_or_newcombe():
+    paired = compare([((1, 2), (2, 2)), ((0, 2), (2, 2)), ((1, 2), (1, 2)), ((0, 2), (1, 2))])
+    assert paired["method"] == "paired t" and paired["diff"] == pytest.approx(0.5)
+    assert paired["ci_low"] < 0.5 < paired["ci_high"] and 0 < paired["p_value"] < 1
+    same = compare([((1, 2), (1, 2)), ((2, 4), (2, 4))])  # every difference 0: no t-interval
+    assert same["method"] == "newcombe (pooled)" and same["ci_low"] < 0 < same["ci_high"]
+    wide = compare([((0, 1), (1, 1)), ((1, 1), (0, 1)), ((0, 1), (1, 1))])
+    assert -1 <= wide["ci_low"] and wide["ci_high"] <= 1  # cut to the possible differences
+
+
+@pytest.mark.parametrize("edit, field", [
+    ("seats: [vanilla, vanilla, bot, vanilla, bot]", "seats: [vanilla, ghost, bot, vanilla, bot]"),
+    ("seats: [vanilla, vanilla, bot, vanilla, bot]", "seats: [vanilla, bot]"),
+    ("lists: [players, speeches]", "lists: [seats]"),
+    ("games: 2", "games: 0"),
+])
+def test_a_bad_config_is_one_line_naming_the_field(tmp_path, edit, field):
+    path = tmp_path / "b.yaml"
+    path.write_text(CONFIG.replace(edit, field))
+    result = CliRunner().invoke(cli, ["bias", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    message = result.output.strip().splitlines()[-1]
+    assert field.split(":")[0] in message and "Traceback" not in result.output
+
+
+def test_the_command_prints_the_table_and_health(tmp_path):
+    path = tmp_path / "b.yaml"
+    path.write_text(CONFIG.replace("lists: [players, speeches]", "lists: [options]").replace("games: 2", "games: 1"))
+    result = CliRunner().invoke(cli, ["bias", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "produced by: models scripted" in result.output and "1 pairs" in result.output
+    assert "options   table        approve" in result.output and "valid response rate 100.0%" in result.output
+    assert (tmp_path / "out" / "bias.csv").is_file()
