@@ -463,7 +463,7 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
       avalon redteam experiments/redteam.yaml --model scripted --games 2
       avalon redteam experiments/redteam.yaml --attacks my_attacks.yaml
     """
-    from avalon_agents.experiments.redteam import load_redteam, run_redteam, table_lines, write_report
+    from avalon_agents.experiments.redteam import load_redteam, run_redteam, suite_health, table_lines, write_report
 
     try:
         cfg, attacks = load_redteam(config, attack_files)
@@ -482,14 +482,23 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
         raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
     click.echo(f"red team {cfg.name}: {len(attacks)} attack(s) x {cfg.games} paired game(s), attacker seat "
                f"{cfg.attacker.seat} -> {out}")
-    summary, pairs = asyncio.run(run_redteam(cfg, attacks, out, override))
-    csv, md = write_report(out, cfg, attacks, summary, pairs, config_path=config, override=override)
+    try:
+        summary, pairs = asyncio.run(run_redteam(cfg, attacks, out, override))
+    except ModelUnusable as exc:
+        raise RunUnhealthy(f"{_one_line(exc)} (stopped; finished games are kept, a rerun goes on)") from None
+    health = suite_health(cfg, out)
+    csv, md = write_report(out, cfg, attacks, summary, pairs, config_path=config, override=override,
+                           health=health[0] if health else None)
     for line in table_lines(summary):
         click.echo(line)
+    if health is not None:
+        click.echo(health[0] + ("  UNHEALTHY: " + "; ".join(health[1]) if health[1] else ""))
     click.echo(f"wrote {csv} and {md}")
     leaks = int(summary["leaks"].sum())
     if leaks:
         raise RunUnhealthy(f"{leaks} forged line(s) reached a prompt unquoted (see {out / 'pairs.csv'})")
+    if health is not None and health[1]:
+        raise RunUnhealthy("unhealthy suite, not a result (see the health line above)")
 
 
 

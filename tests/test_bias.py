@@ -14,6 +14,7 @@ from avalon_agents.experiments.bias import TABLE, compare, game_counts, load_bia
 from avalon_agents.experiments.guard import ConfigChanged
 from avalon_agents.experiments.redteam import read_events
 from avalon_agents.llm import ModelSettings
+from avalon_agents.llm.loopback import openai_server
 from avalon_agents.records import LLMCall
 from avalon_agents.records.run_dir import read_trace
 
@@ -116,3 +117,16 @@ def test_the_command_prints_the_table_and_health(tmp_path):
     assert "produced by: models scripted" in result.output and "1 pairs" in result.output
     assert "options   table        approve" in result.output and "valid response rate 100.0%" in result.output
     assert (tmp_path / "out" / "bias.csv").is_file()
+
+
+def test_a_study_over_its_health_limits_exits_3(tmp_path):
+    path = tmp_path / "b.yaml"
+    path.write_text(CONFIG.replace("lists: [players, speeches]", "lists: [options]").replace("games: 2", "games: 1"))
+    with openai_server(fault_rate=0.25, faults=("500",), seed=5) as server:
+        result = CliRunner().invoke(cli, ["bias", str(path), "--model", f"openai-compatible:m@{server.base_url}",
+                                          "--retries", "0", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 3, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("health:"))
+    assert "UNHEALTHY" in line and "calls failed (" in line
+    report = (tmp_path / "out" / "bias.md").read_text()
+    assert line.split("  UNHEALTHY")[0] in report  # the report carries the same health line

@@ -23,6 +23,7 @@ from avalon_agents.experiments.redteam import (
     summarize,
 )
 from avalon_agents.llm import ModelSettings
+from avalon_agents.llm.loopback import openai_server
 from avalon_agents.narrate import quote
 from avalon_agents.records import LLMCall
 from avalon_agents.records.trace import Message
@@ -124,6 +125,22 @@ def test_a_users_own_attack_loads_and_runs_from_the_command_line(tmp_path):
     assert "my_own" in result.output and "team_includes: self" in result.output
     assert (out / "my_own" / "game-00003" / "result.json").is_file()
     assert "my_own" in (out / "redteam.csv").read_text() and "Provenance" in (out / "redteam.md").read_text()
+    # the suite's health beside its table, in the output and the report
+    assert "fallbacks, valid response rate 100.0%" in result.output
+    assert "Run health: calls 0/" in (out / "redteam.md").read_text()
+
+
+
+def test_a_suite_over_its_health_limits_exits_3(tmp_path):
+    (tmp_path / "rt.yaml").write_text(CONFIG.replace("[host_vote_cancelled, extractor_override]",
+                                                     "[host_vote_cancelled]").replace("games: 2", "games: 1"))
+    with openai_server(fault_rate=0.25, faults=("500",), seed=5) as server:
+        result = CliRunner().invoke(cli, ["redteam", str(tmp_path / "rt.yaml"), "--model",
+                                          f"openai-compatible:m@{server.base_url}", "--retries", "0",
+                                          "--out", str(tmp_path / "out")])
+    assert result.exit_code == 3, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("health:"))
+    assert "UNHEALTHY" in line and "calls failed (" in line
     (tmp_path / "bad.yaml").write_text("attacks:\n  broken: {template: 'no placeholder', goal: {assassinate: self}}\n")
     bad = CliRunner().invoke(cli, ["redteam", str(tmp_path / "rt.yaml"), "--attacks", str(tmp_path / "bad.yaml")])
     assert bad.exit_code == 2 and "broken" in bad.output and "speech" in bad.output

@@ -45,14 +45,14 @@ from avalon_agents.errors import field_error
 from avalon_agents.experiments.config import AgentSpec, ExtractorSpec, Strict, read_config
 from avalon_agents.experiments.guard import check_same_config, run_lock
 from avalon_agents.experiments.redteam import read_events
+from avalon_agents.experiments.results import games_health
 from avalon_agents.experiments.runner import commit
 from avalon_agents.host.play import AgentSetup, play_one
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.orders import LISTS, Orders
-from avalon_agents.records.health import HealthLimits, health_line
-from avalon_agents.records.run_dir import is_done, read_trace, write_json_atomic
-from avalon_agents.records.usage import usage
+from avalon_agents.records.health import HealthLimits
+from avalon_agents.records.run_dir import is_done, write_json_atomic
 
 FIXED_DIR = "fixed"
 TABLE = "table"
@@ -268,15 +268,6 @@ def measure(cfg: BiasStudy, out: Path, pairs: Sequence[tuple[str, int]]) -> tupl
     return pd.DataFrame(rows, columns=COLUMNS), pd.DataFrame(pair_rows)
 
 
-def study_health(cfg: BiasStudy, out: Path) -> tuple[str, list[str]] | None:
-    """The health line of every game of the study and what is over its limits (None: no LLM call)."""
-    records = [r for folder in sorted(out.glob("*/game-*")) for r in read_trace(folder)]
-    if not records:
-        return None
-    u = usage(records)
-    return health_line(u), cfg.health.problems(u)
-
-
 # ------------------------------------------------------------------ output
 
 
@@ -356,7 +347,7 @@ def run_study(cfg: BiasStudy, out: Path, override: ModelSettings | None = None, 
         write_json_atomic(out / STUDY, {"name": cfg.name, "fingerprint": current})
         pairs = asyncio.run(play_study(cfg, out, override, progress))
     summary, pair_rows = measure(cfg, out, pairs)
-    health = study_health(cfg, out)
+    health = games_health(sorted(out.glob("*/game-*")), cfg.health)
     prov = provenance(cfg, config_path, override, pairs)
     files = write_report(out, cfg, summary, pair_rows, prov, health[0] if health else None)
     return {"summary": summary, "pairs": pair_rows, "health": health, "provenance": prov, "files": files}

@@ -6,6 +6,7 @@ paper's own figure where the config gives it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -128,12 +129,20 @@ def variant_health(out: Path, variants: dict[str, Experiment]) -> dict[str, tupl
         folder = Path(out) / name
         if not folder.is_dir():
             continue
-        records = [r for game in game_dirs(folder) for r in read_trace(game)]
-        if not records:
-            continue
-        u = usage(records)
-        found[name] = (health_line(u), exp.health.problems(u))
+        health = games_health(game_dirs(folder), exp.health)
+        if health is not None:
+            found[name] = health
     return found
+
+
+def games_health(games: Iterable[Path], limits: HealthLimits) -> tuple[str, list[str]] | None:
+    """The health line of these game directories together and what is over `limits` (None: no trace record,
+    e.g. bots only)."""
+    records = [r for game in games for r in read_trace(game)]
+    if not records:
+        return None
+    u = usage(records)
+    return health_line(u), limits.problems(u)
 
 
 def provenance(out: Path) -> str:
