@@ -71,10 +71,10 @@ def imported_games(run: Path, limit: int | None = None) -> list[HumanGame]:
     games = []
     for d in dirs:
         meta = json.loads((d / META).read_text())
-        imported = meta.get("imported") or meta.get("source")
+        imported = meta.get("source")
         if not imported:
             raise ValueError(f"run: {d.name} is not an imported human game (made by avalon import)")
-        source = imported.get("source", "") if isinstance(imported, dict) else str(imported)
+        source = imported.get("format", "") if isinstance(imported, dict) else str(imported)
         file = imported.get("file", "") if isinstance(imported, dict) else ""
         roles = {int(s): Role(r) for s, r in read_result(d).roles.items()}
         beliefs = [r for r in read_trace(d) if isinstance(r, Annotation) and r.kind == "belief"]

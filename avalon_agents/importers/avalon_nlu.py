@@ -20,7 +20,7 @@ from avalon_agents.core.actions import Assassinate, ProposeTeam, QuestCard, Requ
 from avalon_agents.core.events import GameEvent
 from avalon_agents.core.rules import RuleSet, make_rules
 from avalon_agents.core.types import EndReason, Role, Seat
-from avalon_agents.importers.nlu_game import ImportReport, Replay, Skip, write_game
+from avalon_agents.importers.replay import ImportReport, Replay, ReplayError, write_game
 from avalon_agents.records.run_dir import META
 from avalon_agents.records.trace import Annotation
 
@@ -94,10 +94,10 @@ class Imported:
 # ----------------------------------------------------------------- reading the file
 
 def seat_of(name: str, players: int | None = None) -> Seat:
-    """The seat of "player-N"; Skip if it is no player of the game."""
+    """The seat of "player-N"; ReplayError if it is no player of the game."""
     m = PLAYER.match(str(name).strip())
     if not m or (players is not None and not 1 <= int(m.group(1)) <= players):
-        raise Skip(f"{name!r} is not a player of this game")
+        raise ReplayError(f"{name!r} is not a player of this game")
     return int(m.group(1))
 
 
@@ -107,34 +107,34 @@ def role_of(name: str) -> Role:
     try:
         return Role.LOYAL_SERVANT if base == "servant" else Role.parse(base)
     except ValueError:
-        raise Skip(f"users: unknown role {name!r}") from None
+        raise ReplayError(f"users: unknown role {name!r}") from None
 
 
 def rows(data: dict[str, Any], table: str) -> list[dict[str, Any]]:
     """A table's rows in index order (a missing table is empty)."""
     found = data.get(table) or {}
     if not isinstance(found, dict):
-        raise Skip(f"{table}: not a table of rows")
+        raise ReplayError(f"{table}: not a table of rows")
     try:
         return [found[k] for k in sorted(found, key=int)]
     except ValueError:
-        raise Skip(f"{table}: row keys are not numbers") from None
+        raise ReplayError(f"{table}: row keys are not numbers") from None
 
 
 def read_log(path: Path) -> Log:
-    """Read one `<id>.json`. Raises Skip naming what is wrong with it."""
+    """Read one `<id>.json`. Raises ReplayError naming what is wrong with it."""
     try:
         data = json.loads(Path(path).read_text())
     except json.JSONDecodeError as exc:
-        raise Skip(f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
+        raise ReplayError(f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
     if not isinstance(data, dict):
-        raise Skip("not a dict of tables")
+        raise ReplayError("not a dict of tables")
     users = rows(data, "users")
     if not users:
-        raise Skip("users: no players")
+        raise ReplayError("users: no players")
     seats = sorted(seat_of(u["name"]) for u in users)
     if seats != list(range(1, len(users) + 1)):
-        raise Skip(f"users: players {seats} are not player-1..player-{len(users)}")
+        raise ReplayError(f"users: players {seats} are not player-1..player-{len(users)}")
     deal = tuple(role_of(u["role"]) for u in sorted(users, key=lambda u: seat_of(u["name"])))
     n = len(deal)
     messages = []
@@ -163,25 +163,25 @@ def read_flow(messages: list[Message], players: int) -> tuple[list[Attempt], End
             proposal = (seat_of(f"player-{found.group(1)}", players), team)
         elif found := VOTES.match(text):
             if proposal is None:
-                raise Skip(f"message {m.order + 1}: a party vote with no party proposed")
+                raise ReplayError(f"message {m.order + 1}: a party vote with no party proposed")
             votes = {}
             for part in found.group(1).split(","):
                 vote = VOTE.match(part.strip())
                 if not vote:
-                    raise Skip(f"message {m.order + 1}: cannot read the vote {part.strip()!r}")
+                    raise ReplayError(f"message {m.order + 1}: cannot read the vote {part.strip()!r}")
                 votes[seat_of(f"player-{vote.group(1)}", players)] = vote.group(2) == "yes"
             attempts.append(Attempt(chat=chat, leader=proposal[0], team=proposal[1], votes=votes, line=m))
             chat, proposal = [], None
         elif text in RESULTS:
             what, value = RESULTS[text]
             if not attempts:
-                raise Skip(f"message {m.order + 1}: {m.text!r} before any party vote")
+                raise ReplayError(f"message {m.order + 1}: {m.text!r} before any party vote")
             setattr(attempts[-1], "approved" if what == "vote" else what, value)
         elif text in ENDINGS:
             return attempts, ENDINGS[text], len(messages) - m.order - 1, len(chat)
         elif text not in QUIET:
-            raise Skip(f"message {m.order + 1}: unknown system line {m.text!r}")
-    raise Skip("the log ends before the game does (no line says who won)")
+            raise ReplayError(f"message {m.order + 1}: unknown system line {m.text!r}")
+    raise ReplayError("the log ends before the game does (no line says who won)")
 
 
 # ----------------------------------------------------------------- replaying it
@@ -189,16 +189,16 @@ def read_flow(messages: list[Message], players: int) -> tuple[list[Attempt], End
 def rules_for(log: Log) -> RuleSet:
     """The `paper` rules for the log's role set, with its first proposer as the first leader."""
     if not log.attempts:
-        raise Skip("no party vote in the log")
+        raise ReplayError("no party vote in the log")
     try:
         rules = make_rules("paper", roles=log.deal)
         return RuleSet(**{**rules.model_dump(), "first_leader": log.attempts[0].leader})
     except ValueError as exc:
-        raise Skip(str(exc).splitlines()[0]) from None
+        raise ReplayError(str(exc).splitlines()[0]) from None
 
 
 def replay(log: Log) -> Imported:
-    """Drive the engine with the log's actions. Raises Skip where the rules refuse what the log has."""
+    """Drive the engine with the log's actions. Raises ReplayError where the rules refuse what the log has."""
     rules = rules_for(log)
     game = Replay(rules, log.deal)
     inferred: list[dict[str, Any]] = []
@@ -206,7 +206,7 @@ def replay(log: Log) -> Imported:
     point: dict[int, int] = {}  # message order -> the seq of the event it became
     for a in log.attempts:
         if a.line.quest != game.engine.quest:
-            raise Skip(f"{game.where}: the log votes on quest {a.line.quest} here")
+            raise ReplayError(f"{game.where}: the log votes on quest {a.line.quest} here")
         while game.engine.pending() and game.engine.pending()[0].kind is RequestKind.SPEAK:
             seat = game.engine.pending()[0].seat
             mine = [m for m in a.chat if m.seat == seat]
@@ -215,22 +215,22 @@ def replay(log: Log) -> Imported:
                 spoken[m.order], point[m.order] = (seq, part), seq
         leader = game.asked(RequestKind.PROPOSE, f"player-{a.leader}'s party")[0].seat
         if leader != a.leader:
-            raise Skip(f"{game.where}: player-{a.leader} proposed a party, but the lead passes in seat order to "
+            raise ReplayError(f"{game.where}: player-{a.leader} proposed a party, but the lead passes in seat order to "
                        f"player-{leader} (the log's lead leaves seat order)")
         game.submit(leader, ProposeTeam(team=a.team))
         where = game.where
         for request in game.asked(RequestKind.VOTE, "a party vote"):
             if request.seat not in a.votes:
-                raise Skip(f"{game.where}: player-{request.seat} has no vote in the log")
+                raise ReplayError(f"{game.where}: player-{request.seat} has no vote in the log")
             new = game.submit(request.seat, Vote(approve=a.votes[request.seat]))
         revealed = new[0]
         point[a.line.order] = revealed.seq
         if a.approved is not None and a.approved != revealed.approved:
-            raise Skip(f"{where}: the log says the vote {'passed' if a.approved else 'failed'}, but "
+            raise ReplayError(f"{where}: the log says the vote {'passed' if a.approved else 'failed'}, but "
                        f"{revealed.approve_count} of {rules.players} approvals "
                        f"{'pass' if revealed.approved else 'fail'} it")
         if not revealed.approved and a.quest is not None:
-            raise Skip(f"{where}: the log has a quest result after a rejected party")
+            raise ReplayError(f"{where}: the log has a quest result after a rejected party")
         if revealed.approved:
             inferred += play_quest(game, a)
             while (asked := game.engine.pending()) and asked[0].kind is RequestKind.ASSASSINATE and asked[0].may_pass:
@@ -239,7 +239,7 @@ def replay(log: Log) -> Imported:
         inferred += assassinate(game, log)
     result = game.engine.result()
     if result.reason is not log.ending:
-        raise Skip(f"the log ends with {log.ending.value}, the rules with {result.reason.value}")
+        raise ReplayError(f"the log ends with {log.ending.value}, the rules with {result.reason.value}")
     annotations, notes = annotate(log, game.events, spoken, point)
     if log.after_end:
         notes.append(f"{log.after_end} line(s) after the game's end ignored")
@@ -253,13 +253,13 @@ def play_quest(game: Replay, a: Attempt) -> list[dict[str, Any]]:
     need, from the evil team members in seat order, and every other card succeeds. Returns what was inferred:
     the cards of a quest whose result leaves a choice (more evil players on the team than fail cards needed)."""
     if a.quest is None:
-        raise Skip(f"{game.where}: the party went, but the log has no quest result")
+        raise ReplayError(f"{game.where}: the party went, but the log has no quest result")
     requests = game.asked(RequestKind.QUEST, "a quest")
     required = game.engine.rules.fails_required[game.engine.quest - 1]
     evil = [r.seat for r in requests if r.can_fail]
     need = 0 if a.quest else required
     if len(evil) < need:
-        raise Skip(f"{game.where}: the quest failed, but the team {list(game.engine.team)} holds {len(evil)} evil "
+        raise ReplayError(f"{game.where}: the quest failed, but the team {list(game.engine.team)} holds {len(evil)} evil "
                    f"player(s) and the rules need {need} fail card(s)")
     fails = evil[:need]
     quest = game.engine.quest
@@ -283,7 +283,7 @@ def assassinate(game: Replay, log: Log) -> list[dict[str, Any]]:
         game.submit(request.seat, Assassinate(target=merlin))
         return []
     if log.ending is not EndReason.ASSASSIN_MISSED:
-        raise Skip(f"{game.where}: good won three quests, but the log ends with {log.ending.value}")
+        raise ReplayError(f"{game.where}: good won three quests, but the log ends with {log.ending.value}")
     stated = [seat_of(b["about_player"]) for b in log.beliefs
               if b.get("belief") == "merlin" and seat_of(b["player"]) == request.seat]
     stated = [s for s in stated if s in request.options and s != merlin]
@@ -356,17 +356,17 @@ def import_avalon_nlu(dataset: Path, out: Path) -> ImportReport:
     for index, path in enumerate(files, 1):
         try:
             done = replay(read_log(path))
-        except Skip as exc:
+        except ReplayError as exc:
             report.skipped.append((path.name, str(exc)))
             continue
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             report.skipped.append((path.name, f"malformed ({type(exc).__name__}: {str(exc).splitlines()[0]})"))
             continue
         name = f"game-{index:05d}"
-        meta = {"imported": {"source": SOURCE, "file": path.name, "game": path.stem, "licence": LICENCE,
-                             "inferred": done.inferred, "notes": done.notes}}
-        write_game(out / name, done.replay, meta, done.annotations)
-        report.imported.append((path.name, name))
+        source = {"format": SOURCE, "file": path.name, "game": path.stem, "licence": LICENCE,
+                  "inferred": done.inferred, "notes": done.notes}
+        report.imported.append((path.name, write_game(out / name, done.replay, variant=SOURCE, index=index,
+                                                      source=source, records=done.annotations)))
         report.annotations.update(a.kind for a in done.annotations)
         report.notes += [f"{path.name}: {n}" for n in done.notes]
     licence = next((p for p in (dataset / "LICENSE", dataset.parent / "LICENSE") if p.is_file()), None)

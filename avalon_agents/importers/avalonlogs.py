@@ -51,7 +51,7 @@ def import_logs(files: Sequence[Path], out: Path, on_file: Callable[[Path], None
         on_file: called after each file (a progress bar).
         root: file names in the report and in meta.json are relative to it (default: the file's name).
     """
-    report = ImportReport()
+    report = ImportReport(source=NAME)
     for path in files:
         name = str(path.relative_to(root)) if root else path.name
         try:
@@ -60,8 +60,8 @@ def import_logs(files: Sequence[Path], out: Path, on_file: Callable[[Path], None
             report.skipped.append((name, str(exc)))
         else:
             index = len(report.imported) + 1
-            report.imported.append(write_game(out / f"game-{index:05d}", replay, variant=NAME, index=index,
-                                              source={"format": NAME, "file": name}))
+            report.imported.append((name, write_game(out / f"game-{index:05d}", replay, variant=NAME, index=index,
+                                                     source={"format": NAME, "file": name})))
         if on_file:
             on_file(path)
     return report

@@ -9,7 +9,8 @@ finished replay is written by `write_game` with the writers a played game uses: 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from avalon_agents import __version__
 from avalon_agents.core.actions import (
     Action,
+    ActionRequest,
     Assassinate,
     IllegalAction,
     ProposeTeam,
@@ -25,26 +27,52 @@ from avalon_agents.core.actions import (
     Speak,
     Vote,
 )
-from avalon_agents.core.events import GameResult, QuestCompleted, VotesRevealed
+from avalon_agents.core.events import GameEvent, GameResult, QuestCompleted, VotesRevealed
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, seat_name
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.records import GameRecorder, usage, write_json_atomic
 from avalon_agents.records.run_dir import HEALTH
+from avalon_agents.records.trace import Record
 
 NO_SPEECH = ""
 """The speech of a seat whose record holds none (logs without chat): the engine's discussion step asks every
 seat to speak, and an empty text tells analysis it was not a speech (`data.speeches["text"] == ""`)."""
 KIND = "human"
 """The agent kind of every imported seat."""
+REPORT = "import.json"
+"""An import's report in its output folder (`ImportReport.write`)."""
 
 
 @dataclass
 class ImportReport:
-    """What an import did: the game directories written and, per skipped file, why (file name, reason)."""
+    """What an import did: each game imported (its file and directory), each file skipped (its name and why),
+    the annotation records written by kind, and notes on what was mapped or dropped."""
 
-    imported: list[Path] = field(default_factory=list)
+    source: str = ""
+    imported: list[tuple[str, Path]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    annotations: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"source": self.source,
+                "imported": [{"file": f, "game": Path(g).name} for f, g in self.imported],
+                "skipped": [{"file": f, "reason": r} for f, r in self.skipped],
+                "annotations": dict(self.annotations), "notes": self.notes}
+
+    def write(self, out: Path) -> None:
+        write_json_atomic(Path(out) / REPORT, self.as_dict())
+
+    def lines(self) -> list[str]:
+        """The report as a person reads it."""
+        total = len(self.imported) + len(self.skipped)
+        out = [f"imported {len(self.imported)} of {total} game(s) from {self.source}"]
+        out += [f"skipped {f}: {r}" for f, r in self.skipped]
+        if self.annotations:
+            out.append("annotations: " + ", ".join(f"{n:,} {k}" for k, n in sorted(self.annotations.items())))
+        out += [f"note: {n}" for n in self.notes]
+        return out
 
 
 class ReplayError(ValueError):
@@ -57,14 +85,16 @@ class Replay:
     Args:
         rules: the rules the game was played by (its `first_leader` is replaced by `first_leader`).
         deal: each seat's role, in seat order.
-        first_leader: the seat that proposed first.
+        first_leader: the seat that proposed first (None: the rules').
         seed: the engine's seed (with a fixed deal and first leader it changes nothing of the game).
 
     Raises:
         ReplayError: the deal or the first leader does not fit the rules.
     """
 
-    def __init__(self, rules: RuleSet, deal: Sequence[Role], first_leader: Seat, seed: int = 0) -> None:
+    def __init__(self, rules: RuleSet, deal: Sequence[Role], first_leader: Seat | None = None,
+                 seed: int = 0) -> None:
+        first_leader = rules.first_leader if first_leader is None else first_leader
         if not 1 <= first_leader <= rules.players:
             raise ReplayError(f"first leader: seat {first_leader} is not a seat of a {rules.players}-player game")
         self.rules = rules.model_copy(update={"first_leader": first_leader})
@@ -78,15 +108,30 @@ class Replay:
         """The engine's place, as reasons name it: "quest 2.3" (quest 2, its third proposal)."""
         return f"quest {self.engine.quest}.{self.engine.attempt}"
 
+    @property
+    def events(self) -> list[GameEvent]:
+        """Every event so far."""
+        return list(self.engine.events)
+
+    def asked(self, kind: RequestKind, what: str) -> list[ActionRequest]:
+        """The pending requests, which must be of `kind` (`what`: what the record has there, for the reason)."""
+        if self.engine.is_over:
+            raise ReplayError(f"{self.where}: the record has {what} after the game ended by the rules")
+        requests = self.engine.pending()
+        if requests[0].kind is not kind:
+            raise ReplayError(f"{self.where}: the record has {what} where the rules ask for a "
+                              f"{requests[0].kind.value}")
+        return requests
+
     def speak(self, seat: Seat, text: str) -> None:
         """A recorded speech (the engine must be asking `seat` to speak)."""
         self._expect(RequestKind.SPEAK)
-        self._submit(seat, Speak(text=text))
+        self.submit(seat, Speak(text=text))
 
     def skip_speeches(self) -> None:
         """Answer every speech the engine asks for now with `NO_SPEECH`, until it asks for something else."""
         while not self.engine.is_over and self._asked() is RequestKind.SPEAK:
-            self._submit(self.engine.pending()[0].seat, Speak(text=NO_SPEECH))
+            self.submit(self.engine.pending()[0].seat, Speak(text=NO_SPEECH))
 
     def propose(self, leader: Seat, team: Collection[Seat]) -> None:
         """`leader` names `team` (speeches not recorded before it are skipped)."""
@@ -95,7 +140,7 @@ class Replay:
         if leader != self.engine.leader:
             raise ReplayError(f"{self.where}: {seat_name(leader)} proposes, but the leader is "
                               f"{seat_name(self.engine.leader)}")
-        self._submit(leader, ProposeTeam(team=tuple(sorted(team))))
+        self.submit(leader, ProposeTeam(team=tuple(sorted(team))))
 
     def vote(self, approvals: Collection[Seat]) -> bool:
         """Every seat votes, those in `approvals` for the team; returns whether the rules approve it."""
@@ -106,7 +151,7 @@ class Replay:
             raise ReplayError(f"{self.where}: approvals by seats {unknown}, not seats of this game")
         new = []
         for request in self.engine.pending():
-            new += self._submit(request.seat, Vote(approve=request.seat in approvals))
+            new += self.submit(request.seat, Vote(approve=request.seat in approvals))
         return next(e.approved for e in new if isinstance(e, VotesRevealed))
 
     def quest(self, cards: Mapping[Seat, bool]) -> QuestCompleted:
@@ -118,13 +163,13 @@ class Replay:
                               f"{team}")
         new = []
         for seat in team:
-            new += self._submit(seat, QuestCard(success=cards[seat]))
+            new += self.submit(seat, QuestCard(success=cards[seat]))
         return next(e for e in new if isinstance(e, QuestCompleted))
 
     def assassinate(self, target: Seat | None) -> None:
         """The assassination (None: the holder holds off, where the rules allow it)."""
         self._expect(RequestKind.ASSASSINATE)
-        self._submit(self.engine.pending()[0].seat, Assassinate(target=target))
+        self.submit(self.engine.pending()[0].seat, Assassinate(target=target))
 
     @property
     def asks(self) -> RequestKind | None:
@@ -149,14 +194,16 @@ class Replay:
             raise ReplayError(f"{self.where}: the record has a {kind.value}, but the rules ask for a "
                               f"{self._asked().value}")
 
-    def _submit(self, seat: Seat, action: Action) -> list:
+    def submit(self, seat: Seat, action: Action) -> list[GameEvent]:
+        """Any recorded action, through the rules; returns the new events."""
         try:
             return self.engine.submit(seat, action)
         except IllegalAction as exc:
             raise ReplayError(f"{self.where}: the rules refuse it ({exc})") from None
 
 
-def write_game(path: Path, replay: Replay, *, variant: str, index: int, source: Mapping[str, Any]) -> Path:
+def write_game(path: Path, replay: Replay, *, variant: str, index: int, source: Mapping[str, Any],
+               records: Iterable[Record] = ()) -> Path:
     """Write a finished replay as a game directory, as a played game is written (result.json last).
 
     Args:
@@ -165,6 +212,7 @@ def write_game(path: Path, replay: Replay, *, variant: str, index: int, source: 
         variant: the run's variant name in analysis (e.g. the importer's name).
         index: the game's number in the run (seating.json's `game`).
         source: where the game came from, kept in meta.json under `source` (format, file, ...).
+        records: trace records to keep with it (e.g. a dataset's labels as `annotation` records).
     """
     result = replay.result()
     rules = replay.rules
@@ -177,6 +225,8 @@ def write_game(path: Path, replay: Replay, *, variant: str, index: int, source: 
         write_json_atomic(recorder.path / "seating.json", {"agents": kinds, "series": 1, "game": index,
                                                            "variant": variant, "seed": replay.engine.seed})
         recorder.append_events(replay.engine.events)
+        for record in records:
+            recorder.trace(record)
         write_json_atomic(recorder.path / HEALTH, usage(recorder.records))
         recorder.write_result(result)
     finally:

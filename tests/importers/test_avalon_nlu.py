@@ -49,7 +49,7 @@ def test_the_tiny_game_is_a_legal_game_of_the_paper_rules_with_human_seats(tiny)
     assert declined == [1, 2, 3]  # the paper's Assassin may strike after any quest; these humans waited
     shot = next(e for e in events if e.type == "assassination")
     assert (shot.assassin, shot.target, shot.hit) == (3, 4, False)  # the assassin's stated belief: player-4
-    inferred = meta["imported"]["inferred"]
+    inferred = meta["source"]["inferred"]
     assert [(i["what"], i.get("quest"), i.get("fails"), i.get("seat")) for i in inferred] == [
         ("quest_cards", 3, [3], None), ("assassination_target", None, None, 4)]
 
@@ -122,12 +122,12 @@ def test_each_game_that_breaks_the_rules_is_skipped_with_its_reason(tmp_path):
     assert lines[0] == "imported 1 of 6 game(s) from avalon-nlu"
     assert lines[1:6] == [
         "skipped b_corrupt.json: not valid JSON (Expecting property name enclosed in double quotes, line 1)",
-        "skipped c_lead.json: quest 2, proposal 1: player-4 proposed a party, but the lead passes in seat order to "
+        "skipped c_lead.json: quest 2.1: player-4 proposed a party, but the lead passes in seat order to "
         "player-3 (the log's lead leaves seat order)",
-        "skipped d_good_fails.json: quest 2, proposal 2: the quest failed, but the team [1, 2, 4] holds 0 evil "
+        "skipped d_good_fails.json: quest 2.2: the quest failed, but the team [1, 2, 4] holds 0 evil "
         "player(s) and the rules need 1 fail card(s)",
         "skipped e_unfinished.json: the log ends before the game does (no line says who won)",
-        "skipped f_miscounted.json: quest 2, proposal 1: the log says the vote passed, but 2 of 6 approvals fail it"]
+        "skipped f_miscounted.json: quest 2.1: the log says the vote passed, but 2 of 6 approvals fail it"]
     report = json.loads((out / "import.json").read_text())
     assert report["imported"] == [{"file": "a_good.json", "game": "game-00001"}]
     assert [s["file"] for s in report["skipped"]] == ["b_corrupt.json", "c_lead.json", "d_good_fails.json",
@@ -155,9 +155,9 @@ def test_user_mistakes_are_one_line_errors(tmp_path):
 
 README_TOTALS = {"persuasion": 2405, "deception": 432, "belief": 485}
 SKIPPED = {
-    "3YjxjN.json": "quest 3, proposal 1: the quest failed, but the team [1, 3, 5, 6] holds 0 evil player(s)",
-    "9avmeG.json": "quest 3, proposal 1: player-5 proposed a party, but the lead passes in seat order to player-4",
-    "xbojag.json": "quest 2, proposal 1: player-3 proposed a party, but the lead passes in seat order to player-2",
+    "3YjxjN.json": "quest 3.1: the quest failed, but the team [1, 3, 5, 6] holds 0 evil player(s)",
+    "9avmeG.json": "quest 3.1: player-5 proposed a party, but the lead passes in seat order to player-4",
+    "xbojag.json": "quest 2.1: player-3 proposed a party, but the lead passes in seat order to player-2",
 }
 
 
