@@ -201,12 +201,15 @@ def cli() -> None:
               help="Belief probes: after each quest, ask every LLM seat privately (its own model, outside the "
                    "game) who it thinks is Merlin and how likely each other player is evil; the answers go to "
                    "trace.jsonl as 'probe' records, never to the game.")
+@click.option("--order", "order_modes", multiple=True, metavar="LIST=MODE",
+              help="How the prompts list a LIST (players, options, speeches): fixed (the default), shuffled (from "
+                   "each game's seed) or reversed, e.g. --order options=reversed. Repeatable.")
 @plugin_option
 @logging_options
 def play(preset: str, players: int | None, role_set: str | None, assassin: str | None, seats: str,
          human: int | None, seed: int, games: int, out: Path | None, as_json: bool,
          settings: ModelSettings, extractor_model: str | None, constrained: bool, agent_config: Path | None,
-         cards: str, experience_dir: Path | None, probes: bool) -> None:
+         cards: str, experience_dir: Path | None, probes: bool, order_modes: tuple[str, ...]) -> None:
     """Play Avalon games and print a transcript (one game) or a summary (many).
 
     \b
@@ -223,12 +226,14 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
       avalon play --seats llm --model openai-compatible:qwen2.5@http://localhost:8000/v1 --temperature 0.7
       avalon play --seats llm --model scripted --probes --out runs/probed
       avalon play --human 3 --seats rulebot        you play seat 3 against rule bots
+      avalon play --seats llm --model scripted --order options=reversed --order players=shuffled
     """
     try:
         if games < 1:
             raise ValueError(f"games: must be at least 1, got {games}")
         rules = make_rules(preset, players, role_set.split(",") if role_set else None, assassin)
         players = rules.players
+        order = parse_order(order_modes, players)
         kinds = parse_seats(seats, players)
         if human is not None:
             kinds = take_seat(kinds, human, games)
@@ -266,7 +271,7 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
             progress.advance(task)
 
         try:
-            results = asyncio.run(play_games(rules, kinds, seed, games, out, on_game, setup, probes))
+            results = asyncio.run(play_games(rules, kinds, seed, games, out, on_game, setup, probes, order))
         except (ModelSpecError, InputEnded) as exc:
             raise UserError(_one_line(exc)) from None
         except ModelUnusable as exc:
@@ -275,6 +280,8 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
             raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
 
     summary = {"rules": rules.name, "players": players, "seats": kinds, "seed": seed, **summarize(results)}
+    if order:
+        summary["order"] = order
     problems: list[str] = []
     if any(needs_llm(k) for k in kinds):
         summary["model"] = setup.clients.resolve(setup.settings).spec
@@ -332,6 +339,23 @@ def _print_usage(u: dict, games: int) -> None:
                f"(read by {u['methods']})")
     click.echo(health_line(u))
 
+
+
+def parse_order(items: tuple[str, ...], players: int) -> dict[str, str] | None:
+    """`--order LIST=MODE` options as Orders.make's modes (None: all fixed). Raises ValueError naming the bad
+    one."""
+    from avalon_agents.orders import Orders
+
+    modes = {}
+    for item in items:
+        name, sep, mode = item.partition("=")
+        if not sep:
+            raise ValueError(f"order: {item!r} is not LIST=MODE (e.g. options=reversed)")
+        modes[name.strip()] = mode.strip()
+    if not modes:
+        return None
+    Orders.make(0, players, modes=modes)  # checks the names and modes
+    return modes
 
 def _print_summary(summary: dict) -> None:
     console = Console()

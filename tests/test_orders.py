@@ -255,3 +255,22 @@ def test_the_runner_draws_orders_from_the_game_seed(tmp_path):
     assert game_orders(exp, 11) == game_orders(exp, 11) != game_orders(exp, 12)
     assert game_orders(exp, 11).vote == ("approve", "reject")
     assert Path(path).exists()
+
+
+def test_play_takes_the_orders_on_the_command_line(tmp_path):
+    from click.testing import CliRunner
+
+    from avalon_agents.cli import cli
+
+    out = tmp_path / "g"
+    result = CliRunner().invoke(cli, ["play", "--seats", "llm", "--model", "scripted", "--order", "options=reversed",
+                                      "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output.strip().splitlines()[-1])["order"] == {"options": "reversed"}
+    recorded = json.loads((out / "game-00001" / "meta.json").read_text())["orders"]
+    assert recorded["options"] == "reversed" and recorded["vote_options"] == ["reject", "approve"]
+    prompts = [json.loads(line) for line in (out / "game-00001" / "trace.jsonl").read_text().splitlines()]
+    assert any('"reject" or "approve"' in m["content"] for p in prompts for m in p.get("messages", []))
+    for bad, says in (("options=backwards", "order.options"), ("speech", "LIST=MODE"), ("seats=fixed", "order.seats")):
+        wrong = CliRunner().invoke(cli, ["play", "--order", bad])
+        assert wrong.exit_code == 2 and says in wrong.output and "Traceback" not in wrong.output

@@ -178,14 +178,17 @@ async def play_games(
     on_game: Callable[[int, GameHost], None] | None = None,
     setups: AgentSetup | None = None,
     probes: bool = False,
+    order: dict[str, str] | None = None,
 ) -> list[GameResult]:
     """Play `games` games with seeds seed, seed+1, ...; write game-NNNNN/ under `out` if given (`probes`: see
-    `play_one`)."""
+    `play_one`; `order`: list -> mode, the listing orders of each game's wording, as `Orders.make`)."""
     results = []
     for i in range(games):
         if setups is not None:
             setups.experience.game = i + 1
-        host = await play_one(rules, kinds, seed + i, game_dir(out, i + 1) if out else None, setups, probes)
+        orders = Orders.make(seed + i, rules.players, modes=order) if order else FIXED
+        host = await play_one(rules, kinds, seed + i, game_dir(out, i + 1) if out else None, setups, probes,
+                              orders=orders)
         results.append(host.engine.result())
         if on_game:
             on_game(i, host)
