@@ -55,6 +55,8 @@ def test_a_pair_differs_in_wording_only_and_the_study_resumes(tmp_path):
         assert -1 <= row["ci_low"] and row["ci_high"] <= 1
         if row["list"] == "speeches":
             assert row["fixed_k"] == row["treated_k"] and row["diff"] == 0 and row["method"] == "newcombe (pooled)"
+    tested = summary.dropna(subset=["p_value"])
+    assert len(tested) and (tested["q_value"] >= tested["p_value"] - 1e-12).all()  # BH never lowers a p
     assert (out / "bias.md").read_text().count("| players |") == len(summary[summary["list"] == "players"])
     assert json.loads((out / "bias.json").read_text())["provenance"]["models"] == ["scripted"]
     # a rerun plays nothing again; a changed config is refused, naming what changed

@@ -16,7 +16,8 @@ Measured per game, per agent (the seats it sits on) and for the table as a whole
 - `good_wins`: the good side won (the table only).
 
 Per list, agent and measure: the pooled rate in each condition, the difference (treated minus fixed) with a 95%
-interval and a p-value. The interval is the paired t-interval of the per-game differences over the pairs where
+interval, a p-value and, since a study makes many comparisons, the Benjamini-Hochberg adjusted p-value over all
+of them (`q_value`). The interval is the paired t-interval of the per-game differences over the pairs where
 both games have the measure (scipy's `ttest_rel`), cut to [-100, +100] points; where that is undefined (one pair, or every pair's difference
 the same) Newcombe's interval of the pooled counts (never zero width), marked in `method`.
 """
@@ -59,7 +60,7 @@ TABLE = "table"
 """The agent name of the measures over every seat."""
 MEASURES = ("approve", "first_vote_approve", "team_low_seats", "good_wins")
 COLUMNS = ["list", "agent", "measure", "pairs", "fixed_k", "fixed_n", "fixed_rate", "treated_k", "treated_n",
-           "treated_rate", "diff", "ci_low", "ci_high", "p_value", "method"]
+           "treated_rate", "diff", "ci_low", "ci_high", "p_value", "q_value", "method"]
 
 
 class BiasStudy(Strict):
@@ -265,6 +266,12 @@ def measure(cfg: BiasStudy, out: Path, pairs: Sequence[tuple[str, int]]) -> tupl
             grouped.setdefault((name, *key), []).append((fixed[key], treated[key]))
     rows = [{"list": name, "agent": agent, "measure": m, **compare(found)}
             for (name, agent, m), found in grouped.items()]
+    tested = [r for r in rows if r["p_value"] == r["p_value"]]
+    if tested:  # a study makes many comparisons: Benjamini-Hochberg's adjusted p over all of them
+        from scipy.stats import false_discovery_control
+
+        for r, q in zip(tested, false_discovery_control([r["p_value"] for r in tested])):
+            r["q_value"] = float(q)
     return pd.DataFrame(rows, columns=COLUMNS), pd.DataFrame(pair_rows)
 
 
@@ -279,14 +286,14 @@ def _pp(value: float) -> str:
 def table_lines(summary: pd.DataFrame) -> list[str]:
     """The printed table: per list, agent and measure, the two rates and the difference with its interval."""
     lines = [f"{'list':<9} {'agent':<12} {'measure':<19} {'pairs':>5} {'fixed':>13} {'treated':>13} "
-             f"{'diff (pp) [95% CI]':>28}  p"]
+             f"{'diff (pp) [95% CI]':>28}     p     q"]
     for r in summary.to_dict("records"):
         fixed = f"{r['fixed_k']}/{r['fixed_n']}"
         treated = f"{r['treated_k']}/{r['treated_n']}"
         ci = f"{_pp(r['diff'])} [{_pp(r['ci_low'])}, {_pp(r['ci_high'])}]"
-        p = "n/a" if r["p_value"] != r["p_value"] else f"{r['p_value']:.2f}"
+        p, q = (f"{v:5.2f}" if v == v else "  n/a" for v in (r["p_value"], r["q_value"]))
         lines.append(f"{r['list']:<9} {r['agent'][:12]:<12} {r['measure']:<19} {r['pairs']:>5} {fixed:>13} "
-                     f"{treated:>13} {ci:>28}  {p}")
+                     f"{treated:>13} {ci:>28} {p} {q}")
     return lines
 
 
@@ -318,13 +325,13 @@ def write_report(out: Path, cfg: BiasStudy, summary: pd.DataFrame, pair_rows: pd
           "points) with its 95% interval (paired t over the pairs; Newcombe on the pooled counts where that is "
           "undefined). See docs/reliability.md#order-effects-measured.", "",
           f"Run {health or 'health: no LLM calls'}", "",
-          "| list | agent | measure | pairs | fixed | treated | diff (pp) | 95% CI | p | method |",
-          "|---|---|---|---|---|---|---|---|---|---|"]
+          "| list | agent | measure | pairs | fixed | treated | diff (pp) | 95% CI | p | q (BH) | method |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in summary.to_dict("records"):
-        p = "n/a" if r["p_value"] != r["p_value"] else f"{r['p_value']:.3f}"
+        p, q = ("n/a" if v != v else f"{v:.3f}" for v in (r["p_value"], r["q_value"]))
         md.append(f"| {r['list']} | {r['agent']} | {r['measure']} | {r['pairs']} | {r['fixed_k']}/{r['fixed_n']} | "
                   f"{r['treated_k']}/{r['treated_n']} | {_pp(r['diff'])} | [{_pp(r['ci_low'])}, "
-                  f"{_pp(r['ci_high'])}] | {p} | {r['method']} |")
+                  f"{_pp(r['ci_high'])}] | {p} | {q} | {r['method']} |")
     md += ["", "## Provenance", "", "```json", json.dumps(prov, indent=2, default=str), "```", ""]
     (out / "bias.md").write_text("\n".join(md))
     return out / "bias.csv", out / "bias.md"
