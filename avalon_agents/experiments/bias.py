@@ -10,7 +10,7 @@ through the rest of the game.
 Measured per game, per agent (the seats it sits on) and for the table as a whole, as counts:
 
 - `approve`: the agent's votes that approve, of its votes;
-- `first_vote_approve`: the same in the game's first vote (the one state both games of a pair share);
+- `first_vote_approve`: the same in the game's first vote (before differences can pile up);
 - `team_low_seats`: the other members of the agent's own proposals (assigned teams not counted) from seats
   1..players/2, the seats the fixed wording lists first and the reversed one last;
 - `good_wins`: the good side won (the table only).
