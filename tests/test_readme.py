@@ -100,8 +100,11 @@ def written(folder: Path, name: str) -> list[Path]:
 
 
 def costly(line: str) -> bool:
-    """Whole experiments, analyses and baseline seats (MiniLM embeddings) take seconds each: `-m slow`."""
-    return "baseline" in line or " run " in f" {line} " and "--check" not in line or " analyze " in f" {line} "
+    """Whole experiments, analyses, studies of paired games and baseline seats (MiniLM embeddings) take seconds
+    each: `-m slow`."""
+    line = f" {line} "
+    return ("baseline" in line or " run " in line and "--check" not in line
+            or any(f" {sub} " in line for sub in ("analyze", "redteam", "bias")))
 
 
 @pytest.mark.parametrize("line", [pytest.param(line, marks=pytest.mark.slow) if costly(line) else line
