@@ -52,6 +52,7 @@ def test_improved_cards_keep_the_old_text():
     assert IMPROVED[Role.MORGANA]["strategy"] in system_prompt(rules, 4, Role.MORGANA, cards="improved")
 
 
+@pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
 @pytest.mark.parametrize("cards", ["paper", "improved"])
 def test_both_agents_play_with_the_cards_they_are_given(cards):
     kinds = ["cognitive", "baseline", "llm", "rulebot", "rulebot", "rulebot"]

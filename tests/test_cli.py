@@ -61,6 +61,7 @@ def test_bad_input_is_one_line_exit_2(args, field):
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
 def test_the_installed_script_exits_0_on_success_and_2_on_bad_input(tmp_path):
     out = avalon_process("play", "--games", "2", "--json", "--out", str(tmp_path))
     assert out.returncode == 0, out.stderr
@@ -81,6 +82,7 @@ def test_bench_engine_prints_games_per_second():
     assert "games/s" in out.stdout and "engine + bots" in out.stdout
 
 
+@pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
 def test_interrupt_keeps_finished_games_and_prints_no_traceback(tmp_path):
     import signal
     import time

@@ -108,6 +108,7 @@ def exercise_everything() -> None:
         calibrate(load_run(run), run, client=judge, cache_dir=None)
 
 
+@pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
 def test_every_template_renders_and_is_used(used):
     exercise_everything()
     files = {t.id for t in prompting.all_templates()}

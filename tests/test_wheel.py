@@ -78,6 +78,7 @@ print("heavy:", heavy)
 """
 
 
+@pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
 def test_the_cli_imports_neither_llama_cpp_nor_ray():
     """A fresh process (this one may have imported anything): `avalon play` with an LLM seat."""
     out = subprocess.run([sys.executable, "-c", CLI_IMPORTS], capture_output=True, text=True, timeout=120)

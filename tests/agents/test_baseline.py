@@ -54,6 +54,7 @@ def check_full_game(host, records) -> None:
     assert decisions and all(r.valid or r.method == "fallback" for r in decisions)
 
 
+@pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
 def test_baseline_plays_a_full_game_against_the_cognitive_agent(mixed_game):
     check_full_game(*mixed_game)
 

@@ -44,6 +44,7 @@ def test_ours_beside_the_humans_for_every_measure_and_role(run):
     assert merlin["value"].iloc[0] == pytest.approx((votes["vote"] == "approve").mean())
 
 
+@pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
 def test_the_report_shows_them_for_the_papers_six_roles_unless_told_not(run, tmp_path):
     shown = analyze(run, tmp_path / "auto")
     assert "human_reference" in shown.tables
@@ -60,6 +61,7 @@ def test_a_run_with_another_role_set_is_not_the_paper_six(run):
     assert not humans.paper_six(type(data)(**{**data.__dict__, "seats": seven}))
 
 
+@pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
 def test_the_figures_mark_the_human_figure_of_each_role(run, tmp_path):
     from matplotlib.collections import PathCollection
 

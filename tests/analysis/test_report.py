@@ -60,6 +60,7 @@ def test_a_second_analysis_reuses_every_judgment(analysis_run, tmp_path):
     assert len(calls) == judged  # the second run made no call
 
 
+@pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
 def test_analyze_without_a_judge_skips_the_judged_metrics_and_says_so(analysis_run, tmp_path):
     result = CliRunner().invoke(cli, ["analyze", str(analysis_run), "--out", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output

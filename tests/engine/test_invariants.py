@@ -118,6 +118,7 @@ def check(parts: list[dict], games: int) -> None:
     assert sum(p["replayed"] for p in parts) == games // REPLAY_EVERY
 
 
+@pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
 def test_five_hundred_games_hold_every_invariant():
     check([run_chunk(range(FAST_GAMES))], FAST_GAMES)
 

@@ -28,7 +28,8 @@ games_per_series: 3
 
 @pytest.mark.parametrize("path", [p for p in FILES if "agents" not in p.parts], ids=lambda p: p.name)
 def test_every_experiment_file_validates(path):
-    """Every shipped config loads with the loader of its command (tournaments and red-team suites have theirs)."""
+    """Every shipped config loads with the loader of its command (tournaments, red-team suites and bias studies
+    have theirs)."""
     if path.name.startswith("tournament"):
         from avalon_agents.experiments.tournament import load_tournament
 
@@ -39,6 +40,12 @@ def test_every_experiment_file_validates(path):
 
         suite, attacks = load_redteam(path)
         assert suite and attacks
+        return
+    if path.name.startswith("bias"):
+        from avalon_agents.experiments.bias import load_bias
+
+        study = load_bias(path)
+        assert study.seats and len(study.seats) == study.players
         return
     variants = load_experiments(path)
     assert variants

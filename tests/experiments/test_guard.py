@@ -4,6 +4,7 @@ variants and series, so a smoke run compares every variant and rerunning converg
 
 from __future__ import annotations
 
+import pytest
 import json
 import signal
 import subprocess
@@ -50,6 +51,7 @@ def test_a_second_run_on_the_same_directory_is_refused_in_one_line(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1 and not finished(tmp_path)
 
 
+@pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
 def test_a_lock_left_by_a_killed_process_is_free_again(tmp_path):
     code = ("import sys, time; from pathlib import Path; from avalon_agents.experiments.guard import run_lock\n"
             "with run_lock(Path(sys.argv[1])):\n    print('locked', flush=True); time.sleep(60)\n")

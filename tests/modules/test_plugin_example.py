@@ -3,6 +3,7 @@ them, loaded with --plugin, selected with --agent-config, and seen at work in th
 
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import re
@@ -18,6 +19,7 @@ def blocks(language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", README.read_text(), re.DOTALL)
 
 
+@pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
 def test_readme_module_runs_as_a_plugin(tmp_path):
     module = next(b for b in blocks("python") if "register_module" in b and "failed_teams" in b)
     selection = next(b for b in blocks("yaml") if "use: failed_teams" in b)
