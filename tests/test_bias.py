@@ -24,7 +24,7 @@ model: scripted
 players: 5
 agents: {vanilla: {kind: llm}, bot: {kind: rulebot}}
 seats: [vanilla, vanilla, bot, vanilla, bot]
-lists: [players, speeches]
+lists: [players, speeches, seats]
 games: 2
 seed: 11
 concurrency: 2
@@ -49,7 +49,12 @@ def test_a_pair_differs_in_wording_only_and_the_study_resumes(tmp_path):
     # the vanilla agent summarizes no speeches: reversing their listing changes nothing, byte for byte
     assert (fixed / "events.jsonl").read_bytes() == (speeches / "events.jsonl").read_bytes()
     summary = found["summary"]
-    assert set(summary["list"]) == {"players", "speeches"} and set(summary["agent"]) == {TABLE, "vanilla", "bot"}
+    assert set(summary["list"]) == {"players", "speeches", "seats"}
+    assert set(summary["agent"]) == {TABLE, "vanilla", "bot"}
+    # seats: the same deal, the agents the other way round (the bots now on seats 1 and 3)
+    seated = json.loads((out / "seats" / "game-00011" / "meta.json").read_text())["seats"]
+    assert [seated[k] for k in sorted(seated, key=int)] == ["rulebot", "llm", "rulebot", "llm", "llm"]
+    assert read_events(out / "seats" / "game-00011")[0] == read_events(fixed)[0]
     for row in summary.to_dict("records"):
         assert row["ci_low"] < row["ci_high"], row  # never zero width
         assert -1 <= row["ci_low"] and row["ci_high"] <= 1
@@ -76,7 +81,8 @@ def test_measures_are_counted_from_the_events():
         {"type": "vote_cast", "quest": 1, "attempt": 2, "seat": 3, "approve": False},
         {"type": "votes_revealed", "quest": 1, "attempt": 2, "approvals": [], "rejections": []},
         {"type": "team_proposed", "quest": 2, "attempt": 1, "leader": 1, "team": [1, 2, 5], "assigned": True},
-        {"type": "game_ended", "winner": "evil"},
+        {"type": "game_ended", "winner": "evil", "roles": {"1": "Merlin", "2": "Assassin", "3": "Loyal Servant",
+                                                          "4": "Minion of Mordred", "5": "Percival"}},
     ]
     counts = game_counts(events, {"a": [1, 3], "b": [2, 4, 5]}, 5)
     assert counts[(TABLE, "approve")] == (3, 7)
@@ -84,6 +90,7 @@ def test_measures_are_counted_from_the_events():
     assert counts[("a", "team_low_seats")] == (0, 1)  # seat 4 picked; the assigned team is not a choice
     assert counts[("b", "team_low_seats")] == (1, 1)  # seat 2 picked seat 1
     assert counts[(TABLE, "good_wins")] == (0, 1) and ("a", "good_wins") not in counts
+    assert counts[("a", "wins")] == (0, 2) and counts[("b", "wins")] == (2, 3)  # seats 2 and 4 are evil
 
 
 def test_the_difference_interval_is_paired_t_or_newcombe():
@@ -99,7 +106,7 @@ def test_the_difference_interval_is_paired_t_or_newcombe():
 @pytest.mark.parametrize("edit, field", [
     ("seats: [vanilla, vanilla, bot, vanilla, bot]", "seats: [vanilla, ghost, bot, vanilla, bot]"),
     ("seats: [vanilla, vanilla, bot, vanilla, bot]", "seats: [vanilla, bot]"),
-    ("lists: [players, speeches]", "lists: [seats]"),
+    ("lists: [players, speeches, seats]", "lists: [teams]"),
     ("games: 2", "games: 0"),
 ])
 def test_a_bad_config_is_one_line_naming_the_field(tmp_path, edit, field):
@@ -113,7 +120,7 @@ def test_a_bad_config_is_one_line_naming_the_field(tmp_path, edit, field):
 
 def test_the_command_prints_the_table_and_health(tmp_path):
     path = tmp_path / "b.yaml"
-    path.write_text(CONFIG.replace("lists: [players, speeches]", "lists: [options]").replace("games: 2", "games: 1"))
+    path.write_text(CONFIG.replace("lists: [players, speeches, seats]", "lists: [options]").replace("games: 2", "games: 1"))
     result = CliRunner().invoke(cli, ["bias", str(path), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert "produced by: models scripted" in result.output and "1 pairs" in result.output
@@ -123,7 +130,7 @@ def test_the_command_prints_the_table_and_health(tmp_path):
 
 def test_a_study_over_its_health_limits_exits_3(tmp_path):
     path = tmp_path / "b.yaml"
-    path.write_text(CONFIG.replace("lists: [players, speeches]", "lists: [options]").replace("games: 2", "games: 1"))
+    path.write_text(CONFIG.replace("lists: [players, speeches, seats]", "lists: [options]").replace("games: 2", "games: 1"))
     with openai_server(fault_rate=0.25, faults=("500",), seed=5) as server:
         result = CliRunner().invoke(cli, ["bias", str(path), "--model", f"openai-compatible:m@{server.base_url}",
                                           "--retries", "0", "--out", str(tmp_path / "out")])

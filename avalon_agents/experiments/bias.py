@@ -2,8 +2,8 @@
 
 For each game seed the study plays the game once with every listing order fixed (`fixed/`, today's wording) and
 once per studied list with that list alone reversed (or shuffled) (`<list>/`): the seats in prose (`players`),
-the answers offered (`options`), or a proposal's speeches as the summary lists them (`speeches`; see
-avalon_agents/orders.py). The deal, the leaders, every agent's seed and the models' sampling seeds are the
+the answers offered (`options`), a proposal's speeches as the summary lists them (`speeches`; see
+avalon_agents/orders.py), or the agents' seats (`seats`: the same deal, the agents seated the other way round). The deal, the leaders, every agent's seed and the models' sampling seeds are the
 same in both games of a pair; only the wording's order differs, and whatever it changes in the answers carries
 through the rest of the game.
 
@@ -13,7 +13,8 @@ Measured per game, per agent (the seats it sits on) and for the table as a whole
 - `first_vote_approve`: the same in the game's first vote (before differences can pile up);
 - `team_low_seats`: the other members of the agent's own proposals (assigned teams not counted) from seats
   1..players/2, the seats the fixed wording lists first and the reversed one last;
-- `good_wins`: the good side won (the table only).
+- `good_wins`: the good side won (the table only);
+- `wins`: the agent's seats on the winning side, of its seats (each agent, where there are several).
 
 Per list, agent and measure: the pooled rate in each condition, the difference (treated minus fixed) with a 95%
 interval, a p-value and, since a study makes many comparisons, the Benjamini-Hochberg adjusted p-value over all
@@ -30,6 +31,7 @@ import hashlib
 import json
 import math
 import platform
+import random
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -42,6 +44,7 @@ from avalon_agents import __version__
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.analysis.stats import newcombe
 from avalon_agents.core.rules import RuleSet, make_rules
+from avalon_agents.core.types import Role
 from avalon_agents.errors import field_error
 from avalon_agents.experiments.config import AgentSpec, ExtractorSpec, Strict, read_config
 from avalon_agents.experiments.guard import check_same_config, run_lock
@@ -58,7 +61,7 @@ from avalon_agents.records.run_dir import is_done, write_json_atomic
 FIXED_DIR = "fixed"
 TABLE = "table"
 """The agent name of the measures over every seat."""
-MEASURES = ("approve", "first_vote_approve", "team_low_seats", "good_wins")
+MEASURES = ("approve", "first_vote_approve", "team_low_seats", "good_wins", "wins")
 COLUMNS = ["list", "agent", "measure", "pairs", "fixed_k", "fixed_n", "fixed_rate", "treated_k", "treated_n",
            "treated_rate", "diff", "ci_low", "ci_high", "p_value", "q_value", "method"]
 
@@ -75,8 +78,9 @@ class BiasStudy(Strict):
     agents: dict[str, AgentSpec] = Field(min_length=1, description="name -> agent (the keys of an experiment's)")
     seats: list[str] | None = Field(None, description="the agent of each seat, by name (default: the only agent "
                                                       "on every seat)")
-    lists: list[Literal["players", "options", "speeches"]] = Field(
-        default_factory=lambda: list(LISTS), min_length=1, description="the listing orders studied, one at a time")
+    lists: list[Literal["players", "options", "speeches", "seats"]] = Field(
+        default_factory=lambda: [*LISTS, "seats"], min_length=1,
+        description="the orders studied, one at a time: the prompts' lists, or `seats` (who sits where)")
     treatment: Literal["reversed", "shuffled"] = Field("reversed", description="what the treated game of a pair "
                                                                                "does to its list")
     games: int = Field(10, ge=1, le=100_000, description="pairs per list")
@@ -106,8 +110,19 @@ class BiasStudy(Strict):
         return list(range(self.seed, self.seed + self.games))
 
     def orders(self, treated: str | None, seed: int) -> Orders:
-        """The fixed orders (treated None) or `treated` alone under the treatment."""
-        return Orders.make(seed, self.players, modes={treated: self.treatment} if treated else None)
+        """The fixed orders (treated None or `seats`) or the list `treated` alone under the treatment."""
+        return Orders.make(seed, self.players, modes={treated: self.treatment} if treated in LISTS else None)
+
+    def seating(self, treated: str | None, seed: int) -> list[str]:
+        """The agent of each seat: as configured, or, when the seats are studied, in reverse (or drawn from the
+        seed); the deal stays, so each agent meets other seats and roles."""
+        names = list(self.seats or [])
+        if treated != "seats":
+            return names
+        if self.treatment == "reversed":
+            return names[::-1]
+        random.Random(f"avalon-bias-seats:{seed}").shuffle(names)
+        return names
 
 
 def fingerprint(cfg: BiasStudy, override: ModelSettings | None) -> dict[str, Any]:
@@ -146,7 +161,7 @@ async def play_game(cfg: BiasStudy, treated: str | None, seed: int, out: Path, c
     if folder.exists():
         shutil.rmtree(folder)
     rules = cfg.game_rules()
-    specs = [cfg.agents[name] for name in cfg.seats]
+    specs = [cfg.agents[name] for name in cfg.seating(treated, seed)]
     llm_game = any(needs_llm(s.kind) for s in specs)
     setups = [AgentSetup(clients=clients, settings=s.settings(cfg.model),
                          extractor=cfg.extractor.model if llm_game else None, agent_config=s.modules,
@@ -215,6 +230,10 @@ def game_counts(events: Sequence[dict[str, Any]], seats: dict[str, list[int]], p
     ended = next((e for e in events if e["type"] == "game_ended"), None)
     if ended is not None:
         out[(TABLE, "good_wins")] = (int(ended["winner"] == "good"), 1)
+        won = {int(s) for s, role in ended["roles"].items() if Role(role).side.value == ended["winner"]}
+        for agent, mine in seats.items():
+            if len(seats) > 1 and mine:
+                out[(agent, "wins")] = (sum(s in won for s in mine), len(mine))
     return out
 
 
@@ -245,14 +264,14 @@ def compare(pairs: Sequence[tuple[tuple[int, int], tuple[int, int]]]) -> dict[st
 
 def measure(cfg: BiasStudy, out: Path, pairs: Sequence[tuple[str, int]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(one row per list, agent and measure, one row per pair, agent and measure) from the finished games."""
-    seats: dict[str, list[int]] = {}
-    for seat, name in enumerate(cfg.seats or [], start=1):
-        seats.setdefault(name, []).append(seat)
     counts = {}
 
     def of(treated: str | None, seed: int) -> dict[tuple, tuple]:
         key = (treated, seed)
         if key not in counts:
+            seats: dict[str, list[int]] = {}
+            for seat, name in enumerate(cfg.seating(treated, seed), start=1):
+                seats.setdefault(name, []).append(seat)
             counts[key] = game_counts(read_events(game_dir(out, treated, seed)), seats, cfg.players)
         return counts[key]
 
