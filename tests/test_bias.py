@@ -55,6 +55,9 @@ def test_a_pair_differs_in_wording_only_and_the_study_resumes(tmp_path):
     seated = json.loads((out / "seats" / "game-00011" / "meta.json").read_text())["seats"]
     assert [seated[k] for k in sorted(seated, key=int)] == ["rulebot", "llm", "rulebot", "llm", "llm"]
     assert read_events(out / "seats" / "game-00011")[0] == read_events(fixed)[0]
+    # an agent moved to other seats leads from them: its picks from the low seats are no order effect there
+    assert not ((summary["list"] == "seats") & (summary["measure"] == "team_low_seats")).any()
+    assert ((summary["list"] == "seats") & (summary["measure"] == "wins")).sum() == 2
     for row in summary.to_dict("records"):
         assert row["ci_low"] < row["ci_high"], row  # never zero width
         assert -1 <= row["ci_low"] and row["ci_high"] <= 1

@@ -12,7 +12,8 @@ Measured per game, per agent (the seats it sits on) and for the table as a whole
 - `approve`: the agent's votes that approve, of its votes;
 - `first_vote_approve`: the same in the game's first vote (before differences can pile up);
 - `team_low_seats`: the other members of the agent's own proposals (assigned teams not counted) from seats
-  1..players/2, the seats the fixed wording lists first and the reversed one last;
+  1..players/2, the seats the fixed wording lists first and the reversed one last (not for `seats`: an agent
+  moved to other seats leads from them, and the share of low seats left to pick moves with it);
 - `good_wins`: the good side won (the table only);
 - `wins`: the agent's seats on the winning side, of its seats (each agent, where there are several).
 
@@ -279,6 +280,8 @@ def measure(cfg: BiasStudy, out: Path, pairs: Sequence[tuple[str, int]]) -> tupl
     for name, seed in pairs:
         fixed, treated = of(None, seed), of(name, seed)
         for key in sorted(fixed.keys() & treated.keys(), key=lambda k: (k[0] != TABLE, k[0], MEASURES.index(k[1]))):
+            if name == "seats" and key[1] == "team_low_seats":
+                continue  # moved agents lead from other seats: the share of low seats left to pick changes with them
             (fk, fn), (tk, tn) = fixed[key], treated[key]
             pair_rows.append({"list": name, "seed": seed, "agent": key[0], "measure": key[1], "fixed_k": fk,
                               "fixed_n": fn, "treated_k": tk, "treated_n": tn})
