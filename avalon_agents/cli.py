@@ -149,9 +149,13 @@ def cli() -> None:
     avalon play            play games between rule bots, random agents and LLM agents (--human: or you)
     avalon run             run an experiment config (variants x series x games), resumable
     avalon analyze         metrics, figures and a report of a run
+    avalon tournament      entrants against each other in every role; openskill ratings, a leaderboard
+    avalon redteam         injected instructions: paired games with and without an attacker's wrapper
+    avalon bias            order effects: paired games that differ in one listing order or the seating
     avalon replay          any recorded game as a self-contained HTML page (a timeline, a seat filter)
     avalon extract         turn one free-text answer into an action, as the host does
-    avalon import          human games (avalongame.online logs) as run directories
+    avalon import          human games (avalongame.online logs, Avalon-NLU) as run directories
+    avalon calibrate       the judges against human labels; avalon probe-humans: belief probes on them
     avalon bench engine    measure engine throughput
     avalon bench cost      LLM calls and tokens per game, per module (scripted model)
 
@@ -535,13 +539,13 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
 @plugin_option
 @logging_options
 def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | None) -> None:
-    """Measure order effects: per listing order, paired games from one seed that differ in that order only.
+    """Measure order effects: per studied order, paired games from one seed that differ in that order only.
 
     Each pair plays a seed once with every listing order fixed and once with one list (`players`: seats in
-    prose; `options`: the answers offered; `speeches`: a proposal's speeches as summarized) reversed or
-    shuffled. Prints, per list, agent and measure (approvals, first-vote approvals, proposals' picks from the
-    low seats, good-side wins), the rate in each condition and the difference with its 95% interval and
-    p-value, and the run's health. Writes OUT/bias.csv, OUT/pairs.csv, OUT/bias.md and OUT/bias.json (with
+    prose; `options`: the answers offered; `speeches`: a proposal's speeches as summarized; `seats`: which
+    agent sits where, on the same deal) reversed or shuffled. Prints, per list, agent and measure (approvals,
+    first-vote approvals, proposals' picks from the low seats, wins), the rate in each condition and the
+    difference with its 95% interval, p-value and Benjamini-Hochberg q-value, and the games' health. Writes OUT/bias.csv, OUT/pairs.csv, OUT/bias.md and OUT/bias.json (with
     provenance). Resumable: finished games are kept; a changed config is refused. Exit 3 if unhealthy.
 
     \b
