@@ -57,6 +57,8 @@ def test_a_pair_differs_in_wording_only_and_the_study_resumes(tmp_path):
     assert read_events(out / "seats" / "game-00011")[0] == read_events(fixed)[0]
     # an agent moved to other seats leads from them: its picks from the low seats are no order effect there
     assert not ((summary["list"] == "seats") & (summary["measure"] == "team_low_seats")).any()
+    seating = json.loads((out / "seats" / "game-00011" / "seating.json").read_text())
+    assert seating["variant"] == "seats" and seating["agents"]["1"] == "bot" and seating["agents"]["5"] == "vanilla"
     assert ((summary["list"] == "seats") & (summary["measure"] == "wins")).sum() == 2
     for row in summary.to_dict("records"):
         assert row["ci_low"] < row["ci_high"], row  # never zero width

@@ -162,7 +162,12 @@ async def play_game(cfg: BiasStudy, treated: str | None, seed: int, out: Path, c
     if folder.exists():
         shutil.rmtree(folder)
     rules = cfg.game_rules()
-    specs = [cfg.agents[name] for name in cfg.seating(treated, seed)]
+    names = cfg.seating(treated, seed)
+    specs = [cfg.agents[name] for name in names]
+    folder.mkdir(parents=True)
+    # as the runner seats an experiment's games: `avalon analyze OUT` then reads each condition as a variant
+    write_json_atomic(folder / "seating.json", {"agents": dict(zip(rules.seats, names)), "series": 1, "game": seed,
+                                                "variant": treated or FIXED_DIR, "seed": seed})
     llm_game = any(needs_llm(s.kind) for s in specs)
     setups = [AgentSetup(clients=clients, settings=s.settings(cfg.model),
                          extractor=cfg.extractor.model if llm_game else None, agent_config=s.modules,
