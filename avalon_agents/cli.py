@@ -458,7 +458,7 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
     for name, (line, problems) in variant_health(out, variants).items():
         if problems:
             unhealthy.append(name)
-        click.echo(f"health: {line}" + ("  UNHEALTHY: " + "; ".join(problems) if problems else ""))
+        click.echo(line + ("  UNHEALTHY: " + "; ".join(problems) if problems else ""))
     click.echo(f"leaderboard: {paths['markdown']} (CSV, ratings.png beside it)")
     if unhealthy:
         raise RunUnhealthy("unhealthy tournament, not a result (see the health line above)")

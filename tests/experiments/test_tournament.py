@@ -134,3 +134,13 @@ def test_rule_bots_rank_above_weakened_bots_above_random_agents(tmp_path):
     assert order[0] == "rulebot"
     assert set(order[1:3]) == {"blunder_30", "blunder_60"}
     assert set(order[3:]) == {"random", "random_b"}
+
+
+def test_a_tournament_of_model_seats_prints_its_health_once(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("name: t\nplayers: 5\nmodel: scripted\nentrants:\n  llm: {kind: llm}\n  bot: {kind: rulebot}\n"
+                    "blocks: 1\n")
+    result = CliRunner().invoke(cli, ["tournament", str(path), "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if "health:" in line]
+    assert len(lines) == 1 and lines[0].startswith("health: calls 0/") and "health: health" not in lines[0]
