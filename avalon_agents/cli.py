@@ -448,17 +448,17 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
     except FileNotFoundError:
         raise UserError(f"out: no finished game in {out} yet") from None
     origin = provenance(out)
+    found = variant_health(out, variants)
+    health = [line + ("  UNHEALTHY: " + "; ".join(problems) if problems else "") for line, problems in found.values()]
+    unhealthy = [name for name, (_, problems) in found.items() if problems]
     try:
-        paths = write(board, out / "tournament", next(iter(variants.values())).name, origin)
+        paths = write(board, out / "tournament", next(iter(variants.values())).name, origin, "; ".join(health))
     except OSError as exc:
         raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
     click.echo(origin)
     click.echo(format_leaderboard(board))
-    unhealthy = []
-    for name, (line, problems) in variant_health(out, variants).items():
-        if problems:
-            unhealthy.append(name)
-        click.echo(line + ("  UNHEALTHY: " + "; ".join(problems) if problems else ""))
+    for line in health:
+        click.echo(line)
     click.echo(f"leaderboard: {paths['markdown']} (CSV, ratings.png beside it)")
     if unhealthy:
         raise RunUnhealthy("unhealthy tournament, not a result (see the health line above)")

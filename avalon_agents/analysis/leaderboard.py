@@ -104,10 +104,12 @@ def h2h_matrix(board: Leaderboard) -> pd.DataFrame:
     return matrix.reindex(index=order, columns=order)
 
 
-def markdown(board: Leaderboard, title: str, provenance: str = "", figure: str | None = None) -> str:
-    """The leaderboard page: the table, the figure, win rates per role, the head-to-head matrix."""
+def markdown(board: Leaderboard, title: str, provenance: str = "", figure: str | None = None,
+             health: str = "") -> str:
+    """The leaderboard page: what produced it and its games' health, the table, the figure, win rates per role,
+    the head-to-head matrix."""
     t = board.table
-    out = [f"# {title}", "", provenance, "",
+    out = [f"# {title}", "", provenance, "", *([f"Games' {health}", ""] if health else []),
            "| # | entrant | rating (mu ± 1.96 σ) | ordinal | good | evil | win rate [95% CI] | good wins | evil wins "
            "| games |",
            "|---:|---|---|---:|---|---|---|---:|---:|---:|"]
@@ -145,7 +147,7 @@ def markdown(board: Leaderboard, title: str, provenance: str = "", figure: str |
     return "\n".join(out) + "\n"
 
 
-def write(board: Leaderboard, folder: Path, title: str, provenance: str = "") -> dict[str, Path]:
+def write(board: Leaderboard, folder: Path, title: str, provenance: str = "", health: str = "") -> dict[str, Path]:
     """leaderboard.csv, ratings.csv, win_rates.csv, head_to_head.csv, ratings.png and leaderboard.md in
     `folder`; returns them by name."""
     from avalon_agents.analysis.plots import ratings_plot, save
@@ -159,5 +161,5 @@ def write(board: Leaderboard, folder: Path, title: str, provenance: str = "") ->
     paths["figure"] = save(ratings_plot(board.ratings, order=list(board.table["agent"]), caption=provenance),
                            folder / "ratings.png")
     paths["markdown"] = folder / "leaderboard.md"
-    paths["markdown"].write_text(markdown(board, title, provenance, figure="ratings.png"))
+    paths["markdown"].write_text(markdown(board, title, provenance, figure="ratings.png", health=health))
     return paths

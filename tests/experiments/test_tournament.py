@@ -144,3 +144,4 @@ def test_a_tournament_of_model_seats_prints_its_health_once(tmp_path):
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if "health:" in line]
     assert len(lines) == 1 and lines[0].startswith("health: calls 0/") and "health: health" not in lines[0]
+    assert f"Games' {lines[0]}" in (tmp_path / "run" / "tournament" / "leaderboard.md").read_text()
