@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 import click
 from loguru import logger
@@ -466,6 +467,39 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
         raise RunUnhealthy(f"{len(aborted)} game(s) aborted by the watchdog, not counted; rerun to replay them")
 
 
+def _paired_study(load: Callable[[], tuple[Any, Any]], games: int | None, settings: ModelSettings,
+                  out: Path | None) -> tuple[Any, Any, ModelSettings | None, Path]:
+    """What `redteam` and `bias` do before playing: load the config (`load()`: the config and what else its
+    loader returns), apply `--games`, check the model, make the run directory. Returns (config, the rest,
+    the model override, out); a mistake is one line, exit 2."""
+    try:
+        cfg, rest = load()
+        if games is not None:
+            if games < 1:
+                raise ValueError(f"games: must be at least 1, got {games}")
+            cfg = cfg.model_copy(update={"games": games})
+        override = settings if settings.model_dump(exclude_defaults=True) else None
+        if settings.spec:
+            check_reachable(settings.spec)
+        out = out or Path("runs") / cfg.name
+        out.mkdir(parents=True, exist_ok=True)
+    except USER_ERRORS as exc:
+        raise UserError(_one_line(exc)) from None
+    except OSError as exc:
+        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
+    return cfg, rest, override, out
+
+
+def _study_health(health: tuple[str, list[str]] | None, what: str) -> None:
+    """Print a paired study's health line; exit 3 (RunUnhealthy) if it is over its limits."""
+    if health is None:
+        return
+    line, problems = health
+    click.echo(line + ("  UNHEALTHY: " + "; ".join(problems) if problems else ""))
+    if problems:
+        raise RunUnhealthy(f"unhealthy {what}, not a result (see the health line above)")
+
+
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--attacks", "attack_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -493,21 +527,7 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
     """
     from avalon_agents.experiments.redteam import load_redteam, run_redteam, suite_health, table_lines, write_report
 
-    try:
-        cfg, attacks = load_redteam(config, attack_files)
-        if games is not None:
-            if games < 1:
-                raise ValueError(f"games: must be at least 1, got {games}")
-            cfg = cfg.model_copy(update={"games": games})
-        override = settings if settings.model_dump(exclude_defaults=True) else None
-        if settings.spec:
-            check_reachable(settings.spec)
-        out = out or Path("runs") / cfg.name
-        out.mkdir(parents=True, exist_ok=True)
-    except USER_ERRORS as exc:
-        raise UserError(_one_line(exc)) from None
-    except OSError as exc:
-        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
+    cfg, attacks, override, out = _paired_study(lambda: load_redteam(config, attack_files), games, settings, out)
     click.echo(f"red team {cfg.name}: {len(attacks)} attack(s) x {cfg.games} paired game(s), attacker seat "
                f"{cfg.attacker.seat} -> {out}")
     try:
@@ -519,14 +539,13 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
                            health=health[0] if health else None)
     for line in table_lines(summary):
         click.echo(line)
-    if health is not None:
-        click.echo(health[0] + ("  UNHEALTHY: " + "; ".join(health[1]) if health[1] else ""))
     click.echo(f"wrote {csv} and {md}")
     leaks = int(summary["leaks"].sum())
     if leaks:
+        if health is not None:
+            click.echo(health[0])
         raise RunUnhealthy(f"{leaks} forged line(s) reached a prompt unquoted (see {out / 'pairs.csv'})")
-    if health is not None and health[1]:
-        raise RunUnhealthy("unhealthy suite, not a result (see the health line above)")
+    _study_health(health, "suite")
 
 
 
@@ -545,8 +564,8 @@ def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | N
     prose; `options`: the answers offered; `speeches`: a proposal's speeches as summarized; `seats`: which
     agent sits where, on the same deal) reversed or shuffled. Prints, per list, agent and measure (approvals,
     first-vote approvals, proposals' picks from the low seats, wins), the rate in each condition and the
-    difference with its 95% interval, p-value and Benjamini-Hochberg q-value, and the games' health. Writes OUT/bias.csv, OUT/pairs.csv, OUT/bias.md and OUT/bias.json (with
-    provenance). Resumable: finished games are kept; a changed config is refused. Exit 3 if unhealthy.
+    difference with its 95% interval, p-value and Benjamini-Hochberg q-value, and the games' health. Writes
+    OUT/bias.csv, OUT/pairs.csv, OUT/bias.md and OUT/bias.json (with provenance). Resumable: finished games are kept; a changed config is refused. Exit 3 if unhealthy.
 
     \b
     Examples:
@@ -556,21 +575,7 @@ def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | N
     from avalon_agents.experiments.bias import load_bias, run_study, table_lines
     from avalon_agents.experiments.guard import ConfigChanged, RunDirInUse
 
-    try:
-        cfg = load_bias(config)
-        if games is not None:
-            if games < 1:
-                raise ValueError(f"games: must be at least 1, got {games}")
-            cfg = cfg.model_copy(update={"games": games})
-        override = settings if settings.model_dump(exclude_defaults=True) else None
-        if settings.spec:
-            check_reachable(settings.spec)
-        out = out or Path("runs") / cfg.name
-        out.mkdir(parents=True, exist_ok=True)
-    except USER_ERRORS as exc:
-        raise UserError(_one_line(exc)) from None
-    except OSError as exc:
-        raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
+    cfg, _, override, out = _paired_study(lambda: (load_bias(config), None), games, settings, out)
     total = cfg.games * (1 + len(cfg.lists))
     click.echo(f"order bias {cfg.name}: {len(cfg.lists)} list(s) ({', '.join(cfg.lists)}) {cfg.treatment} x "
                f"{cfg.games} pair(s), {total} games -> {out}")
@@ -592,13 +597,8 @@ def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | N
                f"({prov['config_sha256']}); commit {prov['commit'] or 'unknown'}; {prov['pairs']} pairs")
     for line in table_lines(found["summary"]):
         click.echo(line)
-    health = found["health"]
-    if health is not None:
-        line, problems = health
-        click.echo(line + ("  UNHEALTHY: " + "; ".join(problems) if problems else ""))
     click.echo(f"wrote {found['files'][0]} and {found['files'][1]}")
-    if health is not None and health[1]:
-        raise RunUnhealthy("unhealthy study, not a result (see the health line above)")
+    _study_health(found["health"], "study")
 
 def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | None, max_games: int | None,
              check: bool, as_json: bool = False) -> tuple[dict, Path, ModelSettings | None]:

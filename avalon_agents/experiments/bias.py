@@ -44,10 +44,9 @@ from pydantic import Field, ValidationError, model_validator
 from avalon_agents import __version__
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.analysis.stats import newcombe
-from avalon_agents.core.rules import RuleSet, make_rules
 from avalon_agents.core.types import Role
 from avalon_agents.errors import field_error
-from avalon_agents.experiments.config import AgentSpec, ExtractorSpec, Strict, read_config
+from avalon_agents.experiments.config import AgentSpec, PairedStudy, read_config
 from avalon_agents.experiments.guard import check_same_config, run_lock
 from avalon_agents.experiments.redteam import read_events
 from avalon_agents.experiments.results import games_health
@@ -56,7 +55,6 @@ from avalon_agents.host.play import AgentSetup, play_one
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.orders import LISTS, Orders
-from avalon_agents.records.health import HealthLimits
 from avalon_agents.records.run_dir import is_done, write_json_atomic
 
 FIXED_DIR = "fixed"
@@ -67,15 +65,9 @@ COLUMNS = ["list", "agent", "measure", "pairs", "fixed_k", "fixed_n", "fixed_rat
            "treated_rate", "diff", "ci_low", "ci_high", "p_value", "q_value", "method"]
 
 
-class BiasStudy(Strict):
+class BiasStudy(PairedStudy):
     """An `avalon bias` config: the agents and their seats, the lists studied, the treatment and the pairs."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    rules: str = "official"
-    players: int = Field(6, ge=5, le=10)
-    model: ModelSettings | None = None
-    extractor: ExtractorSpec = Field(default_factory=ExtractorSpec)
-    plugins: list[str] = Field(default_factory=list)
     agents: dict[str, AgentSpec] = Field(min_length=1, description="name -> agent (the keys of an experiment's)")
     seats: list[str] | None = Field(None, description="the agent of each seat, by name (default: the only agent "
                                                       "on every seat)")
@@ -85,9 +77,7 @@ class BiasStudy(Strict):
     treatment: Literal["reversed", "shuffled"] = Field("reversed", description="what the treated game of a pair "
                                                                                "does to its list")
     games: int = Field(10, ge=1, le=100_000, description="pairs per list")
-    seed: int = 0
     concurrency: int = Field(4, ge=1, le=256, description="games played at once")
-    health: HealthLimits = Field(default_factory=HealthLimits)
 
     @model_validator(mode="after")
     def _seats(self) -> BiasStudy:
@@ -103,9 +93,6 @@ class BiasStudy(Strict):
         if len(set(self.lists)) != len(self.lists):
             raise ValueError("lists: a list is named twice")
         return self
-
-    def game_rules(self) -> RuleSet:
-        return make_rules(self.rules, self.players)
 
     def seeds(self) -> list[int]:
         return list(range(self.seed, self.seed + self.games))

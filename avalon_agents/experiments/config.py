@@ -111,6 +111,29 @@ class ExtractorSpec(Strict):
                                  description="laid over the agent's settings (a spec replaces its model)")
 
 
+
+class PairedStudy(Strict):
+    """What the studies of paired games (`avalon redteam`, `avalon bias`) share: the table, the models, the seeds
+    and the health limits."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    rules: str = "official"
+    players: int = Field(6, ge=5, le=10)
+    model: ModelSettings | None = None
+    extractor: ExtractorSpec = Field(default_factory=ExtractorSpec)
+    plugins: list[str] = Field(default_factory=list)
+    seed: int = 0
+    health: HealthLimits = Field(default_factory=HealthLimits)
+
+    @field_validator("rules")
+    @classmethod
+    def _preset(cls, rules: str) -> str:
+        make_rules(rules, 6)
+        return rules
+
+    def game_rules(self) -> RuleSet:
+        return make_rules(self.rules, self.players)
+
 class Concurrency(Strict):
     games: int = Field(1, ge=1, le=256, description="games (series) played at once")
     llm_calls: int | None = Field(None, ge=1, le=1024, description="LLM calls in flight at once per model "

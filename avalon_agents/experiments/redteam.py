@@ -30,24 +30,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from avalon_agents import __version__
 from avalon_agents.agents.attacker import Attack, load_attacks, other_seat, parse_attacks
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.analysis.stats import wilson
-from avalon_agents.core.rules import RuleSet, make_rules
 from avalon_agents.core.types import Team
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.errors import field_error, load_yaml
-from avalon_agents.experiments.config import AgentSpec, ExtractorSpec, Strict, read_config
+from avalon_agents.experiments.config import AgentSpec, PairedStudy, Strict, read_config
 from avalon_agents.experiments.runner import commit
 from avalon_agents.host.play import AgentSetup, play_one
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.narrate import quote
 from avalon_agents.records import LLMCall
-from avalon_agents.records.health import HealthLimits
 from avalon_agents.records.run_dir import EVENTS, JsonlTracer, is_done, read_trace
 from avalon_agents.records.trace import Extraction, read_lines
 
@@ -65,31 +63,17 @@ class AttackerSpec(Strict):
                                                       "defended agent)")
 
 
-class RedTeam(Strict):
+class RedTeam(PairedStudy):
     """An `avalon redteam` config: the defended agents, the attacker, the attacks and the games per attack."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    rules: str = "official"
-    players: int = Field(6, ge=5, le=10)
-    model: ModelSettings | None = None
-    extractor: ExtractorSpec = Field(default_factory=ExtractorSpec)
     judge: ModelSettings | None = Field(None, description="the behaviour judges' model (judge_says attacks; "
                                                           "default: the model at temperature 0)")
-    plugins: list[str] = Field(default_factory=list)
     defended: AgentSpec
     attacker: AttackerSpec = Field(default_factory=AttackerSpec)
     attacks: list[str] | Literal["all"] = "all"
     attack_files: list[str] = Field(default_factory=list, description="the user's attack files (paths relative to "
                                                                       "the config)")
     games: int = Field(4, ge=1, le=100_000, description="paired games per attack")
-    seed: int = 0
-    health: HealthLimits = Field(default_factory=HealthLimits)
-
-    @field_validator("rules")
-    @classmethod
-    def _preset(cls, rules: str) -> str:
-        make_rules(rules, 6)
-        return rules
 
     @model_validator(mode="after")
     def _seat(self) -> RedTeam:
@@ -97,8 +81,6 @@ class RedTeam(Strict):
             raise ValueError(f"attacker.seat: {self.attacker.seat} is not a seat of a {self.players}-player game")
         return self
 
-    def game_rules(self) -> RuleSet:
-        return make_rules(self.rules, self.players)
 
     @property
     def inner(self) -> AgentSpec:
