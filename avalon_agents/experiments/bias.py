@@ -195,16 +195,16 @@ def game_counts(events: Sequence[dict[str, Any]], seats: dict[str, list[int]], p
     first: dict[int, bool] = {}
     picks: dict[int, list[int]] = {}
     secret = [e for e in events if e["type"] == "vote_cast"]
-    for index, e in enumerate(events):
+    for e in events:
         if e["type"] == "votes_revealed":
             cast = {s: True for s in e["approvals"]} | {s: False for s in e["rejections"]}
             if not cast:  # secret votes: each seat's own vote event of this proposal
                 cast = {v["seat"]: v["approve"] for v in secret
                         if (v["quest"], v["attempt"]) == (e["quest"], e["attempt"])}
+            if not votes:  # the game's first vote
+                first.update(cast)
             for seat, approve in cast.items():
                 votes.setdefault(seat, []).append(approve)
-                if not any(x["type"] == "votes_revealed" for x in events[:index]):
-                    first[seat] = approve
         elif e["type"] == "team_proposed" and not e.get("assigned"):
             picks.setdefault(e["leader"], []).extend(s for s in e["team"] if s != e["leader"])
     out: dict[tuple, tuple] = {}
