@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from runner_latency import QUICKSTART_AGENTS, config, loopback, run, warm_up  # noqa: E402
+from runner_latency import QUICKSTART_AGENTS, config, loopback, quickstart_agents, run, warm_up  # noqa: E402
 
 
 def main() -> None:
@@ -29,14 +29,18 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--llm-calls", type=int, default=64)
     parser.add_argument("--cprofile", type=Path, default=None)
+    parser.add_argument("--embeddings", choices=("local", "served"), default="local",
+                        help="the baseline's vectors: MiniLM in this process, or from the loopback server")
     args = parser.parse_args()
     sides = {"good": "ours", "evil": "baseline"}
     with tempfile.TemporaryDirectory(prefix="profile_runner-") as tmp:
         root = Path(tmp)
         base = config(QUICKSTART_AGENTS, 1, 1, 64, sides=sides)
         warm_up(base, root / "warm")
-        cfg = config(QUICKSTART_AGENTS, args.in_flight, args.games_per_series, args.llm_calls, sides=sides)
-        with loopback(args.latency, 1024) as (spec, server):
+        served = args.embeddings == "served"
+        with loopback(args.latency, 1024, served) as (spec, server):
+            cfg = config(quickstart_agents(spec, served), args.in_flight, args.games_per_series, args.llm_calls,
+                         sides=sides)
             profiler = cProfile.Profile() if args.cprofile else None
             if profiler:
                 profiler.enable()
@@ -46,7 +50,8 @@ def main() -> None:
                 profiler.disable()
                 profiler.dump_stats(args.cprofile)
         games = len(measured["games"])
-        print(f"in flight {args.in_flight} x {args.games_per_series}, L={args.latency}, llm_calls "
+        print(f"embeddings {args.embeddings}, in flight {args.in_flight} x {args.games_per_series}, "
+              f"L={args.latency}, llm_calls "
               f"{args.llm_calls}: {games} games, wall {measured['wall']:.1f} s, CPU {measured['cpu']:.1f} s, "
               f"CPU/game {measured['cpu'] / games:.3f} s, CPU/wall {measured['cpu'] / measured['wall']:.2f}, "
               f"server CPU {server['server_cpu_s']:.1f} s ({time.perf_counter() - t0:.0f} s)")

@@ -52,6 +52,16 @@ from avalon_agents.records import GameRecorder, LLMCall, critical_path, read_tra
 
 SOLO_SEATS = {"cognitive ×6": {"a": {"kind": "cognitive"}}, "llm ×6 (vanilla)": {"a": {"kind": "llm"}}}
 QUICKSTART_AGENTS = {"ours": {"kind": "cognitive"}, "baseline": {"kind": "baseline"}}
+
+
+def quickstart_agents(spec: str, served: bool) -> dict:
+    """The quickstart match-up; `served`: the baseline's retrieval asks the loopback server (`spec`) for its
+    vectors (option `embeddings`) instead of running MiniLM in this process."""
+    if not served:
+        return QUICKSTART_AGENTS
+    url = spec.partition("@")[2]
+    return {**QUICKSTART_AGENTS, "baseline": {"kind": "baseline",
+                                              "options": {"embeddings": f"openai-compatible:minilm@{url}"}}}
 SLOW_CALL = 0.9  # a call this much slower than L: a lost SYN (1 s retransmit) or a stall, not queueing
 
 STARTS: dict[Path, tuple[float, float]] = {}  # game dir -> (perf_counter, process_time) when its recorder opened
@@ -78,13 +88,15 @@ def children_cpu() -> float:
 
 
 @contextmanager
-def loopback(latency: float, backlog: int) -> Iterator[tuple[str, dict[str, float]]]:
+def loopback(latency: float, backlog: int, embed: bool = False) -> Iterator[tuple[str, dict[str, float]]]:
     """The loopback server in its own process (its threads don't share our GIL); yields (spec, usage), where
     usage gets the server's CPU seconds once it has stopped. `backlog` is its listen queue: socketserver's
     default of 5 drops connections when many open at once (16 at once: some wait a 1 s SYN retransmit; 64:
-    some fail with ReadError), which a real server (uvicorn: 2048) does not do."""
+    some fail with ReadError), which a real server (uvicorn: 2048) does not do. `embed`: the server also
+    answers /v1/embeddings with MiniLM's vectors (computed in its process, as an embeddings server would)."""
     before = children_cpu()
-    start = f"import avalon_agents.llm.loopback as m; m._Server.request_queue_size = {backlog}; m.main()"
+    start = f"import avalon_agents.llm.loopback as m; m._Server.request_queue_size = {backlog}; " + (
+        "from avalon_agents.stores.embeddings import embedder; m.main(embedder().encode)" if embed else "m.main()")
     server = subprocess.Popen([sys.executable, "-c", start, "--latency", str(latency)],
                               stdout=subprocess.PIPE, text=True)
     usage: dict[str, float] = {}
@@ -262,15 +274,15 @@ def print_solo(rows: list[dict[str, Any]], latency: float) -> None:
 # ------------------------------------------------------------------ 2. games in flight
 
 def in_flight(latency: float, ks: list[int], per_series: int | None, limit: int, backlog: int,
-              root: Path) -> list[dict]:
+              root: Path, served: bool = False) -> list[dict]:
     base = config(QUICKSTART_AGENTS, 1, 1, limit, sides={"good": "ours", "evil": "baseline"})
     warm_up(base, root / "quickstart")
     rows = []
     for k in ks:
         n = per_series or (2 if k <= 4 else 1)
         print(f"quickstart match-up, {k} in flight × {n} games, L = {latency} s", file=sys.stderr, flush=True)
-        cfg = config(QUICKSTART_AGENTS, k, n, limit, sides={"good": "ours", "evil": "baseline"})
-        with loopback(latency, backlog) as (spec, server):
+        with loopback(latency, backlog, served) as (spec, server):
+            cfg = config(quickstart_agents(spec, served), k, n, limit, sides={"good": "ours", "evil": "baseline"})
             measured = run(cfg, root / f"flight-{k}", spec)
         by_series: dict[int, float] = defaultdict(float)
         calls = slow = retried = 0
@@ -290,9 +302,11 @@ def in_flight(latency: float, ks: list[int], per_series: int | None, limit: int,
     return rows
 
 
-def print_in_flight(rows: list[dict[str, Any]], latency: float, limit: int, backlog: int) -> None:
+def print_in_flight(rows: list[dict[str, Any]], latency: float, limit: int, backlog: int,
+                    served: bool = False) -> None:
     print(f"\n### Games in flight: cognitive (good) against the baseline (evil), L = {latency} s, "
-          f"llm_calls {limit}, server backlog {backlog}\n")
+          f"llm_calls {limit}, server backlog {backlog}, the baseline's embeddings "
+          f"{'served by the loopback server' if served else 'in process'}\n")
     print("| games in flight | games | calls / game | wall (s) | games / hour | ideal games / hour | wall / ideal "
           "| time above L per call: median (calls > L + 0.9 s, retried) | framework CPU (s) | CPU per game (s) "
           "| CPU / wall | server CPU (s) |")
@@ -322,6 +336,10 @@ def main() -> None:
                         help="give the models' httpx clients no connection cap and this many kept-alive "
                              "connections (a proposal for llm/specs.py, patched in for the measurement)")
     parser.add_argument("--part", choices=("solo", "flight", "both"), default="both")
+    parser.add_argument("--embeddings", choices=("local", "served"), default="local",
+                        help="the baseline's retrieval vectors in the in-flight rows: MiniLM in this process "
+                             "(local), or from the loopback server's /v1/embeddings (served), as a run whose "
+                             "models are all served would get them")
     parser.add_argument("--quick", action="store_true",
                         help="1 game per row, llm_calls 64 only, 1 and 4 in flight × 1 game: about 4 minutes")
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directories here")
@@ -339,8 +357,9 @@ def main() -> None:
         if args.part in ("solo", "both"):
             print_solo(solo(args.latency, games, limits, args.backlog, root), args.latency)
         if args.part in ("flight", "both"):
-            rows = in_flight(args.latency, ks, per_series, limits[0], args.backlog, root)
-            print_in_flight(rows, args.latency, limits[0], args.backlog)
+            served = args.embeddings == "served"
+            rows = in_flight(args.latency, ks, per_series, limits[0], args.backlog, root, served)
+            print_in_flight(rows, args.latency, limits[0], args.backlog, served)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 For each answer it gathers history three ways: the most recent messages (freshness), the messages with the
 highest rule-based informativeness scores, ranked by score (informativeness), and answers to questions
 (completeness): a fixed list for the seat's side plus questions the model proposes, each answered from the
-history messages most similar to it (MiniLM embeddings), and turned into a reflection. From an experience
+history messages most similar to it (MiniLM embeddings in process by default; option `embeddings:` names a
+served embeddings endpoint instead), and turned into a reflection. From an experience
 pool of earlier games' (reflection, answer, score), it retrieves the situations most like the current
 reflection, contrasts the best and the worst answer, and draws a suggestion (once per round, and only when
 the answers found scored differently: otherwise there is no better and worse answer to contrast). It then
@@ -99,8 +100,10 @@ class BaselineAgent(AgentBase):
 
     needs_llm = True
 
-    def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext) -> None:
+    def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext, embeddings: str = "local:minilm") -> None:
         self.seat = seat
+        self.embeddings = embeddings
+        self.check_options({"embeddings": embeddings})  # a bad spec fails here, in one line (ModelSpecError)
         self.end_learning = context.end_learning
         self.llm = context.llm
         self.cards = context.cards
@@ -109,7 +112,7 @@ class BaselineAgent(AgentBase):
         self.role: Role | None = None
         self.messages: list[Message] = []
         self.night: list[str] = []  # its night information: in every answer's prompt, whatever the windows hold
-        self.vectors = np.zeros((0, 384), dtype=np.float32)
+        self.vectors = np.zeros((0, 0), dtype=np.float32)
         self.turns: list[tuple[str, str]] = []  # (reflection, answer) of this game, for the pool
         self.reflection = ""
         self.suggestion: tuple[int, str] | None = None  # (round, text)
@@ -182,16 +185,27 @@ class BaselineAgent(AgentBase):
         extra = [line.strip(" -*0123456789.") for line in reply.splitlines() if line.strip().endswith("?")]
         return fixed + extra[:EXTRA_QUESTIONS]
 
+    @staticmethod
+    def check_options(options: dict[str, Any]) -> None:
+        """Raise ModelSpecError (one line) for an `embeddings` spec that cannot name an embedder."""
+        if "embeddings" in options:
+            from avalon_agents.stores.embeddings import check_embeddings
+
+            check_embeddings(options["embeddings"])
+
+    def _embedder(self) -> Any:
+        from avalon_agents.stores.embeddings import embedder  # the encoder loads on first use
+
+        return embedder(self.embeddings)
+
     def _retrieve(self, questions: list[str], messages: list[Message] | None = None) -> list[list[str]]:
         """For each question, the history messages (`messages`, default: all so far) most similar to it
-        (MiniLM cosine similarity)."""
-        from avalon_agents.stores.embeddings import embedder
-
+        (cosine similarity of the embedder's vectors)."""
         messages = self.messages if messages is None else messages
-        model = embedder()
+        model = self._embedder()
         if len(self.vectors) < len(messages):
             new = model.encode([m.text for m in messages[len(self.vectors):]])
-            self.vectors = np.vstack([self.vectors, new])
+            self.vectors = np.vstack([self.vectors, new]) if len(self.vectors) else new
         if not messages:
             return [[] for _ in questions]
         sims = model.encode(questions) @ self.vectors[:len(messages)].T

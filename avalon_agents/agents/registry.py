@@ -70,9 +70,12 @@ def _check_names(kind: str, options: dict[str, Any], reserved: tuple[str, ...] =
 
 def check_options(kind: str, options: dict[str, Any]) -> None:
     """Raise ValueError naming an option the kind's factory does not take (`seat`, `seed` and `context` are the
-    framework's), or, for a kind that needs no model, an option value its factory refuses."""
+    framework's), or an option value its factory refuses: a kind that needs no model is built to see; one that
+    needs a model is asked through its `check_options(options)`, if it has one."""
     factory = AGENT_KINDS[kind]
     _check_names(kind, options, reserved=("seat", "seed", "context", "terminal"))
+    if (check := getattr(factory, "check_options", None)) is not None:  # a model seat's own check of its values
+        check(options)
     if options and not needs_llm(kind):
         try:
             factory(seat=1, seed=0, **options)  # a bot is cheap to build: its values are checked now, not mid-run

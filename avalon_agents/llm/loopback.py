@@ -1,8 +1,8 @@
 """A loopback OpenAI-compatible server for tests and benchmarks: real HTTP on 127.0.0.1 for ChatOpenAI.
 
-It answers /v1/chat/completions (plain and streaming) and /v1/models, reports token usage, and can inject
-latency and faults at a set rate: 429, 500, a timeout (answers later than the client waits), an empty
-message, or a body that is not JSON. Replies come from a function of the request body; by default the
+It answers /v1/chat/completions (plain and streaming), /v1/models and, given a function of texts to vectors,
+/v1/embeddings; it reports token usage, and can inject latency and faults at a set rate: 429, 500, a timeout
+(answers later than the client waits), an empty message, or a body that is not JSON. Replies come from a function of the request body; by default the
 ScriptedChatModel's plausible replies (schema-filled JSON when a response_format asks for it).
 """
 
@@ -41,6 +41,7 @@ def scripted_reply(seed: int = 0) -> Callable[[dict[str, Any]], str]:
 @dataclass
 class ServerState:
     reply: Callable[[dict[str, Any]], str]
+    embed: Callable[[list[str]], Any] | None = None  # texts -> vectors, for /v1/embeddings (None: 404)
     latency: float = 0.0
     fault_rate: float = 0.0
     faults: tuple[str, ...] = FAULTS
@@ -100,10 +101,13 @@ class Handler(BaseHTTPRequestHandler):
             state.requests.append(body)
             state.headers.append({k.lower(): v for k, v in self.headers.items()})
             state.peers.append(self.client_address[1])
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        path = self.path.rstrip("/")
+        route = "embeddings" if path.endswith("/embeddings") and state.embed else "chat" if path.endswith(
+            "/chat/completions") else None
+        if route is None:
             self._json(404, {"error": {"message": "not found"}})
             return
-        if state.latency:
+        if state.latency and route == "chat":  # the latency is the chat model's; vectors come at once
             time.sleep(state.latency)
         fault = state.next_fault()
         if fault == "429":
@@ -119,6 +123,9 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(state.timeout_sleep)
         if fault == "garbage":
             self._send(200, b"<html>this is not json", "application/json")
+            return
+        if route == "embeddings":
+            self._embeddings(body)
             return
         text = "" if fault == "empty" else state.reply(body)
         prompt_tokens = sum(_words(str(m.get("content", ""))) for m in body["messages"])
@@ -136,6 +143,15 @@ class Handler(BaseHTTPRequestHandler):
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             "usage": usage,
         })
+
+    def _embeddings(self, body: dict[str, Any]) -> None:
+        texts = [body["input"]] if isinstance(body["input"], str) else list(body["input"])
+        vectors = self.server.state.embed(texts)
+        tokens = sum(_words(t) for t in texts)
+        self._json(200, {"object": "list", "model": body.get("model", "loopback"),
+                         "data": [{"object": "embedding", "index": i, "embedding": [float(x) for x in v]}
+                                  for i, v in enumerate(vectors)],
+                         "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
     def _stream(self, model: str, text: str, usage: dict[str, int]) -> None:
         self.send_response(200)
@@ -172,7 +188,8 @@ def openai_server(reply: Callable[[dict[str, Any]], str] | None = None, **option
     server = _Server(("127.0.0.1", 0), Handler)
     server.state = ServerState(reply=reply or scripted_reply(), **options)
     server.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # a short poll: shutdown() waits for the loop's next look (0.5 s by default, at the end of every test)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield server
@@ -181,8 +198,9 @@ def openai_server(reply: Callable[[dict[str, Any]], str] | None = None, **option
         server.server_close()
 
 
-def main() -> None:
-    """`python -m avalon_agents.llm.loopback [--port N] [--latency S] [--fault-rate P]`: serve until killed."""
+def main(embed: Callable[[list[str]], Any] | None = None) -> None:
+    """`python -m avalon_agents.llm.loopback [--port N] [--latency S] [--fault-rate P]`: serve until killed
+    (with `embed`, a function of texts to vectors, it also answers /v1/embeddings)."""
     import argparse
 
     parser = argparse.ArgumentParser(description=main.__doc__)
@@ -191,7 +209,8 @@ def main() -> None:
     parser.add_argument("--fault-rate", type=float, default=0.0, help="share of requests that get a fault")
     args = parser.parse_args()
     server = _Server(("127.0.0.1", args.port), Handler)
-    server.state = ServerState(reply=scripted_reply(), latency=args.latency, fault_rate=args.fault_rate)
+    server.state = ServerState(reply=scripted_reply(), embed=embed, latency=args.latency,
+                               fault_rate=args.fault_rate)
     print(f"http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
     server.serve_forever()
 

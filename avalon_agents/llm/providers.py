@@ -156,7 +156,7 @@ def _openai(model: str, settings: ModelSettings) -> BaseChatModel:
     return _chat_openai(model, settings, url=None, key=key, server=False)
 
 
-def _compatible_parts(rest: str) -> tuple[str, str]:
+def compatible_parts(rest: str) -> tuple[str, str]:
     model, at, url = rest.rpartition("@")
     if not at or not model or not url.startswith(("http://", "https://")):
         raise ModelSpecError(f"model: 'openai-compatible:{rest}' needs the form "
@@ -187,21 +187,21 @@ def server_key(url: str, settings: ModelSettings) -> str:
 
 
 def _compatible_check(rest: str) -> None:
-    _compatible_parts(rest)
+    compatible_parts(rest)
 
 
 def _compatible(rest: str, settings: ModelSettings) -> BaseChatModel:
-    model, url = _compatible_parts(rest)
+    model, url = compatible_parts(rest)
     return _chat_openai(model, settings, url=url, key=server_key(url, settings))
 
 
 def _compatible_chat(rest: str, settings: ModelSettings) -> Chat:
-    model, url = _compatible_parts(rest)
+    model, url = compatible_parts(rest)
     return OpenAIHTTP(model, url, server_key(url, settings), settings)
 
 
 def _compatible_reachable(rest: str, timeout: float) -> None:
-    _, url = _compatible_parts(rest)
+    _, url = compatible_parts(rest)
     try:
         httpx.get(f"{url}/models", timeout=timeout)
     except httpx.HTTPError as exc:

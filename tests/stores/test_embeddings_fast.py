@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from avalon_agents.stores import embeddings
+from avalon_agents.stores import vector_cache
 from avalon_agents.stores.embeddings import MiniLM
 
 
@@ -44,7 +44,7 @@ def test_game_messages_encode_as_with_the_reference_pass(model, monkeypatch):
 
 
 def test_cache_returns_identical_vectors_and_is_bounded(monkeypatch):
-    monkeypatch.setattr(embeddings, "CACHE", 8)
+    monkeypatch.setattr(vector_cache, "CACHE", 8)
     model = MiniLM()
     first = model.encode(["alpha", "beta", "alpha"])
     assert np.array_equal(first[0], first[2])

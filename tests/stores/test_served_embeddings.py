@@ -1,0 +1,85 @@
+"""Served embeddings: vectors from a real loopback server's /v1/embeddings (real HTTP) are MiniLM's, a
+baseline seat retrieves with them as with the in-process encoder, transient errors are retried, and a bad
+spec or a failing server is one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from avalon_agents.agents.baseline import BaselineAgent, Message, informativeness
+from avalon_agents.agents.registry import check_options
+from avalon_agents.llm import ClientPool, ModelSpecError
+from avalon_agents.llm.loopback import openai_server
+from avalon_agents.stores import served_embeddings
+from avalon_agents.stores.embeddings import MiniLM, embedder
+from avalon_agents.stores.served_embeddings import EmbeddingFailed, ServedEmbeddings, served
+from tests.helpers import scripted_setup
+
+TEXTS = ["Quest 1 failed with 1 fail card; the team was Player 2 and Player 5.",
+         'Player 4 said: "I like pizza and sunny weather."',
+         'Player 3 said: "The weather is lovely today."']
+QUESTIONS = ["Which players were on the teams of failed quests?", "How is the weather?"]
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLM:
+    return embedder()
+
+
+def test_served_vectors_are_minilms_and_each_text_is_sent_once(minilm):
+    with openai_server(embed=minilm.encode) as server:
+        model = served(f"openai-compatible:minilm@{server.base_url}")
+        vectors = model.encode(TEXTS + TEXTS[:1])
+        assert vectors.shape == (4, 384)
+        assert np.abs(vectors[:3] - minilm.encode(TEXTS)).max() < 1e-6
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1)
+        model.encode(TEXTS[1:])  # cached: no second request
+        bodies = [b for b in server.state.requests if "input" in b]
+    assert len(bodies) == 1 and bodies[0]["input"] == TEXTS and bodies[0]["model"] == "minilm"
+
+
+def test_a_baseline_seat_retrieves_the_same_with_served_vectors(minilm):
+    context = scripted_setup().context(ClientPool().for_game(None))
+    with openai_server(embed=minilm.encode) as server:
+        local = BaselineAgent(seat=1, context=context)
+        remote = BaselineAgent(seat=1, context=context, embeddings=f"openai-compatible:minilm@{server.base_url}")
+        for agent in (local, remote):
+            agent.messages = [Message(t, 1, informativeness(t)) for t in TEXTS]
+        found = remote._retrieve(QUESTIONS)
+        assert found == local._retrieve(QUESTIONS)
+        assert TEXTS[0] == found[0][0] and "weather" in found[1][0]
+        assert any("input" in b for b in server.state.requests)
+
+
+def test_transient_errors_are_retried_and_a_dead_endpoint_is_one_line(minilm, monkeypatch):
+    monkeypatch.setattr(served_embeddings, "WAIT", {"multiplier": 0.01, "max": 0.02})
+    with openai_server(embed=minilm.encode, fault_rate=0.5, faults=("429", "500"), seed=3) as server:
+        model = ServedEmbeddings("minilm", server.base_url, "not-needed")
+        for text in TEXTS:
+            model.encode([text])
+        assert server.state.injected  # some requests failed and were asked again
+    with openai_server(embed=minilm.encode, fault_rate=1.0, faults=("500",)) as server:
+        with pytest.raises(EmbeddingFailed, match=r"answered 500") as failed:
+            ServedEmbeddings("minilm", server.base_url, "not-needed").encode(["anything"])
+        assert len(server.state.requests) == served_embeddings.ATTEMPTS
+    assert "\n" not in str(failed.value)
+    with openai_server() as server:  # a chat-only server: no /v1/embeddings
+        with pytest.raises(EmbeddingFailed, match="404"):
+            ServedEmbeddings("minilm", server.base_url, "not-needed").encode(["anything"])
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("sentence:minilm", "unknown spec"),
+    ("openai-compatible:minilm", "needs the form"),
+    ("openai:text-embedding-3-small", "needs OPENAI_API_KEY"),
+])
+def test_a_bad_spec_is_one_line(spec, message, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ModelSpecError, match=message):
+        served(spec)
+    with pytest.raises(ModelSpecError, match=message):  # what a config's check runs (`avalon run --check`)
+        check_options("baseline", {"embeddings": spec})
+    context = scripted_setup().context(ClientPool().for_game(None))
+    with pytest.raises(ModelSpecError, match=message):
+        BaselineAgent(seat=1, context=context, embeddings=spec)
