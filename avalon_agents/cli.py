@@ -1080,7 +1080,7 @@ def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, hist
     RUN is a folder of games made by `avalon import` (Avalon-NLU: with the players' stated beliefs). Every
     seat is given the game as it saw it up to the end of each quest (public events and speeches, its own night
     information) and asked the belief probe; the answers are scored against the truth and against the beliefs
-    the player had stated by then. Prints accuracy per quest with 95% Wilson intervals; writes
+    the player had stated by then. Prints accuracy per quest with 95% intervals (whole games resampled); writes
     RUN/probes-humans/ (probes.csv, quests.csv, roles.csv, report.md, the answers cached in answers.jsonl, every
     call in calls/). A rerun asks only what is not cached. See docs/humans.md.
 

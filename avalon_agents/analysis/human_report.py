@@ -3,7 +3,7 @@
     OUT/answers.jsonl      each answer, keyed by prompt and model settings (a rerun asks only what is missing)
     OUT/calls/<game>.jsonl every call made, as llm_call records
     OUT/probes.csv         one row per probe: the answer, the truth, the stated beliefs, the scores
-    OUT/quests.csv         per quest (and all): the rates with 95% Wilson intervals, the Brier score
+    OUT/quests.csv         per quest (and all): the rates with 95% intervals (games resampled), the Brier score
     OUT/roles.csv          per role, every valid probe counted
     OUT/report.md          the tables, with what produced them
 """
@@ -131,11 +131,12 @@ def report_markdown(result: HumanProbeResult) -> str:
         "# Belief probes on human games",
         result.provenance,
         "## Per quest",
-        "Each rate with its 95% Wilson interval and trials. Merlin accuracy counts every seat but Merlin; evil "
+        "Each rate with its 95% interval and trials. Merlin accuracy counts every seat but Merlin; evil "
         "accuracy and Brier the good seats other than Merlin (the others know the answer from the night). "
         "\"Agrees with stated\" compares the model with the belief the same player had stated by the end of the "
         "quest (Avalon-NLU `belief` labels); \"players' ... right\" is how often those stated beliefs were true. "
-        "Trials of one game are not independent, so the intervals are too narrow.",
+        "Trials of one game are not independent (the same table talk), so the intervals resample whole games, "
+        "and with fewer than five games they are widened to cover the Wilson interval of the pooled trials.",
         markdown_table(shown),
         "## Per role (every valid probe)",
         "Merlin knows who is evil and the evil players know each other: high scores here and not above show the "

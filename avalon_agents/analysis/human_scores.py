@@ -21,8 +21,9 @@ none.
 - `human_merlin_accuracy`, `human_side_accuracy`: how often those stated beliefs are true: the players' own
   score at the same points, whatever the model answered.
 
-Rates carry 95% Wilson intervals over their trials (probes or stated players). Trials of one game are not
-independent (the same table talk), so the intervals are narrower than ones that allowed for it.
+Rates carry 95% intervals that resample whole games (`stats.rate`: the trials of one game share its table
+talk, so they are not independent), widened to cover the Wilson interval of the pooled trials when fewer than
+five games hold them.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from avalon_agents.analysis.probes import probe_scores
-from avalon_agents.analysis.stats import wilson
+from avalon_agents.analysis.stats import rate
 from avalon_agents.records.trace import Annotation
 
 GOOD_LABELS = frozenset({"merlin", "percival", "servant", "good"})
@@ -106,7 +107,10 @@ def _rates(group: pd.DataFrame) -> dict[str, Any]:
     row: dict[str, Any] = {"probes": len(group), "valid_rate": group["valid"].mean() if len(group) else np.nan}
     for name, (hits, trials) in RATES.items():
         k, n = int(group[hits].sum()), int(group[trials].sum())
-        low, high = wilson(k, n)
+        low = high = np.nan
+        if n:  # resampling whole games: the trials of one game share its talk (stats.rate)
+            found = rate(group[group[trials] > 0], [], hits, trials).iloc[0]
+            low, high = found["ci_low"], found["ci_high"]
         row.update({f"{name}_n": n, name: k / n if n else np.nan, f"{name}_low": low, f"{name}_high": high})
         if name == "evil_accuracy":
             row["brier"] = group["brier"].mean() if group["brier"].notna().any() else np.nan
@@ -114,8 +118,8 @@ def _rates(group: pd.DataFrame) -> dict[str, Any]:
 
 
 def by_quest(scored: pd.DataFrame) -> pd.DataFrame:
-    """Per quest (and "all"): probes, valid rate, each rate of `RATES` with its trials and Wilson interval, and
-    the mean Brier score."""
+    """Per quest (and "all"): probes, valid rate, each rate of `RATES` with its trials and game-resampled
+    interval, and the mean Brier score."""
     rows = [{"quest": str(q), **_rates(g)} for q, g in scored.groupby("quest", sort=True)]
     rows.append({"quest": "all", **_rates(scored)})
     return pd.DataFrame(rows)

@@ -176,3 +176,22 @@ def test_the_scripted_floor_over_the_real_dataset(tmp_path):
     merlin = result.quests.set_index("quest").loc["all"]
     assert 0.05 < merlin["merlin_accuracy"] < 0.3  # a random guess among six: about 1 in 6
     assert merlin["human_merlin_accuracy_n"] > 100
+
+
+def test_intervals_resample_whole_games_so_one_games_shared_talk_widens_them():
+    from avalon_agents.analysis.human_scores import RATES, by_quest
+
+    # 8 games of 10 probes each; within a game every probe agrees (all hit or all miss): 40 of 80 trials, but
+    # only 8 independent units
+    rows = []
+    for game in range(8):
+        for probe in range(10):
+            row = {"game": f"g{game}", "quest": 1, "valid": True, "brier": 0.25}
+            for hits, trials in RATES.values():
+                row[hits], row[trials] = int(game % 2 == 0), 1
+            rows.append(row)
+    q = by_quest(pd.DataFrame(rows)).set_index("quest")
+    low, high = q.loc["all", "merlin_accuracy_low"], q.loc["all", "merlin_accuracy_high"]
+    w_low, w_high = wilson(40, 80)
+    assert q.loc["all", "merlin_accuracy"] == 0.5 and low <= 0.5 <= high
+    assert high - low > 1.5 * (w_high - w_low)  # far wider than the pooled trials' Wilson interval
