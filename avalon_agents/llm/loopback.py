@@ -2,8 +2,9 @@
 
 It answers /v1/chat/completions (plain and streaming), /v1/models and, given a function of texts to vectors,
 /v1/embeddings; it reports token usage, and can inject latency and faults at a set rate: 429, 500, a timeout
-(answers later than the client waits), an empty message, or a body that is not JSON. Replies come from a function of the request body; by default the
-ScriptedChatModel's plausible replies (schema-filled JSON when a response_format asks for it).
+(answers later than the client waits), an empty message, or a body that is not JSON. Replies come from a
+function of the request body; by default the ScriptedChatModel's plausible replies (schema-filled JSON when a
+response_format asks for it).
 """
 
 from __future__ import annotations
