@@ -2,9 +2,10 @@
 
 For a run whose models are all served (vLLM, a llama.cpp server, OpenAI), the baseline's retrieval can be
 served too, so no encoder runs in the framework's process: `openai-compatible:MODEL@URL` (sent no key: the
-OpenAI key is for OpenAI) or `openai:MODEL` (OPENAI_API_KEY). Vectors are normalised to unit length here, cached per text like MiniLM's, and must be
-WIDTH wide only if they meet MiniLM's in one store (the baseline keeps its own). A call is retried on a
-transport error, 429 and 5xx; what still fails raises EmbeddingFailed with the server's one-line reason.
+OpenAI key is for OpenAI) or `openai:MODEL` (OPENAI_API_KEY). Vectors are normalised to unit length here and
+cached per text as MiniLM's are (vector_cache.py); a baseline seat keeps its own vectors, so their width is the
+server's. A call is retried on a transport error, 429 and 5xx; what still fails raises EmbeddingFailed with
+the server's one-line reason (the game then fails, and the run counts it).
 
 A thin httpx client rather than langchain-openai's OpenAIEmbeddings: that one counts tokens with tiktoken
 (whose encodings download at run time) unless told not to, and costs the openai SDK's CPU per call, which is
