@@ -5,7 +5,7 @@ served too, so no encoder runs in the framework's process: `openai-compatible:MO
 OpenAI key is for OpenAI) or `openai:MODEL` (OPENAI_API_KEY). Vectors are normalised to unit length here and
 cached per text as MiniLM's are (vector_cache.py); a baseline seat keeps its own vectors, so their width is the
 server's. A call is retried on a transport error, 429 and 5xx; what still fails raises EmbeddingFailed with
-the server's one-line reason (the game then fails, and the run counts it).
+the server's one-line reason, and the run stops as for an unusable chat model (exit 3, finished games kept).
 
 A thin httpx client rather than langchain-openai's OpenAIEmbeddings: that one counts tokens with tiktoken
 (whose encodings download at run time) unless told not to, and costs the openai SDK's CPU per call, which is
@@ -20,6 +20,7 @@ import httpx
 import numpy as np
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
+from avalon_agents.llm.health import ModelUnusable
 from avalon_agents.llm.providers import compatible_parts, server_key
 from avalon_agents.llm.settings import ModelSettings, ModelSpecError
 from avalon_agents.stores.vector_cache import Cached
@@ -30,8 +31,9 @@ WAIT = {"multiplier": 0.5, "max": 8.0}  # exponential backoff with jitter (secon
 TIMEOUT = 60.0
 
 
-class EmbeddingFailed(RuntimeError):
-    """The embeddings endpoint did not answer with vectors (after the retries)."""
+class EmbeddingFailed(ModelUnusable):
+    """The embeddings endpoint did not answer with vectors (after the retries): the run stops as for a chat
+    model that cannot be used (one line; finished games are kept, a rerun goes on)."""
 
 
 def _transient(exc: BaseException) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import yaml
 
 from avalon_agents.agents.baseline import BaselineAgent, Message, informativeness
 from avalon_agents.agents.registry import check_options
@@ -14,7 +15,7 @@ from avalon_agents.llm.loopback import openai_server
 from avalon_agents.stores import served_embeddings
 from avalon_agents.stores.embeddings import MiniLM, embedder
 from avalon_agents.stores.served_embeddings import EmbeddingFailed, ServedEmbeddings, served
-from tests.helpers import scripted_setup
+from tests.helpers import avalon, scripted_setup
 
 TEXTS = ["Quest 1 failed with 1 fail card; the team was Player 2 and Player 5.",
          'Player 4 said: "I like pizza and sunny weather."',
@@ -83,3 +84,18 @@ def test_a_bad_spec_is_one_line(spec, message, monkeypatch):
     context = scripted_setup().context(ClientPool().for_game(None))
     with pytest.raises(ModelSpecError, match=message):
         BaselineAgent(seat=1, context=context, embeddings=spec)
+
+
+@pytest.mark.slow
+def test_a_run_whose_embeddings_server_fails_stops_in_one_line_with_exit_3(tmp_path):
+    with openai_server() as server:  # answers chat, not /v1/embeddings
+        config = tmp_path / "run.yaml"
+        config.write_text(yaml.safe_dump({
+            "name": "dead-embeddings", "model": f"openai-compatible:loopback@{server.base_url}",
+            "agents": {"ours": {"kind": "cognitive"}, "base": {"kind": "baseline", "options": {
+                "embeddings": f"openai-compatible:minilm@{server.base_url}"}}},
+            "sides": {"good": "ours", "evil": "base"}, "games_per_series": 1}))
+        done = avalon("run", str(config), "--out", str(tmp_path / "run"), "-q")
+    assert done.returncode == 3
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "answered 404" in errors[0] and "Traceback" not in done.stderr
