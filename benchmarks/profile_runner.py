@@ -30,7 +30,8 @@ def main() -> None:
     parser.add_argument("--llm-calls", type=int, default=64)
     parser.add_argument("--cprofile", type=Path, default=None)
     parser.add_argument("--embeddings", choices=("local", "served"), default="local",
-                        help="the baseline's vectors: MiniLM in this process, or from the loopback server")
+                        help="the baseline's vectors: MiniLM in this process, or from the loopback server "
+                             "(a fixed vector per text, no encoder)")
     args = parser.parse_args()
     sides = {"good": "ours", "evil": "baseline"}
     with tempfile.TemporaryDirectory(prefix="profile_runner-") as tmp:

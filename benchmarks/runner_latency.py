@@ -93,12 +93,13 @@ def loopback(latency: float, backlog: int, embed: bool = False) -> Iterator[tupl
     usage gets the server's CPU seconds once it has stopped. `backlog` is its listen queue: socketserver's
     default of 5 drops connections when many open at once (16 at once: some wait a 1 s SYN retransmit; 64:
     some fail with ReadError), which a real server (uvicorn: 2048) does not do. `embed`: the server also
-    answers /v1/embeddings with MiniLM's vectors (computed in its process, as an embeddings server would)."""
+    answers /v1/embeddings, at once and with no encoder (a fixed vector per text, `loopback.hashed_vectors`),
+    as it answers chat with scripted text after a sleep: the framework's side of served embeddings is measured,
+    not a one-core encoder on this machine's two cores."""
     before = children_cpu()
-    start = f"import avalon_agents.llm.loopback as m; m._Server.request_queue_size = {backlog}; " + (
-        "from avalon_agents.stores.embeddings import embedder; m.main(embedder().encode)" if embed else "m.main()")
-    server = subprocess.Popen([sys.executable, "-c", start, "--latency", str(latency)],
-                              stdout=subprocess.PIPE, text=True)
+    start = f"import avalon_agents.llm.loopback as m; m._Server.request_queue_size = {backlog}; m.main()"
+    server = subprocess.Popen([sys.executable, "-c", start, "--latency", str(latency),
+                               "--embeddings", "hashed" if embed else "none"], stdout=subprocess.PIPE, text=True)
     usage: dict[str, float] = {}
     try:
         yield f"openai-compatible:loopback@{server.stdout.readline().strip()}", usage
@@ -306,7 +307,7 @@ def print_in_flight(rows: list[dict[str, Any]], latency: float, limit: int, back
                     served: bool = False) -> None:
     print(f"\n### Games in flight: cognitive (good) against the baseline (evil), L = {latency} s, "
           f"llm_calls {limit}, server backlog {backlog}, the baseline's embeddings "
-          f"{'served by the loopback server' if served else 'in process'}\n")
+          f"{'served (hashed vectors from the loopback server)' if served else 'in process'}\n")
     print("| games in flight | games | calls / game | wall (s) | games / hour | ideal games / hour | wall / ideal "
           "| time above L per call: median (calls > L + 0.9 s, retried) | framework CPU (s) | CPU per game (s) "
           "| CPU / wall | server CPU (s) |")
@@ -338,8 +339,8 @@ def main() -> None:
     parser.add_argument("--part", choices=("solo", "flight", "both"), default="both")
     parser.add_argument("--embeddings", choices=("local", "served"), default="local",
                         help="the baseline's retrieval vectors in the in-flight rows: MiniLM in this process "
-                             "(local), or from the loopback server's /v1/embeddings (served), as a run whose "
-                             "models are all served would get them")
+                             "(local), or from the loopback server's /v1/embeddings (served: a fixed vector per "
+                             "text, no encoder), as a run whose models are all served would get them")
     parser.add_argument("--quick", action="store_true",
                         help="1 game per row, llm_calls 64 only, 1 and 4 in flight × 1 game: about 4 minutes")
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directories here")

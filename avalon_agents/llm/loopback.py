@@ -9,7 +9,9 @@ response_format asks for it).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import random
 import threading
 import time
@@ -37,6 +39,18 @@ def scripted_reply(seed: int = 0) -> Callable[[dict[str, Any]], str]:
         return model._default(messages, kwargs)
 
     return reply
+
+
+def hashed_vectors(texts: list[str], width: int = 384) -> list[list[float]]:
+    """A unit vector per text, drawn from a generator seeded by the text's hash: the same text always gets the
+    same vector, and no encoder runs (the embeddings analogue of the scripted replies after a sleep)."""
+    out = []
+    for text in texts:
+        rng = random.Random(hashlib.sha256(text.encode()).digest())
+        vector = [rng.gauss(0.0, 1.0) for _ in range(width)]
+        norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+        out.append([x / norm for x in vector])
+    return out
 
 
 @dataclass
@@ -208,7 +222,11 @@ def main(embed: Callable[[list[str]], Any] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: a free one)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
     parser.add_argument("--fault-rate", type=float, default=0.0, help="share of requests that get a fault")
+    parser.add_argument("--embeddings", choices=("none", "hashed"), default="none",
+                        help="answer /v1/embeddings too: `hashed`, a fixed unit vector per text, with no encoder")
     args = parser.parse_args()
+    if embed is None and args.embeddings == "hashed":
+        embed = hashed_vectors
     server = _Server(("127.0.0.1", args.port), Handler)
     server.state = ServerState(reply=scripted_reply(), embed=embed, latency=args.latency,
                                fault_rate=args.fault_rate)

@@ -99,3 +99,13 @@ def test_a_run_whose_embeddings_server_fails_stops_in_one_line_with_exit_3(tmp_p
     assert done.returncode == 3
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "answered 404" in errors[0] and "Traceback" not in done.stderr
+
+
+def test_the_loopback_servers_hashed_vectors_are_fixed_per_text_and_unit_length():
+    from avalon_agents.llm.loopback import hashed_vectors
+
+    with openai_server(embed=hashed_vectors) as server:
+        vectors = ServedEmbeddings("hashed", server.base_url, "not-needed").encode(["a", "b"])
+        again = ServedEmbeddings("hashed", server.base_url, "not-needed").encode(["b", "a"])
+    assert vectors.shape == (2, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1)
+    assert np.array_equal(vectors, again[::-1]) and not np.allclose(vectors[0], vectors[1])
