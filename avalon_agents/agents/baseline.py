@@ -198,22 +198,22 @@ class BaselineAgent(AgentBase):
 
         return embedder(self.embeddings)
 
-    def _retrieve(self, questions: list[str], messages: list[Message] | None = None) -> list[list[str]]:
+    async def _retrieve(self, questions: list[str], messages: list[Message] | None = None) -> list[list[str]]:
         """For each question, the history messages (`messages`, default: all so far) most similar to it
-        (cosine similarity of the embedder's vectors)."""
-        messages = self.messages if messages is None else messages
+        (cosine similarity of the embedder's vectors; an in-process encoder runs on a worker thread, so the
+        loop plays other seats meanwhile)."""
+        messages = list(self.messages if messages is None else messages)
         model = self._embedder()
         if len(self.vectors) < len(messages):
-            new = model.encode([m.text for m in messages[len(self.vectors):]])
+            new = await model.aencode([m.text for m in messages[len(self.vectors):]])
             self.vectors = np.vstack([self.vectors, new]) if len(self.vectors) else new
         if not messages:
             return [[] for _ in questions]
-        sims = model.encode(questions) @ self.vectors[:len(messages)].T
+        sims = (await model.aencode(questions)) @ self.vectors[:len(messages)].T
         return [[messages[i].text for i in np.argsort(-row)[:EVIDENCE]] for row in sims]
 
     async def _reflect(self, questions: list[str], request: ActionRequest) -> str:
-        # embeddings: off the event loop (numpy lets the loop run other seats' calls meanwhile, on another core)
-        related = await asyncio.to_thread(self._retrieve, questions, list(self.messages))
+        related = await self._retrieve(questions)
         evidence = "\n\n".join(f"Question: {q}\nRelated messages:\n" + ("\n".join(found) or "(none yet)")
                                for q, found in zip(questions, related))
         text = template("baseline/reflect").render(name=seat_name(self.seat), role=self.role.value,

@@ -4,23 +4,27 @@ For a run whose models are all served (vLLM, a llama.cpp server, OpenAI), the ba
 served too, so no encoder runs in the framework's process: `openai-compatible:MODEL@URL` (sent no key: the
 OpenAI key is for OpenAI) or `openai:MODEL` (OPENAI_API_KEY). Vectors are normalised to unit length here and
 cached per text as MiniLM's are (vector_cache.py); a baseline seat keeps its own vectors, so their width is the
-server's. A call is retried on a transport error, 429 and 5xx; what still fails raises EmbeddingFailed with
-the server's one-line reason, and the run stops as for an unusable chat model (exit 3, finished games kept).
+server's. A call is retried on a connection error, a timeout, 408, 409, 422, 429 and 5xx; what still fails
+raises EmbeddingFailed with the server's one-line reason, and the run stops as for an unusable chat model
+(exit 3, finished games kept).
 
-A thin httpx client rather than langchain-openai's OpenAIEmbeddings: that one counts tokens with tiktoken
-(whose encodings download at run time) unless told not to, and costs the openai SDK's CPU per call, which is
-what serving the vectors is meant to take out of the process.
+The request goes through llm.http's aiohttp session of the running loop (about 0.3 ms of CPU per call, where
+httpx costs 3 ms and the openai SDK 4: benchmarks/client_overhead.py), not langchain-openai's
+OpenAIEmbeddings, which would also count tokens with tiktoken (whose encodings download at run time).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 
-import httpx
+import aiohttp
 import numpy as np
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from avalon_agents.llm.health import ModelUnusable
+from avalon_agents.llm.http import ServerError, loop_session
 from avalon_agents.llm.providers import compatible_parts, server_key
 from avalon_agents.llm.settings import ModelSettings, ModelSpecError
 from avalon_agents.stores.vector_cache import Cached
@@ -28,7 +32,7 @@ from avalon_agents.stores.vector_cache import Cached
 OPENAI_URL = "https://api.openai.com/v1"
 ATTEMPTS = 4
 WAIT = {"multiplier": 0.5, "max": 8.0}  # exponential backoff with jitter (seconds)
-TIMEOUT = 60.0
+TIMEOUT = aiohttp.ClientTimeout(total=60)
 
 
 class EmbeddingFailed(ModelUnusable):
@@ -37,9 +41,9 @@ class EmbeddingFailed(ModelUnusable):
 
 
 def _transient(exc: BaseException) -> bool:
-    if isinstance(exc, httpx.HTTPStatusError):
-        return exc.response.status_code == 429 or exc.response.status_code >= 500
-    return isinstance(exc, httpx.TransportError)
+    if isinstance(exc, ServerError):
+        return exc.retryable
+    return isinstance(exc, (aiohttp.ClientError, asyncio.TimeoutError))
 
 
 class ServedEmbeddings(Cached):
@@ -47,31 +51,40 @@ class ServedEmbeddings(Cached):
 
     def __init__(self, model: str, url: str, key: str) -> None:
         super().__init__()
-        self.model, self.url = model, url
-        self.client = httpx.Client(timeout=TIMEOUT, headers={"Authorization": f"Bearer {key}"})
+        self.model, self.url = model, f"{url.rstrip('/')}/embeddings"
+        self.headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
 
-    def _post(self, texts: list[str]) -> list[list[float]]:
-        response = self.client.post(f"{self.url}/embeddings", json={"model": self.model, "input": texts})
-        response.raise_for_status()
-        data = sorted(response.json()["data"], key=lambda d: d["index"])
+    async def _post(self, texts: list[str]) -> list[list[float]]:
+        session = await loop_session((self.url, 0))
+        async with session.post(self.url, data=json.dumps({"model": self.model, "input": texts}),
+                                headers=self.headers, timeout=TIMEOUT) as response:
+            raw, status = await response.read(), response.status
+        if status >= 400:
+            raise ServerError(status, " ".join(raw.decode(errors="replace").split())[:200])
+        data = sorted(json.loads(raw)["data"], key=lambda d: d["index"])
         if len(data) != len(texts):
-            raise EmbeddingFailed(f"embeddings: {self.url} returned {len(data)} vectors for {len(texts)} texts")
+            raise ValueError(f"{len(data)} vectors for {len(texts)} texts")
         return [d["embedding"] for d in data]
 
-    def _encode(self, texts: list[str]) -> list[np.ndarray]:
+    async def _aencode(self, texts: list[str]) -> list[np.ndarray]:
         try:
-            for attempt in Retrying(stop=stop_after_attempt(ATTEMPTS), wait=wait_exponential_jitter(**WAIT),
-                                    retry=retry_if_exception(_transient), reraise=True):
+            retrying = AsyncRetrying(stop=stop_after_attempt(ATTEMPTS), wait=wait_exponential_jitter(**WAIT),
+                                     retry=retry_if_exception(_transient), reraise=True)
+            async for attempt in retrying:
                 with attempt:
-                    rows = self._post(texts)
-        except httpx.HTTPStatusError as exc:
-            raise EmbeddingFailed(f"embeddings: {self.url} answered {exc.response.status_code}: "
-                                  f"{exc.response.text[:200]!r}") from None
-        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+                    rows = await self._post(texts)
+        except ServerError as exc:
+            raise EmbeddingFailed(f"embeddings: {self.url} answered {exc}") from None
+        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError, KeyError, TypeError) as exc:
             raise EmbeddingFailed(f"embeddings: {self.url}: {type(exc).__name__}: {exc}") from None
         vectors = np.asarray(rows, dtype=np.float32)
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        self.width = vectors.shape[1]
         return list(vectors)
+
+    def _encode(self, texts: list[str]) -> list[np.ndarray]:
+        """For a caller without a running loop (the baseline itself uses `aencode`)."""
+        return asyncio.run(self._aencode(texts))
 
 
 def served(spec: str) -> ServedEmbeddings:

@@ -3,6 +3,7 @@ texts), so seats of one process that see the same messages encode them once."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import OrderedDict
 
@@ -36,5 +37,31 @@ class Cached:
                 self._cache.popitem(last=False)
             return np.stack([found[t] for t in texts])
 
+    async def aencode(self, texts: list[str]) -> np.ndarray:
+        """`encode` for a coroutine: cached texts are read on the loop's thread, the missing ones computed by
+        `_aencode` (for an in-process encoder, on a worker thread, so the loop runs other seats meanwhile)."""
+        if not texts:
+            return np.zeros((0, self.width), np.float32)
+        with self._lock:
+            found = {t: self._cache[t] for t in dict.fromkeys(texts) if t in self._cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            computed = await self._aencode(missing)
+            with self._lock:
+                for text, vector in zip(missing, computed):
+                    self._cache[text] = vector
+                    self._cache.move_to_end(text)
+                while len(self._cache) > CACHE:
+                    self._cache.popitem(last=False)
+            found.update(zip(missing, computed))
+        return np.stack([found[t] for t in texts])
+
     def _encode(self, texts: list[str]) -> list[np.ndarray]:
         raise NotImplementedError
+
+    async def _aencode(self, texts: list[str]) -> list[np.ndarray]:
+        return await asyncio.to_thread(self._encode_locked, texts)
+
+    def _encode_locked(self, texts: list[str]) -> list[np.ndarray]:
+        with self._lock:  # one forward pass at a time (the cache's lock, as `encode` holds it)
+            return self._encode(texts)

@@ -145,7 +145,8 @@ def test_reflection_questions_retrieve_related_messages():
         "Player 4 said: \"I like pizza and sunny weather.\"",
         "Player 3 said: \"The weather is lovely today.\"",
     )]
-    found = agent._retrieve(["Which players were on the teams of failed quests?", "How is the weather?"])
+    found = asyncio.run(agent._retrieve(["Which players were on the teams of failed quests?",
+                                         "How is the weather?"]))
     assert found[0][0].startswith("Quest 1 failed")
     assert "weather" in found[1][0]
 

@@ -44,10 +44,10 @@ def test_a_snapshot_retrieves_as_the_live_list_and_encodes_each_message_once():
     live, snap = BaselineAgent(seat=1, context=context), BaselineAgent(seat=1, context=context)
     for agent in (live, snap):
         agent.messages = [Message(t, 1, informativeness(t)) for t in texts[:2]]
-    assert snap._retrieve(questions, list(snap.messages)) == live._retrieve(questions)
+    assert asyncio.run(snap._retrieve(questions, list(snap.messages))) == asyncio.run(live._retrieve(questions))
     for agent in (live, snap):
         agent.messages.append(Message(texts[2], 1, informativeness(texts[2])))
     snapshot = list(snap.messages)
     snap.messages.append(Message("a later message", 1, 0))  # arrives while the snapshot is being searched
-    assert snap._retrieve(questions, snapshot) == live._retrieve(questions)
+    assert asyncio.run(snap._retrieve(questions, snapshot)) == asyncio.run(live._retrieve(questions))
     assert len(snap.vectors) == 3 and np.array_equal(snap.vectors, live.vectors)

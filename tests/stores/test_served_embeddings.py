@@ -4,6 +4,8 @@ spec or a failing server is one line."""
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 import yaml
@@ -47,8 +49,8 @@ def test_a_baseline_seat_retrieves_the_same_with_served_vectors(minilm):
         remote = BaselineAgent(seat=1, context=context, embeddings=f"openai-compatible:minilm@{server.base_url}")
         for agent in (local, remote):
             agent.messages = [Message(t, 1, informativeness(t)) for t in TEXTS]
-        found = remote._retrieve(QUESTIONS)
-        assert found == local._retrieve(QUESTIONS)
+        found = asyncio.run(remote._retrieve(QUESTIONS))
+        assert found == asyncio.run(local._retrieve(QUESTIONS))
         assert TEXTS[0] == found[0][0] and "weather" in found[1][0]
         assert any("input" in b for b in server.state.requests)
 
@@ -61,12 +63,12 @@ def test_transient_errors_are_retried_and_a_dead_endpoint_is_one_line(minilm, mo
             model.encode([text])
         assert server.state.injected  # some requests failed and were asked again
     with openai_server(embed=minilm.encode, fault_rate=1.0, faults=("500",)) as server:
-        with pytest.raises(EmbeddingFailed, match=r"answered 500") as failed:
+        with pytest.raises(EmbeddingFailed, match=r"answered HTTP 500") as failed:
             ServedEmbeddings("minilm", server.base_url, "not-needed").encode(["anything"])
         assert len(server.state.requests) == served_embeddings.ATTEMPTS
     assert "\n" not in str(failed.value)
     with openai_server() as server:  # a chat-only server: no /v1/embeddings
-        with pytest.raises(EmbeddingFailed, match="404"):
+        with pytest.raises(EmbeddingFailed, match="HTTP 404"):
             ServedEmbeddings("minilm", server.base_url, "not-needed").encode(["anything"])
 
 
@@ -98,7 +100,7 @@ def test_a_run_whose_embeddings_server_fails_stops_in_one_line_with_exit_3(tmp_p
         done = avalon("run", str(config), "--out", str(tmp_path / "run"), "-q")
     assert done.returncode == 3
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and "answered 404" in errors[0] and "Traceback" not in done.stderr
+    assert len(errors) == 1 and "answered HTTP 404" in errors[0] and "Traceback" not in done.stderr
 
 
 def test_the_loopback_servers_hashed_vectors_are_fixed_per_text_and_unit_length():
