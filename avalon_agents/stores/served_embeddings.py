@@ -66,7 +66,10 @@ class ServedEmbeddings(Cached):
             raise ValueError(f"{len(data)} vectors for {len(texts)} texts")
         return [d["embedding"] for d in data]
 
-    async def _aencode(self, texts: list[str]) -> list[np.ndarray]:
+    async def _acompute(self, texts: list[str]) -> dict[str, np.ndarray]:
+        return self._store(texts, await self._vectors(texts))
+
+    async def _vectors(self, texts: list[str]) -> list[np.ndarray]:
         try:
             retrying = AsyncRetrying(stop=stop_after_attempt(ATTEMPTS), wait=wait_exponential_jitter(**WAIT),
                                      retry=retry_if_exception(_transient), reraise=True)
@@ -84,7 +87,7 @@ class ServedEmbeddings(Cached):
 
     def _encode(self, texts: list[str]) -> list[np.ndarray]:
         """For a caller without a running loop (the baseline itself uses `aencode`)."""
-        return asyncio.run(self._aencode(texts))
+        return asyncio.run(self._vectors(texts))
 
 
 def served(spec: str) -> ServedEmbeddings:
