@@ -4,9 +4,9 @@ For a run whose models are all served (vLLM, a llama.cpp server, OpenAI), the ba
 served too, so no encoder runs in the framework's process: `openai-compatible:MODEL@URL` (sent no key: the
 OpenAI key is for OpenAI) or `openai:MODEL` (OPENAI_API_KEY). Vectors are normalised to unit length here and
 cached per text as MiniLM's are (vector_cache.py); a baseline seat keeps its own vectors, so their width is the
-server's. A call is retried on a connection error, a timeout, 408, 409, 422, 429 and 5xx; what still fails
-raises EmbeddingFailed with the server's one-line reason, and the run stops as for an unusable chat model
-(exit 3, finished games kept).
+server's. A call is retried on a connection error, a timeout, 408, 409, 422, 429 and 5xx (each retry is a line
+of run.log); what still fails raises EmbeddingFailed with the server's one-line reason, and the run stops as
+for an unusable chat model (exit 3, finished games kept).
 
 The request goes through llm.http's aiohttp session of the running loop (about 0.3 ms of CPU per call, where
 httpx costs 3 ms and the openai SDK 4: benchmarks/client_overhead.py), not langchain-openai's
@@ -21,7 +21,8 @@ import os
 
 import aiohttp
 import numpy as np
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from loguru import logger
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from avalon_agents.llm.health import ModelUnusable
 from avalon_agents.llm.http import ServerError, loop_session
@@ -44,6 +45,11 @@ def _transient(exc: BaseException) -> bool:
     if isinstance(exc, ServerError):
         return exc.retryable
     return isinstance(exc, (aiohttp.ClientError, asyncio.TimeoutError))
+
+
+def _log_retry(state: RetryCallState) -> None:
+    """Each retry goes to the run's diagnostic log (run.log), as the chat calls' do."""
+    logger.info("embeddings call retried (attempt {} failed: {})", state.attempt_number, state.outcome.exception())
 
 
 class ServedEmbeddings(Cached):
@@ -72,7 +78,7 @@ class ServedEmbeddings(Cached):
     async def _vectors(self, texts: list[str]) -> list[np.ndarray]:
         try:
             retrying = AsyncRetrying(stop=stop_after_attempt(ATTEMPTS), wait=wait_exponential_jitter(**WAIT),
-                                     retry=retry_if_exception(_transient), reraise=True)
+                                     retry=retry_if_exception(_transient), reraise=True, before_sleep=_log_retry)
             async for attempt in retrying:
                 with attempt:
                     rows = await self._post(texts)

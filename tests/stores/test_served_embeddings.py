@@ -9,6 +9,7 @@ import asyncio
 import numpy as np
 import pytest
 import yaml
+from loguru import logger
 
 from avalon_agents.agents.baseline import BaselineAgent, Message, informativeness
 from avalon_agents.agents.registry import check_options
@@ -57,11 +58,18 @@ def test_a_baseline_seat_retrieves_the_same_with_served_vectors(minilm):
 
 def test_transient_errors_are_retried_and_a_dead_endpoint_is_one_line(minilm, monkeypatch):
     monkeypatch.setattr(served_embeddings, "WAIT", {"multiplier": 0.01, "max": 0.02})
+    logged: list[str] = []
+    logger.enable("avalon_agents")  # the package keeps its messages to itself unless asked (logs.py)
+    sink = logger.add(logged.append, level="INFO", format="{message}")
+    monkeypatch.setattr(served_embeddings, "ATTEMPTS", 8)  # enough that the seeded faults never exhaust them
     with openai_server(embed=minilm.encode, fault_rate=0.5, faults=("429", "500"), seed=3) as server:
         model = ServedEmbeddings("minilm", server.base_url, "not-needed")
         for text in TEXTS:
             model.encode([text])
         assert server.state.injected  # some requests failed and were asked again
+    logger.remove(sink)
+    logger.disable("avalon_agents")
+    assert sum("embeddings call retried" in line for line in logged) == len(server.state.injected)
     with openai_server(embed=minilm.encode, fault_rate=1.0, faults=("500",)) as server:
         with pytest.raises(EmbeddingFailed, match=r"answered HTTP 500") as failed:
             ServedEmbeddings("minilm", server.base_url, "not-needed").encode(["anything"])
