@@ -114,14 +114,14 @@ class OpenAIHTTP:
             raw = await response.read()
             status = response.status
         if status >= 400:
-            raise ServerError(status, _error_message(raw))
+            raise ServerError(status, error_message(raw))
         answer = _read(raw, constrained=bool(response_format))
         if self.cache is not None:
             self.cache[data] = answer
         return answer
 
 
-def _error_message(raw: bytes) -> str:
+def error_message(raw: bytes) -> str:
     try:
         error = json.loads(raw).get("error")
         message = error.get("message") if isinstance(error, dict) else error

@@ -25,7 +25,7 @@ from loguru import logger
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from avalon_agents.llm.health import ModelUnusable
-from avalon_agents.llm.http import ServerError, loop_session
+from avalon_agents.llm.http import ServerError, error_message, loop_session
 from avalon_agents.llm.providers import compatible_parts, server_key
 from avalon_agents.llm.settings import ModelSettings, ModelSpecError
 from avalon_agents.stores.vector_cache import Cached
@@ -66,7 +66,7 @@ class ServedEmbeddings(Cached):
                                 headers=self.headers, timeout=TIMEOUT) as response:
             raw, status = await response.read(), response.status
         if status >= 400:
-            raise ServerError(status, " ".join(raw.decode(errors="replace").split())[:200])
+            raise ServerError(status, error_message(raw))
         data = sorted(json.loads(raw)["data"], key=lambda d: d["index"])
         if len(data) != len(texts):
             raise ValueError(f"{len(data)} vectors for {len(texts)} texts")
