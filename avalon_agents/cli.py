@@ -112,8 +112,13 @@ def model_options(command: Callable) -> Callable:
         click.option("--max-tokens", type=int, default=None, help="Cap on each answer (default 256; 96 local)."),
         click.option("--timeout", type=float, default=None, help="Seconds per request (default 120; 900 local)."),
         click.option("--retries", type=int, default=None, help="Extra attempts after a failed call (default 2)."),
+        click.option("--rpm", type=float, default=None,
+                     help="The endpoint's requests per minute (default: learned from the provider's headers and "
+                          "429s). Calls are paced under it; a 429 is waited out, never a failed call."),
+        click.option("--tpm", type=float, default=None,
+                     help="The endpoint's tokens per minute (default: learned, as --rpm)."),
         click.option("--rps", "requests_per_second", type=float, default=None,
-                     help="Client-side rate limit, requests per second."),
+                     help="The endpoint's requests per second (--rpm / 60)."),
         click.option("--model-kwarg", "kwargs", multiple=True, metavar="KEY=VALUE",
                      help="Extra chat-model argument (seed=1, top_p=0.9, reasoning_effort=low). Repeatable."),
         click.option("--api-key-env", default=None, metavar="VARIABLE",
@@ -124,12 +129,12 @@ def model_options(command: Callable) -> Callable:
     ]
 
     @functools.wraps(command)
-    def wrapper(*args, spec, temperature, max_tokens, timeout, retries, requests_per_second, kwargs, api_key_env,
-                key_over_http, **rest):
+    def wrapper(*args, spec, temperature, max_tokens, timeout, retries, rpm, tpm, requests_per_second, kwargs,
+                api_key_env, key_over_http, **rest):
         try:
             given = {"spec": spec, "temperature": temperature, "max_tokens": max_tokens, "timeout": timeout,
-                     "retries": retries, "requests_per_second": requests_per_second, "api_key_env": api_key_env,
-                     "key_over_http": key_over_http}
+                     "retries": retries, "rpm": rpm, "tpm": tpm, "requests_per_second": requests_per_second,
+                     "api_key_env": api_key_env, "key_over_http": key_over_http}
             settings = ModelSettings(**{k: v for k, v in given.items() if v is not None},
                                      kwargs=dict(parse_kwarg(k) for k in kwargs))
         except USER_ERRORS as exc:
@@ -464,7 +469,8 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
     if unhealthy:
         raise RunUnhealthy("unhealthy tournament, not a result (see the health line above)")
     if aborted:
-        raise RunUnhealthy(f"{len(aborted)} game(s) aborted by the watchdog, not counted; rerun to replay them")
+        raise RunUnhealthy(f"{len(aborted)} game(s) aborted (no progress, or too many of their calls failed), not "
+                           "counted; rerun to replay them")
 
 
 def _paired_study(load: Callable[[], tuple[Any, Any]], games: int | None, settings: ModelSettings,
@@ -713,7 +719,8 @@ def _report_run(out: Path, variants: dict, aborted: list[str] = (), as_json: boo
     if unhealthy:
         raise RunUnhealthy(f"unhealthy variant(s), not results: {', '.join(unhealthy)} (see the health lines above)")
     if aborted:
-        raise RunUnhealthy(f"{len(aborted)} game(s) aborted by the watchdog, not counted; rerun to replay them")
+        raise RunUnhealthy(f"{len(aborted)} game(s) aborted (no progress, or too many of their calls failed), not "
+                           "counted; rerun to replay them")
 
 
 @cli.command()

@@ -43,6 +43,7 @@ from avalon_agents.core.rules import PRESETS, RuleSet
 from avalon_agents.core.types import Role, Team
 from avalon_agents.errors import field_error
 from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
+from avalon_agents.llm.prices import Price
 from avalon_agents.llm.providers import check_spec
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig
@@ -210,6 +211,9 @@ class Experiment(Strict):
                                      "(not counted, replayed on resume); null: no limit")
     health: HealthLimits = Field(default_factory=HealthLimits, description="above these shares of failed calls "
                                  "or fallbacks a variant is not a result: marked, and the run exits 3")
+    prices: dict[str, Price] | None = Field(None, description="USD per 1M tokens of a model, laid over the "
+                                            "shipped table (avalon_agents/data/prices.yaml): {MODEL: {input: ..., "
+                                            "output: ..., cached_input: ...}}")
 
     @model_validator(mode="before")
     @classmethod

@@ -13,8 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from avalon_agents.llm.settings import NOT_MEASURED
+
 LOCK = ".lock"
-IGNORED = ("concurrency", "paper", "health", "watchdog_s")
+IGNORED = ("concurrency", "paper", "health", "watchdog_s", "prices")
 """Config keys that change neither which games are played nor how: a resume may change them."""
 
 
@@ -63,15 +65,34 @@ the role rotation (now `schedule: roles`) is refused on resume instead of mixing
 
 
 def fingerprint(variants: dict[str, Any], model_override: dict[str, Any] | None) -> dict[str, Any]:
-    """What decides a run's games: every variant's config (without IGNORED keys) and the model override."""
+    """What decides a run's games: every variant's config (without IGNORED keys) and the model override, each
+    model's settings without those a resume may change (timeouts, retries, rate limits: NOT_MEASURED)."""
     def decided(config: dict[str, Any]) -> dict[str, Any]:
         kept = {k: v for k, v in config.items() if k not in IGNORED}
         if kept.get("lineup") and kept.get("schedule") in SCHEDULES:
             kept["schedule"] = SCHEDULES[kept["schedule"]]
-        return kept
+        return measured(kept)
 
-    return {"variants": {name: decided(config) for name, config in variants.items()},
-            "model_override": model_override or None}
+    return measured_fingerprint({"variants": {name: decided(config) for name, config in variants.items()},
+                                 "model_override": model_override or None})
+
+
+def measured_fingerprint(fp: dict[str, Any]) -> dict[str, Any]:
+    """A fingerprint without the model settings a resume may change (the override's too, which may hold no
+    spec: `--timeout 30` alone)."""
+    override = {k: v for k, v in (fp.get("model_override") or {}).items() if k not in NOT_MEASURED}
+    return {**fp, "variants": measured(fp.get("variants")), "model_override": measured(override) or None}
+
+
+def measured(value: Any) -> Any:
+    """A JSON value without the model settings that do not change what a run measures (in every dict that
+    holds a model `spec`)."""
+    if isinstance(value, dict):
+        drop = NOT_MEASURED if "spec" in value else ()
+        return {k: measured(v) for k, v in value.items() if k not in drop}
+    if isinstance(value, list):
+        return [measured(v) for v in value]
+    return value
 
 
 def first_difference(old: Any, new: Any, path: str = "") -> str | None:
@@ -100,7 +121,7 @@ def check_same_config(out: Path, current: dict[str, Any], file: str = "experimen
     before = stored.get("fingerprint")
     if before is None:
         return  # written before fingerprints were kept
-    changed = first_difference(before, json.loads(json.dumps(current)))
+    changed = first_difference(measured_fingerprint(before), measured_fingerprint(json.loads(json.dumps(current))))
     if changed:
         raise ConfigChanged(f"run-dir: {out} holds games of another config ({changed} changed); resume with the "
                             "config it was started with, or give a new --out")

@@ -141,8 +141,8 @@ def forget_unfinished(models: dict[str, AgentSetup], first_unfinished: int) -> N
 
 async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable[[Job, int, Path], None],
                      cap: int | None = None, aborted: list[str] | None = None) -> None:
-    """Play the series' unfinished games in order (at most `cap` of them now). A game the watchdog aborts ends
-    the series for now; its reason is added to `aborted`."""
+    """Play the series' unfinished games in order (at most `cap` of them now). A game aborted (the watchdog, or
+    too many of its calls failed) ends the series for now; its reason is added to `aborted`."""
     aborted = [] if aborted is None else aborted
     exp = job.experiment
     rules = exp.game_rules()
@@ -175,7 +175,8 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
                                                   **({"schedule": exp.schedule} if exp.lineup else {})})
         try:
             await play_one(rules, kinds, seed, path, [models[name] for name in names], probes=exp.probes,
-                           watchdog=exp.watchdog_s, orders=game_orders(exp, seed))
+                           watchdog=exp.watchdog_s, orders=game_orders(exp, seed),
+                           max_failed_calls=exp.health.max_failed_calls)
         except GameAborted as exc:
             logger.warning("{} game {} aborted: {} (replayed on resume; the series stops here)", job.label, n, exc)
             aborted.append(f"{job.label} game {n}: {exc}")
@@ -299,7 +300,8 @@ async def run_experiment(variants: dict[str, Experiment] | str | Path, out: str 
         source: the config file, recorded in experiment.json (a config file given as `variants` is its own).
         on_game: called with (job, game number, game directory) after each finished game.
 
-    Returns the games the watchdog aborted (each with its reason); they are replayed on resume."""
+    Returns the games aborted (by the watchdog, or over the failed-call share), each with its reason; they
+    are replayed on resume."""
     if isinstance(variants, (str, Path)):
         source = source or Path(variants)
         variants = load_experiments(variants)

@@ -19,7 +19,8 @@ from avalon_agents.host.eager import gather_eager
 from avalon_agents.host.probe import BeliefProbe
 from avalon_agents.orders import FIXED, Orders, using
 from avalon_agents.records import GameRecorder, Tracer
-from avalon_agents.records.run_dir import ABORTED, write_json_atomic
+from avalon_agents.records.run_dir import ABORTED, HEALTH, write_json_atomic
+from avalon_agents.records.usage import usage
 
 
 class NoActionError(RuntimeError):
@@ -71,6 +72,9 @@ class GameHost:
         orders: the orders this game's wording lists players, answer options and speeches in (default: fixed,
             by seat number); current while the game plays, so every prompt of the game words lists alike, and
             recorded in meta.json when any is shuffled. It changes words only, never the engine.
+        max_failed_calls: the share of the game's LLM calls that may fail: a game over it ends as aborted (the
+            reason in aborted.json, no result.json: never counted, replayed on resume), since its decisions were
+            made by fallbacks, not by its agents (None: no limit).
     """
 
     def __init__(
@@ -87,6 +91,7 @@ class GameHost:
         probe: BeliefProbe | None = None,
         watchdog: float | None = None,
         orders: Orders = FIXED,
+        max_failed_calls: float | None = None,
     ) -> None:
         if sorted(agents) != list(rules.seats):
             raise ValueError(f"agents: need one agent for each seat 1..{rules.players}, got seats {sorted(agents)}")
@@ -104,6 +109,7 @@ class GameHost:
         self.probe = probe
         self.watchdog = watchdog
         self.orders = orders
+        self.max_failed_calls = max_failed_calls
         self._inbox: dict[Seat, list[GameEvent]] = {seat: [] for seat in self.agents}
         self._seen: dict[Seat, list[GameEvent]] = {seat: [] for seat in (probe.seats if probe else ())}
         self._step_number = 0
@@ -141,11 +147,26 @@ class GameHost:
             await self._step(asyncio.gather(*(agent.on_game_end(result) for agent in self.agents.values())),
                              "the learning at game end")
             if self.recorder:
-                self.recorder.write_result(result)
+                self._finish(result)
             return result
         finally:
             if self.recorder:
                 self.recorder.close()
+
+    def _finish(self, result: GameResult) -> None:
+        """health.json, then result.json (a kill between them leaves an unfinished game, never a finished one
+        without its health), unless too many of the game's calls failed: then aborted.json."""
+        u = usage(self.recorder.records)
+        write_json_atomic(self.recorder.path / HEALTH, u)
+        limit = self.max_failed_calls
+        if limit is not None and u["llm_calls"] and u["failed_calls"] / u["llm_calls"] > limit:
+            causes = ", ".join(f"{k} {v}" for k, v in u["failed_by_cause"].items())
+            reason = (f"{u['failed_calls']} of {u['llm_calls']} LLM calls failed ({causes}; limit {limit:.0%}): its "
+                      f"decisions were fallbacks, not its agents'")
+            self.recorder.close()
+            write_json_atomic(self.recorder.path / ABORTED, {"reason": reason, "step": self._step_number})
+            raise GameAborted(reason)
+        self.recorder.write_result(result)
 
     async def _step(self, work: Awaitable[Any], what: str) -> Any:
         """One unit of progress, under the watchdog."""

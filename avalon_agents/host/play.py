@@ -23,8 +23,7 @@ from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig, ExperienceBook
 from avalon_agents.narrate import DEFAULT_CARDS
 from avalon_agents.orders import FIXED, Orders
-from avalon_agents.records import GameRecorder, MemoryTracer, Record, usage
-from avalon_agents.records.run_dir import HEALTH, write_json_atomic
+from avalon_agents.records import GameRecorder, MemoryTracer, Record
 
 if TYPE_CHECKING:
     from avalon_agents.stores.experience import ExperienceStore
@@ -119,7 +118,8 @@ class AgentSetup:
 
 async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | None = None,
                    setups: AgentSetup | Sequence[AgentSetup] | None = None, probes: bool = False,
-                   watchdog: float | None = None, orders: Orders = FIXED) -> GameHost:
+                   watchdog: float | None = None, orders: Orders = FIXED,
+                   max_failed_calls: float | None = None) -> GameHost:
     """Play one game; return its host (engine events and result inside).
 
     `setups` is what the LLM seats share, or one `AgentSetup` per seat (seats of different agents, as
@@ -127,7 +127,8 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
     at the end of each quest, with its own model, what it believes (who is Merlin, who is evil); the answers
     go to the trace (see host.probe). Rule-bot and random seats are not probed. `watchdog`: seconds a step may
     take before the game is aborted (GameHost). `orders`: the listing orders of the game's wording (GameHost;
-    recorded in meta.json).
+    recorded in meta.json). `max_failed_calls`: the share of failed calls over which the game is aborted
+    (GameHost).
     """
     per_seat = list(setups) if isinstance(setups, Sequence) else [setups or AgentSetup()] * rules.players
     if len(per_seat) != rules.players:
@@ -162,10 +163,9 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
         probe=probe,
         watchdog=watchdog,
         orders=orders,
+        max_failed_calls=max_failed_calls,
     )
     await host.run()
-    if recorder is not None:
-        write_json_atomic(recorder.path / HEALTH, usage(recorder.records))
     return host
 
 

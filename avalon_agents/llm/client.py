@@ -14,8 +14,9 @@ import hashlib
 import json
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -27,15 +28,19 @@ from loguru import logger
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from avalon_agents.llm.chat import Answer, Chat, LangchainChat
-from avalon_agents.llm.health import ModelHealth
+from avalon_agents.llm.health import ModelHealth, quota_gone
 from avalon_agents.llm.http import BadAnswer, CutOff, ServerError
-from avalon_agents.llm.providers import make_chat, make_model
-from avalon_agents.llm.settings import ModelSettings
+from avalon_agents.llm.pacer import Pacer, pacer_for
+from avalon_agents.llm.providers import endpoint_of, make_chat, make_model
+from avalon_agents.llm.settings import ANSWER_CHARS_PER_TOKEN, COLD_START, MIN_ANSWER_CHARS, ModelSettings
 from avalon_agents.llm.tokens import count_tokens
 from avalon_agents.records.trace import LLMCall, Message, Purpose, Tracer
 
 SLOW_CALL_S = 60.0
 """A call slower than this is noted in run.log."""
+THROTTLE_PATIENCE_S = 600.0
+"""A 429 is waited out and asked again while the endpoint answered some call within this long; after that the
+call fails (the provider is not slowing the run down, it has stopped it)."""
 
 
 class EmptyReply(RuntimeError):
@@ -69,6 +74,29 @@ def retryable(error: BaseException) -> bool:
     if isinstance(error, ServerError):
         return error.retryable
     return isinstance(error, RETRYABLE)
+
+
+def rate_limited(error: BaseException) -> bool:
+    """A 429 that waiting fixes (backpressure), not a quota that is used up."""
+    status = getattr(error, "status", None) or getattr(error, "status_code", None)
+    return status == 429 and not quota_gone(error)
+
+
+def headers_of(error: BaseException) -> Mapping[str, str]:
+    """The headers of a failed answer (llm.http's ServerError, an SDK error's response, or those LangchainChat
+    kept)."""
+    headers = getattr(error, "headers", None)
+    if headers:
+        return headers
+    return getattr(getattr(error, "response", None), "headers", None) or {}
+
+
+@dataclass
+class Throttling:
+    """What pacing cost one call: answers 429 and seconds waited for its turn."""
+
+    answers_429: int = 0
+    waited_s: float = 0.0
 
 
 def text_hash(text: str) -> str:
@@ -111,6 +139,9 @@ class LLMClient:
         self._slots = slots
         self.health = health
         self._public = self.settings.public()
+        endpoint = endpoint_of(self.settings)
+        self.pacer: Pacer | None = pacer_for(endpoint, *self.settings.limits) if endpoint else None
+        """The endpoint's pacer, shared with every other client of that endpoint in the process."""
 
     @property
     def chat(self) -> Chat:
@@ -159,6 +190,7 @@ class LLMClient:
         name = "_".join(p for p in (purpose.stage, purpose.name, purpose.part, purpose.request) if p)
         fmt = response_format(schema, name, self.settings.schema_style) if schema else None
         attempts = [0]
+        throttling = Throttling()
         sent = tuple(Message(role=m.type, content=str(m.content)) for m in messages)
         record = dict(seat=seat, **purpose.model_dump(), quest=quest, attempt=attempt,
                       step=self.tracer.step if self.tracer is not None else None, prompt_id=prompt_id,
@@ -168,13 +200,14 @@ class LLMClient:
         try:
             if self._slots:
                 async with self._slots:
-                    reply = await self._answer(messages, fmt, attempts)
+                    reply = await self._answer(messages, fmt, attempts, throttling)
             else:
-                reply = await self._answer(messages, fmt, attempts)
+                reply = await self._answer(messages, fmt, attempts, throttling)
         except Exception as exc:
             error = f"{type(exc).__name__}: {str(exc)[:300]}"
             self._trace(LLMCall(**record, outcome="failed", attempts=attempts[0], error=error,
-                                latency_s=round(time.perf_counter() - start, 4)))
+                                latency_s=round(time.perf_counter() - start, 4),
+                                throttled=throttling.answers_429, waited_s=round(throttling.waited_s, 4)))
             logger.warning("LLM call failed after {} attempt(s): seat {}, {}, {}: {}", attempts[0], seat,
                            purpose.label, self.settings.spec, error)
             if self.health is not None:
@@ -184,6 +217,12 @@ class LLMClient:
         if self.health is not None:
             self.health.record(None)
         text = reply.text
+        cap = max(MIN_ANSWER_CHARS, (self.settings.max_tokens or 0) * ANSWER_CHARS_PER_TOKEN)
+        cut = max(0, len(text) - cap)
+        if cut:
+            logger.warning("LLM answer cut at {:,} characters ({:,} more): seat {}, {}, {} (the server ignored "
+                           "max_tokens)", cap, cut, seat, purpose.label, self.settings.spec)
+            text = text[:cap]
         provider_counts = bool(reply.input_tokens or reply.output_tokens)
         latency = round(time.perf_counter() - start, 4)
         if attempts[0] > 1:
@@ -196,27 +235,67 @@ class LLMClient:
             outcome="ok" if attempts[0] <= 1 else "retried",
             attempts=attempts[0],
             latency_s=latency,
+            throttled=throttling.answers_429,
+            waited_s=round(throttling.waited_s, 4),
+            cut_chars=cut,
             reply=text,
             input_tokens=reply.input_tokens if provider_counts else sum(count_tokens(m.content) for m in sent),
             output_tokens=reply.output_tokens if provider_counts else count_tokens(text),
+            cached_tokens=reply.cached_tokens,
             tokens_source="provider" if provider_counts else "tiktoken",
         ))
         return text
 
     async def _answer(self, messages: Sequence[BaseMessage], fmt: dict[str, Any] | None,
-                      attempts: list[int]) -> Answer:
+                      attempts: list[int], throttling: Throttling) -> Answer:
         """The chat's answer, retried with exponential backoff and jitter while the fault is retryable;
-        `attempts[0]` counts the tries."""
+        `attempts[0]` counts the tries (a 429 is not a try: the pacer waits it out, see `_paced`)."""
         chat = self.chat
+        chars = sum(len(str(m.content)) for m in messages)
         async for attempt in AsyncRetrying(stop=stop_after_attempt(self.settings.retries + 1),
                                            wait=wait_exponential_jitter(**BACKOFF),
                                            retry=retry_if_exception(retryable), reraise=True):
             with attempt:
                 attempts[0] += 1
-                answer = await chat.answer(messages, fmt)
+                answer = await self._paced(chat, messages, fmt, chars, throttling)
                 if not answer.text.strip():
                     raise EmptyReply("the model answered with an empty message")
         return answer
+
+    async def _paced(self, chat: Chat, messages: Sequence[BaseMessage], fmt: dict[str, Any] | None, chars: int,
+                     throttling: Throttling) -> Answer:
+        """One request at the endpoint's pace; a 429 waits as long as the server says and asks again, while
+        the endpoint makes progress (THROTTLE_PATIENCE_S)."""
+        pacer = self.pacer
+        if pacer is None:
+            return await self._timed(chat, messages, fmt)
+        while True:
+            ticket = await pacer.acquire(chars, self.settings.max_tokens or 0)
+            throttling.waited_s += ticket.waited_s
+            try:
+                answer = await self._timed(chat, messages, fmt)
+            except Exception as exc:
+                if rate_limited(exc):
+                    pacer.throttle(ticket, headers_of(exc))
+                    throttling.answers_429 += 1
+                    if not pacer.stalled(THROTTLE_PATIENCE_S):
+                        continue
+                else:
+                    pacer.release(ticket)
+                raise
+            except BaseException:  # cancelled (a timeout, the watchdog): the request is no longer in flight
+                pacer.release(ticket)
+                raise
+            pacer.settle(ticket, answer.headers, chars, answer.input_tokens, answer.output_tokens)
+            return answer
+
+    async def _timed(self, chat: Chat, messages: Sequence[BaseMessage], fmt: dict[str, Any] | None) -> Answer:
+        """One request under the timeout; a model's first calls (none answered yet) wait COLD_START times as
+        long (the chats themselves are built with the longer timeout)."""
+        timeout = self.settings.timeout
+        if self.health is not None and self.health.ok == 0:
+            timeout = timeout * COLD_START
+        return await asyncio.wait_for(chat.answer(messages, fmt), timeout)
 
     def _trace(self, record: LLMCall) -> None:
         if self.tracer is not None:

@@ -3,9 +3,10 @@ fallbacks.
 
 Every client of one model spec shares one `ModelHealth` (the pool hands it out with the call limit). A call that
 fails with an error no retry can fix (a wrong key, a refused parameter, an unknown model: HTTP 400, 401, 403,
-404) before any call of that model succeeded, or a failure share above `max_failed` after `min_calls` calls,
-makes the next call raise `ModelUnusable`, which no agent catches: the game stops unfinished (it is replayed
-on resume) and the command ends with one line quoting the server's error.
+404) before any call of that model succeeded, a quota used up (OpenAI's `insufficient_quota` 429), a
+failure share above `max_failed` after `min_calls` calls, or `max_in_a_row` failed calls one after another
+(a server that died mid-run), makes the next call raise `ModelUnusable`, which no agent catches: the game
+stops unfinished (it is replayed on resume) and the command ends with one line quoting the server's error.
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ FATAL_STATUS = {400, 401, 403, 404}
 
 def fatal(error: BaseException) -> bool:
     return isinstance(error, FATAL) or getattr(error, "status", None) in FATAL_STATUS
+
+
+def quota_gone(error: BaseException) -> bool:
+    """OpenAI's `insufficient_quota`: a 429 that says the account's money is used up, which no wait fixes."""
+    return getattr(error, "code", None) == "insufficient_quota" or "insufficient_quota" in str(error)
 
 
 class ModelUnusable(RuntimeError):
@@ -42,9 +48,13 @@ class ModelHealth:
     spec: str
     max_failed: float = 0.5
     min_calls: int = 20
+    max_in_a_row: int = 10
+    """Calls failed one after another that stop the run at once (a server that died or hangs mid-run, after
+    hours of answers that keep the run's share low)."""
     calls: int = 0
     failed: int = 0
     ok: int = 0
+    in_a_row: int = 0
     verdict: str | None = None
     causes: dict[str, int] = field(default_factory=dict)
 
@@ -58,13 +68,20 @@ class ModelHealth:
         self.calls += 1
         if error is None:
             self.ok += 1
+            self.in_a_row = 0
             return
         self.failed += 1
+        self.in_a_row += 1
         cause = type(error).__name__
         self.causes[cause] = self.causes.get(cause, 0) + 1
         message = " ".join(str(error).split())[:300]
-        if fatal(error) and self.ok == 0:
+        if quota_gone(error):
+            self.verdict = f"model: {self.spec} has no quota left ({cause}: {message})"
+        elif fatal(error) and self.ok == 0:
             self.verdict = f"model: {self.spec} refused the first calls ({cause}: {message})"
         elif self.calls >= self.min_calls and self.failed / self.calls > self.max_failed:
             self.verdict = (f"model: {self.failed} of {self.calls} calls to {self.spec} failed "
+                            f"(last: {cause}: {message})")
+        elif self.in_a_row >= self.max_in_a_row:
+            self.verdict = (f"model: the last {self.in_a_row} calls to {self.spec} failed one after another "
                             f"(last: {cause}: {message})")

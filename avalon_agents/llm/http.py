@@ -19,27 +19,31 @@ from __future__ import annotations
 import asyncio
 import json
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import aiohttp
 from langchain_core.messages import BaseMessage
-from langchain_core.rate_limiters import InMemoryRateLimiter
 
-from avalon_agents.llm.chat import Answer
-from avalon_agents.llm.settings import ModelSettings
+from avalon_agents.llm.chat import RATE_HEADERS, Answer
+from avalon_agents.llm.settings import COLD_START, ModelSettings
 
 ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 RETRY_STATUS = {408, 409, 422, 429}
 
 
+
 class ServerError(RuntimeError):
     """The server answered with an error status."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None,
+                 code: str | None = None) -> None:
         super().__init__(f"HTTP {status}: {message}")
         self.status = status
         self.retryable = status in RETRY_STATUS or status >= 500
+        self.headers = dict(headers or {})
+        self.code = code
+        """The error's `code` in the body (OpenAI's `insufficient_quota` is a 429 that no wait fixes)."""
 
 
 class BadAnswer(ValueError):
@@ -93,9 +97,8 @@ class OpenAIHTTP:
         # max_completion_tokens is OpenAI's current name; llama.cpp's server reads only max_tokens: say both
         self.base = {"model": model, "temperature": settings.temperature, "max_tokens": settings.max_tokens,
                      "max_completion_tokens": settings.max_tokens, **settings.kwargs}
-        self.timeout = aiohttp.ClientTimeout(total=settings.timeout)
-        self.limiter = (InMemoryRateLimiter(requests_per_second=settings.requests_per_second)
-                        if settings.requests_per_second else None)
+        # LLMClient holds each call to the timeout (a model's first calls to three times it): this is the outer bound
+        self.timeout = aiohttp.ClientTimeout(total=settings.timeout * COLD_START)
         self.cache: dict[str, Answer] | None = {} if settings.cache else None
 
     async def answer(self, messages: Sequence[BaseMessage], response_format: dict[str, Any] | None) -> Answer:
@@ -106,16 +109,15 @@ class OpenAIHTTP:
         data = json.dumps(body)
         if self.cache is not None and data in self.cache:
             return self.cache[data]
-        if self.limiter is not None:
-            await self.limiter.aacquire()
         session = await loop_session((self.url, self.connections), self.connections)
         async with session.post(self.url, data=data, headers={**self.headers, "Content-Type": "application/json"},
                                 timeout=self.timeout) as response:
             raw = await response.read()
             status = response.status
+            headers = response.headers
         if status >= 400:
-            raise ServerError(status, error_message(raw))
-        answer = _read(raw, constrained=bool(response_format))
+            raise ServerError(status, error_message(raw), headers, error_code(raw))
+        answer = _read(raw, constrained=bool(response_format), headers=headers)
         if self.cache is not None:
             self.cache[data] = answer
         return answer
@@ -130,7 +132,19 @@ def error_message(raw: bytes) -> str:
     return " ".join(str(message or raw.decode(errors="replace")).split())[:300]
 
 
-def _read(raw: bytes, constrained: bool) -> Answer:
+def error_code(raw: bytes) -> str | None:
+    """The `code` (or `type`) of an error body, if it has one."""
+    try:
+        error = json.loads(raw).get("error")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(error, dict):
+        return None
+    code = error.get("code") or error.get("type")
+    return str(code) if code else None
+
+
+def _read(raw: bytes, constrained: bool, headers: Mapping[str, str] | None = None) -> Answer:
     try:
         data = json.loads(raw)
         choice = data["choices"][0]
@@ -140,4 +154,7 @@ def _read(raw: bytes, constrained: bool) -> Answer:
     if constrained and choice.get("finish_reason") == "length":
         raise CutOff("the constrained answer reached max_tokens")
     usage = data.get("usage") or {}
-    return Answer(str(text), int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    return Answer(str(text), int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
+                  {k.lower(): v for k, v in (headers or {}).items() if k.lower().startswith(RATE_HEADERS)},
+                  int(cached))

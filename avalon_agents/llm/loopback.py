@@ -5,6 +5,12 @@ It answers /v1/chat/completions (plain and streaming), /v1/models and, given a f
 (answers later than the client waits), an empty message, or a body that is not JSON. Replies come from a
 function of the request body; by default the ScriptedChatModel's plausible replies (schema-filled JSON when a
 response_format asks for it).
+
+It also enforces a provider's rate limits (`Limits`): requests per minute, enforced per second as providers
+quantize them (600 RPM: at most 10 requests in any second), and tokens per minute (the prompt's tokens are
+checked on arrival, prompt and answer counted); over a limit it answers 429 with `Retry-After`,
+`retry-after-ms` and OpenAI's error body, and every answer carries OpenAI's `x-ratelimit-limit/remaining/
+reset-{requests,tokens}` headers (unless `headers=False`: a provider that states no limits).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import math
 import random
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -62,6 +69,7 @@ class ServerState:
     faults: tuple[str, ...] = FAULTS
     timeout_sleep: float = 2.0
     seed: int = 0
+    limits: Limits | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     peers: list[int] = field(default_factory=list)  # each request's client port: connections reused or not
@@ -84,6 +92,91 @@ def _words(text: str) -> int:
     return max(1, len(text.split()))
 
 
+def _reset(seconds: float) -> str:
+    """OpenAI's way of writing a reset time: "1s", "6m0s", "250ms"."""
+    if seconds < 1:
+        return f"{max(1, round(seconds * 1000))}ms"
+    minutes, rest = divmod(seconds, 60)
+    return f"{int(minutes)}m{rest:.0f}s" if minutes else f"{rest:.3g}s"
+
+
+@dataclass
+class Limits:
+    """A provider's rate limits, enforced on /v1/chat/completions.
+
+    Args:
+        rpm: requests per minute (None: none), enforced over the last minute and, with `quantize`, as
+            ceil(rpm / 60) requests in any one second.
+        tpm: tokens per minute (None: none): a request whose prompt would take the last minute's tokens over
+            it is refused; prompt and answer tokens count.
+        headers: send the x-ratelimit-* headers (False: a provider that states no limits, only 429s).
+        minute_s: the length of a "minute" (tests shorten it, with the pacer's WINDOW_S).
+    """
+
+    rpm: float | None = None
+    tpm: float | None = None
+    quantize: bool = True
+    headers: bool = True
+    minute_s: float = 60.0
+    window: deque = field(default_factory=deque)  # [time, tokens] of the requests let through, last minute
+    passed: list[tuple[float, int]] = field(default_factory=list)  # every request let through: (time, tokens)
+    refused: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def admit(self, prompt_tokens: int) -> tuple[list | None, float, dict[str, str]]:
+        """(the request's entry, or None if refused; the seconds to wait if refused; the headers to send)."""
+        with self.lock:
+            now, minute = time.monotonic(), self.minute_s
+            while self.window and self.window[0][0] <= now - minute:
+                self.window.popleft()
+            wait = 0.0
+            if self.rpm:
+                if len(self.window) >= self.rpm:
+                    wait = max(wait, self.window[-int(self.rpm)][0] + minute - now)
+                per_second = math.ceil(self.rpm / 60)
+                second = minute / 60
+                if self.quantize and len(self.window) >= per_second:
+                    oldest = self.window[-per_second][0]
+                    if oldest > now - second:
+                        wait = max(wait, oldest + second - now)
+            if self.tpm:
+                used = sum(e[1] for e in self.window)
+                for entry in self.window:
+                    if used + prompt_tokens <= self.tpm:
+                        break
+                    used -= entry[1]
+                    wait = max(wait, entry[0] + minute - now)
+            entry = None
+            if wait > 0:
+                self.refused += 1
+            else:
+                entry = [now, prompt_tokens]
+                self.window.append(entry)
+            return entry, wait, self._headers(now)
+
+    def charge(self, entry: list, tokens: int) -> None:
+        """The request's tokens, answer included."""
+        with self.lock:
+            entry[1] = tokens
+            self.passed.append((entry[0], tokens))
+
+    def _headers(self, now: float) -> dict[str, str]:
+        if not self.headers:
+            return {}
+        out = {}
+        oldest = self.window[0][0] + self.minute_s - now if self.window else 0.0
+        if self.rpm:
+            out.update({"x-ratelimit-limit-requests": str(int(self.rpm)),
+                        "x-ratelimit-remaining-requests": str(max(0, int(self.rpm) - len(self.window))),
+                        "x-ratelimit-reset-requests": _reset(oldest)})
+        if self.tpm:
+            used = sum(e[1] for e in self.window)
+            out.update({"x-ratelimit-limit-tokens": str(int(self.tpm)),
+                        "x-ratelimit-remaining-tokens": str(max(0, int(self.tpm - used))),
+                        "x-ratelimit-reset-tokens": _reset(oldest)})
+        return out
+
+
 class Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
@@ -92,18 +185,28 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:  # quiet
         pass
 
-    def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+    def _send(self, status: int, body: bytes, content_type: str = "application/json",
+              headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
 
-    def _json(self, status: int, value: Any) -> None:
-        self._send(status, json.dumps(value).encode())
+    def _json(self, status: int, value: Any, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(value).encode(), headers=headers)
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
+        limits = self.server.state.limits
+        if self.path.rstrip("/").endswith("/stats") and limits is not None:  # what the limits let through
+            with limits.lock:
+                passed = list(limits.passed)
+            self._json(200, {"passed": len(passed), "refused": limits.refused, "rpm": limits.rpm, "tpm": limits.tpm,
+                             "tokens": sum(t for _, t in passed),
+                             "times": [round(at, 4) for at, _ in passed]})
+        elif self.path.rstrip("/").endswith("/models"):
             self._json(200, {"object": "list", "data": [{"id": "loopback", "object": "model", "owned_by": "tests"}]})
         else:
             self._json(404, {"error": {"message": "not found"}})
@@ -122,11 +225,22 @@ class Handler(BaseHTTPRequestHandler):
         if route is None:
             self._json(404, {"error": {"message": "not found"}})
             return
+        prompt_tokens = sum(_words(str(m.get("content", ""))) for m in body.get("messages", ()))
+        entry, rate_headers = None, {}
+        if state.limits is not None and route == "chat":
+            entry, wait, rate_headers = state.limits.admit(prompt_tokens)
+            if entry is None:
+                self._json(429, {"error": {"message": f"Rate limit reached; please try again in {wait:.3f}s.",
+                                           "type": "requests", "code": "rate_limit_exceeded"}},
+                           {**rate_headers, "retry-after": str(math.ceil(wait)),
+                            "retry-after-ms": str(math.ceil(wait * 1000))})
+                return
         if state.latency and route == "chat":  # the latency is the chat model's; vectors come at once
             time.sleep(state.latency)
         fault = state.next_fault()
-        if fault == "429":
-            self._json(429, {"error": {"message": "rate limited", "type": "rate_limit_error"}})
+        if fault == "429":  # as a provider's transient 429: a short Retry-After
+            self._json(429, {"error": {"message": "rate limited", "type": "rate_limit_error"}},
+                       {"retry-after-ms": "50"})
             return
         if fault == "500":
             self._json(500, {"error": {"message": "internal error", "type": "server_error"}})
@@ -143,9 +257,10 @@ class Handler(BaseHTTPRequestHandler):
             self._embeddings(body)
             return
         text = "" if fault == "empty" else state.reply(body)
-        prompt_tokens = sum(_words(str(m.get("content", ""))) for m in body["messages"])
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": _words(text) if text else 0}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        if entry is not None:
+            state.limits.charge(entry, usage["total_tokens"])
         model = body.get("model", "loopback")
         if body.get("stream"):
             self._stream(model, text, usage)
@@ -157,7 +272,7 @@ class Handler(BaseHTTPRequestHandler):
             "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             "usage": usage,
-        })
+        }, rate_headers)
 
     def _embeddings(self, body: dict[str, Any]) -> None:
         texts = [body["input"]] if isinstance(body["input"], str) else list(body["input"])
@@ -224,12 +339,18 @@ def main(embed: Callable[[list[str]], Any] | None = None) -> None:
     parser.add_argument("--fault-rate", type=float, default=0.0, help="share of requests that get a fault")
     parser.add_argument("--embeddings", choices=("none", "hashed"), default="none",
                         help="answer /v1/embeddings too: `hashed`, a fixed unit vector per text, with no encoder")
+    parser.add_argument("--rpm", type=float, default=None, help="requests per minute (enforced per second too)")
+    parser.add_argument("--tpm", type=float, default=None, help="tokens per minute")
+    parser.add_argument("--no-limit-headers", action="store_true",
+                        help="send no x-ratelimit-* headers (a provider that states its limits only by 429s)")
     args = parser.parse_args()
     if embed is None and args.embeddings == "hashed":
         embed = hashed_vectors
     server = _Server(("127.0.0.1", args.port), Handler)
+    limits = (Limits(rpm=args.rpm, tpm=args.tpm, headers=not args.no_limit_headers)
+              if args.rpm or args.tpm else None)
     server.state = ServerState(reply=scripted_reply(), embed=embed, latency=args.latency,
-                               fault_rate=args.fault_rate)
+                               fault_rate=args.fault_rate, limits=limits)
     print(f"http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
     server.serve_forever()
 

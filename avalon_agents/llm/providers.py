@@ -25,12 +25,11 @@ from dataclasses import dataclass
 import httpx
 from langchain_core.caches import InMemoryCache
 from langchain_core.language_models import BaseChatModel
-from langchain_core.rate_limiters import InMemoryRateLimiter
 
-from avalon_agents.llm.chat import Chat, LangchainChat
+from avalon_agents.llm.chat import Chat, LangchainChat, capture_headers
 from avalon_agents.llm.http import OpenAIHTTP
 from avalon_agents.llm.scripted import ScriptedChatModel
-from avalon_agents.llm.settings import ModelSettings, ModelSpecError
+from avalon_agents.llm.settings import COLD_START, ModelSettings, ModelSpecError
 
 ProviderFactory = Callable[[str, ModelSettings], BaseChatModel]
 """(the spec's part after "provider:", complete settings) -> a chat model."""
@@ -118,11 +117,23 @@ def check_reachable(settings: ModelSettings | str, timeout: float = 5.0) -> None
 
 
 def _limits(settings: ModelSettings) -> dict:
-    return {
-        "rate_limiter": InMemoryRateLimiter(requests_per_second=settings.requests_per_second)
-        if settings.requests_per_second else None,
-        "cache": InMemoryCache() if settings.cache else None,
-    }
+    """Rate limits are not the chat model's business: LLMClient paces every call through the endpoint's pacer
+    (llm.pacer), whatever the provider."""
+    return {"cache": InMemoryCache() if settings.cache else None}
+
+
+def endpoint_of(settings: ModelSettings) -> str | None:
+    """What a provider's rate limits belong to: the model at its server (None: nothing to pace, the embedded
+    model, whose server takes one call at a time, and the scripted model unless a limit is set)."""
+    spec = settings.spec or ""
+    provider, _, rest = spec.partition(":")
+    if provider == "local":
+        return None
+    if provider == "scripted":
+        return spec if any(settings.limits) else None
+    if provider == "openai":
+        return f"openai:{rest}@{os.environ.get('OPENAI_BASE_URL') or 'https://api.openai.com/v1'}"
+    return spec
 
 
 def _chat_openai(model: str, settings: ModelSettings, *, url: str | None, key: str,
@@ -136,13 +147,15 @@ def _chat_openai(model: str, settings: ModelSettings, *, url: str | None, key: s
         api_key=key,
         temperature=settings.temperature,
         max_completion_tokens=settings.max_tokens,
-        timeout=settings.timeout,
+        timeout=settings.timeout * COLD_START,  # LLMClient holds each call to the timeout; this is the outer bound
         max_retries=0,
         use_responses_api=False,
         # ChatOpenAI sends only max_completion_tokens, which llama.cpp's server ignores: say both to servers
         extra_body={"max_tokens": settings.max_tokens} if server else None,
         # its own connections (langchain-openai shares one cached client, bound to the first event loop)
-        http_async_client=http_client or httpx.AsyncClient(timeout=settings.timeout),
+        # (and every answer's headers, 429s included, reach the pacer through capture_headers)
+        http_async_client=http_client or httpx.AsyncClient(timeout=settings.timeout * COLD_START,
+                                                            event_hooks={"response": [capture_headers]}),
         **_limits(settings),
         **kwargs,
     )

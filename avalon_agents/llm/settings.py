@@ -18,9 +18,17 @@ DEFAULT_TEMPERATURE = 0.3
 """The paper's agent temperature (its 5.1); the extractor and the judges use 0."""
 DEFAULT_MAX_TOKENS = 256
 LOCAL_MAX_TOKENS = 96
-DEFAULT_TIMEOUT = 120.0
+DEFAULT_TIMEOUT = 60.0
+COLD_START = 3.0
+"""A model's first call may take this many times the timeout (a server that loads its model on first use)."""
 LOCAL_TIMEOUT = 900.0
 DEFAULT_RETRIES = 2
+ANSWER_CHARS_PER_TOKEN = 16
+"""An answer is cut at max_tokens x this many characters (at least MIN_ANSWER_CHARS) before it reaches a prompt
+or a file: a server that ignores max_tokens cannot grow the prompts, the trace or the bill."""
+MIN_ANSWER_CHARS = 2000
+NOT_MEASURED = ("timeout", "retries", "requests_per_second", "rpm", "tpm")
+"""Settings that change how a call is made, not what it measures: a resume may change them."""
 HISTORY_TOKENS = 2500
 """How much of what a seat has seen goes into a one-call prompt (the vanilla agent's, a probe's)."""
 LOCAL_HISTORY_TOKENS = 900
@@ -45,10 +53,17 @@ class ModelSettings(BaseModel):
         temperature: sampling temperature (paper: 0.3 for agents, 0 for the extractor).
         max_tokens: cap on each answer; unset picks 256, or 96 for the embedded model, whose speeches
             otherwise run on (96 tokens is about 70 words, inside the 100-word speech limit).
-        timeout: seconds per request; unset picks 120, or 900 for the embedded model, whose server answers
-            one call at a time, so a call's time includes waiting behind the others.
+        timeout: seconds per request; unset picks 60 (the first call of a model: three times as long, for a
+            server that loads the model then), or 900 for the embedded model, whose server answers one call at a
+            time, so a call's time includes waiting behind the others. With the default 2 retries a hung server
+            fails a call in 3 minutes, and 10 calls failed in a row stop the run (llm.health).
         retries: extra attempts after a failed call (exponential backoff with jitter).
-        requests_per_second: client-side rate limit (langchain's InMemoryRateLimiter).
+        requests_per_second: the endpoint's request limit, per second (the same as `rpm` / 60; kept for older
+            configs).
+        rpm: the endpoint's limit of requests per minute; unset: learned from the provider's answers (its
+            `x-ratelimit-*` headers and 429s). Every caller of the endpoint in the process shares one pacer
+            (llm.pacer); a limit is not part of what a run measured, so a resume may change it.
+        tpm: the endpoint's limit of tokens (prompt and answer) per minute; unset: learned likewise.
         cache: reuse answers to identical prompts within the process (langchain's InMemoryCache).
         constrained: decisions use JSON-schema constrained output; unset means "where the provider supports
             it" (the embedded model, OpenAI and OpenAI-compatible servers).
@@ -68,6 +83,8 @@ class ModelSettings(BaseModel):
     timeout: float | None = Field(None, gt=0)
     retries: int | None = Field(None, ge=0, le=10)
     requests_per_second: float | None = Field(None, gt=0)
+    rpm: float | None = Field(None, gt=0)
+    tpm: float | None = Field(None, gt=0)
     cache: bool | None = None
     constrained: bool | None = None
     kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -120,6 +137,12 @@ class ModelSettings(BaseModel):
     def history_tokens(self) -> int:
         """The budget for a seat's view of the game in a one-call prompt on this model."""
         return LOCAL_HISTORY_TOKENS if self.provider == "local" else HISTORY_TOKENS
+
+    @property
+    def limits(self) -> tuple[float | None, float | None]:
+        """(requests, tokens) per minute the user set for this model's endpoint (None: learn it)."""
+        rpm = self.rpm or (self.requests_per_second * 60 if self.requests_per_second else None)
+        return rpm, self.tpm
 
     def key(self) -> str:
         """A stable identity of these settings (clients are shared per key)."""

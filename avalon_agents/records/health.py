@@ -42,5 +42,7 @@ def health_line(u: dict[str, Any]) -> str:
     causes = ", ".join(f"{k} {v}" for k, v in u["failed_by_cause"].items())
     failed = f"{u['failed_calls']}/{calls} failed" + (f" ({causes})" if causes else "")
     vrr = u["valid_response_rate"]
-    return (f"health: calls {failed}, {u['attempts'] - calls} retries; decisions {u['reasks']} re-asks, "
+    throttled = (f"; throttled: {u['throttled']} answers 429, {u['waited_s']:.0f} s waited"
+                 if u.get("throttled") else "")
+    return (f"health: calls {failed}, {u['attempts'] - calls} retries{throttled}; decisions {u['reasks']} re-asks, "
             f"{u['fallbacks']}/{decisions} fallbacks, valid response rate {'n/a' if vrr is None else f'{vrr:.1%}'}")

@@ -76,9 +76,17 @@ class LLMCall(Record):
     reply: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0
+    """Of the input tokens, those the provider served from its prompt cache (priced as cached input)."""
     tokens_source: TokensSource = "none"
     latency_s: float = 0.0
     attempts: int = 1
+    throttled: int = 0
+    """Answers 429 (rate limited) the call waited out; not attempts, not failures."""
+    waited_s: float = 0.0
+    """Seconds the call waited for its turn at the endpoint's pacer (limits and 429s)."""
+    cut_chars: int = 0
+    """Characters cut off an answer longer than its cap (max_tokens x 16: a server that ignored max_tokens)."""
     outcome: Outcome = "ok"
     error: str | None = None
     about: dict[str, Any] = Field(default_factory=dict)

@@ -16,19 +16,28 @@ from avalon_agents.records.trace import Extraction, LLMCall, Record
 def usage(records: Iterable[Record]) -> dict[str, Any]:
     """Counts and sums over trace records (of one game or many), health included: failed calls by cause,
     re-asks (answers after the first) and fallbacks."""
-    calls = extractions = valid = attempts = input_tokens = output_tokens = reasks = 0
-    seconds = 0.0
+    calls = extractions = valid = attempts = input_tokens = output_tokens = reasks = throttled = 0
+    seconds = waited = 0.0
     outcomes: Counter[str] = Counter()
     methods: Counter[str] = Counter()
     causes: Counter[str] = Counter()
+    models: dict[str, dict[str, int]] = {}
     for r in records:
         if isinstance(r, LLMCall):
             calls += 1
+            tokens = models.setdefault(r.spec or "unknown", {"calls": 0, "input_tokens": 0, "cached_tokens": 0,
+                                                             "output_tokens": 0})
+            tokens["calls"] += 1
+            tokens["input_tokens"] += r.input_tokens
+            tokens["cached_tokens"] += r.cached_tokens
+            tokens["output_tokens"] += r.output_tokens
             attempts += r.attempts
             outcomes[r.outcome] += 1
             input_tokens += r.input_tokens
             output_tokens += r.output_tokens
             seconds += r.latency_s
+            throttled += r.throttled
+            waited += r.waited_s
             if r.outcome == "failed":
                 causes[(r.error or "unknown").split(":")[0]] += 1
         elif isinstance(r, Extraction):
@@ -50,7 +59,10 @@ def usage(records: Iterable[Record]) -> dict[str, Any]:
         "failed_calls": outcomes["failed"],
         "failed_by_cause": dict(causes.most_common()),
         "reasks": reasks,
+        "throttled": throttled,
+        "waited_s": round(waited, 1),
         "fallbacks": methods["fallback"],
+        "by_model": dict(sorted(models.items())),
     }
 
 

@@ -39,12 +39,27 @@ def test_a_wrong_key_stops_the_run_at_once_with_the_servers_words(tmp_path):
     assert not list((tmp_path / "c").glob("*/series-*/game-*/result.json"))  # nothing counted as a result
 
 
-def test_too_many_failed_calls_mark_the_variant_and_exit_3(tmp_path):
+def test_a_game_over_the_failed_call_share_is_aborted_not_counted(tmp_path):
+    """A quarter of the calls fail: each game is over the 5% limit, so it is no result: aborted with the reason,
+    never counted, replayed on resume; the command exits 3."""
     with openai_server(fault_rate=0.25, faults=("500",), seed=5) as server:
         result = run(tmp_path, server)
     assert result.exit_code == 3, result.output
+    assert "aborted: main/series-1 game 1:" in result.output and "LLM calls failed (ServerError" in result.output
+    assert not list((tmp_path / "c").glob("main/series-*/game-*/result.json"))
+    [aborted] = (tmp_path / "c").glob("main/series-1/game-*/aborted.json")
+    assert "limit 5%" in json.loads(aborted.read_text())["reason"]
+    assert (aborted.parent / "health.json").is_file()  # its health is kept beside the reason
+
+
+def test_too_many_fallbacks_mark_the_variant_and_exit_3(tmp_path):
+    """Every call is answered, but with nothing an extractor can read: the decisions fall back more than the run
+    allows, and the variant is marked unhealthy beside its results."""
+    with openai_server(reply=lambda body: "hmm, let me think") as server:
+        result = run(tmp_path, server)
+    assert result.exit_code == 3, result.output
     line = next(line for line in result.output.splitlines() if line.startswith("main: health:"))
-    assert "UNHEALTHY" in line and "calls failed (" in line
+    assert "UNHEALTHY" in line and "fell back" in line
     assert "unhealthy variant(s), not results: main" in result.output
     assert "! over the variant's health limits" in result.output  # the results table marks the cells
     assert any(line.startswith("main ") and line.rstrip().endswith("!") for line in result.output.splitlines())
@@ -75,7 +90,7 @@ def test_a_game_without_progress_is_aborted_not_counted_and_replayed(tmp_path):
 
     with openai_server(latency=2.0) as server:  # every answer comes too late for the watchdog
         result = run(tmp_path, server, "watchdog_s: 0.5\n")
-        assert result.exit_code == 3 and "aborted by the watchdog" in result.output
+        assert result.exit_code == 3 and "aborted (no progress" in result.output
         games = sorted((tmp_path / "c").glob("main/series-1/game-*"))
         assert len(games) == 1 and not is_done(games[0])  # the series stopped at its first game
         assert "no progress for 0.5 s" in json.loads((games[0] / "aborted.json").read_text())["reason"]

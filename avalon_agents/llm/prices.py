@@ -1,0 +1,107 @@
+"""What a model's tokens cost: a price table shipped as data (`avalon_agents/data/prices.yaml`), overridable.
+
+A `Prices` table maps a model to its `Price` (USD per 1M input, cached input and output tokens, with the date
+and the source of the figure). Overrides come from an experiment's `prices:` or `--prices FILE` (the same
+shape). The embedded and scripted models cost nothing; a model without a price has none, and every figure
+that needs it says "no price for MODEL" instead of guessing.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from avalon_agents.errors import field_error, load_yaml
+
+FREE_PROVIDERS = ("local", "scripted")
+"""Models that cost nothing but time (they run on this machine)."""
+
+
+class Price(BaseModel):
+    """USD per 1M tokens (cached input: a prompt prefix the provider served from its cache; unset: as input)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(None, ge=0)
+    date: str | None = None
+    source: str | None = None
+
+    def dollars(self, input_tokens: float, output_tokens: float, cached_tokens: float = 0) -> float:
+        """The cost of these tokens (`cached_tokens` are part of `input_tokens`)."""
+        cached = min(cached_tokens, input_tokens)
+        cached_rate = self.input if self.cached_input is None else self.cached_input
+        return ((input_tokens - cached) * self.input + cached * cached_rate + output_tokens * self.output) / 1e6
+
+
+FREE = Price(input=0, output=0, source="runs on this machine")
+
+
+def model_name(spec: str) -> str:
+    """The model part of a spec: `openai:gpt-4o-mini` and `openai-compatible:gpt-4o-mini@URL` -> gpt-4o-mini."""
+    provider, _, rest = spec.partition(":")
+    if provider == "openai-compatible":
+        rest = rest.rpartition("@")[0] or rest
+    return rest or spec
+
+
+class NoPrice(ValueError):
+    """A model without a price (one line: "no price for MODEL")."""
+
+
+class Prices:
+    """The shipped price table with overrides laid over it (`over`, a mapping of the same shape)."""
+
+    def __init__(self, table: dict[str, Price]) -> None:
+        self.table = table
+
+    @classmethod
+    def shipped(cls) -> Prices:
+        text = resources.files("avalon_agents").joinpath("data/prices.yaml").read_text()
+        return cls(read_table(yaml.safe_load(text), "prices.yaml"))
+
+    def over(self, overrides: dict[str, Any] | None) -> Prices:
+        """This table with `overrides` (MODEL -> {input, output, cached_input, date, source}) laid over it."""
+        if not overrides:
+            return self
+        return Prices({**self.table, **read_table(overrides, "prices")})
+
+    def price(self, spec: str) -> Price | None:
+        """The price of a spec's model (None: none known)."""
+        if spec.partition(":")[0] in FREE_PROVIDERS:
+            return FREE
+        return self.table.get(spec) or self.table.get(model_name(spec))
+
+    def dollars(self, spec: str, input_tokens: float, output_tokens: float, cached_tokens: float = 0) -> float:
+        """What these tokens of this model cost. Raises NoPrice."""
+        price = self.price(spec)
+        if price is None:
+            raise NoPrice(f"no price for {model_name(spec)} (give one with prices: or --prices FILE; see "
+                          "docs/providers.md)")
+        return price.dollars(input_tokens, output_tokens, cached_tokens)
+
+
+def read_table(data: Any, where: str) -> dict[str, Price]:
+    """A price table from YAML data; raises ValueError naming the bad entry's field."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected a mapping of MODEL: {{input: ..., output: ...}}")
+    table = {}
+    for model, entry in data.items():
+        try:
+            table[str(model)] = Price.model_validate(entry)
+        except ValidationError as exc:
+            raise ValueError(field_error(exc, (where, model))) from None
+    return table
+
+
+def load_prices(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Prices:
+    """The shipped table, then a `--prices FILE`, then a config's `prices:` laid over it."""
+    prices = Prices.shipped()
+    if path is not None:
+        prices = prices.over(load_yaml(Path(path), "prices"))
+    return prices.over(overrides)

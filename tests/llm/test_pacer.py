@@ -1,0 +1,149 @@
+"""Rate limits as backpressure: the pacer against the loopback server's provider limits, on both call paths."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from avalon_agents.llm import LLMCallFailed, LLMClient, ModelSettings
+from avalon_agents.llm import client as client_module
+from avalon_agents.llm import pacer as pacer_module
+from avalon_agents.llm.health import ModelHealth, ModelUnusable
+from avalon_agents.llm.loopback import Limits, openai_server
+from avalon_agents.llm.pacer import forget_pacers, read_headers, retry_after
+from avalon_agents.records import MemoryTracer, Purpose
+from avalon_agents.records.health import health_line
+from avalon_agents.records.usage import usage
+
+TEST = Purpose(stage="other", name="test")
+
+
+@pytest.fixture(autouse=True)
+def fresh_pacers(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    forget_pacers()
+    yield
+    forget_pacers()
+
+
+def burst(llm: LLMClient, n: int, words: int = 3) -> float:
+    """n calls at once; the seconds they took."""
+    async def go() -> float:
+        start = time.perf_counter()
+        await asyncio.gather(*(llm.call([HumanMessage(" ".join([f"w{i:03d}"] * words))], purpose=TEST, prompt_id="t")
+                               for i in range(n)))
+        return time.perf_counter() - start
+
+    return asyncio.run(go())
+
+
+def compatible(server, tracer, **settings) -> LLMClient:
+    return LLMClient(settings=ModelSettings(spec=f"openai-compatible:m@{server.base_url}", **settings), tracer=tracer)
+
+
+def chat_openai(server, tracer, monkeypatch, **settings) -> LLMClient:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    return LLMClient(settings=ModelSettings(spec="openai:gpt-4o-mini", **settings), tracer=tracer)
+
+
+def test_openai_and_anthropic_headers_are_read():
+    told = read_headers({"x-ratelimit-limit-requests": "600", "x-ratelimit-limit-tokens": "100000",
+                         "x-ratelimit-remaining-requests": "0", "x-ratelimit-remaining-tokens": "99000",
+                         "x-ratelimit-reset-requests": "6m0s", "x-ratelimit-reset-tokens": "250ms"})
+    assert (told.rpm, told.tpm, told.requests_left, told.tokens_left) == (600, 100000, 0, 99000)
+    assert told.requests_reset_s == 360.0 and told.tokens_reset_s == 0.25
+    anthropic = read_headers({"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-tokens-limit": "40000"})
+    assert (anthropic.rpm, anthropic.tpm) == (50, 40000)
+    assert read_headers({"content-type": "application/json"}).rpm is None
+    assert retry_after({"Retry-After": "2", "retry-after-ms": "1500"}) == 1.5  # the precise one wins
+    assert retry_after({"Retry-After": "3"}) == 3.0 and retry_after({}) is None
+
+
+@pytest.mark.parametrize("path", ["openai-compatible", "openai"])
+def test_limits_are_learned_and_429s_stay_rare(path, monkeypatch):
+    """No limit set: the pacer learns 6,000 requests/min from the headers and keeps under it; 429s, if any,
+    are waited out and never fail a call."""
+    tracer = MemoryTracer()
+    with openai_server(limits=Limits(rpm=6000)) as server:
+        llm = (compatible(server, tracer) if path == "openai-compatible"
+               else chat_openai(server, tracer, monkeypatch))
+        elapsed = burst(llm, 150)
+        refused, passed = server.state.limits.refused, len(server.state.limits.passed)
+    calls = [r for r in tracer.records if r.type == "llm_call"]
+    assert len(calls) == 150 == passed and all(r.outcome != "failed" for r in calls)
+    assert refused <= 0.05 * (passed + refused)  # at most 5% of the requests answered 429
+    assert llm.pacer.learned_rpm == 6000
+    assert elapsed >= 149 / 100 * 0.9  # paced: 100 per second at most (the first one free)
+
+
+def test_a_token_limit_is_learned_and_kept(monkeypatch):
+    """A "minute" of 2 s on both sides: 36 calls of about 101 tokens at 2,400 tokens per minute take three."""
+    monkeypatch.setattr(pacer_module, "WINDOW_S", 2.0)
+    tracer = MemoryTracer()
+    with openai_server(reply=lambda body: "ok", limits=Limits(tpm=2400, quantize=False, minute_s=2.0)) as server:
+        llm = compatible(server, tracer, max_tokens=8)
+        elapsed = burst(llm, 36, words=100)
+        limits = server.state.limits
+        start = limits.passed[0][0]
+        minutes = [sum(tokens for at, tokens in limits.passed if start + 2 * k <= at < start + 2 * (k + 1))
+                   for k in range(2)]
+    calls = [r for r in tracer.records if r.type == "llm_call"]
+    assert all(r.outcome != "failed" for r in calls) and llm.pacer.learned_tpm == 2400
+    assert all(m <= 2400 for m in minutes) and minutes[0] >= 0.85 * 2400  # kept under, and used
+    assert elapsed >= 2.0 and limits.refused <= 2
+
+
+def test_without_headers_429s_teach_the_pace_and_no_call_fails():
+    tracer = MemoryTracer()
+    with openai_server(limits=Limits(rpm=1200, headers=False)) as server:
+        llm = compatible(server, tracer)
+        burst(llm, 60)
+        refused = server.state.limits.refused
+    calls = [r for r in tracer.records if r.type == "llm_call"]
+    assert all(r.outcome != "failed" for r in calls)
+    assert refused > 0 and sum(r.throttled for r in calls) == refused  # each 429 is on its call's record
+    assert llm.pacer.learned_rpm is not None and llm.pacer.from_429
+    u = usage(tracer.records)
+    assert u["failed_calls"] == 0 and u["throttled"] == refused
+    assert f"throttled: {refused} answers 429" in health_line(u)
+
+
+def test_a_user_limit_paces_without_any_429():
+    tracer = MemoryTracer()
+    with openai_server(limits=Limits(rpm=6000)) as server:
+        llm = compatible(server, tracer, rpm=1200)  # the user's own, lower than the provider's
+        elapsed = burst(llm, 21)
+        refused = server.state.limits.refused
+    assert refused == 0 and elapsed >= 20 / 20  # 20 per second, the first one free
+
+
+def test_clients_of_one_endpoint_share_one_pacer():
+    with openai_server() as server:
+        a = compatible(server, None, temperature=0.1)
+        b = compatible(server, None, temperature=0.9, rpm=600)
+        assert a.pacer is b.pacer and a.pacer.limits()[0] == 600
+
+
+def test_a_429_that_never_ends_fails_the_call_after_the_patience(monkeypatch):
+    monkeypatch.setattr(client_module, "THROTTLE_PATIENCE_S", 0.3)
+    monkeypatch.setattr(client_module, "BACKOFF", {"multiplier": 0.005, "max": 0.05, "exp_base": 2.0, "jitter": 0.0})
+    tracer = MemoryTracer()
+    with openai_server(fault_rate=1.0, faults=("429",)) as server:
+        llm = compatible(server, tracer, retries=0)
+        with pytest.raises(LLMCallFailed):
+            burst(llm, 1)
+    [record] = tracer.records
+    assert record.outcome == "failed" and record.throttled >= 3 and "429" in record.error
+
+
+def test_a_used_up_quota_stops_the_run_at_once():
+    health = ModelHealth("openai:gpt-4o-mini")
+    from avalon_agents.llm.http import ServerError
+
+    health.record(None)
+    health.record(ServerError(429, "You exceeded your current quota", code="insufficient_quota"))
+    with pytest.raises(ModelUnusable, match="no quota left"):
+        health.check()
