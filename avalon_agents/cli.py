@@ -53,6 +53,12 @@ class RunUnhealthy(click.ClickException):
     exit_code = EXIT_UNHEALTHY
 
 
+class OverBudget(click.ClickException):
+    """The run stopped before a game that would take it over --budget-usd: one line, exit code 4."""
+
+    exit_code = 4
+
+
 def _one_line(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         return field_error(exc)
@@ -96,6 +102,13 @@ def runner_options(command: Callable) -> Callable:
         click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
                      help="local: series as asyncio tasks in this process; ray: series as Ray tasks."),
         click.option("--address", default=None, help="Ray cluster address (default: start a local Ray)."),
+        click.option("--prices", "prices_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="USD per 1M tokens, laid over the shipped table: a YAML file of MODEL: {input: ..., "
+                          "output: ..., cached_input: ...} (docs/providers.md)."),
+        click.option("--budget-usd", type=float, default=None,
+                     help="Start no game that would take the run's cost (its finished games included) over this "
+                          "many dollars: the run stops with exit code 4, finished games kept; rerun with a larger "
+                          "budget to go on."),
     ]):
         command = option(command)
     return command
@@ -389,12 +402,13 @@ def _print_summary(summary: dict) -> None:
 @plugin_option
 @logging_options
 def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, max_games: int | None, backend: str,
-        address: str | None, as_json: bool) -> None:
+        address: str | None, prices_file: Path | None, budget_usd: float | None, as_json: bool) -> None:
     """Run an experiment: every variant x series x game of CONFIG, resumable.
 
     Rerunning the same command skips finished games and restarts an unfinished one from its start; a
-    killed run loses no finished game. At the end it prints win rates per variant and side with 95%
-    Wilson CIs, and mean calls and tokens per game. The model options given here (--model, --temperature,
+    killed run loses no finished game. --check prints the plan: games, calls, tokens, dollars and the least time
+    the models' rate limits allow. At the end it prints win rates per variant and side with 95% Wilson CIs,
+    mean calls and tokens per game, and each variant's health and cost (also in OUT/cost.csv). The model options given here (--model, --temperature,
     ...) are laid over every agent's and module's settings (--model scripted: a smoke run). Diagnostics go to
     OUT/run.log.
 
@@ -404,16 +418,19 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
       avalon run --check experiments/paper/table2.yaml
       avalon run experiments/paper/table7.yaml --model openai:gpt-4o-mini --model-kwarg seed=1
       avalon run experiments/quickstart.yaml --model scripted --max-games 2 --out /tmp/smoke
+      avalon run experiments/paper/table2.yaml --model openai:gpt-4o-mini --budget-usd 5
       avalon run my_ablation.yaml --plugin my_modules.py
       avalon run experiments/paper/table8.yaml --backend ray --address ray://head:10001
     """
     from avalon_agents.experiments import load_experiments
 
-    variants, out, override = _prepare(load_experiments, config, settings, out, max_games, check, as_json)
+    variants, out, override, spend = _prepare(load_experiments, config, settings, out, max_games, check, as_json,
+                                              prices_file, budget_usd, backend)
     if check:
         return
-    aborted = _play(variants, out, override, max_games, backend, address, config)
-    _report_run(out, variants, aborted, as_json=as_json)
+    aborted = _play(variants, out, override, max_games, backend, address, config, spend.budget)
+    _report_run(out, variants, aborted, as_json=as_json, prices=spend.prices)
+    spend.stop_if_over()
 
 
 @cli.command()
@@ -426,7 +443,7 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
 @plugin_option
 @logging_options
 def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | None, max_games: int | None,
-               backend: str, address: str | None) -> None:
+               backend: str, address: str | None, prices_file: Path | None, budget_usd: float | None) -> None:
     """Play a tournament: CONFIG's entrants against each other, every entrant in every role equally often,
     then rate them (openskill) and print the leaderboard.
 
@@ -445,10 +462,11 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
     from avalon_agents.experiments.results import provenance, variant_health
     from avalon_agents.experiments.tournament import load_tournament
 
-    variants, out, override = _prepare(load_tournament, config, settings, out, max_games, check)
+    variants, out, override, spend = _prepare(load_tournament, config, settings, out, max_games, check, False,
+                                              prices_file, budget_usd, backend)
     if check:
         return
-    aborted = _play(variants, out, override, max_games, backend, address, config)
+    aborted = _play(variants, out, override, max_games, backend, address, config, spend.budget)
     try:
         board = leaderboard(load_run(out))
     except FileNotFoundError:
@@ -466,6 +484,7 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
     for line in health:
         click.echo(line)
     click.echo(f"leaderboard: {paths['markdown']} (CSV, ratings.png beside it)")
+    spend.stop_if_over()
     if unhealthy:
         raise RunUnhealthy("unhealthy tournament, not a result (see the health line above)")
     if aborted:
@@ -606,11 +625,27 @@ def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | N
     click.echo(f"wrote {found['files'][0]} and {found['files'][1]}")
     _study_health(found["health"], "study")
 
+class Spend:
+    """A run's prices and budget, as the command line and the config set them."""
+
+    def __init__(self, prices: Any, budget: Any | None) -> None:
+        self.prices = prices
+        self.budget = budget
+
+    def stop_if_over(self) -> None:
+        """Exit 4 with one line if the budget stopped the run."""
+        if self.budget is not None and self.budget.stopped:
+            raise OverBudget(self.budget.stopped)
+
+
 def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | None, max_games: int | None,
-             check: bool, as_json: bool = False) -> tuple[dict, Path, ModelSettings | None]:
+             check: bool, as_json: bool = False, prices_file: Path | None = None, budget_usd: float | None = None,
+             backend: str = "local") -> tuple[dict, Path, ModelSettings | None, Spend]:
     """Load a config (run or tournament), check it and the run directory, print the plan: (variants, out, the
-    model override)."""
-    from avalon_agents.experiments.plan import plan_lines
+    model override, the prices and budget)."""
+    from avalon_agents.experiments.plan import dollars, plan_lines, variant_models
+    from avalon_agents.experiments.spend import Budget
+    from avalon_agents.llm.prices import load_prices
 
     try:
         variants = load(config)
@@ -619,6 +654,21 @@ def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | 
         first = next(iter(variants.values()))
         out = out or Path("runs") / first.name
         override = settings if settings.model_dump(exclude_defaults=True) else None
+        prices = load_prices(prices_file, {k: v.model_dump() for k, v in (first.prices or {}).items()})
+        budget = None
+        if budget_usd is not None:
+            if budget_usd <= 0:
+                raise ValueError(f"budget-usd: must be more than 0, got {budget_usd:g}")
+            if backend != "local":
+                raise ValueError("budget-usd: the budget is kept by the local backend; leave out --backend ray")
+            estimates = {}
+            for name, exp in variants.items():
+                usd, missing = dollars(variant_models(exp, override), prices)
+                if usd is None:
+                    raise ValueError(f"budget-usd: no price for {', '.join(missing)}, so no budget can be kept (give "
+                                     "one with prices: in the config or --prices FILE)")
+                estimates[name] = usd / exp.games
+            budget = Budget(budget_usd, prices, estimates)
         if settings.spec:
             check_reachable(settings.spec)
         if not check:
@@ -626,17 +676,21 @@ def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | 
 
             preflight(out, variants, override)
             out.mkdir(parents=True, exist_ok=True)
+            if budget is not None:
+                budget.count_finished(out, variants)
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
     except OSError as exc:
         raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
-    for line in plan_lines(variants, out):
+    for line in plan_lines(variants, out, override, prices):
         click.echo(line, err=as_json)
-    return variants, out, override
+    if budget is not None:
+        click.echo(f"budget: ${budget.limit_usd:,.2f}, ${budget.spent:,.2f} spent by the finished games", err=as_json)
+    return variants, out, override, Spend(prices, budget)
 
 
 def _play(variants: dict, out: Path, override: ModelSettings | None, max_games: int | None, backend: str,
-          address: str | None, config: Path) -> list[str]:
+          address: str | None, config: Path, budget: Any | None = None) -> list[str]:
     """Play a run's unfinished games with a progress bar (run and tournament); returns the aborted games."""
     from avalon_agents.experiments import run_experiment
     from avalon_agents.experiments.guard import ConfigChanged, RunDirInUse
@@ -676,7 +730,7 @@ def _play(variants: dict, out: Path, override: ModelSettings | None, max_games: 
         with logs.run_log(out):
             try:
                 aborted = asyncio.run(run_experiment(variants, out, model=override, max_games=max_games,
-                                                     source=config, on_game=on_game))
+                                                     source=config, on_game=on_game, budget=budget))
             except (ModelSpecError, RunDirInUse, ConfigChanged) as exc:
                 raise UserError(_one_line(exc)) from None
             except ModelUnusable as exc:
@@ -690,13 +744,29 @@ def _play(variants: dict, out: Path, override: ModelSettings | None, max_games: 
     return aborted
 
 
-def _report_run(out: Path, variants: dict, aborted: list[str] = (), as_json: bool = False) -> None:
-    """The results table, each variant's health beside it, and exit code 3 when a variant is over its limits."""
+def _report_run(out: Path, variants: dict, aborted: list[str] = (), as_json: bool = False,
+                prices: Any | None = None) -> None:
+    """The results table, each variant's health and cost beside it (cost also in OUT/cost.csv), and exit code 3
+    when a variant is over its limits."""
+    from avalon_agents.analysis.load import game_dirs
     from avalon_agents.experiments import format_table, results_table
-    from avalon_agents.experiments.results import figures_table, format_figures, provenance, variant_health
+    from avalon_agents.experiments.results import (figures_table, format_figures, provenance, variant_health,
+                                                   variant_usage)
+    from avalon_agents.experiments.spend import cost_line, cost_rows, write_cost
+    from avalon_agents.llm.prices import Prices
 
     table, figures = results_table(out), figures_table(out)
-    health = variant_health(out, variants)
+    usages = variant_usage(out, variants)
+    health = variant_health(out, variants, usages)
+    games = {name: len(game_dirs(out / name)) for name in usages}
+    costs = cost_rows(usages, prices or Prices.shipped(), games)
+    write_cost(out, costs)
+    if not table.empty:
+        usd = {name: (None if any(r["usd"] is None for r in costs if r["variant"] == name) else
+                      sum(r["usd"] for r in costs if r["variant"] == name)) for name in games}
+        table["usd"] = table["variant"].map(usd)
+        table["usd_per_game"] = [u / games[v] if u is not None and games.get(v) else None
+                                 for v, u in zip(table["variant"], table["usd"])]
     unhealthy = [name for name, (_, problems) in health.items() if problems]
     if as_json:
         rows = json.loads(table.to_json(orient="records")) if not table.empty else []
@@ -704,7 +774,8 @@ def _report_run(out: Path, variants: dict, aborted: list[str] = (), as_json: boo
         click.echo(json.dumps({"out": str(out), "provenance": provenance(out), "results": rows, "paper_figures": paper,
                                "aborted": list(aborted),
                                "health": {name: {"line": line, "problems": problems}
-                                          for name, (line, problems) in health.items()}}))
+                                          for name, (line, problems) in health.items()},
+                               "cost": costs}))
     else:
         click.echo(provenance(out))
         click.echo(format_table(table))
@@ -713,6 +784,8 @@ def _report_run(out: Path, variants: dict, aborted: list[str] = (), as_json: boo
         for name, (line, problems) in health.items():
             mark = "  UNHEALTHY: " + "; ".join(problems) if problems else ""
             click.echo(f"{name}: {line}{mark}")
+        for name in usages:
+            click.echo(cost_line(name, costs))
         for line in aborted:
             click.echo(f"aborted: {line}")
         click.echo(f"run directory: {out}")

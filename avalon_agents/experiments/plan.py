@@ -1,65 +1,113 @@
-"""What `avalon run --check` prints: variants x series x games and the LLM calls to expect.
+"""What `avalon run --check` prints: variants x series x games, the LLM calls and tokens to expect, what they
+cost at the models' prices, and the least time the models' rate limits allow.
 
 The per-seat estimates are `avalon bench cost` figures (6 players, official rules, 5 scripted games each;
-README, "Cost") divided by 6; re-measure them with `avalon bench cost` after changing an agent.
+docs/benchmarks.md, "Cost per game") divided by 6; re-measure them with `avalon bench cost` after changing an
+agent (a slow test holds the table to what it measures).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.analysis.stats import wilson
 from avalon_agents.experiments.config import AgentSpec, Experiment
+from avalon_agents.llm.pool import ClientPool
+from avalon_agents.llm.prices import FREE, NoPrice, Prices, model_name
+from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig
 from avalon_agents.modules.base import SLOTS
 
-CALLS_PER_SEAT = {  # per game
-    "baseline": 267 / 6,
-    "llm": 93 / 6,
+@dataclass(frozen=True)
+class Cost:
+    """LLM calls and tokens (of one seat, game or run)."""
+
+    calls: float = 0.0
+    input_tokens: float = 0.0
+    output_tokens: float = 0.0
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.calls + other.calls, self.input_tokens + other.input_tokens,
+                    self.output_tokens + other.output_tokens)
+
+    def __mul__(self, k: float) -> Cost:
+        return Cost(self.calls * k, self.input_tokens * k, self.output_tokens * k)
+
+
+MEASURED = "2026-11-26, `avalon bench cost --games 5` (6 players, official rules, the scripted model, tiktoken)"
+KIND_COST = {  # per game for 6 seats of the kind
+    "baseline": Cost(233.2, 273_971, 11_641),
+    "llm": Cost(94.8, 201_564, 4_654),
 }
-MODULE_CALLS = {  # cognitive agent, per game for 6 seats, per module slot (the README's split)
-    "per_round": {"summary": 19, "analysis": 25, "plan": 25, "action": 0, "response": 79, "experience": 18},
-    "per_turn": {"summary": 20, "analysis": 74, "plan": 74, "action": 74, "response": 74, "experience": 18},
+MODULE_COST = {  # the cognitive agent, per game for 6 seats, per module slot
+    "per_round": {"summary": Cost(19.2, 36_823, 1_521), "analysis": Cost(25.2, 20_940, 542),
+                  "plan": Cost(25.2, 22_833, 485), "action": Cost(), "response": Cost(86.0, 132_824, 6_328),
+                  "experience": Cost(18.0, 26_288, 144)},
+    "per_turn": {"summary": Cost(19.2, 24_745, 154), "analysis": Cost(86.2, 80_468, 732),
+                 "plan": Cost(86.2, 85_193, 718), "action": Cost(86.2, 88_074, 577),
+                 "response": Cost(86.2, 85_117, 1_831), "experience": Cost(18.0, 18_790, 144)},
 }
 """per_round: action and response are one call (the response slot's); with action off the response still
 answers each request, so the count stays."""
 PROBES_PER_SEAT = 4.0
 """Belief probes per LLM seat and game: one per completed quest, 3 to 5."""
+PROBE_COST = Cost(1.0, 2_800, 40)
+"""One belief probe: the seat's view of the game (its history budget) and a short JSON answer."""
 
 
-def calls_per_seat(agent: AgentSpec, learning: bool = True) -> float:
-    """Expected calls per game of one seat of this agent (disabled modules cost nothing; without `learning`,
-    as in a series' last game, experience learning costs nothing either)."""
+def seat_cost(agent: AgentSpec, learning: bool = True) -> Cost:
+    """Expected calls and tokens per game of one seat of this agent (disabled modules cost nothing; without
+    `learning`, as in a series' last game, experience learning costs nothing either)."""
     if agent.kind == "cognitive":
         modules = agent.modules or AgentConfig()
         per_turn = any(modules.settings(slot).enabled and modules.settings(slot).options.get("cadence") == "per_turn"
                        for slot in ("analysis", "plan"))
-        calls = MODULE_CALLS["per_turn" if per_turn else "per_round"]
-        return sum(calls[slot] for slot in modules.enabled() if learning or slot != "experience") / 6
-    return CALLS_PER_SEAT.get(agent.kind, 0.0)
+        table = MODULE_COST["per_turn" if per_turn else "per_round"]
+        return sum((table[slot] for slot in modules.enabled() if learning or slot != "experience"), Cost()) * (1 / 6)
+    return KIND_COST.get(agent.kind, Cost()) * (1 / 6)
+
+
+def seats_of(exp: Experiment) -> list[tuple[str, float]]:
+    """(agent name, seats it fills per game on average)."""
+    rules = exp.game_rules()
+    if exp.lineup is not None:
+        return list(exp.lineup.items())
+    if exp.rotation is not None:  # a tournament: every entrant sits players / entrants seats on average
+        return [(name, exp.players / len(exp.rotation)) for name in exp.rotation]
+    counts: dict[str, float] = {}
+    for role in rules.roles:
+        name = exp.agent_for_role(role)
+        counts[name] = counts.get(name, 0) + 1
+    return list(counts.items())
+
+
+def agent_cost(exp: Experiment, name: str, learning: bool = True) -> Cost:
+    """Expected calls and tokens per game of one seat of agent `name`, belief probes included."""
+    agent = exp.agents[name]
+    probes = PROBE_COST * PROBES_PER_SEAT if exp.probes and needs_llm(agent.kind) else Cost()
+    return seat_cost(agent, learning) + probes
+
+
+def game_cost(exp: Experiment, learning: bool = True) -> Cost:
+    """Expected calls and tokens per game: every seat's agent's estimate (sides split by the role set)."""
+    return sum((agent_cost(exp, name, learning) * n for name, n in seats_of(exp)), Cost())
+
+
+def run_cost(exp: Experiment) -> Cost:
+    """Expected calls and tokens of all the variant's games: a series' last game learns nothing (unless
+    `learn_after_last`)."""
+    last = game_cost(exp, learning=exp.learn_after_last)
+    return game_cost(exp) * (exp.games - exp.series) + last * exp.series
 
 
 def calls_per_game(exp: Experiment, learning: bool = True) -> float:
-    """Expected calls per game: every seat's agent's estimate (sides split by the official good/evil counts),
-    plus one belief probe per LLM seat and quest when `probes` is on."""
-    rules = exp.game_rules()
-    if exp.lineup is not None:
-        seats = [(exp.agents[name], n) for name, n in exp.lineup.items()]
-    elif exp.rotation is not None:  # a tournament: every entrant sits players / entrants seats on average
-        seats = [(exp.agents[name], exp.players / len(exp.rotation)) for name in exp.rotation]
-    else:
-        seats = [(exp.agents[exp.agent_for_role(role)], 1) for role in rules.roles]
-    probes = PROBES_PER_SEAT if exp.probes else 0.0
-    return sum((calls_per_seat(agent, learning) + (probes if needs_llm(agent.kind) else 0.0)) * n
-               for agent, n in seats)
+    return game_cost(exp, learning).calls
 
 
 def calls_per_run(exp: Experiment) -> float:
-    """Expected calls of all the variant's games: a series' last game learns nothing (unless
-    `learn_after_last`)."""
-    last = calls_per_game(exp, learning=exp.learn_after_last)
-    return calls_per_game(exp) * (exp.games - exp.series) + last * exp.series
+    return run_cost(exp).calls
 
 
 def pipeline(agent: AgentSpec) -> str:
@@ -83,25 +131,129 @@ def decisions(exp: Experiment) -> str:
         "JSON-schema constrained where the model supports it"
 
 
-def plan_lines(variants: dict[str, Experiment], out: Path) -> list[str]:
+LOCAL_TOKENS_PER_S = 300.0
+"""The embedded model reads about this many prompt tokens a second on 2 cores (docs/benchmarks.md)."""
+
+
+def model_parts(exp: Experiment, name: str, override: ModelSettings | None,
+                learning: bool = True) -> list[tuple[ModelSettings, Cost]]:
+    """(complete model settings, expected cost per game of one seat) of an agent's calls, per model it calls:
+    a cognitive agent's module with a model of its own is priced at that model."""
+    agent = exp.agents[name]
+    if not needs_llm(agent.kind):
+        return []
+    pool = ClientPool(override=override)
+    base = agent.settings(exp.model)
+    parts = [(pool.resolve(base), agent_cost(exp, name, learning))]
+    if agent.kind == "cognitive" and agent.modules is not None:
+        modules = agent.modules
+        per_turn = any(modules.settings(slot).enabled and modules.settings(slot).options.get("cadence") == "per_turn"
+                       for slot in ("analysis", "plan"))
+        table = MODULE_COST["per_turn" if per_turn else "per_round"]
+        for slot in modules.enabled():
+            own = pool.resolve(modules.model_for(slot, base))
+            if own.spec != parts[0][0].spec and (learning or slot != "experience"):
+                moved = table[slot] * (1 / 6)
+                parts[0] = (parts[0][0], parts[0][1] + moved * -1)
+                parts.append((own, moved))
+    return parts
+
+
+def variant_models(exp: Experiment, override: ModelSettings | None) -> dict[str, tuple[ModelSettings, Cost]]:
+    """Per model spec: its settings and the variant's expected calls and tokens of it over all its games."""
+    found: dict[str, tuple[ModelSettings, Cost]] = {}
+    for learning, games in ((True, exp.games - exp.series), (exp.learn_after_last, exp.series)):
+        for name, seats in seats_of(exp):
+            for settings, cost in model_parts(exp, name, override, learning):
+                before = found.get(settings.spec, (settings, Cost()))[1]
+                found[settings.spec] = (settings, before + cost * (seats * games))
+    return found
+
+
+def dollars(models: dict[str, tuple[ModelSettings, Cost]], prices: Prices) -> tuple[float | None, list[str]]:
+    """The dollars of these models' expected tokens, and the models without a price (dollars None if any)."""
+    total, missing = 0.0, []
+    for spec, (_, cost) in models.items():
+        try:
+            total += prices.dollars(spec, cost.input_tokens, cost.output_tokens)
+        except NoPrice:
+            missing.append(model_name(spec))
+    return (None if missing else total), missing
+
+
+def least_time(models: dict[str, tuple[ModelSettings, Cost]]) -> list[str]:
+    """Per model, the least wall time its limits allow for these calls and tokens, in words."""
+    lines = []
+    for spec, (settings, cost) in models.items():
+        rpm, tpm = settings.limits
+        if settings.provider == "local":
+            lines.append(f"{spec}: reads about {LOCAL_TOKENS_PER_S:.0f} prompt tokens/s on 2 cores: at least "
+                         f"{duration(cost.input_tokens / LOCAL_TOKENS_PER_S)}")
+        elif settings.provider == "scripted":
+            continue
+        elif rpm or tpm:
+            minutes = max(cost.calls / rpm if rpm else 0.0, cost.input_tokens / tpm if tpm else 0.0)
+            limit = " and ".join(x for x in (f"{rpm:,.0f} RPM" if rpm else "", f"{tpm / 1000:,.0f}k TPM" if tpm
+                                              else "") if x)
+            lines.append(f"{spec}: at {limit}: at least {duration(minutes * 60)}")
+        else:
+            lines.append(f"{spec}: limits learned from the provider's answers when the run starts (set rpm/tpm, or "
+                         "--rpm/--tpm, to see the least time)")
+    return lines
+
+
+def duration(seconds: float) -> str:
+    """'2 h 31 min', '14 min', '40 s'."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
+
+
+def money(usd: float | None) -> str:
+    return "no price" if usd is None else f"${usd:,.2f}" if usd >= 0.01 or usd == 0 else f"${usd:.4f}"
+
+
+def plan_lines(variants: dict[str, Experiment], out: Path, override: ModelSettings | None = None,
+               prices: Prices | None = None) -> list[str]:
     first = next(iter(variants.values()))
+    prices = prices or Prices.shipped().over(first.prices)
     lines = [f"experiment {first.name}: {len(variants)} variant(s), {first.rules} rules, {first.players} players",
              f"decisions: {decisions(first)}",
              *(f"agent {name}: {pipeline(agent)}" + (f", {agent.cards} role cards" if needs_llm(agent.kind) else "")
                for name, agent in first.agents.items()),
              f"{'variant':<28}{'series':>7}{'games/series':>13}{'games':>7}{'est. LLM calls':>16}"
-             f"{'win-rate CI ±':>15}{'detectable diff.':>18}"]
-    total_games = total_calls = 0
+             f"{'input tokens':>14}{'output tokens':>15}{'est. USD':>11}{'win-rate CI ±':>15}{'detectable diff.':>18}"]
+    total_games, total, total_usd, all_missing = 0, Cost(), 0.0, []
+    everything: dict[str, tuple[ModelSettings, Cost]] = {}
     for name, exp in variants.items():
-        calls = calls_per_run(exp)
+        cost = run_cost(exp)
+        models = variant_models(exp, override)
+        usd, missing = dollars(models, prices)
+        for spec, (settings, part) in models.items():
+            everything[spec] = (settings, everything.get(spec, (settings, Cost()))[1] + part)
+        all_missing += [m for m in missing if m not in all_missing]
         total_games += exp.games
-        total_calls += calls
+        total = total + cost
+        total_usd = None if usd is None or total_usd is None else total_usd + usd
         half, diff = precision(exp.games)
         half_text = f"{half:.0%}" if half < 1 else ">100%"
         diff_text = f"{diff:.0%}" if diff < 1 else ">100%"
-        lines.append(f"{name:<28}{exp.series:>7}{exp.games_per_series:>13}{exp.games:>7}{calls:>16,.0f}"
+        lines.append(f"{name:<28}{exp.series:>7}{exp.games_per_series:>13}{exp.games:>7}{cost.calls:>16,.0f}"
+                     f"{cost.input_tokens:>14,.0f}{cost.output_tokens:>15,.0f}{money(usd):>11}"
                      f"{half_text:>15}{diff_text:>18}")
-    lines.append(f"{'total':<28}{'':>7}{'':>13}{total_games:>7}{total_calls:>16,.0f}")
+    lines.append(f"{'total':<28}{'':>7}{'':>13}{total_games:>7}{total.calls:>16,.0f}{total.input_tokens:>14,.0f}"
+                 f"{total.output_tokens:>15,.0f}{money(total_usd):>11}")
+    lines.append(f"calls and tokens: estimates per agent and pipeline ({MEASURED}); USD at the prices of "
+                 "avalon_agents/data/prices.yaml and the config's prices:")
+    for spec in everything:
+        price = prices.price(spec)
+        if price is not None and price.source != FREE.source:
+            lines.append(f"  {model_name(spec)}: ${price.input:g} input, ${price.output:g} output per 1M tokens"
+                         f"{f' ({price.date}, {price.source})' if price.date else ''}")
+    for model in all_missing:
+        lines.append(f"  no price for {model}: give one with prices: in the config or --prices FILE")
+    lines += [f"least time: {line}" for line in least_time(everything)]
     lines.append("win-rate CI ±: half the width of a variant's 95% interval at a 50% win rate; detectable diff.: the "
                  "smallest difference between two variants' win rates found 80% of the time at the 5% level")
     lines.append(f"run directory: {out}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -17,7 +18,7 @@ from avalon_agents.analysis.load import game_dirs, load_run, origin
 from avalon_agents.analysis.metrics import paper_table, references
 from avalon_agents.analysis.reference import figure_table
 from avalon_agents.experiments.config import Experiment
-from avalon_agents.records import read_trace, usage
+from avalon_agents.experiments.spend import streamed_usage
 from avalon_agents.records.health import HealthLimits, health_line
 
 
@@ -59,6 +60,15 @@ def _pair(morgana: float, assassin: float) -> str:
     return "" if morgana != morgana and assassin != assassin else f"{_pct(morgana)}/{_pct(assassin)}"
 
 
+def _usd(r) -> str:
+    """Dollars per game ('no price' for a model without one; blank where the cost is not known)."""
+    if not hasattr(r, "usd"):
+        return ""
+    if r.usd is None or r.usd != r.usd:
+        return "no price" if hasattr(r, "usd") and r.usd is None else ""
+    return f"${r.usd_per_game:,.4f}"
+
+
 def _diff(r) -> str:
     """The difference from the reference variant: '+20% [-15%, +51%] p=0.63', or 'reference'."""
     if r.diff != r.diff:
@@ -72,7 +82,7 @@ def format_table(table: pd.DataFrame) -> str:
     lines = [f"{'variant':<22}{'side':<6}{'agents':<22}{'win rate':>9}  {'95% CI':<13}{'games':>6}"
              f"  {'diff vs reference, 95% CI, p':<31}"
              f"{'QER Mor/Ass':>13}{'FVR Mor/Ass':>13}{'calls/game':>12}{'tokens in/game':>16}{'paper WR':>10}"
-             f"{'paper QER':>11}{'paper FVR':>11}{'failed/fallbacks':>18}"]
+             f"{'paper QER':>11}{'paper FVR':>11}{'failed/fallbacks':>18}{'USD/game':>11}"]
     for r in table.itertuples():
         health = f"{r.failed_share:.0%}/{r.fallback_share:.0%}" + ("" if r.healthy else " !")
         ci = f"[{r.ci_low:.0%}, {r.ci_high:.0%}]"
@@ -81,7 +91,7 @@ def format_table(table: pd.DataFrame) -> str:
         lines.append(f"{r.variant:<22}{r.side:<6}{r.agents:<22}{r.win_rate:>9.1%}  {ci:<13}{r.games:>6}  {_diff(r):<31}"
                      f"{qer:>13}{fvr:>13}{r.calls_per_game:>12.0f}{r.input_tokens_per_game:>16,.0f}"
                      f"{_pct(r.paper_win_rate):>10}{_pair(r.paper_qer_Morgana, r.paper_qer_Assassin):>11}"
-                     f"{_pair(r.paper_fvr_Morgana, r.paper_fvr_Assassin):>11}{health:>18}")
+                     f"{_pair(r.paper_fvr_Morgana, r.paper_fvr_Assassin):>11}{health:>18}{_usd(r):>11}")
     if table["diff"].notna().any():
         refs = ", ".join(sorted(set(table["vs_variant"].dropna())))
         lines.append(f"diff: win rate minus the reference variant's ({refs}: the first with the same agents on each "
@@ -122,26 +132,32 @@ def format_figures(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def variant_health(out: Path, variants: dict[str, Experiment]) -> dict[str, tuple[str, list[str]]]:
-    """Per variant with finished games: its health line and what is over its limits (empty: healthy)."""
+def variant_usage(out: Path, variants: dict[str, Experiment]) -> dict[str, dict[str, Any] | None]:
+    """Per variant with finished games: the usage of its finished games' traces, read one game at a time (the
+    memory stays flat in the number of games). None for a variant without a trace record (bots only)."""
     found = {}
-    for name, exp in variants.items():
+    for name in variants:
         folder = Path(out) / name
-        if not folder.is_dir():
-            continue
-        health = games_health(game_dirs(folder), exp.health)
-        if health is not None:
-            found[name] = health
+        if folder.is_dir():
+            games = game_dirs(folder)
+            if games:
+                found[name] = streamed_usage(games)
     return found
+
+
+def variant_health(out: Path, variants: dict[str, Experiment],
+                   usages: dict[str, dict[str, Any] | None] | None = None) -> dict[str, tuple[str, list[str]]]:
+    """Per variant with finished games: its health line and what is over its limits (empty: healthy)."""
+    usages = variant_usage(out, variants) if usages is None else usages
+    return {name: (health_line(u), variants[name].health.problems(u)) for name, u in usages.items() if u is not None}
 
 
 def games_health(games: Iterable[Path], limits: HealthLimits) -> tuple[str, list[str]] | None:
     """The health line of these game directories together and what is over `limits` (None: no trace record,
     e.g. bots only)."""
-    records = [r for game in games for r in read_trace(game)]
-    if not records:
+    u = streamed_usage(games)
+    if u is None:
         return None
-    u = usage(records)
     return health_line(u), limits.problems(u)
 
 

@@ -32,6 +32,7 @@ from avalon_agents.engine import AvalonEngine
 from avalon_agents.experiments.config import SERIES_STRIDE, Experiment, load_experiments
 from avalon_agents.experiments.guard import allotment, check_free, check_same_config, fingerprint, run_lock
 from avalon_agents.experiments.plan import decisions, pipeline
+from avalon_agents.experiments.spend import Budget
 from avalon_agents.host.host import GameAborted
 from avalon_agents.host.play import AgentSetup, game_dir, play_one
 from avalon_agents.llm import ClientPool, ModelSettings
@@ -140,9 +141,10 @@ def forget_unfinished(models: dict[str, AgentSetup], first_unfinished: int) -> N
 
 
 async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable[[Job, int, Path], None],
-                     cap: int | None = None, aborted: list[str] | None = None) -> None:
+                     cap: int | None = None, aborted: list[str] | None = None, budget: Budget | None = None) -> None:
     """Play the series' unfinished games in order (at most `cap` of them now). A game aborted (the watchdog, or
-    too many of its calls failed) ends the series for now; its reason is added to `aborted`."""
+    too many of its calls failed) ends the series for now; its reason is added to `aborted`. With a `budget`, a
+    game that would take the run over it is not started (the series stops; `budget.stopped` says why)."""
     aborted = [] if aborted is None else aborted
     exp = job.experiment
     rules = exp.game_rules()
@@ -155,6 +157,9 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
             if cap <= 0:
                 return
             cap -= 1
+        ticket = budget.admit(job.variant) if budget is not None else None
+        if budget is not None and ticket is None:
+            return
         if models is None:  # made only when a game is played
             models = series_setups(exp, series_dir, clients)
             forget_unfinished(models, pending[0])
@@ -180,7 +185,15 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
         except GameAborted as exc:
             logger.warning("{} game {} aborted: {} (replayed on resume; the series stops here)", job.label, n, exc)
             aborted.append(f"{job.label} game {n}: {exc}")
+            if budget is not None:
+                budget.settle(ticket, job.variant, path, finished=False)
             return
+        except BaseException:
+            if budget is not None:
+                budget.settle(ticket, job.variant, path, finished=False)
+            raise
+        if budget is not None:
+            budget.settle(ticket, job.variant, path, finished=True)
         on_game(job, n, path)
 
 
@@ -287,7 +300,8 @@ def caps(variants: dict[str, Experiment], out: Path, max_games: int | None) -> l
 async def run_experiment(variants: dict[str, Experiment] | str | Path, out: str | Path, *,
                          model: ModelSettings | str | None = None, max_games: int | None = None,
                          source: Path | None = None,
-                         on_game: Callable[[Job, int, Path], None] = lambda job, n, path: None) -> list[str]:
+                         on_game: Callable[[Job, int, Path], None] = lambda job, n, path: None,
+                         budget: Budget | None = None) -> list[str]:
     """Play every unfinished game of every variant and series; `max_games` caps the run's total. A coroutine:
     `await run_experiment(...)` in a notebook or any async code, `asyncio.run(run_experiment(...))` or
     `run_experiment_sync(...)` in a script.
@@ -299,6 +313,8 @@ async def run_experiment(variants: dict[str, Experiment] | str | Path, out: str 
         max_games: play at most this many games now.
         source: the config file, recorded in experiment.json (a config file given as `variants` is its own).
         on_game: called with (job, game number, game directory) after each finished game.
+        budget: the run's dollar limit (experiments.spend.Budget): no game starts that would take the run over it;
+            `budget.stopped` then says so.
 
     Returns the games aborted (by the watchdog, or over the failed-call share), each with its reason; they
     are replayed on resume."""
@@ -317,7 +333,7 @@ async def run_experiment(variants: dict[str, Experiment] | str | Path, out: str 
 
         async def one(job: Job, cap: int | None) -> None:
             async with slots:
-                await run_series(job, out, clients, on_game, cap, aborted)
+                await run_series(job, out, clients, on_game, cap, aborted, budget)
 
         await asyncio.gather(*(one(job, cap) for job, cap in caps(variants, out, max_games)))
     return aborted

@@ -1,0 +1,168 @@
+"""What a run costs: dollars per game and per variant from the traces, and a budget the runner keeps.
+
+A game's dollars are its calls' tokens per model (`usage(...)["by_model"]`) at the prices (llm.prices). A
+`Budget` admits a game only while the run's dollars (its finished games, measured) plus the games in flight
+(each at the variant's measured cost per game, or the estimate before any game of it finished) plus the new
+game stay within the limit; otherwise the run stops before that game (finished games kept; a rerun with a
+larger budget goes on). `cost_rows` is the run's cost table (`cost.csv`, the report, `--json`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from avalon_agents.llm.prices import NoPrice, Prices, model_name
+from avalon_agents.records import read_trace, usage
+from avalon_agents.records.run_dir import is_done
+
+EXIT_BUDGET = 4
+"""The exit code of a run stopped by its budget (2: a user mistake; 3: unhealthy)."""
+
+
+def streamed_usage(games: Iterable[Path]) -> dict[str, Any] | None:
+    """The usage of these game directories together, one trace in memory at a time (None: no trace record)."""
+    seen = [0]
+
+    def records():
+        for game in games:
+            for record in read_trace(game):
+                seen[0] += 1
+                yield record
+
+    u = usage(records())
+    return u if seen[0] else None
+
+
+def usage_dollars(u: dict[str, Any] | None, prices: Prices) -> float:
+    """The dollars of a usage summary's tokens. Raises NoPrice."""
+    if not u:
+        return 0.0
+    return sum(prices.dollars(spec, t["input_tokens"], t["output_tokens"], t["cached_tokens"])
+               for spec, t in u["by_model"].items())
+
+
+def game_dollars(path: Path, prices: Prices) -> float:
+    """What one game directory's calls cost (finished or not)."""
+    return usage_dollars(streamed_usage([path]) if (Path(path) / "trace.jsonl").exists() else None, prices)
+
+
+@dataclass
+class Budget:
+    """A limit on a run's dollars, kept game by game.
+
+    Args:
+        limit_usd: the most the run may cost, finished games before this invocation included.
+        prices: the price table.
+        estimates: per variant, the expected dollars of one game (before any of its games finished).
+        spent: dollars of the games finished (and partly played) so far.
+    """
+
+    limit_usd: float
+    prices: Prices
+    estimates: dict[str, float]
+    spent: float = 0.0
+    stopped: str | None = None
+    measured: dict[str, list[float]] = field(default_factory=dict)
+    in_flight: dict[int, float] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _next: int = 0
+
+    def per_game(self, variant: str) -> float:
+        """The dollars one more game of `variant` is expected to cost: its measured mean, else the estimate."""
+        found = self.measured.get(variant)
+        return sum(found) / len(found) if found else self.estimates.get(variant, 0.0)
+
+    def admit(self, variant: str) -> int | None:
+        """A ticket for one more game of `variant`, or None: it would take the run over the limit."""
+        with self._lock:
+            cost = self.per_game(variant)
+            ahead = self.spent + sum(self.in_flight.values())
+            if self.stopped is not None or ahead + cost > self.limit_usd:
+                if self.stopped is None:
+                    self.stopped = (f"budget: ${self.limit_usd:,.2f} reached: ${self.spent:,.2f} spent, "
+                                    f"${sum(self.in_flight.values()):,.2f} in the games still playing, and the next "
+                                    f"{variant} game is expected to cost ${cost:,.2f}; finished games are kept, "
+                                    "rerun with a larger --budget-usd to go on")
+                return None
+            self._next += 1
+            self.in_flight[self._next] = cost
+            return self._next
+
+    def settle(self, ticket: int, variant: str, path: Path, finished: bool) -> None:
+        """The game of `ticket` ended (finished, or aborted after spending some): count what it cost."""
+        dollars = game_dollars(path, self.prices)
+        with self._lock:
+            self.in_flight.pop(ticket, None)
+            self.spent += dollars
+            if finished:
+                self.measured.setdefault(variant, []).append(dollars)
+
+
+    def count_finished(self, out: Path, variants: Iterable[str]) -> None:
+        """Count the run directory's finished games: their dollars are spent, and each variant's are its
+        measured cost per game from the start."""
+        for variant in variants:
+            for game in sorted(Path(out).glob(f"{variant}/series-*/game-*")):
+                if is_done(game):
+                    dollars = game_dollars(game, self.prices)
+                    self.spent += dollars
+                    self.measured.setdefault(variant, []).append(dollars)
+
+
+def cost_rows(usages: dict[str, dict[str, Any] | None], prices: Prices, games: dict[str, int]) -> list[dict[str, Any]]:
+    """Per variant and model: calls, tokens and dollars (None and `price` "no price" for a model without
+    one), with the price used and its date and source."""
+    rows = []
+    for variant, u in usages.items():
+        for spec, t in ((u or {}).get("by_model") or {}).items():
+            price = prices.price(spec)
+            try:
+                usd = prices.dollars(spec, t["input_tokens"], t["output_tokens"], t["cached_tokens"])
+            except NoPrice:
+                usd = None
+            rows.append({"variant": variant, "model": spec, "games": games.get(variant, 0), "calls": t["calls"],
+                         "input_tokens": t["input_tokens"], "cached_tokens": t["cached_tokens"],
+                         "output_tokens": t["output_tokens"], "usd": None if usd is None else round(usd, 6),
+                         "usd_per_game": None if usd is None or not games.get(variant) else
+                         round(usd / games[variant], 6),
+                         "price": "no price" if price is None else
+                         f"{price.input:g}/{price.cached_input if price.cached_input is not None else price.input:g}/"
+                         f"{price.output:g} USD per 1M input/cached/output",
+                         "price_date": price.date if price else None, "price_source": price.source if price else None})
+    return rows
+
+
+def cost_line(variant: str, rows: list[dict[str, Any]]) -> str:
+    """One line of a variant's cost for people."""
+    mine = [r for r in rows if r["variant"] == variant]
+    if not mine:
+        return f"{variant}: cost: no LLM call"
+    missing = [model_name(r["model"]) for r in mine if r["usd"] is None]
+    total = sum(r["usd"] or 0 for r in mine)
+    tokens = sum(r["input_tokens"] for r in mine), sum(r["output_tokens"] for r in mine)
+    games = mine[0]["games"]
+    usd = (f"no price for {', '.join(missing)}" if missing else
+           f"${total:,.4f}" + (f" (${total / games:,.4f} per game)" if games else ""))
+    return (f"{variant}: cost: {usd}; {sum(r['calls'] for r in mine):,} calls, {tokens[0]:,} input and {tokens[1]:,} "
+            f"output tokens ({', '.join(sorted({r['model'] for r in mine}))})")
+
+
+COST_CSV = "cost.csv"
+
+
+def write_cost(out: Path, rows: list[dict[str, Any]]) -> Path:
+    """OUT/cost.csv: the cost table, one row per variant and model."""
+    import csv
+
+    path = Path(out) / COST_CSV
+    columns = ["variant", "model", "games", "calls", "input_tokens", "cached_tokens", "output_tokens", "usd",
+               "usd_per_game", "price", "price_date", "price_source"]
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
