@@ -405,12 +405,14 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
         address: str | None, prices_file: Path | None, budget_usd: float | None, as_json: bool) -> None:
     """Run an experiment: every variant x series x game of CONFIG, resumable.
 
-    Rerunning the same command skips finished games and restarts an unfinished one from its start; a
-    killed run loses no finished game. --check prints the plan: games, calls, tokens, dollars and the least time
-    the models' rate limits allow. At the end it prints win rates per variant and side with 95% Wilson CIs,
-    mean calls and tokens per game, and each variant's health and cost (also in OUT/cost.csv). The model options given here (--model, --temperature,
-    ...) are laid over every agent's and module's settings (--model scripted: a smoke run). Diagnostics go to
-    OUT/run.log.
+    Rerunning the same command skips finished games and restarts an unfinished one from its start, answering
+    again from the records the calls it had already paid for; a killed run loses no finished game. --check
+    prints the plan: games, calls, tokens, dollars and the least time the models' rate limits allow. At the
+    end it prints win rates per variant and side with 95% Wilson CIs, mean calls and tokens per game, and each
+    variant's health and cost (also in OUT/cost.csv). The model options given here (--model, --temperature,
+    ...) are laid over every agent's and module's settings (--model scripted: a smoke run; --model
+    replay:RUN_DIR: every answer from a finished run's records). Rate limits are learned from the provider;
+    a 429 is waited out, never a failed call. Diagnostics go to OUT/run.log.
 
     \b
     Examples:
@@ -750,8 +752,13 @@ def _report_run(out: Path, variants: dict, aborted: list[str] = (), as_json: boo
     when a variant is over its limits."""
     from avalon_agents.analysis.load import game_dirs
     from avalon_agents.experiments import format_table, results_table
-    from avalon_agents.experiments.results import (figures_table, format_figures, provenance, variant_health,
-                                                   variant_usage)
+    from avalon_agents.experiments.results import (
+        figures_table,
+        format_figures,
+        provenance,
+        variant_health,
+        variant_usage,
+    )
     from avalon_agents.experiments.spend import cost_line, cost_rows, write_cost
     from avalon_agents.llm.prices import Prices
 

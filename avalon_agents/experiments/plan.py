@@ -20,6 +20,7 @@ from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig
 from avalon_agents.modules.base import SLOTS
 
+
 @dataclass(frozen=True)
 class Cost:
     """LLM calls and tokens (of one seat, game or run)."""

@@ -4,7 +4,8 @@ Tasks write the same run layout with the same resume rules as the local backend 
 in its own event loop), so a run can be started on one backend and finished on the other. Each task has
 its own LLM clients, but the per-model limit on calls in flight holds for the whole cluster: a `CallLimits`
 actor keeps one semaphore per model spec and every call enters through it (a round trip of about a
-millisecond). The driver shows progress by watching the run directory. `max_games` is split over the series
+millisecond). Each task paces every endpoint at its share of the rate limits (1 / the tasks that run at once;
+llm.pacer). The driver shows progress by watching the run directory. `max_games` is split over the series
 in order, before the tasks start.
 """
 
@@ -59,10 +60,13 @@ class ClusterSlot:
 
 
 def _series_task(job: Job, out: str, model: ModelSettings | None, cap: int | None, limits: Any,
-                 plugins: list[str]) -> int:
+                 plugins: list[str], share: float = 1.0) -> int:
     """Runs in a Ray worker: import the run's plugins, then play the unfinished games of one series (at most
-    `cap`)."""
+    `cap`), pacing each endpoint at `share` of its rate limits (the workers split them)."""
+    from avalon_agents.llm.pacer import set_share
+
     load_plugins(plugins)
+    set_share(share)
     played: list[int] = []
     clients = ClientPool(limit=job.experiment.concurrency.llm_calls, override=model,
                          slots=lambda spec: ClusterSlot(limits, spec))
@@ -93,7 +97,9 @@ def _run(ray, variants, out, model, max_games, address, num_cpus, on_progress) -
     limit = next(iter(variants.values())).concurrency.llm_calls
     limits = ray.remote(num_cpus=0)(CallLimits).remote(limit)
     plugins = list(LOADED)  # what the driver imported (resolved paths or module names): every worker imports them
-    refs = [task.remote(job, str(out), model, cap, limits, plugins) for job, cap in caps(variants, out, max_games)]
+    planned = caps(variants, out, max_games)
+    workers = max(1, min(len(planned), int(ray.cluster_resources().get("CPU", 1))))
+    refs = [task.remote(job, str(out), model, cap, limits, plugins, 1 / workers) for job, cap in planned]
     pending = list(refs)
     while pending:
         _, pending = ray.wait(pending, num_returns=len(pending), timeout=1.0)

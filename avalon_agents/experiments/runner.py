@@ -6,7 +6,8 @@
 
 Series run concurrently (up to `concurrency.games`); the games of a series run in order, since experience
 flows forward. A game directory with result.json is finished and never touched again; an unfinished one is
-deleted and replayed from its start, and whatever the interrupted game had put in the series' experience
+deleted and replayed from its start (its recorded answers answer the requests that match them again, so no call
+is paid twice: llm.replay), and whatever the interrupted game had put in the series' experience
 store is removed first, so the store reflects finished games only. Seeds depend only on (seed, series,
 game), so a resumed run plays the same games.
 """
@@ -36,6 +37,7 @@ from avalon_agents.experiments.spend import Budget
 from avalon_agents.host.host import GameAborted
 from avalon_agents.host.play import AgentSetup, game_dir, play_one
 from avalon_agents.llm import ClientPool, ModelSettings
+from avalon_agents.llm.replay import game_recording
 from avalon_agents.modules import ExperienceBook
 from avalon_agents.orders import Orders
 from avalon_agents.plugins import LOADED
@@ -164,8 +166,10 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
             models = series_setups(exp, series_dir, clients)
             forget_unfinished(models, pending[0])
         path = paths[n - 1]
-        if path.exists():
-            shutil.rmtree(path)  # an interrupted game restarts from its start
+        recording = None
+        if path.exists():  # an interrupted game restarts from its start, taking the answers it already paid for
+            recording = game_recording(path) if (path / "trace.jsonl").is_file() else None
+            shutil.rmtree(path)
         seed = game_seed(exp, job.series, n)
         names = seating(exp, seed, job.series, n)
         for name, m in models.items():
@@ -181,7 +185,7 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
         try:
             await play_one(rules, kinds, seed, path, [models[name] for name in names], probes=exp.probes,
                            watchdog=exp.watchdog_s, orders=game_orders(exp, seed),
-                           max_failed_calls=exp.health.max_failed_calls)
+                           max_failed_calls=exp.health.max_failed_calls, recording=recording)
         except GameAborted as exc:
             logger.warning("{} game {} aborted: {} (replayed on resume; the series stops here)", job.label, n, exc)
             aborted.append(f"{job.label} game {n}: {exc}")

@@ -19,6 +19,7 @@ from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS, Extractor
 from avalon_agents.host.host import GameHost, typed_action
 from avalon_agents.host.probe import BeliefProbe
 from avalon_agents.llm.pool import ClientPool, GameClients
+from avalon_agents.llm.replay import Recording
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig, ExperienceBook
 from avalon_agents.narrate import DEFAULT_CARDS
@@ -119,7 +120,7 @@ class AgentSetup:
 async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | None = None,
                    setups: AgentSetup | Sequence[AgentSetup] | None = None, probes: bool = False,
                    watchdog: float | None = None, orders: Orders = FIXED,
-                   max_failed_calls: float | None = None) -> GameHost:
+                   max_failed_calls: float | None = None, recording: Recording | None = None) -> GameHost:
     """Play one game; return its host (engine events and result inside).
 
     `setups` is what the LLM seats share, or one `AgentSetup` per seat (seats of different agents, as
@@ -128,12 +129,13 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
     go to the trace (see host.probe). Rule-bot and random seats are not probed. `watchdog`: seconds a step may
     take before the game is aborted (GameHost). `orders`: the listing orders of the game's wording (GameHost;
     recorded in meta.json). `max_failed_calls`: the share of failed calls over which the game is aborted
-    (GameHost).
+    (GameHost). `recording`: answers this game already paid for (an interrupted attempt's, llm.replay), taken
+    before any model is asked.
     """
     per_seat = list(setups) if isinstance(setups, Sequence) else [setups or AgentSetup()] * rules.players
     if len(per_seat) != rules.players:
         raise ValueError(f"setups: {len(per_seat)} given for {rules.players} seats")
-    recorder = GameRecorder(out) if out else None
+    recorder = GameRecorder(out, recording) if out else None
     tracer = recorder or MemoryTracer()
     llm_seats = [seat for seat, kind in zip(rules.seats, kinds) if needs_llm(kind)]
     contexts = {seat: setup.context(setup.clients.for_game(tracer))

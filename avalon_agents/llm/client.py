@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -32,6 +33,7 @@ from avalon_agents.llm.health import ModelHealth, quota_gone
 from avalon_agents.llm.http import BadAnswer, CutOff, ServerError
 from avalon_agents.llm.pacer import Pacer, pacer_for
 from avalon_agents.llm.providers import endpoint_of, make_chat, make_model
+from avalon_agents.llm.replay import Recording, request_hash, run_recording
 from avalon_agents.llm.settings import ANSWER_CHARS_PER_TOKEN, COLD_START, MIN_ANSWER_CHARS, ModelSettings
 from avalon_agents.llm.tokens import count_tokens
 from avalon_agents.records.trace import LLMCall, Message, Purpose, Tracer
@@ -192,10 +194,21 @@ class LLMClient:
         attempts = [0]
         throttling = Throttling()
         sent = tuple(Message(role=m.type, content=str(m.content)) for m in messages)
-        record = dict(seat=seat, **purpose.model_dump(), quest=quest, attempt=attempt,
-                      step=self.tracer.step if self.tracer is not None else None, prompt_id=prompt_id,
-                      prompt_hash=prompt_hash or text_hash("".join(m.content for m in sent)),
-                      settings=self._public, constrained=fmt is not None, messages=sent, about=about or {})
+        step = self.tracer.step if self.tracer is not None else None
+        record = dict(seat=seat, **purpose.model_dump(), quest=quest, attempt=attempt, step=step,
+                      prompt_id=prompt_id, prompt_hash=prompt_hash or text_hash("".join(m.content for m in sent)),
+                      settings=self._public, constrained=fmt is not None, messages=sent, about=about or {},
+                      request_hash=request_hash(sent, schema if fmt else None))
+        recording = self._recording()
+        if recording is not None:
+            found = recording.take(record["request_hash"])
+            if found is not None:  # paid for already: answered from the record, nothing sent
+                self._trace(LLMCall(**record, reply=found.reply, input_tokens=found.input_tokens,
+                                    output_tokens=found.output_tokens, cached_tokens=found.cached_tokens,
+                                    tokens_source=found.tokens_source, replayed=True))
+                return found.reply
+            if recording.strict:
+                raise recording.mismatch(seat, step, purpose.label, sent)
         start = time.perf_counter()
         try:
             if self._slots:
@@ -288,6 +301,18 @@ class LLMClient:
                 raise
             pacer.settle(ticket, answer.headers, chars, answer.input_tokens, answer.output_tokens)
             return answer
+
+    def _recording(self) -> Recording | None:
+        """The answers this call may take instead of asking: the game's own earlier attempt (a resumed game), or
+        under `replay:RUN_DIR` the recorded game at the same place in that run."""
+        tracer = self.tracer
+        if tracer is None:
+            return None
+        found = getattr(tracer, "recording", None)
+        if found is None and self.settings.provider == "replay":
+            found = run_recording(Path(self.settings.spec.partition(":")[2]), getattr(tracer, "path", None))
+            tracer.recording = found
+        return found
 
     async def _timed(self, chat: Chat, messages: Sequence[BaseMessage], fmt: dict[str, Any] | None) -> Answer:
         """One request under the timeout; a model's first calls (none answered yet) wait COLD_START times as

@@ -6,6 +6,8 @@
                                      over plain http to another machine unless `key_over_http`
     local:smollm2                    the embedded model, served by llama-cpp-python on 127.0.0.1
     scripted                         ScriptedChatModel (plausible canned replies; tests and smoke runs)
+    replay:RUN_DIR                   every call answered from a finished run's records (llm.replay): a run
+                                     re-executed offline, a regression test
     PROVIDER:MODEL                   anything else goes through langchain's init_chat_model (anthropic,
                                      google_genai, ollama, mistralai, ... when its integration is installed)
 
@@ -127,7 +129,7 @@ def endpoint_of(settings: ModelSettings) -> str | None:
     model, whose server takes one call at a time, and the scripted model unless a limit is set)."""
     spec = settings.spec or ""
     provider, _, rest = spec.partition(":")
-    if provider == "local":
+    if provider in ("local", "replay"):
         return None
     if provider == "scripted":
         return spec if any(settings.limits) else None
@@ -248,6 +250,22 @@ def _scripted(_: str, settings: ModelSettings) -> BaseChatModel:
     return ScriptedChatModel(cache=InMemoryCache() if settings.cache else None, seed=settings.kwargs.get("seed", 0))
 
 
+def _replay_check(run_dir: str) -> None:
+    from pathlib import Path
+
+    if not Path(run_dir).is_dir():
+        raise ModelSpecError(f"model: replay:{run_dir}: no such run directory")
+
+
+def _replay(run_dir: str, settings: ModelSettings) -> BaseChatModel:
+    """`replay:RUN_DIR`: every call is answered from RUN_DIR's records by LLMClient (llm.replay) before any model
+    is asked; this model only ever answers a call that no game of RUN_DIR recorded, and it refuses."""
+    def refuse(messages, kwargs):
+        return None  # ScriptedChatModel raises UnexpectedCall
+
+    return ScriptedChatModel(respond=refuse)
+
+
 def _init_chat_model(settings: ModelSettings) -> BaseChatModel:
     """Any other provider:model, through langchain's init_chat_model (the integration must be installed)."""
     from langchain.chat_models import init_chat_model
@@ -275,3 +293,4 @@ register_provider("openai-compatible", _compatible, check=_compatible_check, rea
                   chat=_compatible_chat)
 register_provider("local", _local, check=_local_check, chat=_local_chat)
 register_provider("scripted", _scripted)
+register_provider("replay", _replay, check=_replay_check)

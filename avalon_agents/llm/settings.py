@@ -129,7 +129,7 @@ class ModelSettings(BaseModel):
             return "none"
         if self.provider == "local":
             return "llama_cpp"
-        if self.provider in ("openai", "openai-compatible", "scripted") or self.constrained:
+        if self.provider in ("openai", "openai-compatible", "scripted", "replay") or self.constrained:
             return "json_schema"
         return "none"
 

@@ -50,10 +50,13 @@ class GameRecorder:
 
     Args:
         path: the game directory (created if missing).
+        recording: answers already paid for (a resumed game's), which LLM calls take before asking a model.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, recording: Any = None) -> None:
         self.path = Path(path)
+        self.recording = recording
+        """Answers this game already paid for (llm.replay.Recording: an interrupted attempt's), asked first."""
         self.path.mkdir(parents=True, exist_ok=True)
         (self.path / RESULT).unlink(missing_ok=True)
         self._events = open(self.path / EVENTS, "w")

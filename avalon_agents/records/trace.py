@@ -85,6 +85,11 @@ class LLMCall(Record):
     """Answers 429 (rate limited) the call waited out; not attempts, not failures."""
     waited_s: float = 0.0
     """Seconds the call waited for its turn at the endpoint's pacer (limits and 429s)."""
+    request_hash: str = ""
+    """The request's identity (its messages and the schema asked for: llm.replay.request_hash): a resumed game
+    and a `replay:` run answer a request from the record with the same hash."""
+    replayed: bool = False
+    """Answered from a recording (a resumed game's earlier attempt, a `replay:` run), not by the model now."""
     cut_chars: int = 0
     """Characters cut off an answer longer than its cap (max_tokens x 16: a server that ignored max_tokens)."""
     outcome: Outcome = "ok"
@@ -206,6 +211,7 @@ class MemoryTracer:
     def __init__(self) -> None:
         self.records: list[Record] = []
         self.step: int | None = None
+        self.recording: Any = None  # answers already paid for (llm.replay.Recording), consulted before any call
 
     def trace(self, record: Record) -> None:
         self.records.append(record)

@@ -77,8 +77,9 @@ def test_a_failed_call_gives_an_empty_answer_and_the_game_still_ends():
 
 
 def test_a_model_whose_calls_all_fail_stops_the_game_in_one_line():
-    """Not hours of fallbacks: after 20 calls that all failed the model counts as unusable."""
+    """Not hours of fallbacks: after 10 calls failed one after another the model counts as unusable."""
     from avalon_agents.llm import ModelUnusable
 
-    with pytest.raises(ModelUnusable, match=r"model: 20 of 20 calls to scripted failed \(last: UnexpectedCall"):
+    with pytest.raises(ModelUnusable, match=r"model: the last 10 calls to scripted failed one after another "
+                                            r"\(last: UnexpectedCall"):
         game(ModelSettings(spec="scripted", retries=0), model=ScriptedChatModel(respond=lambda m, k: None))

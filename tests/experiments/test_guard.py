@@ -76,6 +76,15 @@ def test_a_resume_with_another_config_is_refused_naming_what_changed(tmp_path):
                                                                    "{games: 3}")).exit_code == 0  # not a change
 
 
+def test_a_resume_may_change_timeouts_retries_and_rate_limits(tmp_path):
+    """How calls are made is not what a run measured: a resume under other limits goes on."""
+    assert run(tmp_path, "--max-games", "2", "--timeout", "30").exit_code == 0
+    slower = CONFIG.replace("model: scripted", "model: {spec: scripted, timeout: 90, retries: 5, rpm: 6000, tpm: 1e7}")
+    result = run(tmp_path, "--max-games", "3", "--rpm", "60000", "--retries", "1", config=slower)
+    assert result.exit_code == 0, result.output
+    assert run(tmp_path, "--max-games", "4", "--temperature", "0.9").exit_code == 2  # this one is measured
+
+
 def test_max_games_spreads_over_variants_and_series_and_converges(tmp_path):
     assert run(tmp_path, "--max-games", "3").exit_code == 0
     assert finished(tmp_path) == ["a/series-1/game-00001", "b/series-1/game-00001", "c/series-1/game-00001"]

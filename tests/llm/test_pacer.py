@@ -147,3 +147,25 @@ def test_a_used_up_quota_stops_the_run_at_once():
     health.record(ServerError(429, "You exceeded your current quota", code="insufficient_quota"))
     with pytest.raises(ModelUnusable, match="no quota left"):
         health.check()
+
+
+def test_ten_failed_calls_in_a_row_stop_a_run_that_had_answers():
+    """A server that dies after hours of answers: the run's failure share stays low, the calls in a row do not."""
+    health = ModelHealth("m")
+    for _ in range(500):
+        health.record(None)
+    for _ in range(9):
+        health.record(TimeoutError())
+    health.check()  # nine: not yet
+    health.record(TimeoutError())
+    with pytest.raises(ModelUnusable, match="the last 10 calls to m failed one after another"):
+        health.check()
+
+
+def test_an_answer_that_ignores_max_tokens_is_cut_before_it_reaches_a_prompt():
+    tracer = MemoryTracer()
+    with openai_server(reply=lambda body: "word " * 200_000) as server:  # 1 MB
+        llm = compatible(server, tracer, max_tokens=100)
+        text = asyncio.run(llm.call([HumanMessage("hi")], purpose=TEST, prompt_id="t"))
+    [record] = tracer.records
+    assert len(text) == 2000 == len(record.reply) and record.cut_chars == 1_000_000 - 2000

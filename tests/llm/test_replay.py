@@ -1,0 +1,71 @@
+"""No call paid twice: a resumed game takes the answers it already paid for, and `replay:RUN_DIR` re-executes a
+recorded run offline, byte for byte, or stops at the first request that differs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from avalon_agents.cli import cli
+from avalon_agents.llm.loopback import openai_server
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
+GAME = "main/series-1/game-00001"
+
+
+def replay(out: Path, run: Path = DATA / "run"):
+    return CliRunner().invoke(cli, ["run", str(DATA / "config.yaml"), "--model", f"replay:{run}", "--out", str(out)])
+
+
+def test_a_recorded_run_replays_byte_for_byte_with_no_model(tmp_path):
+    result = replay(tmp_path / "again")
+    assert result.exit_code == 0, result.output
+    again = (tmp_path / "again" / GAME / "events.jsonl").read_bytes()
+    assert again == (DATA / "run" / GAME / "events.jsonl").read_bytes()
+    calls = [json.loads(line) for line in open(tmp_path / "again" / GAME / "trace.jsonl")]
+    calls = [c for c in calls if c["type"] == "llm_call"]
+    assert calls and all(c["replayed"] for c in calls)
+
+
+def test_a_request_that_differs_stops_the_replay_with_where_and_the_first_difference(tmp_path):
+    run = tmp_path / "recorded"
+    shutil.copytree(DATA / "run", run)
+    trace = run / GAME / "trace.jsonl"
+    lines = trace.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if '"type":"llm_call"' in line and '"step":3' in line)
+    call = json.loads(lines[i])
+    call["messages"][-1]["content"] = call["messages"][-1]["content"].replace("Player", "Seat", 1)
+    call["request_hash"] = "0" * 24  # as if the framework had asked this when it was recorded
+    lines[i] = json.dumps(call)
+    trace.write_text("\n".join(lines) + "\n")
+    result = replay(tmp_path / "again", run)
+    assert result.exit_code == 3, result.output
+    message = result.output.strip().splitlines()[-1]
+    assert f"seat {call['seat']}, step 3" in message and "differs from the recorded one" in message
+    assert "recorded 'Seat'" in message and "now 'Player'" in message
+
+
+def test_a_resumed_game_does_not_pay_again_for_the_answers_it_has(tmp_path):
+    out = tmp_path / "run"
+    with openai_server() as server:
+        spec = f"openai-compatible:m@{server.base_url}"
+        args = ["run", str(DATA / "config.yaml"), "--model", spec, "--out", str(out)]
+        assert CliRunner().invoke(cli, args).exit_code == 0
+        first = len(server.state.requests)
+        game = out / GAME
+        events = (game / "events.jsonl").read_bytes()
+        lines = (game / "trace.jsonl").read_text().splitlines()
+        calls = [k for k, line in enumerate(lines) if '"type":"llm_call"' in line]
+        kept = calls[len(calls) // 2]  # killed halfway: the trace ends before this call, no result
+        (game / "trace.jsonl").write_text("\n".join(lines[:kept]) + "\n")
+        (game / "result.json").unlink()
+        resumed = CliRunner().invoke(cli, args)
+        assert resumed.exit_code == 0, resumed.output
+        again = len(server.state.requests) - first
+    assert again == len(calls) - len(calls) // 2  # only the calls it had not made
+    assert (game / "events.jsonl").read_bytes() == events  # the same game
+    replayed = [json.loads(line)["replayed"] for line in open(game / "trace.jsonl") if '"type":"llm_call"' in line]
+    assert replayed.count(True) == len(calls) // 2
