@@ -647,7 +647,7 @@ def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | 
     model override, the prices and budget)."""
     from avalon_agents.experiments.plan import dollars, plan_lines, variant_models
     from avalon_agents.experiments.spend import Budget
-    from avalon_agents.llm.prices import load_prices
+    from avalon_agents.prices import load_prices
 
     try:
         variants = load(config)
@@ -760,7 +760,7 @@ def _report_run(out: Path, variants: dict, aborted: list[str] = (), as_json: boo
         variant_usage,
     )
     from avalon_agents.experiments.spend import cost_line, cost_rows, write_cost
-    from avalon_agents.llm.prices import Prices
+    from avalon_agents.prices import Prices
 
     table, figures = results_table(out), figures_table(out)
     usages = variant_usage(out, variants)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
@@ -102,3 +103,22 @@ def test_every_call_of_a_game_is_tagged_with_its_host_step(tmp_path):
     steps = {r.step for r in calls}
     # six seats think side by side, so the chain is far shorter than the calls, and at least a call per step
     assert len(steps) <= critical_path(records) < len(calls) / 2
+
+
+@pytest.mark.slow  # 20 scripted games
+@pytest.mark.parametrize("seats,config,table", [
+    ("cognitive", None, "per_round"),
+    ("cognitive", "experiments/agents/per_turn.yaml", "per_turn"),
+    ("baseline", None, "baseline"),
+    ("llm", None, "llm"),
+])
+def test_the_plans_estimates_are_what_bench_cost_measures(seats, config, table):
+    """`avalon run --check` prices runs from a table of calls and tokens per game (experiments/plan.py): it
+    must be what `avalon bench cost --games 5` measures today (re-measure it after changing an agent)."""
+    from avalon_agents.experiments.plan import KIND_COST, MODULE_COST, Cost
+
+    measured = cost("--seats", seats, "--games", "5", *(("--agent-config", config) if config else ()))
+    expected = KIND_COST[table] if table in KIND_COST else sum(MODULE_COST[table].values(), Cost())
+    assert measured["calls_per_game"] == pytest.approx(expected.calls, rel=0.02)
+    assert measured["input_tokens_per_game"] == pytest.approx(expected.input_tokens, rel=0.02)
+    assert measured["output_tokens_per_game"] == pytest.approx(expected.output_tokens, rel=0.02)

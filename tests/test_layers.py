@@ -12,7 +12,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "avalon_agents"
 FLOORS = [  # lowest first; a unit imports only from its own floor or the floors below
-    {"avalon_agents", "errors", "plugins", "logs", "aio"},
+    {"avalon_agents", "errors", "plugins", "logs", "aio", "prices"},
     {"core"},
     {"engine"},
     {"prompting", "orders"},

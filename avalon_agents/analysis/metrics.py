@@ -29,6 +29,7 @@ import pandas as pd
 
 from avalon_agents.analysis.load import RunData
 from avalon_agents.analysis.stats import fisher_p, newcombe, rate
+from avalon_agents.prices import Prices
 
 GROUP = ("variant", "agent", "role")
 EVIL_ROLES = ("Morgana", "Assassin", "Mordred", "Oberon", "Minion of Mordred")
@@ -93,19 +94,30 @@ def team_votes(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
     return rate(votes, [*by, "team"], "reject")
 
 
-def cost(data: RunData, by: Sequence[str] = ("variant", "module")) -> pd.DataFrame:
-    """Mean LLM calls, input and output tokens per game, per module (and whatever else `by` names)."""
-    columns = [*by, "calls_per_game", "input_tokens_per_game", "output_tokens_per_game", "games"]
+def cost(data: RunData, by: Sequence[str] = ("variant", "module"), prices: Prices | None = None) -> pd.DataFrame:
+    """Mean LLM calls, input and output tokens and dollars per game, per module (and whatever else `by` names).
+    Dollars at `prices` (default: the shipped table, llm.prices); NaN where a model has no price."""
+    columns = [*by, "calls_per_game", "input_tokens_per_game", "output_tokens_per_game", "usd_per_game", "games"]
     if data.calls.empty:
         return pd.DataFrame(columns=columns)
+    prices = prices or Prices.shipped()
+    calls = data.calls.assign(calls=1, usd=float("nan"))
+    for spec in calls["spec"].dropna().unique():
+        price = prices.price(spec)
+        if price is not None:
+            rows = calls["spec"] == spec
+            calls.loc[rows, "usd"] = (calls.loc[rows, "input_tokens"] * price.input
+                                      + calls.loc[rows, "output_tokens"] * price.output) / 1e6
     game_keys = [b for b in by if b in data.games.columns]  # e.g. the variant: games to divide by
-    sums = data.calls.assign(calls=1).groupby(list(by))[["calls", "input_tokens", "output_tokens"]].sum()
+    sums = calls.groupby(list(by))[["calls", "input_tokens", "output_tokens"]].sum()
+    sums["usd"] = calls.groupby(list(by))["usd"].sum(min_count=1).where(
+        calls.groupby(list(by))["usd"].apply(lambda u: u.notna().all()))
     sums = sums.reset_index()
     if game_keys:
         sums = sums.merge(data.games.groupby(game_keys).size().rename("games").reset_index(), on=game_keys)
     else:
         sums["games"] = len(data.games)
-    for column in ("calls", "input_tokens", "output_tokens"):
+    for column in ("calls", "input_tokens", "output_tokens", "usd"):
         sums[f"{column}_per_game"] = sums[column] / sums["games"]
     return sums[columns]
 

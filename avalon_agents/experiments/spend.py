@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from avalon_agents.llm.prices import NoPrice, Prices, model_name
+from avalon_agents.prices import NoPrice, Prices, model_name
 from avalon_agents.records import read_trace, usage
 from avalon_agents.records.run_dir import is_done
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from avalon_agents.cli import cli
 from avalon_agents.llm.loopback import openai_server
-from avalon_agents.llm.prices import NoPrice, Prices, load_prices
+from avalon_agents.prices import NoPrice, Prices, load_prices
 
 CONFIG = """\
 name: spend
