@@ -114,3 +114,34 @@ def test_timeout_and_retries_on_the_command_line_reach_every_call(tmp_path):
     (game,) = (tmp_path / "c").glob("main/series-1/game-*")
     calls = [r for r in read_trace(game) if isinstance(r, LLMCall)]
     assert calls and {(c.settings["timeout"], c.settings["retries"]) for c in calls} == {(7.5, 1)}
+
+
+def test_a_server_that_dies_mid_run_stops_it_and_nothing_it_broke_counts(tmp_path):
+    """After answering for a while the server fails every call: the run stops within the game it was playing
+    (ten failed calls in a row), exit 3; that game is not counted; with the server back a rerun finishes it."""
+    from avalon_agents.llm.loopback import scripted_reply
+
+    answer = scripted_reply()
+    with openai_server() as server:
+        def reply(body):
+            if len(server.state.requests) > 60:  # about two games in, it dies
+                server.state.fault_rate, server.state.faults = 1.0, ("500",)
+            return answer(body)
+
+        server.state.reply = reply
+        config = CONFIG.replace("games_per_series: 2", "games_per_series: 4")
+        path = tmp_path / "c.yaml"
+        path.write_text(config.format(url=server.base_url, extra=""))
+        args = ["run", str(path), "--out", str(tmp_path / "c")]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 3, result.output
+        assert "failed one after another" in result.output
+        done = list((tmp_path / "c").glob("main/series-1/game-*/result.json"))
+        assert 1 <= len(done) < 4
+        for game in done:  # what counted was played while the server answered
+            assert json.loads((game.parent / "health.json").read_text())["failed_calls"] == 0
+        server.state.fault_rate = 0.0
+        server.state.reply = answer
+        again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0, again.output
+    assert len(list((tmp_path / "c").glob("main/series-1/game-*/result.json"))) == 4
