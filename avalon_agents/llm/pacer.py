@@ -231,16 +231,20 @@ class Pacer:
                         break
                     wait = room - now
             await asyncio.sleep(wait)
-        while True:  # until the slot; the limits changed or a 429 held the endpoint meanwhile: a new slot
-            with self._lock:
-                now = time.monotonic()
-                if ticket.generation != self._generation:
-                    ticket.at, ticket.generation = self._request_slot(now), self._generation
-                    self._advance(ticket.at)
-                wait = max(ticket.at, self.blocked_until) - now
-            if wait <= 0:
-                break
-            await asyncio.sleep(min(wait, RECHECK_S))
+        try:
+            while True:  # until the slot; the limits changed or a 429 held the endpoint meanwhile: a new slot
+                with self._lock:
+                    now = time.monotonic()
+                    if ticket.generation != self._generation:
+                        ticket.at, ticket.generation = self._request_slot(now), self._generation
+                        self._advance(ticket.at)
+                    wait = max(ticket.at, self.blocked_until) - now
+                if wait <= 0:
+                    break
+                await asyncio.sleep(min(wait, RECHECK_S))
+        except BaseException:  # cancelled while waiting (a timeout, the watchdog): the slot is given up
+            self.release(ticket)
+            raise
         ticket.waited_s = time.monotonic() - start
         with self._lock:
             self.waited_s += ticket.waited_s

@@ -169,3 +169,23 @@ def test_an_answer_that_ignores_max_tokens_is_cut_before_it_reaches_a_prompt():
         text = asyncio.run(llm.call([HumanMessage("hi")], purpose=TEST, prompt_id="t"))
     [record] = tracer.records
     assert len(text) == 2000 == len(record.reply) and record.cut_chars == 1_000_000 - 2000
+
+
+def test_a_call_cancelled_while_it_waits_gives_its_turn_back():
+    from avalon_agents.llm.pacer import Pacer
+
+    pacer = Pacer("e", rpm=60)  # one a second
+
+    async def go() -> int:
+        first = await pacer.acquire(100, 10)
+        waiting = asyncio.ensure_future(pacer.acquire(100, 10))
+        await asyncio.sleep(0.05)
+        waiting.cancel()
+        try:
+            await waiting
+        except asyncio.CancelledError:
+            pass
+        pacer.settle(first, {}, 100, 0, 0)
+        return pacer.in_flight
+
+    assert asyncio.run(go()) == 0
