@@ -937,7 +937,8 @@ def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: st
     """LLM calls and tokens per game, played with the scripted model (no model needed, a few seconds a game).
 
     Tokens are counted with tiktoken's cl100k_base encoding (offline copy) over every message sent and every
-    reply, split per module or purpose. Multiply by your provider's prices to budget an experiment.
+    reply, split per module or purpose. `avalon run --check CONFIG` turns such figures into dollars at the
+    models' prices.
 
     \b
     Examples:

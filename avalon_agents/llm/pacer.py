@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from loguru import logger
 
 WINDOW_S = 60.0
-LATE = 0.02
-"""A sent request leaves this pacer's window 2% of a window after the provider's would (1.2 s of a minute): the
+LATE = 0.01
+"""A sent request leaves this pacer's window 1% of a window after the provider's would (0.6 s of a minute): the
 provider registered it a little after it was sent, and letting a wave of new requests in at the very moment
 the old ones leave would meet the provider's count before it drops them."""
 SAFETY = 0.95
