@@ -110,7 +110,7 @@ def one(path: str, games: int, rpm: float | None, tpm: float | None, latency: fl
         row.update(sustained=round(middle / rpm, 3), sustained_whole=round(whole / rpm, 3))
     if tpm:
         per_request = stats["tokens"] / max(passed, 1)
-        middle, whole = steady(times, [per_request] * len(times))
+        middle, whole = steady(times, stats.get("each") or [per_request] * len(times))
         row.update(sustained=round(middle / tpm, 3), sustained_whole=round(whole / tpm, 3),
                    tokens_per_request=round(per_request))
     if done.returncode not in (0,):

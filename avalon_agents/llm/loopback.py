@@ -205,7 +205,7 @@ class Handler(BaseHTTPRequestHandler):
                 passed = list(limits.passed)
             self._json(200, {"passed": len(passed), "refused": limits.refused, "rpm": limits.rpm, "tpm": limits.tpm,
                              "tokens": sum(t for _, t in passed),
-                             "times": [round(at, 4) for at, _ in passed]})
+                             "times": [round(at, 4) for at, _ in passed], "each": [t for _, t in passed]})
         elif self.path.rstrip("/").endswith("/models"):
             self._json(200, {"object": "list", "data": [{"id": "loopback", "object": "model", "owned_by": "tests"}]})
         else:
