@@ -10,9 +10,9 @@ requests per minute enforced per second, as providers quantize them; tokens per 
 
 Per row: the run's exit code and wall time, its failed calls (from the traces), the requests the server let
 through and refused (429), the share of requests answered 429, and the share of the limit sustained: requests
-(or tokens) let through per minute over the steady part of the run (from the 5th to the 95th percentile of the
-requests' times, leaving out the start and the tail where fewer games are left), divided by the limit; and the
-same over the whole run.
+(or tokens) let through per minute, over the whole minutes from the first request to the 95th percentile of
+the requests' times (leaving out the tail, where fewer games are left), divided by the limit; and the same over
+the whole run.
 
 Run: .venv/bin/python benchmarks/rate_limits.py [--in-flight 16,64] [--paths openai-compatible,openai]
      [--rpm 600] [--tpm 0] [--latency 0.2] [--markdown]
@@ -66,12 +66,22 @@ def failed_calls(out: Path) -> tuple[int, int]:
 
 
 def steady(times: list[float], values: list[float]) -> tuple[float, float]:
-    """(per minute over the 5th-95th percentile of the times, per minute over the whole run)."""
+    """(per minute over the steady part: the mean of the whole minutes from the first request to the 95th
+    percentile of the requests' times, when the last games thin out; per minute over the whole run)."""
     order = sorted(range(len(times)), key=times.__getitem__)
     t = [times[i] for i in order]
     v = [values[i] for i in order]
-    lo, hi = int(0.05 * len(t)), int(0.95 * len(t)) - 1
-    middle = sum(v[lo:hi]) / max(t[hi] - t[lo], 1e-9) * 60
+    start, end = t[0], t[int(0.95 * len(t)) - 1]
+    minutes = int((end - start) // 60)
+    if minutes >= 1:
+        sums = [0.0] * minutes
+        for at, value in zip(t, v):
+            k = int((at - start) // 60)
+            if k < minutes:
+                sums[k] += value
+        middle = sum(sums) / minutes
+    else:
+        middle = sum(x for at, x in zip(t, v) if at <= end) / max(end - start, 1e-9) * 60
     whole = sum(v) / max(t[-1] - t[0], 1e-9) * 60
     return middle, whole
 
