@@ -132,8 +132,9 @@ def decisions(exp: Experiment) -> str:
         "JSON-schema constrained where the model supports it"
 
 
-LOCAL_TOKENS_PER_S = 300.0
-"""The embedded model reads about this many prompt tokens a second on 2 cores (docs/benchmarks.md)."""
+LOCAL_SECONDS_PER_CALL = 3.9
+"""The embedded model's measured pace on 2 cores, one call at a time: the quickstart game, 135 calls in 527 s
+(docs/benchmarks.md, "Quickstart timings"); its prompt cache makes a call cheaper than its tokens suggest."""
 
 
 def model_parts(exp: Experiment, name: str, override: ModelSettings | None,
@@ -188,8 +189,8 @@ def least_time(models: dict[str, tuple[ModelSettings, Cost]]) -> list[str]:
     for spec, (settings, cost) in models.items():
         rpm, tpm = settings.limits
         if settings.provider == "local":
-            lines.append(f"{spec}: reads about {LOCAL_TOKENS_PER_S:.0f} prompt tokens/s on 2 cores: at least "
-                         f"{duration(cost.input_tokens / LOCAL_TOKENS_PER_S)}")
+            lines.append(f"{spec}: about {duration(cost.calls * LOCAL_SECONDS_PER_CALL)} on 2 cores (one call at a "
+                         f"time, at the quickstart's measured {LOCAL_SECONDS_PER_CALL:g} s a call)")
         elif settings.provider == "scripted":
             continue
         elif rpm or tpm:
@@ -254,7 +255,7 @@ def plan_lines(variants: dict[str, Experiment], out: Path, override: ModelSettin
                          f"{f' ({price.date}, {price.source})' if price.date else ''}")
     for model in all_missing:
         lines.append(f"  no price for {model}: give one with prices: in the config or --prices FILE")
-    lines += [f"least time: {line}" for line in least_time(everything)]
+    lines += [f"time: {line}" for line in least_time(everything)]
     lines.append("win-rate CI ±: half the width of a variant's 95% interval at a 50% win rate; detectable diff.: the "
                  "smallest difference between two variants' win rates found 80% of the time at the 5% level")
     lines.append(f"run directory: {out}")

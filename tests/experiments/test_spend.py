@@ -65,7 +65,7 @@ def test_check_prints_tokens_dollars_and_the_least_time_the_limits_allow(tmp_pat
     total = next(line for line in result.output.splitlines() if line.startswith("total"))
     assert "$" in total
     assert "gpt-4o-mini: $0.15 input, $0.6 output per 1M tokens" in result.output
-    assert "least time: openai:gpt-4o-mini: at 200k TPM: at least " in result.output
+    assert "time: openai:gpt-4o-mini: at 200k TPM: at least " in result.output
     with openai_server() as server:
         unknown = CliRunner().invoke(cli, ["run", "--check", "experiments/quickstart.yaml", "--model",
                                            f"openai-compatible:mystery@{server.base_url}"])
