@@ -58,14 +58,19 @@ PROBE_COST = Cost(1.0, 2_800, 40)
 """One belief probe: the seat's view of the game (its history budget) and a short JSON answer."""
 
 
+def module_table(modules: AgentConfig) -> dict[str, Cost]:
+    """The cost per slot of the cognitive agent's pipeline: per turn if analysis or plan runs every turn."""
+    per_turn = any(modules.settings(slot).enabled and modules.settings(slot).options.get("cadence") == "per_turn"
+                   for slot in ("analysis", "plan"))
+    return MODULE_COST["per_turn" if per_turn else "per_round"]
+
+
 def seat_cost(agent: AgentSpec, learning: bool = True) -> Cost:
     """Expected calls and tokens per game of one seat of this agent (disabled modules cost nothing; without
     `learning`, as in a series' last game, experience learning costs nothing either)."""
     if agent.kind == "cognitive":
         modules = agent.modules or AgentConfig()
-        per_turn = any(modules.settings(slot).enabled and modules.settings(slot).options.get("cadence") == "per_turn"
-                       for slot in ("analysis", "plan"))
-        table = MODULE_COST["per_turn" if per_turn else "per_round"]
+        table = module_table(modules)
         return sum((table[slot] for slot in modules.enabled() if learning or slot != "experience"), Cost()) * (1 / 6)
     return KIND_COST.get(agent.kind, Cost()) * (1 / 6)
 
@@ -148,14 +153,11 @@ def model_parts(exp: Experiment, name: str, override: ModelSettings | None,
     base = agent.settings(exp.model)
     parts = [(pool.resolve(base), agent_cost(exp, name, learning))]
     if agent.kind == "cognitive" and agent.modules is not None:
-        modules = agent.modules
-        per_turn = any(modules.settings(slot).enabled and modules.settings(slot).options.get("cadence") == "per_turn"
-                       for slot in ("analysis", "plan"))
-        table = MODULE_COST["per_turn" if per_turn else "per_round"]
-        for slot in modules.enabled():
-            own = pool.resolve(modules.model_for(slot, base))
+        table = module_table(agent.modules)
+        for slot in agent.modules.enabled():
+            own = pool.resolve(agent.modules.model_for(slot, base))
             if own.spec != parts[0][0].spec and (learning or slot != "experience"):
-                moved = table[slot] * (1 / 6)
+                moved = table[slot] * (1 / 6)  # this slot's calls leave the agent's model for the module's own
                 parts[0] = (parts[0][0], parts[0][1] + moved * -1)
                 parts.append((own, moved))
     return parts

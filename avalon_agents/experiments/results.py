@@ -61,12 +61,11 @@ def _pair(morgana: float, assassin: float) -> str:
 
 
 def _usd(r) -> str:
-    """Dollars per game ('no price' for a model without one; blank where the cost is not known)."""
-    if not hasattr(r, "usd"):
-        return ""
-    if r.usd is None or r.usd != r.usd:
-        return "no price" if hasattr(r, "usd") and r.usd is None else ""
-    return f"${r.usd_per_game:,.4f}"
+    """Dollars per game ('no price' for a model without one; blank where the table has no cost column)."""
+    usd = getattr(r, "usd", float("nan"))
+    if usd is None:
+        return "no price"
+    return "" if usd != usd else f"${r.usd_per_game:,.4f}"
 
 
 def _diff(r) -> str:
