@@ -15,10 +15,10 @@ from avalon_agents.agents.registry import needs_llm
 from avalon_agents.analysis.stats import wilson
 from avalon_agents.experiments.config import AgentSpec, Experiment
 from avalon_agents.llm.pool import ClientPool
-from avalon_agents.prices import FREE, NoPrice, Prices, model_name
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig
 from avalon_agents.modules.base import SLOTS
+from avalon_agents.prices import FREE, NoPrice, Prices, model_name
 
 
 @dataclass(frozen=True)
