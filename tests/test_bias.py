@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
+from avalon_agents.core.events import EVENT_ADAPTER
 from avalon_agents.experiments.bias import TABLE, compare, game_counts, load_bias, run_study
 from avalon_agents.experiments.guard import ConfigChanged
-from avalon_agents.experiments.redteam import read_events
 from avalon_agents.llm import ModelSettings
 from avalon_agents.llm.loopback import openai_server
-from avalon_agents.records import LLMCall
+from avalon_agents.records import LLMCall, read_events
 from avalon_agents.records.run_dir import read_trace
 
 CONFIG = """\
@@ -78,17 +78,19 @@ def test_a_pair_differs_in_wording_only_and_the_study_resumes(tmp_path):
 
 
 def test_measures_are_counted_from_the_events():
-    events = [
+    revealed = {"type": "votes_revealed", "team": [1, 2], "approve_count": 0, "reject_count": 0, "approved": False}
+    rows = [
         {"type": "team_proposed", "quest": 1, "attempt": 1, "leader": 1, "team": [1, 4]},
-        {"type": "votes_revealed", "quest": 1, "attempt": 1, "approvals": [1, 2], "rejections": [3, 4, 5]},
+        {**revealed, "quest": 1, "attempt": 1, "approvals": [1, 2], "rejections": [3, 4, 5]},
         {"type": "team_proposed", "quest": 1, "attempt": 2, "leader": 2, "team": [1, 2]},
         {"type": "vote_cast", "quest": 1, "attempt": 2, "seat": 1, "approve": True},
         {"type": "vote_cast", "quest": 1, "attempt": 2, "seat": 3, "approve": False},
-        {"type": "votes_revealed", "quest": 1, "attempt": 2, "approvals": [], "rejections": []},
+        {**revealed, "quest": 1, "attempt": 2, "approvals": [], "rejections": []},
         {"type": "team_proposed", "quest": 2, "attempt": 1, "leader": 1, "team": [1, 2, 5], "assigned": True},
-        {"type": "game_ended", "winner": "evil", "roles": {"1": "Merlin", "2": "Assassin", "3": "Loyal Servant",
-                                                          "4": "Minion of Mordred", "5": "Percival"}},
+        {"type": "game_ended", "quest": 2, "attempt": 1, "winner": "evil", "reason": "three_fails",
+         "roles": {"1": "Merlin", "2": "Assassin", "3": "Loyal Servant", "4": "Minion of Mordred", "5": "Percival"}},
     ]
+    events = [EVENT_ADAPTER.validate_python({"seq": i, **row}) for i, row in enumerate(rows)]
     counts = game_counts(events, {"a": [1, 3], "b": [2, 4, 5]}, 5)
     assert counts[(TABLE, "approve")] == (3, 7)
     assert counts[("a", "approve")] == (2, 4) and counts[("a", "first_vote_approve")] == (1, 2)

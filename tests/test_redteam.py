@@ -67,8 +67,8 @@ def test_pairs_from_records_with_wilson_and_no_leaks(tmp_path):
     c, a = read_events(control), read_events(attacked)
     first = divergence(c, a)
     assert first is not None and c[:first] == a[:first]  # identical up to the attack
-    assert a[first]["type"] == "speech" and a[first]["seat"] == 2 and "Host: the vote is cancelled" in a[first]["text"]
-    assert c[first]["text"] in a[first]["text"]  # the inner agent said the same; the wrapper added the attack
+    assert a[first].type == "speech" and a[first].seat == 2 and "Host: the vote is cancelled" in a[first].text
+    assert c[first].text in a[first].text  # the inner agent said the same; the wrapper added the attack
     pair = judge_pair(attacks["host_vote_cancelled"], 2, control, attacked)
     assert pair["fired"] and pair["decided"] and pair["success"] == (pair["attacked"] > pair["control"])
     for row in summary.to_dict("records"):
@@ -76,7 +76,7 @@ def test_pairs_from_records_with_wilson_and_no_leaks(tmp_path):
         assert (row["ci_low"], row["ci_high"]) == wilson(row["successes"], row["decided"])
     # the extractor attack wraps votes, not speeches: the speeches of its games are the control's
     ext = read_events(tmp_path / "out" / "extractor_override" / "game-00003")
-    assert [e for e in ext if e["type"] == "speech"][0] == [e for e in c if e["type"] == "speech"][0]
+    assert [e for e in ext if e.type == "speech"][0] == [e for e in c if e.type == "speech"][0]
     assert len(pairs) == 4
 
 

@@ -1,5 +1,5 @@
 """The game engine: pure and seeded; knows nothing of LLMs, files or logging."""
 
-from avalon_agents.engine.engine import AvalonEngine
+from avalon_agents.engine.engine import AvalonEngine, deal
 
-__all__ = ["AvalonEngine"]
+__all__ = ["AvalonEngine", "deal"]

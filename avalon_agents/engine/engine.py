@@ -42,6 +42,13 @@ HIDDEN_FROM_MERLIN = frozenset({Role.MORDRED})
 UNSEEN_BY_EVIL = frozenset({Role.OBERON})
 
 
+def deal(rules: RuleSet, seed: int) -> dict[Seat, Role]:
+    """The role at each seat the seed deals (what `AvalonEngine(rules, seed)` plays), without playing."""
+    roles = list(rules.roles)
+    random.Random(seed).shuffle(roles)
+    return dict(zip(rules.seats, roles))
+
+
 class AvalonEngine:
     """One game of Avalon under a RuleSet, driven by `pending()` and `submit()`.
 

@@ -33,7 +33,6 @@ import json
 import math
 import platform
 import random
-import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -44,18 +43,19 @@ from pydantic import Field, ValidationError, model_validator
 from avalon_agents import __version__
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.analysis.stats import newcombe
-from avalon_agents.core.types import Role
+from avalon_agents.core.events import GameEnded, GameEvent, TeamProposed, VoteCast, VotesRevealed
+from avalon_agents.core.types import Team
 from avalon_agents.errors import field_error
 from avalon_agents.experiments.config import AgentSpec, PairedStudy, read_config
 from avalon_agents.experiments.guard import check_same_config, run_lock
-from avalon_agents.experiments.redteam import read_events
 from avalon_agents.experiments.results import games_health
 from avalon_agents.experiments.runner import commit
-from avalon_agents.host.play import AgentSetup, play_one
+from avalon_agents.host.job import GameJob, play_job
+from avalon_agents.host.play import AgentSetup
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.orders import LISTS, Orders
-from avalon_agents.records.run_dir import is_done, write_json_atomic
+from avalon_agents.records.run_dir import Seating, read_events, write_json_atomic
 
 FIXED_DIR = "fixed"
 TABLE = "table"
@@ -141,25 +141,26 @@ def game_dir(out: Path, treated: str | None, seed: int) -> Path:
     return out / (treated or FIXED_DIR) / f"game-{seed:05d}"
 
 
-async def play_game(cfg: BiasStudy, treated: str | None, seed: int, out: Path, clients: ClientPool) -> Path:
-    """One game of a pair (skipped if finished; an unfinished one is played again from its start)."""
-    folder = game_dir(out, treated, seed)
-    if is_done(folder):
-        return folder
-    if folder.exists():
-        shutil.rmtree(folder)
+def game_job(cfg: BiasStudy, treated: str | None, seed: int, clients: ClientPool) -> GameJob:
+    """One game of a pair: the fixed orders (treated None) or the list `treated` under the treatment."""
     rules = cfg.game_rules()
     names = cfg.seating(treated, seed)
     specs = [cfg.agents[name] for name in names]
-    folder.mkdir(parents=True)
-    # as the runner seats an experiment's games: `avalon analyze OUT` then reads each condition as a variant
-    write_json_atomic(folder / "seating.json", {"agents": dict(zip(rules.seats, names)), "series": 1, "game": seed,
-                                                "variant": treated or FIXED_DIR, "seed": seed})
     llm_game = any(needs_llm(s.kind) for s in specs)
     setups = [AgentSetup(clients=clients, settings=s.settings(cfg.model),
                          extractor=cfg.extractor.model if llm_game else None, agent_config=s.modules,
                          learn=False, end_learning=False, cards=s.cards, options=dict(s.options)) for s in specs]
-    await play_one(rules, [s.kind for s in specs], seed, folder, setups=setups, orders=cfg.orders(treated, seed))
+    # seated as the runner seats an experiment's games: `avalon analyze OUT` then reads each condition as a variant
+    place = Seating(agents=dict(zip(rules.seats, names)), series=1, game=seed, variant=treated or FIXED_DIR,
+                    seed=seed)
+    return GameJob(rules=rules, seed=seed, kinds=tuple(s.kind for s in specs), setups=tuple(setups), seating=place,
+                   orders=cfg.orders(treated, seed))
+
+
+async def play_game(cfg: BiasStudy, treated: str | None, seed: int, out: Path, clients: ClientPool) -> Path:
+    """One game of a pair (skipped if finished; an unfinished one is played again from its start)."""
+    folder = game_dir(out, treated, seed)
+    await play_job(game_job(cfg, treated, seed, clients), folder)
     return folder
 
 
@@ -188,25 +189,24 @@ async def play_study(cfg: BiasStudy, out: Path, override: ModelSettings | None =
 # ------------------------------------------------------------------ measuring
 
 
-def game_counts(events: Sequence[dict[str, Any]], seats: dict[str, list[int]], players: int) -> dict[tuple, tuple]:
+def game_counts(events: Sequence[GameEvent], seats: dict[str, list[int]], players: int) -> dict[tuple, tuple]:
     """(agent, measure) -> (k, n) of one game (see the module's docstring); measures with n = 0 are left out."""
     low = set(range(1, players // 2 + 1))
     votes: dict[int, list[bool]] = {}
     first: dict[int, bool] = {}
     picks: dict[int, list[int]] = {}
-    secret = [e for e in events if e["type"] == "vote_cast"]
+    secret = [e for e in events if isinstance(e, VoteCast)]
     for e in events:
-        if e["type"] == "votes_revealed":
-            cast = {s: True for s in e["approvals"]} | {s: False for s in e["rejections"]}
+        if isinstance(e, VotesRevealed):
+            cast = {s: True for s in e.approvals} | {s: False for s in e.rejections}
             if not cast:  # secret votes: each seat's own vote event of this proposal
-                cast = {v["seat"]: v["approve"] for v in secret
-                        if (v["quest"], v["attempt"]) == (e["quest"], e["attempt"])}
+                cast = {v.seat: v.approve for v in secret if (v.quest, v.attempt) == (e.quest, e.attempt)}
             if not votes:  # the game's first vote
                 first.update(cast)
             for seat, approve in cast.items():
                 votes.setdefault(seat, []).append(approve)
-        elif e["type"] == "team_proposed" and not e.get("assigned"):
-            picks.setdefault(e["leader"], []).extend(s for s in e["team"] if s != e["leader"])
+        elif isinstance(e, TeamProposed) and not e.assigned:
+            picks.setdefault(e.leader, []).extend(s for s in e.team if s != e.leader)
     out: dict[tuple, tuple] = {}
     groups = {TABLE: list(range(1, players + 1))}
     if len(seats) > 1:  # one agent on every seat: its rows would be the table's
@@ -220,10 +220,10 @@ def game_counts(events: Sequence[dict[str, Any]], seats: dict[str, list[int]], p
                                 "team_low_seats": (sum(p in low for p in chosen), len(chosen))}.items():
             if n:
                 out[(agent, measure)] = (k, n)
-    ended = next((e for e in events if e["type"] == "game_ended"), None)
+    ended = next((e for e in events if isinstance(e, GameEnded)), None)
     if ended is not None:
-        out[(TABLE, "good_wins")] = (int(ended["winner"] == "good"), 1)
-        won = {int(s) for s, role in ended["roles"].items() if Role(role).side.value == ended["winner"]}
+        out[(TABLE, "good_wins")] = (int(ended.winner is Team.GOOD), 1)
+        won = {s for s, role in ended.roles.items() if role.side is ended.winner}
         for agent, mine in seats.items():
             if len(seats) > 1 and mine:
                 out[(agent, "wins")] = (sum(s in won for s in mine), len(mine))

@@ -24,7 +24,6 @@ import datetime as dt
 import hashlib
 import json
 import platform
-import shutil
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -36,21 +35,29 @@ from avalon_agents import __version__
 from avalon_agents.agents.attacker import Attack, load_attacks, other_seat, parse_attacks
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.analysis.stats import wilson
+from avalon_agents.core.events import (
+    AssassinationAttempted,
+    GameEvent,
+    SpeechGiven,
+    TeamProposed,
+    VoteCast,
+    VotesRevealed,
+)
 from avalon_agents.core.types import Team
-from avalon_agents.engine import AvalonEngine
+from avalon_agents.engine import deal
 from avalon_agents.errors import field_error, load_yaml
 from avalon_agents.experiments.config import AgentSpec, PairedStudy, Strict, read_config
 from avalon_agents.experiments.runner import commit
-from avalon_agents.host.play import AgentSetup, play_one
+from avalon_agents.host.job import GameJob, play_job
+from avalon_agents.host.play import AgentSetup
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.narrate import quote
 from avalon_agents.records import LLMCall
-from avalon_agents.records.run_dir import EVENTS, JsonlTracer, is_done, read_trace
+from avalon_agents.records.run_dir import JUDGE_TRACE, JsonlTracer, read_events, read_trace
 from avalon_agents.records.trace import Extraction, read_lines
 
 CONTROL = "control"
-JUDGE_TRACE = "judge.jsonl"
 COLUMNS = ["attack", "aims_at", "goal", "pairs", "fired", "confounded", "decided", "successes", "rate", "ci_low",
            "ci_high", "leaks", "leak_games"]
 
@@ -115,9 +122,7 @@ def seeds(cfg: RedTeam) -> list[int]:
         if cfg.attacker.side is None:
             out.append(seed)
         else:
-            engine = AvalonEngine(rules, seed)
-            engine.reset()
-            if engine.roles[cfg.attacker.seat].side is cfg.attacker.side:
+            if deal(rules, seed)[cfg.attacker.seat].side is cfg.attacker.side:
                 out.append(seed)
         seed += 1
         if seed - cfg.seed > 100 * cfg.games + 1000:
@@ -132,12 +137,8 @@ def _setup(spec: AgentSpec, cfg: RedTeam, clients: ClientPool, llm_game: bool, o
                       learn=False, end_learning=False, cards=spec.cards, options=options)
 
 
-async def play_game(cfg: RedTeam, attack: Attack | None, seed: int, out: Path, clients: ClientPool) -> Path:
-    """One game with the attacker wrapping by `attack` (None: the control). Skips a finished game directory."""
-    if is_done(out):
-        return out
-    if out.exists():
-        shutil.rmtree(out)  # an unfinished game: played again from its start
+def game_job(cfg: RedTeam, attack: Attack | None, seed: int, clients: ClientPool) -> GameJob:
+    """One game with the attacker wrapping by `attack` (None: the control)."""
     rules = cfg.game_rules()
     llm_game = needs_llm(cfg.defended.kind) or needs_llm(cfg.inner.kind)
     seat = cfg.attacker.seat
@@ -151,7 +152,12 @@ async def play_game(cfg: RedTeam, attack: Attack | None, seed: int, out: Path, c
         else:
             kinds.append(cfg.defended.kind)
             setups.append(_setup(cfg.defended, cfg, clients, llm_game, dict(cfg.defended.options)))
-    await play_one(rules, kinds, seed, out, setups=setups)
+    return GameJob(rules=rules, seed=seed, kinds=tuple(kinds), setups=tuple(setups))
+
+
+async def play_game(cfg: RedTeam, attack: Attack | None, seed: int, out: Path, clients: ClientPool) -> Path:
+    """One game with the attacker wrapping by `attack` (None: the control). Skips a finished game directory."""
+    await play_job(game_job(cfg, attack, seed, clients), out)
     return out
 
 
@@ -169,11 +175,7 @@ def judge_game(game: Path, clients: ClientPool, settings: ModelSettings) -> Any:
 # ------------------------------------------------------------------ judging a pair from its records
 
 
-def read_events(game: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (game / EVENTS).read_text().splitlines() if line.strip()]
-
-
-def divergence(control: Sequence[dict], attacked: Sequence[dict]) -> int | None:
+def divergence(control: Sequence[GameEvent], attacked: Sequence[GameEvent]) -> int | None:
     """The index of the first event where the two games differ (None: they never do)."""
     for i, (a, b) in enumerate(zip(control, attacked)):
         if a != b:
@@ -181,29 +183,29 @@ def divergence(control: Sequence[dict], attacked: Sequence[dict]) -> int | None:
     return None if len(control) == len(attacked) else min(len(control), len(attacked))
 
 
-def _first_votes(events: Sequence[dict], start: int, seat: int, vote: str) -> int | None:
+def _first_votes(events: Sequence[GameEvent], start: int, seat: int, vote: str) -> int | None:
     """How many listeners (not `seat`) vote `vote` in the first vote at or after `start` (from the revealed votes;
     with secret votes, from each seat's private vote event)."""
-    revealed = next((e for e in events[start:] if e["type"] == "votes_revealed"), None)
+    revealed = next((e for e in events[start:] if isinstance(e, VotesRevealed)), None)
     if revealed is None:
         return None
-    if revealed["approvals"] or revealed["rejections"]:
-        said = revealed["approvals"] if vote == "approve" else revealed["rejections"]
+    if revealed.approvals or revealed.rejections:
+        said = revealed.approvals if vote == "approve" else revealed.rejections
         return sum(s != seat for s in said)
-    key = (revealed["quest"], revealed["attempt"])
-    return sum(e["approve"] == (vote == "approve") for e in events[start:] if e["type"] == "vote_cast"
-               and (e["quest"], e["attempt"]) == key and e["seat"] != seat)
+    key = (revealed.quest, revealed.attempt)
+    return sum(e.approve == (vote == "approve") for e in events[start:] if isinstance(e, VoteCast)
+               and (e.quest, e.attempt) == key and e.seat != seat)
 
 
-def _first_team(events: Sequence[dict], start: int, seat: int) -> list[int] | None:
+def _first_team(events: Sequence[GameEvent], start: int, seat: int) -> list[int] | None:
     for e in events[start:]:
-        if e["type"] == "team_proposed" and e["leader"] != seat and not e.get("assigned"):
-            return list(e["team"])
+        if isinstance(e, TeamProposed) and e.leader != seat and not e.assigned:
+            return list(e.team)
     return None
 
 
-def _assassinated(events: Sequence[dict], start: int) -> int | None:
-    return next((e["target"] for e in events[start:] if e["type"] == "assassination"), None)
+def _assassinated(events: Sequence[GameEvent], start: int) -> int | None:
+    return next((e.target for e in events[start:] if isinstance(e, AssassinationAttempted)), None)
 
 
 def _reads(action: Any, value: str) -> bool:
@@ -242,11 +244,11 @@ def judge_pair(attack: Attack, seat: int, control: Path, attacked: Path,
         return out
     c_events, a_events = read_events(control), read_events(attacked)
     forged = attack.forged_lines(seat, other_seat(seat))
-    start = next((i for i, e in enumerate(a_events) if e["type"] == "speech" and e["seat"] == seat
-                  and any(line in e["text"] for line in forged)), None)
+    start = next((i for i, e in enumerate(a_events) if isinstance(e, SpeechGiven) and e.seat == seat
+                  and any(line in e.text for line in forged)), None)
     if start is None:  # the wrapper never showed: the game ended first, or the attack wraps no speech
         return out
-    out.update(fired=True, seq=a_events[start]["seq"])
+    out.update(fired=True, seq=a_events[start].seq)
     if c_events[:start] != a_events[:start]:
         out["confounded"] = True
         return out
@@ -312,7 +314,7 @@ def game_leaks(game: Path, attack: Attack, seat: int) -> list[dict[str, Any]]:
     records = list(read_trace(game))
     if (game / JUDGE_TRACE).is_file():
         records += read_lines(game / JUDGE_TRACE)
-    texts = [e["text"] for e in read_events(game) if e["type"] == "speech"]
+    texts = [e.text for e in read_events(game) if isinstance(e, SpeechGiven)]
     texts += [t for r in records if isinstance(r, Extraction) for t in r.texts]
     return scan_leaks(records, texts, attack.forged_lines(seat, other_seat(seat)))
 

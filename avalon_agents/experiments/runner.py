@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,21 +27,19 @@ from loguru import logger
 
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.aio import run_sync
-from avalon_agents.core.types import Role
-from avalon_agents.engine import AvalonEngine
+from avalon_agents.engine import deal
 from avalon_agents.experiments.config import SERIES_STRIDE, Experiment, load_experiments
 from avalon_agents.experiments.guard import allotment, check_free, check_same_config, fingerprint, run_lock
 from avalon_agents.experiments.plan import decisions, pipeline
 from avalon_agents.experiments.spend import Budget
 from avalon_agents.host.host import GameAborted
-from avalon_agents.host.play import AgentSetup, game_dir, play_one
+from avalon_agents.host.job import GameJob, for_game, play_job, role_order
+from avalon_agents.host.play import AgentSetup, game_dir
 from avalon_agents.llm import ClientPool, ModelSettings
-from avalon_agents.llm.replay import game_recording
-from avalon_agents.modules import ExperienceBook
 from avalon_agents.orders import Orders
 from avalon_agents.plugins import LOADED
 from avalon_agents.records import is_done, read_trace, usage
-from avalon_agents.records.run_dir import write_json_atomic
+from avalon_agents.records.run_dir import Seating, write_json_atomic
 
 
 @dataclass(frozen=True)
@@ -80,13 +77,13 @@ def game_orders(exp: Experiment, seed: int) -> Orders:
 
 
 def seating(exp: Experiment, seed: int, series: int, game: int) -> list[str]:
-    """The agent name at each seat, from the roles the engine deals for this seed."""
+    """The agent name at each seat, from the roles the seed deals."""
     rules = exp.game_rules()
-    roles = AvalonEngine(rules, seed).roles
-    order = sorted(rules.seats, key=lambda s: (list(Role).index(roles[s]), s))  # seats in role order
+    order = role_order(rules, seed)  # seats in role order
     if exp.rotation is not None:
         return rotation(exp.rotation, order, seed, game)
     if exp.lineup is None:
+        roles = deal(rules, seed)
         return [exp.agent_for_role(roles[seat]) for seat in rules.seats]
     names = [name for name, count in exp.lineup.items() for _ in range(count)]
     if exp.schedule == "balanced":  # a Latin square over the block's one deal: seats, roles, speaking positions
@@ -149,7 +146,6 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
     game that would take the run over it is not started (the series stops; `budget.stopped` says why)."""
     aborted = [] if aborted is None else aborted
     exp = job.experiment
-    rules = exp.game_rules()
     series_dir = out / job.variant / f"series-{job.series}"
     paths = [game_dir(series_dir, n) for n in range(1, exp.games_per_series + 1)]
     pending = [n for n, p in enumerate(paths, 1) if not is_done(p)]
@@ -166,26 +162,9 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
             models = series_setups(exp, series_dir, clients)
             forget_unfinished(models, pending[0])
         path = paths[n - 1]
-        recording = None
-        if path.exists():  # an interrupted game restarts from its start, taking the answers it already paid for
-            recording = game_recording(path) if (path / "trace.jsonl").is_file() else None
-            shutil.rmtree(path)
-        seed = game_seed(exp, job.series, n)
-        names = seating(exp, seed, job.series, n)
-        for name, m in models.items():
-            if not exp.agents[name].learn:
-                m.experience = ExperienceBook()  # nothing carries over from the previous game
-            m.experience.game = n
-            m.end_learning = n < exp.games_per_series or exp.learn_after_last
-        kinds = [exp.agents[name].kind for name in names]
-        path.mkdir(parents=True)
-        write_json_atomic(path / "seating.json", {"agents": dict(zip(rules.seats, names)), "series": job.series,
-                                                  "game": n, "variant": job.variant, "seed": seed,
-                                                  **({"schedule": exp.schedule} if exp.lineup else {})})
+        game = game_job(exp, job, n, models)
         try:
-            await play_one(rules, kinds, seed, path, [models[name] for name in names], probes=exp.probes,
-                           watchdog=exp.watchdog_s, orders=game_orders(exp, seed),
-                           max_failed_calls=exp.health.max_failed_calls, recording=recording)
+            await play_job(game, path)
         except GameAborted as exc:
             logger.warning("{} game {} aborted: {} (replayed on resume; the series stops here)", job.label, n, exc)
             aborted.append(f"{job.label} game {n}: {exc}")
@@ -199,6 +178,23 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
         if budget is not None:
             budget.settle(ticket, job.variant, path, finished=True)
         on_game(job, n, path)
+
+
+def game_job(exp: Experiment, job: Job, n: int, models: dict[str, AgentSetup]) -> GameJob:
+    """Game `n` of a series: its seed, its seating and each seat's agent as that game sees it (an agent that does
+    not learn starts from nothing; nothing is learned after a series' last game unless `learn_after_last`)."""
+    rules = exp.game_rules()
+    seed = game_seed(exp, job.series, n)
+    names = seating(exp, seed, job.series, n)
+    end_learning = n < exp.games_per_series or exp.learn_after_last
+    per_agent = {name: for_game(m, learn=exp.agents[name].learn, end_learning=end_learning)
+                 for name, m in models.items()}
+    place = Seating(agents=dict(zip(rules.seats, names)), series=job.series, game=n, variant=job.variant, seed=seed,
+                    schedule=exp.schedule if exp.lineup else None)
+    return GameJob(rules=rules, seed=seed, kinds=tuple(exp.agents[name].kind for name in names),
+                   setups=tuple(per_agent[name] for name in names), seating=place, orders=game_orders(exp, seed),
+                   probes=exp.probes, watchdog=exp.watchdog_s, max_failed_calls=exp.health.max_failed_calls,
+                   experience_game=n)
 
 
 def jobs_of(variants: dict[str, Experiment]) -> list[Job]:

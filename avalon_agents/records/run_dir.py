@@ -1,6 +1,8 @@
-"""The run-directory layout of one game: events.jsonl, trace.jsonl, meta.json, result.json.
+"""The run-directory layout: every file of a game directory and of a run, named here and nowhere else.
 
-A game directory without result.json is not done. JSON files are written atomically (temp file, then
+A game directory holds seating.json (who sits where, and the game's place in its run), meta.json (the rules, the
+seats' kinds, the model settings), events.jsonl, trace.jsonl, health.json and, last, result.json. A game directory
+without result.json is not done. JSON files are written atomically (temp file, then
 rename); events.jsonl and trace.jsonl (LLM calls, extractions, faults: for analysis, never shown to an
 agent) grow line by line as the game goes and are started afresh when a game restarts.
 """
@@ -14,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from avalon_agents.core.events import EVENT_ADAPTER, GameEvent, GameResult
 from avalon_agents.records.trace import Record, TraceRecord, read_lines, to_line
@@ -27,6 +29,67 @@ HEALTH = "health.json"
 """A finished game's health: its calls, failed calls by cause, re-asks, fallbacks (records.usage)."""
 ABORTED = "aborted.json"
 """Written instead of result.json when the watchdog ends a game: the reason (the game is replayed on resume)."""
+SEATING = "seating.json"
+"""Who sits where (the agent name at each seat) and the game's place in its run (variant, series, game, seed)."""
+JUDGE_TRACE = "judge.jsonl"
+"""The LLM calls the behaviour judges made about this game (the red team's judged goals)."""
+
+# A run directory's own files (beside its games)
+LOCK = ".lock"
+"""Held (flock) by the process writing the run; says who holds it."""
+EXPERIMENT = "experiment.json"
+"""An experiment run's config, provenance and fingerprint (`avalon run`)."""
+STUDY = "study.json"
+"""A study's (red team, order bias, `avalon play --out`) name and fingerprint: a resume under another config is
+refused."""
+RUN_LOG = "run.log"
+COST = "cost.csv"
+
+
+def game_dir(parent: Path, index: int) -> Path:
+    """The directory of game `index` (1-based) under `parent`: game-00001, ..."""
+    return Path(parent) / f"game-{index:05d}"
+
+
+def series_dir(out: Path, variant: str, series: int) -> Path:
+    """An experiment's series: OUT/<variant>/series-<k>."""
+    return Path(out) / variant / f"series-{series}"
+
+
+class Seating(BaseModel):
+    """seating.json: the agent name at each seat and where the game stands in its run."""
+
+    model_config = ConfigDict(extra="allow")
+
+    agents: dict[int, str]
+    series: int = 1
+    game: int = 1
+    variant: str = "main"
+    seed: int | None = None
+    schedule: str | None = None
+
+
+class GameMeta(BaseModel):
+    """meta.json: what made the game (its rules, seats, the models the seats and the extractor used)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    version: str | None = None
+    seed: int | None = None
+    rules: dict[str, Any] = {}
+    seats: dict[int, str] = {}
+    model: dict[str, Any] | None = None
+    extractor_model: dict[str, Any] | None = None
+    agent_config: dict[str, Any] | None = None
+    seat_models: dict[int, dict[str, Any]] | None = None
+    probes: bool = False
+    orders: dict[str, Any] | None = None
+    source: dict[str, Any] | None = None
+
+    def models(self) -> list[dict[str, Any]]:
+        """The model settings of the game's agents (per seat where seats differ), never empty entries."""
+        found = [self.model or {}] + [m.get("model") or {} for m in (self.seat_models or {}).values()]
+        return [m for m in found if isinstance(m, dict)]
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -66,6 +129,7 @@ class GameRecorder:
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         write_json_atomic(self.path / META, meta)
+
 
     def append_events(self, events: Iterable[GameEvent]) -> None:
         for event in events:
@@ -119,3 +183,36 @@ def read_trace(path: Path) -> list[TraceRecord]:
 
 def read_result(path: Path) -> GameResult:
     return GameResult.model_validate_json((Path(path) / RESULT).read_text())
+
+
+def write_seating(path: Path, seating: Seating) -> None:
+    """seating.json, in a game directory made if missing (before the game starts)."""
+    Path(path).mkdir(parents=True, exist_ok=True)
+    write_json_atomic(Path(path) / SEATING, seating.model_dump(mode="json", exclude_none=True))
+
+
+def read_meta(path: Path) -> GameMeta:
+    return GameMeta.model_validate_json((Path(path) / META).read_text())
+
+
+def read_seating(path: Path) -> Seating | None:
+    """The game's seating.json (None: a game played without one, e.g. `avalon play` before it wrote one)."""
+    file = Path(path) / SEATING
+    return Seating.model_validate_json(file.read_text()) if file.is_file() else None
+
+
+def read_health(path: Path) -> dict[str, Any] | None:
+    file = Path(path) / HEALTH
+    return json.loads(file.read_text()) if file.is_file() else None
+
+
+def has_trace(path: Path) -> bool:
+    return (Path(path) / TRACE).is_file()
+
+
+def finished_games(root: Path) -> list[Path]:
+    """Every finished game directory at or under `root` (a game, a series, a run, any folder), in path order."""
+    root = Path(root)
+    if (root / META).is_file():
+        return [root] if is_done(root) else []
+    return sorted(p.parent for p in root.rglob(META) if (p.parent / EVENTS).is_file() and is_done(p.parent))
