@@ -27,8 +27,10 @@ from avalon_agents.agents.registry import needs_llm
 from avalon_agents.core.actions import IllegalAction
 from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, make_rules
 from avalon_agents.errors import field_error
+from avalon_agents.experiments.guard import ConfigChanged, RunDirInUse, study_dir
 from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
-from avalon_agents.host.play import AgentSetup, parse_seats, play_games, summarize, trace_of
+from avalon_agents.host.job import Played, batch, batch_fingerprint, play_batch
+from avalon_agents.host.play import AgentSetup, parse_seats, summarize
 from avalon_agents.llm import ClientPool, ModelSettings, ModelSpecError, ModelUnusable, check_reachable
 from avalon_agents.llm.settings import parse_kwarg
 from avalon_agents.modules import load_agent_config
@@ -283,19 +285,22 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
                         console=err, disable=games == 1, transient=True)
     last = {}
     ledger: list = []  # trace records without their texts, for the usage figures
+    jobs = batch(rules, kinds, seed, games, setup, probes, order)
+    guard = study_dir(out, batch_fingerprint(jobs, order), "play") if out else nullcontext()
     with progress, logs.run_log(out) if out else nullcontext():
         task = progress.add_task("games", total=games)
 
-        def on_game(i, host) -> None:
-            last["host"] = host
+        def on_game(game: Played) -> None:
+            last["game"] = game
             # the usage figures need no texts: a batch of many games keeps only what it counts
             ledger.extend(r.model_copy(update={"messages": (), "reply": None}) if isinstance(r, LLMCall) else r
-                          for r in trace_of(host))
+                          for r in game.records)
             progress.advance(task)
 
         try:
-            results = asyncio.run(play_games(rules, kinds, seed, games, out, on_game, setup, probes, order))
-        except (ModelSpecError, InputEnded) as exc:
+            with guard:
+                results = [p.result for p in asyncio.run(play_batch(jobs, out, on_game))]
+        except (ModelSpecError, InputEnded, RunDirInUse, ConfigChanged) as exc:
             raise UserError(_one_line(exc)) from None
         except ModelUnusable as exc:
             raise RunUnhealthy(f"{_one_line(exc)} (the game stopped; nothing was counted)") from None
@@ -318,7 +323,7 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
     elif human is not None:
         pass  # the person has seen the game as the seat saw it; the transcript would show what it may not see
     elif games == 1:
-        for line in transcript(last["host"].engine.events):
+        for line in transcript(last["game"].events):
             click.echo(line)
     else:
         _print_summary(summary)
@@ -552,6 +557,7 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
       avalon redteam experiments/redteam.yaml --model scripted --games 2
       avalon redteam experiments/redteam.yaml --attacks my_attacks.yaml
     """
+    from avalon_agents.experiments.guard import ConfigChanged, RunDirInUse
     from avalon_agents.experiments.redteam import load_redteam, run_redteam, suite_health, table_lines, write_report
 
     cfg, attacks, override, out = _paired_study(lambda: load_redteam(config, attack_files), games, settings, out)
@@ -559,6 +565,8 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
                f"{cfg.attacker.seat} -> {out}")
     try:
         summary, pairs = asyncio.run(run_redteam(cfg, attacks, out, override))
+    except (RunDirInUse, ConfigChanged) as exc:
+        raise UserError(_one_line(exc)) from None
     except ModelUnusable as exc:
         raise RunUnhealthy(f"{_one_line(exc)} (stopped; finished games are kept, a rerun goes on)") from None
     health = suite_health(cfg, out)

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from avalon_agents.core.rules import RuleSet
-from avalon_agents.host.play import AgentSetup, play_one
+from avalon_agents.host.job import batch, play_batch
+from avalon_agents.host.play import AgentSetup
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.llm.tokens import ENCODING_NOTE
 from avalon_agents.modules import AgentConfig
@@ -28,10 +29,8 @@ def bench_cost(rules: RuleSet, kinds: Sequence[str], games: int, seed: int = 0,
     setup = AgentSetup(clients=ClientPool(override=ModelSettings(spec="scripted")),
                        settings=settings or ModelSettings(), agent_config=agent_config)
     split: dict[str, dict[str, int]] = defaultdict(lambda: {"calls": 0, "input_tokens": 0, "output_tokens": 0})
-    for i in range(games):
-        setup.experience.game = i + 1
-        host = asyncio.run(play_one(rules, list(kinds), seed + i, setups=setup))
-        for record in host.tracer.records:
+    for game in asyncio.run(play_batch(batch(rules, kinds, seed, games, setup))):
+        for record in game.records:
             if not isinstance(record, LLMCall):
                 continue
             row = split[record.purpose.label]

@@ -47,7 +47,7 @@ from avalon_agents.core.events import GameEnded, GameEvent, TeamProposed, VoteCa
 from avalon_agents.core.types import Team
 from avalon_agents.errors import field_error
 from avalon_agents.experiments.config import AgentSpec, PairedStudy, read_config
-from avalon_agents.experiments.guard import check_same_config, run_lock
+from avalon_agents.experiments.guard import study_dir
 from avalon_agents.experiments.results import games_health
 from avalon_agents.experiments.runner import commit
 from avalon_agents.host.job import GameJob, play_job
@@ -55,7 +55,7 @@ from avalon_agents.host.play import AgentSetup
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.orders import LISTS, Orders
-from avalon_agents.records.run_dir import Seating, read_events, write_json_atomic
+from avalon_agents.records.run_dir import Seating, read_events
 
 FIXED_DIR = "fixed"
 TABLE = "table"
@@ -354,18 +354,12 @@ def write_report(out: Path, cfg: BiasStudy, summary: pd.DataFrame, pair_rows: pd
 # ------------------------------------------------------------------ the study
 
 
-STUDY = "study.json"
-"""The study's fingerprint in its directory: a resume under another config is refused."""
-
-
 def run_study(cfg: BiasStudy, out: Path, override: ModelSettings | None = None, config_path: Path | None = None,
               progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Play the study under `out` (locked; finished games kept; a changed config refused), measure it and write
     its report: {summary, pairs, health (line, problems) or None, provenance, files}."""
     current = fingerprint(cfg, override)
-    with run_lock(out):
-        check_same_config(out, current, STUDY)
-        write_json_atomic(out / STUDY, {"name": cfg.name, "fingerprint": current})
+    with study_dir(out, current, cfg.name):
         pairs = asyncio.run(play_study(cfg, out, override, progress))
     summary, pair_rows = measure(cfg, out, pairs)
     health = games_health(sorted(out.glob("*/game-*")), cfg.health)

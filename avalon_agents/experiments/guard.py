@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.llm.settings import NOT_MEASURED
+from avalon_agents.records.run_dir import EXPERIMENT, LOCK, STUDY, write_json_atomic
 
-LOCK = ".lock"
 IGNORED = ("concurrency", "paper", "health", "watchdog_s", "prices")
 """Config keys that change neither which games are played nor how: a resume may change them."""
 
@@ -81,7 +81,7 @@ def measured_fingerprint(fp: dict[str, Any]) -> dict[str, Any]:
     """A fingerprint without the model settings a resume may change (the override's too, which may hold no
     spec: `--timeout 30` alone)."""
     override = {k: v for k, v in (fp.get("model_override") or {}).items() if k not in NOT_MEASURED}
-    return {**fp, "variants": measured(fp.get("variants")), "model_override": measured(override) or None}
+    return {**{k: measured(v) for k, v in fp.items()}, "model_override": measured(override) or None}
 
 
 def measured(value: Any) -> Any:
@@ -111,7 +111,7 @@ def first_difference(old: Any, new: Any, path: str = "") -> str | None:
     return None if old == new else (path or "the config")
 
 
-def check_same_config(out: Path, current: dict[str, Any], file: str = "experiment.json") -> None:
+def check_same_config(out: Path, current: dict[str, Any], file: str = EXPERIMENT) -> None:
     """Refuse to resume a directory whose games were played under another config (naming what changed), as
     recorded under `fingerprint` in OUT/`file`."""
     path = out / file
@@ -136,3 +136,14 @@ def allotment(pending: list[tuple[int, int, int]], finished: int, max_games: int
     room = max(0, max_games - finished)
     order = sorted(pending, key=lambda p: (p[2], p[1], p[0]))
     return set(order[:room])
+
+
+@contextmanager
+def study_dir(out: Path, current: dict[str, Any], name: str) -> Iterator[None]:
+    """What every command that writes games into OUT holds while it does (a study's, `avalon play --out`'s): the
+    lock, and the fingerprint of what decides its games in OUT/study.json, so a rerun under another config or
+    model is refused (ConfigChanged naming what changed) and one under the same config resumes."""
+    with run_lock(out):
+        check_same_config(out, current, STUDY)
+        write_json_atomic(out / STUDY, {"name": name, "fingerprint": current})
+        yield

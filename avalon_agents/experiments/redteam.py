@@ -47,6 +47,7 @@ from avalon_agents.core.types import Team
 from avalon_agents.engine import deal
 from avalon_agents.errors import field_error, load_yaml
 from avalon_agents.experiments.config import AgentSpec, PairedStudy, Strict, read_config
+from avalon_agents.experiments.guard import study_dir
 from avalon_agents.experiments.runner import commit
 from avalon_agents.host.job import GameJob, play_job
 from avalon_agents.host.play import AgentSetup
@@ -333,9 +334,23 @@ def summarize(attack: Attack, pairs: Sequence[dict[str, Any]]) -> dict[str, Any]
             "leaks": sum(len(p["leaks"]) for p in pairs), "leak_games": sum(bool(p["leaks"]) for p in pairs)}
 
 
+def fingerprint(cfg: RedTeam, override: ModelSettings | None) -> dict[str, Any]:
+    """What decides the suite's games: the defended agent, the attacker, the models, the rules and the seeds (more
+    games or attacks, and health limits, may change on a rerun)."""
+    kept = cfg.model_dump(mode="json", exclude={"games", "attacks", "attack_files", "health", "name"})
+    return {"suite": kept, "model_override": override.public() if override else None}
+
+
 async def run_redteam(cfg: RedTeam, attacks: dict[str, Attack], out: Path, override: ModelSettings | None = None,
                       progress: Callable[[str], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Play the suite under `out` and judge it: (one row per attack, one row per pair)."""
+    """Play the suite under `out` (locked; finished games kept; a changed defended agent, attacker or model
+    refused, naming what changed) and judge it: (one row per attack, one row per pair)."""
+    with study_dir(out, fingerprint(cfg, override), cfg.name):
+        return await _run_suite(cfg, attacks, out, override, progress)
+
+
+async def _run_suite(cfg: RedTeam, attacks: dict[str, Attack], out: Path, override: ModelSettings | None,
+                     progress: Callable[[str], None] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     clients = ClientPool(override=override)
     judge_settings = ModelSettings(temperature=0).over(cfg.judge or cfg.model)
     cache: dict[Path, Any] = {}

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -169,33 +168,6 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
     )
     await host.run()
     return host
-
-
-async def play_games(
-    rules: RuleSet,
-    kinds: Sequence[str],
-    seed: int,
-    games: int,
-    out: Path | None = None,
-    on_game: Callable[[int, GameHost], None] | None = None,
-    setups: AgentSetup | None = None,
-    probes: bool = False,
-    order: dict[str, str] | None = None,
-) -> list[GameResult]:
-    """Play `games` games with seeds seed, seed+1, ...; write game-NNNNN/ under `out` if given (`probes`: see
-    `play_one`; `order`: list -> mode, the listing orders of each game's wording, as `Orders.make`)."""
-    results = []
-    for i in range(games):
-        if setups is not None:
-            setups.experience.game = i + 1
-        orders = Orders.make(seed + i, rules.players, modes=order) if order else FIXED
-        host = await play_one(rules, kinds, seed + i, game_dir(out, i + 1) if out else None, setups, probes,
-                              orders=orders)
-        results.append(host.engine.result())
-        if on_game:
-            on_game(i, host)
-        await asyncio.sleep(0)  # a game of bots never suspends: let Ctrl-C's cancellation in between games
-    return results
 
 
 def trace_of(host: GameHost) -> list[Record]:

@@ -32,7 +32,7 @@ from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, seat_name
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.records import GameRecorder, usage, write_json_atomic
-from avalon_agents.records.run_dir import HEALTH
+from avalon_agents.records.run_dir import HEALTH, Seating, write_seating
 from avalon_agents.records.trace import Record
 
 NO_SPEECH = ""
@@ -222,8 +222,8 @@ def write_game(path: Path, replay: Replay, *, variant: str, index: int, source: 
         recorder.write_meta({"version": __version__, "seed": replay.engine.seed,
                              "rules": rules.model_dump(mode="json"), "seats": kinds, "probes": False,
                              "source": dict(source)})
-        write_json_atomic(recorder.path / "seating.json", {"agents": kinds, "series": 1, "game": index,
-                                                           "variant": variant, "seed": replay.engine.seed})
+        write_seating(recorder.path, Seating(agents=kinds, series=1, game=index, variant=variant,
+                                             seed=replay.engine.seed))
         recorder.append_events(replay.engine.events)
         for record in records:
             recorder.trace(record)

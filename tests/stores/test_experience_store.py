@@ -11,7 +11,7 @@ import pytest
 
 from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
-from avalon_agents.host.play import play_games
+from avalon_agents.host.job import batch, play_batch
 from avalon_agents.modules import Experience
 from avalon_agents.stores.book import name_roles
 from avalon_agents.stores.experience import ExperienceStore
@@ -65,16 +65,16 @@ def test_two_consecutive_games_carry_the_improved_strategy(tmp_path):
     store = ExperienceStore(tmp_path / "store")
     setup = scripted_setup(experience=store)
     hosts = []
-    asyncio.run(play_games(make_rules(), ["cognitive"] * 6, seed=7, games=2, setups=setup,
-                           on_game=lambda i, host: hosts.append(host)))
+    asyncio.run(play_batch(batch(make_rules(), ["cognitive"] * 6, seed=7, games=2, setup=setup),
+                           on_game=hosts.append))
     first, second = hosts
     metas = store.collection.get(include=["metadatas"])["metadatas"]
     assert {m["game"] for m in metas} == {1, 2} and {m["kind"] for m in metas} >= {"strategy", "reflection"}
-    for seat, role in second.engine.roles.items():
-        if role not in first.engine.roles.values():
+    for seat, role in second.result.roles.items():
+        if role not in first.result.roles.values():
             continue
-        learned = [name_roles(r.text["strategy"], first.engine.roles) for r in first.tracer.records
+        learned = [name_roles(r.text["strategy"], first.result.roles) for r in first.records
                    if r.type == "module" and r.slot == "experience"
-                   and first.engine.roles[r.seat] is role]  # stored with seats named by role
-        system = next(r for r in second.tracer.records if r.type == "llm_call" and r.seat == seat)
+                   and first.result.roles[r.seat] is role]  # stored with seats named by role
+        system = next(r for r in second.records if r.type == "llm_call" and r.seat == seat)
         assert any(f"Strategy: {text}" in system.messages[0].content for text in learned), role

@@ -1,0 +1,115 @@
+"""Every command that writes games into a directory (`run`, `redteam`, `bias`, `play --out`) writes them through
+the one game job (host/job.py) and guards the directory alike: the lock, the config fingerprint (a changed model
+refused, naming what changed), finished games kept on a rerun, health.json with every finished game, and events
+read back typed, whatever a speech holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from avalon_agents.cli import cli
+from avalon_agents.experiments.guard import run_lock
+from avalon_agents.records.run_dir import HEALTH, RESULT, finished_games, read_events, read_meta, read_seating
+
+RUN = """\
+name: dirs
+model: scripted
+players: 5
+agents: {a: {kind: llm}, b: {kind: rulebot}}
+sides: {good: a, evil: b}
+series: 1
+games_per_series: 2
+"""
+REDTEAM = """\
+name: dirs
+model: scripted
+players: 5
+defended: {kind: llm}
+attacker: {seat: 2, inner: {kind: llm}}
+attacks: [host_vote_cancelled]
+games: 1
+seed: 3
+"""
+BIAS = """\
+name: dirs
+model: scripted
+players: 5
+agents: {a: {kind: llm}}
+lists: [players]
+games: 1
+seed: 2
+"""
+COMMANDS = {
+    "run": (RUN, lambda config, out: ["run", str(config), "--out", str(out)]),
+    "redteam": (REDTEAM, lambda config, out: ["redteam", str(config), "--out", str(out)]),
+    "bias": (BIAS, lambda config, out: ["bias", str(config), "--out", str(out)]),
+    "play": (None, lambda config, out: ["play", "--players", "5", "--seats", "llm,rulebot,llm,rulebot,llm",
+                                        "--model", "scripted", "--games", "2", "--out", str(out)]),
+}
+
+
+def _invoke(args: list[str]):
+    return CliRunner().invoke(cli, args)
+
+
+def _args(name: str, tmp_path: Path, out: Path) -> list[str]:
+    text, make = COMMANDS[name]
+    config = tmp_path / f"{name}.yaml"
+    if text is not None:
+        config.write_text(text)
+    return make(config, out)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_guards_its_directory_alike(name, tmp_path):
+    out = tmp_path / "out"
+    args = _args(name, tmp_path, out)
+    first = _invoke(args)
+    assert first.exit_code == 0, first.output
+    games = finished_games(out)
+    assert games, "no finished game written"
+    for game in games:
+        assert (game / HEALTH).is_file() and (game / RESULT).is_file()
+        assert read_events(game)[-1].type == "game_ended"  # typed, through records only
+        assert read_meta(game).seed is not None
+        if name in ("run", "bias"):  # named agents: who sat where (play seats kinds; the red team's arms are dirs)
+            assert read_seating(game) is not None
+    stamps = {g: (g / RESULT).stat().st_mtime_ns for g in games}
+
+    # the same config again: nothing is played again
+    again = _invoke(args)
+    assert again.exit_code == 0, again.output
+    assert {g: (g / RESULT).stat().st_mtime_ns for g in games} == stamps
+
+    # another model: refused, naming what changed, and nothing is touched
+    other = [*args, "--model", "scripted:other"] if name != "play" else \
+        [a if a != "scripted" else "scripted:other" for a in args]
+    changed = _invoke(other)
+    assert changed.exit_code == 2, changed.output
+    assert "another config" in changed.output and "changed" in changed.output
+    assert {g: (g / RESULT).stat().st_mtime_ns for g in games} == stamps
+
+    # while another process holds the directory: refused in one line
+    with run_lock(out):
+        busy = _invoke(args)
+    assert busy.exit_code == 2, busy.output
+    assert "in use" in busy.output and "Traceback" not in busy.output
+
+
+def test_a_speech_with_unicode_line_separators_reads_back_whole(tmp_path):
+    """U+2028, U+2029 and U+0085 are no line ends for the run directory's readers (str.splitlines would split)."""
+    out = tmp_path / "out"
+    assert _invoke(_args("play", tmp_path, out)).exit_code == 0
+    game = finished_games(out)[0]
+    lines = (game / "events.jsonl").read_text().split("\n")
+    speech = next(i for i, line in enumerate(lines) if '"type":"speech"' in line.replace(" ", ""))
+    row = json.loads(lines[speech])
+    row["text"] = "I trust\u2028Player 2\u2029and\u0085Player 3."
+    lines[speech] = json.dumps(row, ensure_ascii=False)
+    (game / "events.jsonl").write_text("\n".join(lines))
+    events = read_events(game)
+    assert events[speech].text == row["text"] and len(events) == len([x for x in lines if x.strip()])
