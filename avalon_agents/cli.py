@@ -38,6 +38,7 @@ from avalon_agents.narrate import DEFAULT_CARDS, card_sets
 from avalon_agents.plugins import load_plugins
 from avalon_agents.records import LLMCall, usage
 from avalon_agents.records.health import EXIT_UNHEALTHY, HealthLimits, health_line
+from avalon_agents.records.run_dir import holds_games
 from avalon_agents.records.transcript import transcript
 
 USER_ERRORS = (ValueError, ValidationError, IllegalAction)
@@ -877,7 +878,7 @@ def _import(importer, log_dir: Path, out: Path) -> None:
     files = importer.log_files(log_dir)
     if not files:
         raise UserError(f"dir: {log_dir} holds no game logs")
-    if out.is_dir() and any(out.rglob("meta.json")):
+    if holds_games(out):
         raise UserError(f"out: {out} already holds games; import into a new folder")
     try:
         out.mkdir(parents=True, exist_ok=True)

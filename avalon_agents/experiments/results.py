@@ -5,7 +5,6 @@ paper's own figure where the config gives it."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from avalon_agents.analysis.reference import figure_table
 from avalon_agents.experiments.config import Experiment
 from avalon_agents.experiments.spend import streamed_usage
 from avalon_agents.records.health import HealthLimits, health_line
+from avalon_agents.records.run_dir import read_experiment, variant_order
 
 
 def results_table(out: Path) -> pd.DataFrame:
@@ -28,8 +28,7 @@ def results_table(out: Path) -> pd.DataFrame:
         data = load_run(out)
     except FileNotFoundError:
         return pd.DataFrame()
-    meta = Path(out) / "experiment.json"
-    variants = json.loads(meta.read_text())["variants"] if meta.exists() else {}
+    variants = (read_experiment(out) or {}).get("variants") or {}
     table = paper_table(data, order=list(variants))
     usage = data.games.groupby("variant")[["llm_calls", "input_tokens", "output_tokens"]].mean()
     usage.columns = ["calls_per_game", "input_tokens_per_game", "output_tokens_per_game"]
@@ -110,8 +109,7 @@ def figures_table(out: Path) -> pd.DataFrame:
         data = load_run(out)
     except FileNotFoundError:
         return pd.DataFrame()
-    meta = Path(out) / "experiment.json"
-    order = list(json.loads(meta.read_text())["variants"]) if meta.exists() else []
+    order = variant_order(out)
     table = figure_table(data, variants=list(dict.fromkeys(references(data, order).values())))
     return table[table["value"].notna()].reset_index(drop=True)
 
@@ -163,10 +161,9 @@ def games_health(games: Iterable[Path], limits: HealthLimits) -> tuple[str, list
 def provenance(out: Path) -> str:
     """What produced a run's results: its models and rules, then `analysis.report.origin` (config,
     fingerprint, commit, pipelines, games planned and aborted), and the games finished."""
-    path = Path(out) / "experiment.json"
-    if not path.is_file():
+    meta = read_experiment(out)
+    if meta is None:
         return f"produced by: unknown (no experiment.json in {out})"
-    meta = json.loads(path.read_text())
     override = (meta.get("model_override") or {}).get("spec")
     specs, rules = set(), set()
     for config in meta["variants"].values():

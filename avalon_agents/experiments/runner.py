@@ -39,7 +39,7 @@ from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.orders import Orders
 from avalon_agents.plugins import LOADED
 from avalon_agents.records import is_done, read_trace, usage
-from avalon_agents.records.run_dir import Seating, write_json_atomic
+from avalon_agents.records.run_dir import EXPERIMENT, Seating, write_json_atomic
 
 
 @dataclass(frozen=True)
@@ -213,7 +213,7 @@ def write_experiment_json(out: Path, source: Path | None, variants: dict[str, Ex
     from importlib.metadata import version
 
     out.mkdir(parents=True, exist_ok=True)
-    path = out / "experiment.json"
+    path = out / EXPERIMENT
     override = {k: v for k, v in model.public().items() if v not in (None, {})} if model else None
     configs = {name: exp.model_dump(mode="json") for name, exp in variants.items()}
     current = fingerprint(configs, override)

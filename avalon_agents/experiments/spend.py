@@ -17,7 +17,7 @@ from typing import Any
 
 from avalon_agents.prices import NoPrice, Prices, model_name
 from avalon_agents.records import read_trace, usage
-from avalon_agents.records.run_dir import is_done
+from avalon_agents.records.run_dir import COST, has_trace, is_done
 
 EXIT_BUDGET = 4
 """The exit code of a run stopped by its budget (2: a user mistake; 3: unhealthy)."""
@@ -47,7 +47,7 @@ def usage_dollars(u: dict[str, Any] | None, prices: Prices) -> float:
 
 def game_dollars(path: Path, prices: Prices) -> float:
     """What one game directory's calls cost (finished or not)."""
-    return usage_dollars(streamed_usage([path]) if (Path(path) / "trace.jsonl").exists() else None, prices)
+    return usage_dollars(streamed_usage([path]) if has_trace(path) else None, prices)
 
 
 @dataclass
@@ -151,7 +151,7 @@ def cost_line(variant: str, rows: list[dict[str, Any]]) -> str:
             f"output tokens ({', '.join(sorted({r['model'] for r in mine}))})")
 
 
-COST_CSV = "cost.csv"
+COST_CSV = COST
 
 
 def write_cost(out: Path, rows: list[dict[str, Any]]) -> Path:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.llm.health import ModelUnusable
+from avalon_agents.records.run_dir import has_trace, read_trace
 from avalon_agents.records.trace import LLMCall, Message
 
 
@@ -114,8 +115,6 @@ def game_place(path: Path) -> tuple[str, ...]:
 
 def game_recording(game: Path, strict: bool = False) -> Recording:
     """The recording of a game directory's trace."""
-    from avalon_agents.records.run_dir import read_trace
-
     return Recording((r for r in read_trace(game) if isinstance(r, LLMCall)), strict=strict, where=str(game))
 
 
@@ -124,6 +123,6 @@ def run_recording(run_dir: Path, game: Path | None) -> Recording:
     if game is None:
         raise ReplayMismatch(f"replay of {run_dir}: a call outside a recorded game (no game directory)")
     source = Path(run_dir).joinpath(*game_place(game))
-    if not (source / "trace.jsonl").is_file():
+    if not has_trace(source):
         raise ReplayMismatch(f"replay of {run_dir}: no recorded game at {source}")
     return game_recording(source, strict=True)

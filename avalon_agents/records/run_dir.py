@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from avalon_agents import logs
 from avalon_agents.core.events import EVENT_ADAPTER, GameEvent, GameResult
 from avalon_agents.records.trace import Record, TraceRecord, read_lines, to_line
 
@@ -42,8 +43,10 @@ EXPERIMENT = "experiment.json"
 STUDY = "study.json"
 """A study's (red team, order bias, `avalon play --out`) name and fingerprint: a resume under another config is
 refused."""
-RUN_LOG = "run.log"
+RUN_LOG = logs.RUN_LOG
+"""The run's diagnostic log (logs.run_log)."""
 COST = "cost.csv"
+"""An experiment run's cost table, one row per variant and model (experiments.spend)."""
 
 
 def game_dir(parent: Path, index: int) -> Path:
@@ -216,3 +219,20 @@ def finished_games(root: Path) -> list[Path]:
     if (root / META).is_file():
         return [root] if is_done(root) else []
     return sorted(p.parent for p in root.rglob(META) if (p.parent / EVENTS).is_file() and is_done(p.parent))
+
+
+
+def read_experiment(out: Path) -> dict[str, Any] | None:
+    """An experiment run's experiment.json (its variants' configs, provenance and fingerprint); None: none."""
+    file = Path(out) / EXPERIMENT
+    return json.loads(file.read_text()) if file.is_file() else None
+
+
+def variant_order(out: Path) -> list[str]:
+    """An experiment run's variants in their config's order (none for a run without experiment.json)."""
+    return list((read_experiment(out) or {}).get("variants") or {})
+
+
+def holds_games(out: Path) -> bool:
+    """True if `out` holds any game directory, finished or not."""
+    return Path(out).is_dir() and any(Path(out).rglob(META))

@@ -12,12 +12,11 @@ of these in trace order (at the end if none follows).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from avalon_agents.core.events import EVENT_ADAPTER
-from avalon_agents.records.run_dir import META, read_events, read_result, read_trace
+from avalon_agents.records.run_dir import read_events, read_meta, read_result, read_trace
 from avalon_agents.records.trace import Extraction, LLMCall, ModuleOutput, Probe
 
 EXTRACTION, MODULE, PROBE = (t.model_fields["type"].default for t in (Extraction, ModuleOutput, Probe))
@@ -26,13 +25,13 @@ EXTRACTION, MODULE, PROBE = (t.model_fields["type"].default for t in (Extraction
 def game_data(path: Path, name: str) -> dict[str, Any]:
     """What a game's page embeds: title, seats (kind, role), result and the timeline."""
     path = Path(path)
-    meta = json.loads((path / META).read_text())
+    meta = read_meta(path)
     result = read_result(path)
     events = [EVENT_ADAPTER.dump_python(e, mode="json") for e in read_events(path)]
     records = [r.model_dump(mode="json") for r in read_trace(path) if not isinstance(r, LLMCall)]
-    kinds = {int(k): v for k, v in (meta.get("seats") or {}).items()}
+    kinds = meta.seats
     seats = {str(s): {"kind": kinds.get(s, "?"), "role": role.value} for s, role in sorted(result.roles.items())}
-    return {"game": name, "seed": meta.get("seed"), "rules": (meta.get("rules") or {}).get("name"),
+    return {"game": name, "seed": meta.seed, "rules": meta.rules.get("name"),
             "seats": seats, "result": result.model_dump(mode="json"), "items": timeline(events, records)}
 
 
