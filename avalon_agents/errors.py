@@ -8,6 +8,11 @@ from typing import Any
 from pydantic import ValidationError
 
 
+class Unusable(RuntimeError):
+    """A run that cannot go on, though nothing in its input is wrong (a model that answers nothing usable, a dead
+    worker): the command says so in one line and exits 3."""
+
+
 def field_path(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc)
 

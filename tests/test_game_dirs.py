@@ -113,3 +113,20 @@ def test_a_speech_with_unicode_line_separators_reads_back_whole(tmp_path):
     (game / "events.jsonl").write_text("\n".join(lines))
     events = read_events(game)
     assert events[speech].text == row["text"] and len(events) == len([x for x in lines if x.strip()])
+
+
+@pytest.mark.parametrize(("config", "command", "belongs"), [
+    ("experiments/tournament_bots.yaml", "run", "tournament"),
+    ("experiments/redteam.yaml", "run", "redteam"),
+    ("experiments/bias.yaml", "run", "bias"),
+    ("experiments/quickstart.yaml", "tournament", "run"),
+    ("experiments/quickstart.yaml", "redteam", "run"),
+    ("experiments/bias.yaml", "redteam", "bias"),
+    ("experiments/redteam.yaml", "bias", "redteam"),
+    ("experiments/tournament_bots.yaml", "bias", "tournament"),
+])
+def test_a_config_given_to_the_wrong_command_names_its_command(config, command, belongs):
+    path = Path(__file__).parent.parent / config
+    result = _invoke([command, str(path), "--check"])
+    assert result.exit_code == 2, result.output
+    assert f"an `avalon {belongs}` config" in result.output and f"avalon {belongs} {path}" in result.output

@@ -5,6 +5,7 @@ model client."""
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from collections import defaultdict
@@ -112,3 +113,36 @@ def test_loading_a_run_imports_no_model_client():
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+HEAVY = ("langchain", "langchain_core", "langchain_openai", "openai", "chromadb", "llama_cpp", "onnxruntime",
+         "pandas", "tiktoken")
+
+
+def _loaded_by(*commands: list[str]) -> tuple[set[str], list[int]]:
+    """The heavy packages one process loaded running `avalon ARGS` for each of `commands`, and their exit codes."""
+    code = ("import contextlib, io, json, sys\nfrom avalon_agents.cli import main\ncodes = []\n"
+            f"for args in {[list(c) for c in commands]!r}:\n"
+            "    sys.argv = ['avalon', *args]\n"
+            "    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+            "        try:\n            main()\n            codes.append(0)\n"
+            "        except SystemExit as exc:\n            codes.append(exc.code or 0)\n"
+            f"print(json.dumps([sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})), codes]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded, codes = json.loads(out.stdout.strip().splitlines()[-1])
+    return set(loaded), codes
+
+
+def test_help_and_usage_errors_load_no_model_client():
+    """`avalon --help`, each command's --help and a mistake on the command line start light: no provider
+    package, chromadb, the embedded model, onnxruntime or pandas (the CLI imports them inside its commands)."""
+    from avalon_agents.cli import cli
+
+    commands = [["--help"], *[[name, "--help"] for name in sorted(cli.commands)], ["bench", "engine", "--help"],
+                ["play", "--games", "x"], ["run", "--no-such-option"]]
+    loaded, codes = _loaded_by(*commands)
+    assert loaded == set()
+    assert codes == [0] * (len(commands) - 2) + [2, 2]
+    # the check sees a heavy import: a command that plays loads the model client
+    loaded, codes = _loaded_by(["play", "--model", "scripted", "--players", "5", "--seats", "llm"])
+    assert "langchain_core" in loaded and codes == [0]

@@ -41,7 +41,7 @@ def test_wheel_ships_every_prompt(wheel):
                if p.is_file()}
     assert len(prompts) > 30
     assert prompts <= names, sorted(prompts - names)
-    assert "avalon_agents/cli.py" in names
+    assert "avalon_agents/cli/__init__.py" in names
     assert "avalon_agents/data/paper_figures.yaml" in names  # the paper's Figures 2-6 (analysis/reference.py)
     assert "avalon_agents/data/human_paper6_roles.csv" in names  # the human figures (analysis/humans.py)
     viewer = {f"avalon_agents/viewer/{p.name}" for p in (ROOT / "avalon_agents/viewer").iterdir()

@@ -1,8 +1,33 @@
-"""Experiments: configs (variants, series of consecutive games), the resumable runner, the results table."""
+"""Experiments: configs (variants, series of consecutive games), the resumable runner, the results table.
 
-from avalon_agents.experiments.config import Experiment, load_experiments
-from avalon_agents.experiments.results import format_table, results_table
-from avalon_agents.experiments.runner import run_experiment, run_experiment_sync
+The names below load their module when first used (PEP 562): reading a config loads no runner, pandas or model
+client."""
 
-__all__ = ["Experiment", "format_table", "load_experiments", "results_table", "run_experiment",
-           "run_experiment_sync"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_WHERE = {"Experiment": "config", "load_experiments": "config", "format_table": "results",
+          "results_table": "results", "run_experiment": "runner", "run_experiment_sync": "runner"}
+
+__all__ = [
+    "Experiment",
+    "format_table",
+    "load_experiments",
+    "results_table",
+    "run_experiment",
+    "run_experiment_sync",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+if TYPE_CHECKING:
+    from avalon_agents.experiments.config import Experiment, load_experiments
+    from avalon_agents.experiments.results import format_table, results_table
+    from avalon_agents.experiments.runner import run_experiment, run_experiment_sync

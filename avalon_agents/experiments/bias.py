@@ -46,7 +46,7 @@ from avalon_agents.analysis.stats import newcombe
 from avalon_agents.core.events import GameEnded, GameEvent, TeamProposed, VoteCast, VotesRevealed
 from avalon_agents.core.types import Team
 from avalon_agents.errors import field_error
-from avalon_agents.experiments.config import AgentSpec, PairedStudy, read_config
+from avalon_agents.experiments.config import AgentSpec, PairedStudy, check_command, read_config
 from avalon_agents.experiments.guard import study_dir
 from avalon_agents.experiments.results import games_health
 from avalon_agents.experiments.runner import commit
@@ -124,6 +124,7 @@ def load_bias(path: str | Path) -> BiasStudy:
     """The config at `path`. Raises ValueError naming the file and the field."""
     path = Path(path)
     raw, _ = read_config(path)
+    check_command(raw, path, "bias")
     try:
         cfg = BiasStudy.model_validate(raw)
         cfg.game_rules()

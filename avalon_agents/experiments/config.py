@@ -409,10 +409,30 @@ def read_config(path: str | Path) -> tuple[dict[str, Any], yaml.Node | None]:
     return raw, node
 
 
+COMMAND_KEYS = {
+    "run": ("variants", "sides", "roles", "lineup", "grid", "games_per_series", "agents"),
+    "tournament": ("entrants", "blocks"),
+    "redteam": ("defended", "attacker", "attacks", "attack_files"),
+    "bias": ("lists", "treatment", "seats"),
+}
+"""Per command, the keys only its configs have (`agents` is the experiment's, but a bias study names agents too)."""
+
+
+def check_command(raw: dict[str, Any], path: Path, command: str) -> None:
+    """Refuse a config written for another command, naming the command it is for."""
+    own = [k for k in COMMAND_KEYS[command] if k in raw and k != "agents"]
+    for other, keys in COMMAND_KEYS.items():
+        theirs = [k for k in keys if k in raw and k != "agents"]
+        if other != command and theirs and not own:
+            raise ValueError(f"{path}: an `avalon {other}` config (it has `{theirs[0]}`), not one for `avalon "
+                             f"{command}`: run `avalon {other} {path}`")
+
+
 def load_experiments(path: str | Path) -> dict[str, Experiment]:
     """Variant name -> Experiment. Raises ValueError naming the file, the line and the field."""
     path = Path(path)
     raw, node = read_config(path)
+    check_command(raw, path, "run")
     base = {k: v for k, v in raw.items() if k not in ("variants", "grid")}
     try:
         spec = ExperimentFile(base=base, variants=raw.get("variants"), grid=raw.get("grid"))

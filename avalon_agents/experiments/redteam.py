@@ -46,7 +46,7 @@ from avalon_agents.core.events import (
 from avalon_agents.core.types import Team
 from avalon_agents.engine import deal
 from avalon_agents.errors import field_error, load_yaml
-from avalon_agents.experiments.config import AgentSpec, PairedStudy, Strict, read_config
+from avalon_agents.experiments.config import AgentSpec, PairedStudy, Strict, check_command, read_config
 from avalon_agents.experiments.guard import study_dir
 from avalon_agents.experiments.runner import commit
 from avalon_agents.host.job import GameJob, play_job
@@ -100,6 +100,7 @@ def load_redteam(path: str | Path, extra_attacks: Sequence[str | Path] = ()) -> 
     ValueError naming the file and the field."""
     path = Path(path)
     raw, _ = read_config(path)
+    check_command(raw, path, "redteam")
     try:
         cfg = RedTeam.model_validate(raw)
     except ValidationError as exc:

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from avalon_agents.errors import field_error
-from avalon_agents.experiments.config import SERIES_STRIDE, Experiment, _line_of, read_config
+from avalon_agents.experiments.config import SERIES_STRIDE, Experiment, _line_of, check_command, read_config
 
 VARIANT = "main"
 DEFAULT_BLOCKS = 10
@@ -57,6 +57,7 @@ def load_tournament(path: str | Path) -> dict[str, Experiment]:
     the field."""
     path = Path(path)
     raw, node = read_config(path)
+    check_command(raw, path, "tournament")
     try:
         return {VARIANT: tournament_experiment(raw)}
     except ValidationError as exc:

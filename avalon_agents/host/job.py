@@ -10,33 +10,19 @@ and how results aggregate; nothing here knows which study asked.
 
 from __future__ import annotations
 
-import asyncio
 import shutil
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from avalon_agents.agents.registry import needs_llm
-from avalon_agents.core.events import GameEvent, GameResult
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role
 from avalon_agents.engine import deal
 from avalon_agents.host.host import GameHost
-from avalon_agents.host.play import AgentSetup, game_dir, play_one, trace_of
+from avalon_agents.host.play import AgentSetup, play_one
 from avalon_agents.llm.replay import Recording, game_recording
 from avalon_agents.modules import ExperienceBook
 from avalon_agents.orders import FIXED, Orders
-from avalon_agents.records import Record
-from avalon_agents.records.run_dir import (
-    Seating,
-    has_trace,
-    is_done,
-    read_events,
-    read_result,
-    read_trace,
-    write_seating,
-)
+from avalon_agents.records.run_dir import Seating, has_trace, is_done, write_seating
 
 
 @dataclass(frozen=True)
@@ -117,59 +103,3 @@ async def play_job(job: GameJob, path: Path | None = None) -> GameHost | None:
                           recording=recording)
 
 
-
-@dataclass(frozen=True)
-class Played:
-    """A game of a batch: what it ended with, its events and its trace records (played now, or `kept`: found
-    finished in its directory and read back)."""
-
-    index: int
-    result: GameResult
-    events: list[GameEvent]
-    records: list[Record]
-    kept: bool = False
-
-
-def batch(rules: RuleSet, kinds: Sequence[str], seed: int, games: int, setup: AgentSetup | None = None,
-          probes: bool = False, order: dict[str, str] | None = None) -> list[GameJob]:
-    """`avalon play`'s games: seeds seed, seed+1, ...; one setup every seat shares (a fresh one per game if
-    None); `order`: list -> mode, the listing orders of each game's wording (`Orders.make`)."""
-    return [GameJob(rules=rules, seed=seed + i, kinds=tuple(kinds), setups=setup or AgentSetup(),
-                    orders=Orders.make(seed + i, rules.players, modes=order) if order else FIXED, probes=probes,
-                    experience_game=i + 1) for i in range(games)]
-
-
-def batch_fingerprint(jobs: Sequence[GameJob], order: dict[str, str] | None = None) -> dict[str, Any]:
-    """What decides a batch's games (its first seed, rules, seats and what they play with; not how many), for
-    the guard of its directory (experiments.guard.study_dir)."""
-    job = jobs[0]
-    setup = job.seat_setups()[0]
-    llm = any(needs_llm(k) for k in job.kinds)
-    return {"play": {"rules": job.rules.model_dump(mode="json"), "seats": list(job.kinds), "seed": job.seed,
-                     "probes": job.probes, "order": order or None, **(setup.meta() if llm else {})},
-            "model_override": None}
-
-
-async def play_batch(jobs: Sequence[GameJob], out: Path | None = None,
-                     on_game: Callable[[Played], None] | None = None) -> list[Played]:
-    """Play `jobs` in order, game k into OUT/game-0000k if `out` is given (finished ones are kept and read back)."""
-    played = []
-    for i, job in enumerate(jobs):
-        path = game_dir(out, i + 1) if out else None
-        host = await play_job(job, path)
-        if host is None:
-            game = Played(i, read_result(path), read_events(path), read_trace(path), kept=True)
-        else:
-            game = Played(i, host.engine.result(), list(host.engine.events), trace_of(host))
-        played.append(game)
-        if on_game:
-            on_game(game)
-        await asyncio.sleep(0)  # a game of bots never suspends: let Ctrl-C's cancellation in between games
-    return played
-
-
-async def play_games(rules: RuleSet, kinds: Sequence[str], seed: int, games: int, out: Path | None = None,
-                     setups: AgentSetup | None = None, probes: bool = False,
-                     order: dict[str, str] | None = None) -> list[GameResult]:
-    """Play `games` games with seeds seed, seed+1, ... (see `batch`, `play_batch`); returns their results."""
-    return [p.result for p in await play_batch(batch(rules, kinds, seed, games, setups, probes, order), out)]

@@ -1,12 +1,24 @@
 """LLM access: model settings, the provider registry, the client pool, the embedded local model, the scripted
-model, and the recording client."""
+model, and the recording client.
 
-from avalon_agents.llm.client import LLMCallFailed, LLMClient
-from avalon_agents.llm.health import ModelHealth, ModelUnusable
-from avalon_agents.llm.pool import ClientPool, GameClients
-from avalon_agents.llm.providers import check_reachable, check_spec, make_model, register_provider
-from avalon_agents.llm.scripted import ScriptedChatModel, UnexpectedCall
-from avalon_agents.llm.settings import DEFAULT_SPEC, ModelSettings, ModelSpecError, default_spec
+The names below load their module when first used (PEP 562), so importing `avalon_agents.llm.settings` (what a
+config or a command line needs) loads no provider package: `avalon --help` and a one-line error stay light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_WHERE = {
+    "LLMCallFailed": "client", "LLMClient": "client",
+    "ModelHealth": "health", "ModelUnusable": "health",
+    "ClientPool": "pool", "GameClients": "pool",
+    "check_reachable": "providers", "check_spec": "providers", "make_model": "providers",
+    "register_provider": "providers",
+    "ScriptedChatModel": "scripted", "UnexpectedCall": "scripted",
+    "DEFAULT_SPEC": "settings", "ModelSettings": "settings", "ModelSpecError": "settings", "default_spec": "settings",
+}
 
 __all__ = [
     "DEFAULT_SPEC",
@@ -15,9 +27,9 @@ __all__ = [
     "LLMCallFailed",
     "LLMClient",
     "ModelHealth",
-    "ModelUnusable",
     "ModelSettings",
     "ModelSpecError",
+    "ModelUnusable",
     "ScriptedChatModel",
     "UnexpectedCall",
     "check_reachable",
@@ -26,3 +38,18 @@ __all__ = [
     "make_model",
     "register_provider",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+if TYPE_CHECKING:
+    from avalon_agents.llm.client import LLMCallFailed, LLMClient
+    from avalon_agents.llm.health import ModelHealth, ModelUnusable
+    from avalon_agents.llm.pool import ClientPool, GameClients
+    from avalon_agents.llm.providers import check_reachable, check_spec, make_model, register_provider
+    from avalon_agents.llm.scripted import ScriptedChatModel, UnexpectedCall
+    from avalon_agents.llm.settings import DEFAULT_SPEC, ModelSettings, ModelSpecError, default_spec

@@ -13,16 +13,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import openai
+from avalon_agents.errors import Unusable
 
-FATAL = (openai.BadRequestError, openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
-"""Errors a retry cannot fix: the same request gets the same answer."""
 FATAL_STATUS = {400, 401, 403, 404}
-"""The same, as HTTP statuses (llm.http's ServerError)."""
+"""Errors a retry cannot fix (the same request gets the same answer), as HTTP statuses (llm.http's ServerError)."""
+
+
+def fatal_errors() -> tuple[type[BaseException], ...]:
+    """The same as openai's errors (imported only when a call has failed, so loading this module loads no
+    provider package)."""
+    import openai
+
+    return (openai.BadRequestError, openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
 
 
 def fatal(error: BaseException) -> bool:
-    return isinstance(error, FATAL) or getattr(error, "status", None) in FATAL_STATUS
+    return isinstance(error, fatal_errors()) or getattr(error, "status", None) in FATAL_STATUS
 
 
 def quota_gone(error: BaseException) -> bool:
@@ -30,7 +36,7 @@ def quota_gone(error: BaseException) -> bool:
     return getattr(error, "code", None) == "insufficient_quota" or "insufficient_quota" in str(error)
 
 
-class ModelUnusable(RuntimeError):
+class ModelUnusable(Unusable):
     """The model's calls fail in a way that would make the rest of the run fallbacks. One line, the server's
     message quoted."""
 

@@ -9,7 +9,7 @@ import json
 from avalon_agents.analysis import metrics
 from avalon_agents.analysis.load import load_run
 from avalon_agents.core import Role, make_rules
-from avalon_agents.host.play import play_games
+from avalon_agents.host.batch import play_games
 
 
 def test_a_mordred_holder_is_counted_and_named(tmp_path):

@@ -11,7 +11,7 @@ from avalon_agents.agents import RuleBot
 from avalon_agents.agents.base import Reply
 from avalon_agents.core import EVENT_ADAPTER, RequestKind, make_rules
 from avalon_agents.host import GameHost, NoActionError
-from avalon_agents.host.play import play_games
+from avalon_agents.host.batch import play_games
 from avalon_agents.records import is_done, read_events, read_result
 
 

@@ -1,0 +1,200 @@
+"""`avalon analyze`, `avalon replay`, `avalon calibrate` and `avalon probe-humans`: reading runs."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from avalon_agents.cli.base import cli, logging_options, model_options, one_line_errors
+from avalon_agents.llm.settings import ModelSettings
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--judge-model", default=None,
+              help="Model that judges speeches for the behavior metrics (camouflage, teamwork/confrontation, "
+                   "sharing, vacillation), e.g. openai:gpt-4o-mini, local:smollm2 or scripted. Without it those "
+                   "metrics are skipped. Judgments are cached under OUT/judgments: a rerun costs nothing.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to write metrics/, figures/, metrics.json and report.md (default: RUN_DIR/analysis).")
+@click.option("--judge-concurrency", default=4, show_default=True, type=int, help="Judge calls in flight at once.")
+@click.option("--reference", type=click.Choice(["auto", "human", "none"]), default="auto", show_default=True,
+              help="human: each role's quest engagement, approve rate, leader self-inclusion, leader approval and "
+                   "failure votes beside the same figures over 1,089 human games (paper's six roles); auto: so when "
+                   "every game has the paper's six roles.")
+@logging_options
+def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_concurrency: int, reference: str) -> None:
+    """Analyze a run: outcome and behavior metrics, figures and a report.
+
+    RUN_DIR is a game, a series, an experiment (runs/<name>) or any folder of game directories; only
+    finished games are read. Writes every metric as CSV and JSON, the figures as PNG, and report.md showing
+    each figure with the numbers behind it; prints the headline table.
+
+    \b
+    Examples:
+      avalon analyze runs/quickstart
+      avalon analyze runs/table2 --judge-model openai:gpt-4o-mini
+      avalon analyze runs/smoke --judge-model scripted --out /tmp/report
+    """
+    from avalon_agents.analysis.report import analyze as run_analysis
+    from avalon_agents.analysis.report import headline_text
+    from avalon_agents.llm import ClientPool, ModelSettings, check_reachable
+
+    with one_line_errors(out, missing="run-dir"):
+        judge = None
+        if judge_model:
+            if judge_concurrency < 1:
+                raise ValueError(f"judge-concurrency: must be at least 1, got {judge_concurrency}")
+            settings = ModelSettings(spec=judge_model, temperature=0.0)
+            check_reachable(settings)
+            judge = ClientPool(limit=judge_concurrency).get(settings)
+        with Progress(TextColumn("{task.description:<14}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                      console=Console(stderr=True), disable=judge is None) as progress:
+            task = progress.add_task("judging", total=None)
+            result = run_analysis(run_dir, out, judge=judge, reference=reference,
+                                  progress=lambda done, total: progress.update(task, completed=done, total=total))
+    from avalon_agents.analysis.report import provenance
+
+    click.echo(provenance(result))
+    click.echo(headline_text(result.headline))
+    for row in result.tables["health"].itertuples(index=False):
+        click.echo(f"{row.variant}: health: {row.failed_calls}/{row.llm_calls} calls failed ({row.failed_share:.1%}), "
+                   f"{row.reasks} re-asks, {row.fallbacks}/{row.decisions} fallbacks ({row.fallback_share:.1%})")
+    click.echo(f"{len(result.data.games)} game(s); report: {result.out / 'report.md'}")
+
+
+@cli.command()
+@click.argument("run_or_game_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=True, path_type=Path), default=None,
+              help="A folder for index.html and one page per game (default: RUN_OR_GAME_DIR/replay), or, for a "
+                   "single game, a file ending in .html for its page alone.")
+@logging_options
+def replay(run_or_game_dir: Path, out: Path | None) -> None:
+    """Write replay pages: each finished game as one self-contained HTML file (no network), and an index.
+
+    RUN_OR_GAME_DIR is a game, a series, an experiment or any folder of game directories. Each page shows the
+    game as a timeline (seats, proposals and votes, quests, speeches, each seat's module outputs, how each
+    decision was read, belief probes), roles hidden until revealed, and a seat filter that shows the game as
+    that seat saw it. See docs/replay.md.
+
+    \b
+    Examples:
+      avalon replay runs/quickstart                 runs/quickstart/replay/index.html and a page per game
+      avalon replay runs/play/game-00001 --out game.html
+    """
+    from avalon_agents.viewer import write_replay
+
+    with one_line_errors(out, missing="run-or-game-dir"):
+        page = write_replay(run_or_game_dir, out)
+    click.echo(f"replay: {page}")
+
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--judge-model", required=True,
+              help="The judge model, e.g. openai:gpt-4o-mini, local:smollm2 or scripted (canned labels: the floor).")
+@click.option("--sample", type=int, default=None,
+              help="Judge a fixed sample of N messages, stratified by label (default: every labelled message).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seeds the sample and the bootstrap CIs.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to write the CSV files and report.md (default: RUN_DIR/calibration).")
+@click.option("--judge-concurrency", default=4, show_default=True, type=int, help="Judge calls in flight at once.")
+@logging_options
+def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, out: Path | None,
+              judge_concurrency: int) -> None:
+    """Judges against people: run the judges on the labelled chat messages of an imported Avalon-NLU run and
+    report their agreement with the human labels.
+
+    Judges: persuasion (the dataset's eight strategies), deception (influence, commission, omission or none),
+    and the behavior judges camouflage (read as lie or honest) and teamwork (read as agreement,
+    critique/opposition or other). Prints Cohen's kappa and accuracy with 95% CIs (bootstrap over games);
+    writes summary.csv, per_class.csv (precision, recall), confusion.csv, judgments.csv and report.md.
+    Judgments are cached under OUT/judgments: a rerun costs nothing. See docs/humans.md.
+
+    \b
+    Examples:
+      avalon calibrate runs/avalon-nlu --judge-model scripted
+      avalon calibrate runs/avalon-nlu --judge-model local:smollm2 --sample 200 --seed 0
+    """
+    from avalon_agents.analysis.calibrate import calibrate as run_calibration
+    from avalon_agents.analysis.calibration_report import provenance, text_table, write_calibration
+    from avalon_agents.analysis.load import load_run
+    from avalon_agents.llm import ClientPool, ModelSettings, check_reachable
+    from avalon_agents.records.run_dir import JsonlTracer
+
+    out = out if out is not None else run_dir / "calibration"
+    with one_line_errors(out, missing="run-dir"):
+        if judge_concurrency < 1:
+            raise ValueError(f"judge-concurrency: must be at least 1, got {judge_concurrency}")
+        if sample is not None and sample < 1:
+            raise ValueError(f"sample: must be at least 1, got {sample}")
+        data = load_run(run_dir)
+        if data.games.empty:
+            raise ValueError(f"run-dir: no finished games in {run_dir}")
+        settings = ModelSettings(spec=judge_model, temperature=0.0)
+        check_reachable(settings)
+        client = ClientPool(limit=judge_concurrency).get(settings).with_tracer(
+            JsonlTracer(out / "judgments" / "calls.jsonl"))  # every judge call, recorded
+        with Progress(TextColumn("{task.description:<14}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                      console=Console(stderr=True)) as progress:
+            task = progress.add_task("judging", total=None)
+            found = run_calibration(data, run_dir, client=client, cache_dir=out / "judgments", n=sample, seed=seed,
+                                    concurrency=judge_concurrency,
+                                    progress=lambda done, total: progress.update(task, completed=done, total=total))
+        files = write_calibration(found, out)
+    click.echo(provenance(found))
+    click.echo(text_table(found))
+    click.echo(f"report: {files[-1]}")
+
+
+@cli.command("probe-humans")
+@click.argument("run_dir", metavar="RUN", type=click.Path(file_okay=False, path_type=Path))
+@model_options
+@click.option("--games", type=int, default=None, help="Probe only the first N games (default: all).")
+@click.option("--history-tokens", type=int, default=None,
+              help="Budget for the seat's view of the game in the prompt; older lines are cut, night information "
+                   "kept (default: the model's, as in games: 2500; 900 local).")
+@click.option("--concurrency", default=4, show_default=True, type=int, help="Probes in flight at once.")
+@logging_options
+def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, history_tokens: int | None,
+                 concurrency: int) -> None:
+    """Belief probes on imported human games: who is Merlin, who is evil, at the end of every quest.
+
+    RUN is a folder of games made by `avalon import` (Avalon-NLU: with the players' stated beliefs). Every
+    seat is given the game as it saw it up to the end of each quest (public events and speeches, its own night
+    information) and asked the belief probe; the answers are scored against the truth and against the beliefs
+    the player had stated by then. Prints accuracy per quest with 95% intervals (whole games resampled); writes
+    RUN/probes-humans/ (probes.csv, quests.csv, roles.csv, report.md, the answers cached in answers.jsonl, every
+    call in calls/). A rerun asks only what is not cached. See docs/humans.md.
+
+    \b
+    Example:
+      avalon probe-humans runs/avalon-nlu --model scripted
+    """
+    from avalon_agents.analysis.human_report import probe_humans as run_probes
+    from avalon_agents.analysis.human_report import quest_lines
+    from avalon_agents.llm import ClientPool, check_reachable
+
+    with one_line_errors(run_dir, stopped="answers so far are cached; a rerun asks the rest", field="run"):
+        if settings.spec is None:
+            raise ValueError("model: give the model to probe with --model SPEC (e.g. scripted, local:smollm2)")
+        if concurrency < 1:
+            raise ValueError(f"concurrency: must be at least 1, got {concurrency}")
+        check_reachable(settings)
+        client = ClientPool(limit=concurrency).get(settings)
+        with Progress(TextColumn("probes"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                      console=Console(stderr=True), transient=True) as progress:
+            task = progress.add_task("probes", total=None)
+            result = asyncio.run(run_probes(
+                run_dir, client, games=games, history_tokens=history_tokens, concurrency=concurrency,
+                progress=lambda done, total: progress.update(task, completed=done, total=total)))
+    click.echo(result.provenance)
+    for line in quest_lines(result.quests):
+        click.echo(line)
+    click.echo(f"{len(result.scored)} probes ({result.asked} asked now, the rest cached); report: "
+               f"{result.out / 'report.md'}")

@@ -1,0 +1,207 @@
+"""What every command shares: the `avalon` group, its errors and exit codes, one translation of exceptions into
+one-line errors, and the options several commands take."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+from loguru import logger
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from avalon_agents import logs
+from avalon_agents.core.actions import IllegalAction
+from avalon_agents.errors import Unusable, field_error
+from avalon_agents.llm import ModelSettings
+from avalon_agents.llm.settings import parse_kwarg
+from avalon_agents.plugins import load_plugins
+from avalon_agents.records.health import EXIT_UNHEALTHY
+from avalon_agents.records.run_dir import RUN_LOG
+
+USER_ERRORS = (ValueError, ValidationError, IllegalAction)
+
+
+class UserError(click.ClickException):
+    """A mistake in the user's input: printed as one line, exit code 2."""
+
+    exit_code = 2
+
+
+class RunUnhealthy(click.ClickException):
+    """The run's model was unusable, or its results are over the health thresholds: one line, exit code 3."""
+
+    exit_code = EXIT_UNHEALTHY
+
+
+class OverBudget(click.ClickException):
+    """The run stopped before a game that would take it over --budget-usd: one line, exit code 4."""
+
+    exit_code = 4
+
+
+def one_line(exc: BaseException) -> str:
+    if isinstance(exc, ValidationError):
+        return field_error(exc)
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
+
+
+@contextmanager
+def one_line_errors(out: Path | None = None, stopped: str = "stopped; finished games are kept, a rerun goes on",
+                    missing: str | None = None, field: str = "out") -> Iterator[None]:
+    """The one place that turns what a command raises into its one line and exit code: a mistake in the input (a
+    bad value, a changed config, a busy directory, a closed input) exits 2; a model or worker the run cannot use
+    exits 3, saying `stopped`; a file that cannot be written exits 2 naming `field` and `out`; a missing file or
+    folder exits 2, prefixed with `missing` when given. Errors already translated pass through."""
+    try:
+        yield
+    except click.ClickException:
+        raise
+    except Unusable as exc:
+        raise RunUnhealthy(f"{one_line(exc)} ({stopped})") from None
+    except OSError as exc:
+        if exc.filename is None and not isinstance(exc, FileNotFoundError):  # a connection or a timeout, no file
+            logger.opt(exception=exc).error("stopped")
+            where = f" (traceback in {out / RUN_LOG})" if out is not None else ""
+            raise UserError(f"stopped: {type(exc).__name__}: {one_line(exc) or 'no message'}{where}") from None
+        if isinstance(exc, FileNotFoundError) and missing is not None:
+            raise UserError(f"{missing}: {one_line(exc)}") from None
+        raise UserError(f"{field}: cannot write {exc.filename or out} ({exc.strerror})") from None
+    except (*USER_ERRORS, EOFError) as exc:
+        raise UserError(one_line(exc)) from None
+
+
+def logging_options(command: Callable) -> Callable:
+    """-v/--verbose and -q/--quiet: how much of the diagnostic log reaches stderr."""
+
+    @click.option("-v", "--verbose", count=True, help="Show more of the diagnostic log (-vv: everything).")
+    @click.option("-q", "--quiet", is_flag=True, help="Show only errors.")
+    @functools.wraps(command)
+    def wrapper(*args, verbose: int, quiet: bool, **kwargs):
+        logs.configure(-1 if quiet else verbose)
+        return command(*args, **kwargs)
+
+    return wrapper
+
+
+def plugin_option(command: Callable) -> Callable:
+    """--plugin (repeatable): import the user's code (agent kinds, modules, providers) before anything else."""
+
+    @click.option("--plugin", "plugins", multiple=True, metavar="PATH_OR_MODULE",
+                  help="Import your own code first (a .py file or a module name): its registered agent kinds, "
+                       "modules and model providers become usable. Repeatable.")
+    @functools.wraps(command)
+    def wrapper(*args, plugins: tuple[str, ...], **kwargs):
+        with one_line_errors():
+            load_plugins(plugins)
+        return command(*args, **kwargs)
+
+    return wrapper
+
+
+def runner_options(command: Callable) -> Callable:
+    """--max-games, --backend and --address: how the experiment runner plays (`run`, `tournament`)."""
+    for option in reversed([
+        click.option("--max-games", type=int, default=None, help="Play at most this many games now (a smoke run)."),
+        click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                     help="local: series as asyncio tasks in this process; ray: series as Ray tasks."),
+        click.option("--address", default=None, help="Ray cluster address (default: start a local Ray)."),
+        click.option("--prices", "prices_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="USD per 1M tokens, laid over the shipped table: a YAML file of MODEL: {input: ..., "
+                          "output: ..., cached_input: ...} (docs/providers.md)."),
+        click.option("--budget-usd", type=float, default=None,
+                     help="Start no game that would take the run's cost (its finished games included) over this "
+                          "many dollars: the run stops with exit code 4, finished games kept; rerun with a larger "
+                          "budget to go on."),
+    ]):
+        command = option(command)
+    return command
+
+
+def model_options(command: Callable) -> Callable:
+    """The model settings on the command line; each given option sets one field of a ModelSettings."""
+    options = [
+        click.option("--model", "spec", default=None, metavar="SPEC",
+                     help="Model spec: local:smollm2, openai:MODEL, openai-compatible:MODEL@URL, scripted, or any "
+                          "provider:model langchain's init_chat_model knows (default: openai:gpt-4o-mini if "
+                          "OPENAI_API_KEY is set, else local:smollm2)."),
+        click.option("--temperature", type=float, default=None, help="Sampling temperature (default 0.3)."),
+        click.option("--max-tokens", type=int, default=None, help="Cap on each answer (default 256; 96 local)."),
+        click.option("--timeout", type=float, default=None, help="Seconds per request (default 120; 900 local)."),
+        click.option("--retries", type=int, default=None, help="Extra attempts after a failed call (default 2)."),
+        click.option("--rpm", type=float, default=None,
+                     help="The endpoint's requests per minute (default: learned from the provider's headers and "
+                          "429s). Calls are paced under it; a 429 is waited out, never a failed call."),
+        click.option("--tpm", type=float, default=None,
+                     help="The endpoint's tokens per minute (default: learned, as --rpm)."),
+        click.option("--rps", "requests_per_second", type=float, default=None,
+                     help="The endpoint's requests per second (--rpm / 60)."),
+        click.option("--model-kwarg", "kwargs", multiple=True, metavar="KEY=VALUE",
+                     help="Extra chat-model argument (seed=1, top_p=0.9, reasoning_effort=low). Repeatable."),
+        click.option("--api-key-env", default=None, metavar="VARIABLE",
+                     help="The environment variable holding the model's key (openai: default OPENAI_API_KEY; an "
+                          "openai-compatible server gets a key only this way). Keys never go into files."),
+        click.option("--key-over-http", is_flag=True, default=None,
+                     help="Allow sending that key over plain http to another machine (refused otherwise)."),
+    ]
+
+    @functools.wraps(command)
+    def wrapper(*args, spec, temperature, max_tokens, timeout, retries, rpm, tpm, requests_per_second, kwargs,
+                api_key_env, key_over_http, **rest):
+        with one_line_errors():
+            given = {"spec": spec, "temperature": temperature, "max_tokens": max_tokens, "timeout": timeout,
+                     "retries": retries, "rpm": rpm, "tpm": tpm, "requests_per_second": requests_per_second,
+                     "api_key_env": api_key_env, "key_over_http": key_over_http}
+            settings = ModelSettings(**{k: v for k, v in given.items() if v is not None},
+                                     kwargs=dict(parse_kwarg(k) for k in kwargs))
+        return command(*args, settings=settings, **rest)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="avalon_agents")
+def cli() -> None:
+    """avalon_agents: LLM agents playing The Resistance: Avalon.
+
+    \b
+    avalon play            play games between rule bots, random agents and LLM agents (--human: or you)
+    avalon run             run an experiment config (variants x series x games), resumable
+    avalon analyze         metrics, figures and a report of a run
+    avalon tournament      entrants against each other in every role; openskill ratings, a leaderboard
+    avalon redteam         injected instructions: paired games with and without an attacker's wrapper
+    avalon bias            order effects: paired games that differ in one listing order or the seating
+    avalon replay          any recorded game as a self-contained HTML page (a timeline, a seat filter)
+    avalon extract         turn one free-text answer into an action, as the host does
+    avalon import          human games (avalongame.online logs, Avalon-NLU) as run directories
+    avalon calibrate       the judges against human labels; avalon probe-humans: belief probes on them
+    avalon bench engine    measure engine throughput
+    avalon bench cost      LLM calls and tokens per game, per module (scripted model)
+
+    \b
+    Exit codes: 0 done; 2 a mistake in the input (one line naming it); 3 the run is not a result (its model
+    was unusable, a game was aborted, or a variant is over its health limits); 130 interrupted.
+    """
+
+
+def progress_bar(what: str = "games", disable: bool = False) -> Progress:
+    """The progress bar of a long command, on stderr (its output stays clean for --json)."""
+    return Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                    console=Console(stderr=True), disable=disable, transient=True)
+
+
+def json_option(command: Callable) -> Callable:
+    """--json: print the command's results as one JSON object instead of text."""
+    return click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON object.")(command)
+
+
+def check_option(command: Callable) -> Callable:
+    """--check: validate the config (and the model, and the directory) and print what would be played; play
+    nothing."""
+    return click.option("--check", is_flag=True, help="Validate the config and print the plan; play nothing.")(command)

@@ -1,0 +1,178 @@
+"""`avalon play`: games between agent kinds named per seat (or a person at one), a transcript or a summary."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from avalon_agents import logs
+from avalon_agents.cli.base import (
+    RunUnhealthy,
+    cli,
+    logging_options,
+    model_options,
+    one_line_errors,
+    plugin_option,
+    progress_bar,
+)
+from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, make_rules
+from avalon_agents.experiments.guard import study_dir
+from avalon_agents.llm.settings import ModelSettings
+from avalon_agents.narrate import DEFAULT_CARDS, card_sets
+from avalon_agents.records.health import health_line
+from avalon_agents.records.transcript import transcript
+
+
+@cli.command()
+@click.option("--rules", "preset", default="official", show_default=True,
+              help=f"Rule preset: {' or '.join(PRESETS)} (see README, 'Rules').")
+@click.option("--players", default=None, type=int,
+              help=f"{MIN_PLAYERS} to {MAX_PLAYERS} (default: as many as --roles lists, else 6).")
+@click.option("--roles", "role_set", default=None, metavar="ROLE,ROLE,...",
+              help="The role set, one role per seat (any case, underscores or spaces): merlin, percival, "
+                   "loyal_servant, morgana, mordred, oberon, minion, assassin; with the official good/evil split. "
+                   "Default: the preset's roles.")
+@click.option("--assassin", default=None, metavar="ROLE",
+              help="The evil role that carries the assassination (default: the Assassin; a set without one must "
+                   "name it). No Merlin: no assassination.")
+@click.option("--seats", default="rulebot", show_default=True,
+              help="Agent kind for every seat (rulebot, random, llm, cognitive, baseline, or a plugin's), or a "
+                   "comma list, one per seat.")
+@click.option("--human", type=int, default=None, metavar="SEAT",
+              help="You take this seat: you see what it may see, and type each speech and decision as one line "
+                   "on standard input (answers can be piped in). One game only.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game; game i uses seed+i.")
+@click.option("--games", default=1, show_default=True, type=int, help="How many games to play.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write each game's run directory (events.jsonl, trace.jsonl, meta.json, result.json) and run.log "
+                   "under this folder.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object instead of text.")
+@model_options
+@click.option("--extractor-model", default=None, help="Model of the LLM extractor (default: the seats' model, at "
+              "temperature 0); 'none' skips the LLM stage.")
+@click.option("--constrained/--unconstrained", default=True, show_default=True,
+              help="Decisions of llm seats use JSON-schema constrained output.")
+@click.option("--agent-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="YAML module config of the cognitive seats (modules on/off, options, model settings; see README).")
+@click.option("--cards", type=click.Choice(card_sets()), default=DEFAULT_CARDS, show_default=True,
+              help="Role cards of the LLM seats: the paper's goals and initial strategies, or our improved ones.")
+@click.option("--experience", "experience_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep what cognitive seats learn in a chromadb store in this folder, across games and runs "
+                   "(default: in memory, carried from game to game of this batch only).")
+@click.option("--probes", is_flag=True,
+              help="Belief probes: after each quest, ask every LLM seat privately (its own model, outside the "
+                   "game) who it thinks is Merlin and how likely each other player is evil; the answers go to "
+                   "trace.jsonl as 'probe' records, never to the game.")
+@click.option("--order", "order_modes", multiple=True, metavar="LIST=MODE",
+              help="How the prompts list a LIST (players, options, speeches): fixed (the default), shuffled (from "
+                   "each game's seed) or reversed, e.g. --order options=reversed. Repeatable.")
+@plugin_option
+@logging_options
+def play(preset: str, players: int | None, role_set: str | None, assassin: str | None, seats: str,
+         human: int | None, seed: int, games: int, out: Path | None, as_json: bool,
+         settings: ModelSettings, extractor_model: str | None, constrained: bool, agent_config: Path | None,
+         cards: str, experience_dir: Path | None, probes: bool, order_modes: tuple[str, ...]) -> None:
+    """Play Avalon games and print a transcript (one game) or a summary (many).
+
+    \b
+    Examples:
+      avalon play                                  one rule-bot game, transcript
+      avalon play --rules paper --players 7        the paper's rule variant, 7 players
+      avalon play --roles merlin,percival,loyal_servant,loyal_servant,morgana,mordred,minion --assassin mordred
+      avalon play --seats rulebot,random,rulebot,random,rulebot,random
+      avalon play --games 1000 --json              win rates and end reasons as JSON
+      avalon play --seats llm                      vanilla LLM agents on the embedded local model
+      avalon play --seats cognitive --model scripted --agent-config my_agent.yaml --plugin my_modules.py
+      avalon play --seats cognitive,baseline,cognitive,baseline,cognitive,baseline --model scripted
+      avalon play --seats llm,rulebot,rulebot,rulebot,rulebot,rulebot --model openai:gpt-4o-mini
+      avalon play --seats llm --model openai-compatible:qwen2.5@http://localhost:8000/v1 --temperature 0.7
+      avalon play --seats llm --model scripted --probes --out runs/probed
+      avalon play --human 3 --seats rulebot        you play seat 3 against rule bots
+      avalon play --seats llm --model scripted --order options=reversed --order players=shuffled
+    """
+    from avalon_agents.host.batch import batch, batch_fingerprint, batch_summary, play_batch, play_setup, take_seat
+    from avalon_agents.host.play import parse_seats
+    from avalon_agents.modules import load_agent_config
+
+    with one_line_errors(out):
+        if games < 1:
+            raise ValueError(f"games: must be at least 1, got {games}")
+        rules = make_rules(preset, players, role_set.split(",") if role_set else None, assassin)
+        order = parse_order(order_modes, rules.players)
+        kinds = parse_seats(seats, rules.players)
+        if human is not None:
+            from avalon_agents.agents.human import Terminal
+
+            kinds = take_seat(kinds, human, games)
+        setup = play_setup(kinds, settings.model_copy(update={"constrained": constrained}), extractor_model,
+                           cards=cards, terminal=Terminal(sys.stdin, sys.stdout) if human is not None else None,
+                           agent_config=load_agent_config(agent_config) if agent_config is not None else None,
+                           experience_dir=experience_dir)
+        jobs = batch(rules, kinds, seed, games, setup, probes, order)
+        guard = study_dir(out, batch_fingerprint(jobs, order), "play") if out else nullcontext()
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+
+    with progress_bar(disable=games == 1) as progress, logs.run_log(out) if out else nullcontext():
+        task = progress.add_task("games", total=games)
+        with one_line_errors(out, stopped="the game stopped; nothing was counted"), guard:
+            played = asyncio.run(play_batch(jobs, out, lambda _: progress.advance(task), lean=True))
+
+    summary = batch_summary(jobs, played, order, out)
+    if as_json:
+        click.echo(json.dumps(summary))
+    elif human is not None:
+        pass  # the person has seen the game as the seat saw it; the transcript would show what it may not see
+    elif games == 1:
+        for line in transcript(played[-1].events):
+            click.echo(line)
+    else:
+        _print_summary(summary)
+    if "usage" in summary and not as_json:
+        _print_usage(summary["usage"], games)
+    problems = summary.get("health", {}).get("problems")
+    if problems:
+        raise RunUnhealthy("unhealthy run, not a result: " + "; ".join(problems))
+
+
+def _print_usage(u: dict, games: int) -> None:
+    vrr = u["valid_response_rate"]
+    click.echo(f"LLM calls: {u['llm_calls']} ({u['llm_calls'] / games:.0f} per game), outcomes {u['outcomes']}, "
+               f"{u['seconds_per_call'] or 0:.2f} s per call")
+    click.echo(f"tokens: {u['input_tokens']} in, {u['output_tokens']} out")
+    click.echo(f"valid response rate: {'n/a' if vrr is None else f'{vrr:.1%}'} of {u['decisions']} decisions "
+               f"(read by {u['methods']})")
+    click.echo(health_line(u))
+
+
+
+def parse_order(items: tuple[str, ...], players: int) -> dict[str, str] | None:
+    """`--order LIST=MODE` options as Orders.make's modes (None: all fixed). Raises ValueError naming the bad
+    one."""
+    from avalon_agents.orders import Orders
+
+    modes = {}
+    for item in items:
+        name, sep, mode = item.partition("=")
+        if not sep:
+            raise ValueError(f"order: {item!r} is not LIST=MODE (e.g. options=reversed)")
+        modes[name.strip()] = mode.strip()
+    if not modes:
+        return None
+    Orders.make(0, players, modes=modes)  # checks the names and modes
+    return modes
+
+def _print_summary(summary: dict) -> None:
+    console = Console()
+    g = summary["games"]
+    console.print(f"{g} games, {summary['rules']} rules, {summary['players']} players")
+    console.print(f"good wins {summary['good_wins']} ({summary['good_wins'] / g:.1%}), "
+                  f"evil wins {summary['evil_wins']} ({summary['evil_wins'] / g:.1%})")
+    for reason, count in summary["reasons"].items():
+        console.print(f"  {reason:<22} {count:>6} ({count / g:.1%})")

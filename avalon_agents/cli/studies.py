@@ -1,0 +1,153 @@
+"""The paired studies: `avalon redteam` and `avalon bias`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from avalon_agents import logs
+from avalon_agents.cli.base import (
+    RunUnhealthy,
+    check_option,
+    cli,
+    logging_options,
+    model_options,
+    one_line_errors,
+    plugin_option,
+    progress_bar,
+)
+from avalon_agents.llm.settings import ModelSettings
+
+
+def _paired_study(load: Callable[[], tuple[Any, Any]], games: int | None, settings: ModelSettings,
+                  out: Path | None, check: bool = False) -> tuple[Any, Any, ModelSettings | None, Path]:
+    """What `redteam` and `bias` do before playing: load the config (`load()`: the config and what else its
+    loader returns), apply `--games`, check the model, make the run directory (not with `check`). Returns (config,
+    the rest, the model override, out); a mistake is one line, exit 2."""
+    from avalon_agents.llm import check_reachable
+
+    with one_line_errors(out):
+        cfg, rest = load()
+        if games is not None:
+            if games < 1:
+                raise ValueError(f"games: must be at least 1, got {games}")
+            cfg = cfg.model_copy(update={"games": games})
+        override = settings if settings.model_dump(exclude_defaults=True) else None
+        if settings.spec:
+            check_reachable(settings.spec)
+        out = out or Path("runs") / cfg.name
+        if not check:
+            out.mkdir(parents=True, exist_ok=True)
+    return cfg, rest, override, out
+
+
+def _study_health(health: tuple[str, list[str]] | None, what: str) -> None:
+    """Print a paired study's health line; exit 3 (RunUnhealthy) if it is over its limits."""
+    if health is None:
+        return
+    line, problems = health
+    click.echo(line + ("  UNHEALTHY: " + "; ".join(problems) if problems else ""))
+    if problems:
+        raise RunUnhealthy(f"unhealthy {what}, not a result (see the health line above)")
+
+
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--attacks", "attack_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="A YAML file of your own attacks (the shape of avalon_agents/data/attacks.yaml); they join the run. "
+                   "Repeatable.")
+@click.option("--games", type=int, default=None, help="Paired games per attack (default: the config's).")
+@model_options
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Run directory (default: runs/NAME).")
+@check_option
+@plugin_option
+@logging_options
+def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, settings: ModelSettings,
+            out: Path | None, check: bool) -> None:
+    """Run a red-team suite: per attack, paired games from one seed with and without the attacker's wrapper.
+
+    Prints per attack the share of pairs whose next decision (the listeners' votes or team, the assassination,
+    the extractor's reading, a judge's label) moved toward the attack's goal, judged from the records, with its
+    95% Wilson interval, and the forged lines found in a prompt outside the host's quotes (must be 0). Writes
+    OUT/redteam.csv, OUT/pairs.csv and OUT/redteam.md (with provenance). Finished games are kept on a rerun; a
+    changed defended agent, attacker or model is refused. --check: validate and print the plan only.
+
+    \b
+    Examples:
+      avalon redteam experiments/redteam.yaml --model scripted --games 2
+      avalon redteam experiments/redteam.yaml --attacks my_attacks.yaml
+    """
+    from avalon_agents.experiments.redteam import load_redteam, run_redteam, suite_health, table_lines, write_report
+
+    cfg, attacks, override, out = _paired_study(lambda: load_redteam(config, attack_files), games, settings, out,
+                                                check)
+    click.echo(f"red team {cfg.name}: {len(attacks)} attack(s) x {cfg.games} paired game(s), attacker seat "
+               f"{cfg.attacker.seat} -> {out}")
+    if check:
+        return
+    with one_line_errors(out):
+        summary, pairs = asyncio.run(run_redteam(cfg, attacks, out, override))
+    health = suite_health(cfg, out)
+    csv, md = write_report(out, cfg, attacks, summary, pairs, config_path=config, override=override,
+                           health=health[0] if health else None)
+    for line in table_lines(summary):
+        click.echo(line)
+    click.echo(f"wrote {csv} and {md}")
+    leaks = int(summary["leaks"].sum())
+    if leaks:
+        if health is not None:
+            click.echo(health[0])
+        raise RunUnhealthy(f"{leaks} forged line(s) reached a prompt unquoted (see {out / 'pairs.csv'})")
+    _study_health(health, "suite")
+
+
+
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--games", type=int, default=None, help="Paired games per list (default: the config's).")
+@model_options
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Run directory (default: runs/NAME).")
+@check_option
+@plugin_option
+@logging_options
+def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | None, check: bool) -> None:
+    """Measure order effects: per studied order, paired games from one seed that differ in that order only.
+
+    Each pair plays a seed once with every listing order fixed and once with one list (`players`: seats in
+    prose; `options`: the answers offered; `speeches`: a proposal's speeches as summarized; `seats`: which
+    agent sits where, on the same deal) reversed or shuffled. Prints, per list, agent and measure (approvals,
+    first-vote approvals, proposals' picks from the low seats, wins), the rate in each condition and the
+    difference with its 95% interval, p-value and Benjamini-Hochberg q-value, and the games' health. Writes
+    OUT/bias.csv, OUT/pairs.csv, OUT/bias.md and OUT/bias.json (with provenance). Resumable: finished games are
+    kept; a changed config is refused. Exit 3 if unhealthy. --check: validate and print the plan only.
+
+    \b
+    Examples:
+      avalon bias experiments/bias.yaml --games 100
+      avalon bias experiments/bias_embedded.yaml --games 1
+    """
+    from avalon_agents.experiments.bias import load_bias, run_study, table_lines
+
+    cfg, _, override, out = _paired_study(lambda: (load_bias(config), None), games, settings, out, check)
+    total = cfg.games * (1 + len(cfg.lists))
+    click.echo(f"order bias {cfg.name}: {len(cfg.lists)} list(s) ({', '.join(cfg.lists)}) {cfg.treatment} x "
+               f"{cfg.games} pair(s), {total} games -> {out}")
+    if check:
+        return
+    with one_line_errors(out), logs.run_log(out), progress_bar() as progress:
+        task = progress.add_task("games", total=total)
+        found = run_study(cfg, out, override, config_path=config,
+                          progress=lambda done, _: progress.update(task, completed=done))
+    prov = found["provenance"]
+    click.echo(f"produced by: models {', '.join(prov['models']) or 'none'}; rules {cfg.rules}; config {config} "
+               f"({prov['config_sha256']}); commit {prov['commit'] or 'unknown'}; {prov['pairs']} pairs")
+    for line in table_lines(found["summary"]):
+        click.echo(line)
+    click.echo(f"wrote {found['files'][0]} and {found['files'][1]}")
+    _study_health(found["health"], "study")

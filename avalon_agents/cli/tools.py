@@ -1,0 +1,133 @@
+"""`avalon extract` (one answer through the extractor) and `avalon bench` (engine speed, calls and tokens)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import click
+
+from avalon_agents.cli.base import (
+    cli,
+    logging_options,
+    one_line_errors,
+    plugin_option,
+)
+from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, make_rules
+
+
+@cli.command()
+@click.option("--kind", type=click.Choice(["team", "vote", "quest", "assassinate"]), required=True,
+              help="What the text answers.")
+@click.option("--text", required=True, help="The player's free-text answer.")
+@click.option("--team-size", default=2, show_default=True, type=int, help="Team size (for --kind team).")
+@click.option("--players", default=6, show_default=True, type=int, help="Players in the game.")
+@click.option("--seat", default=1, show_default=True, type=int, help="The speaker's seat.")
+@click.option("--evil", is_flag=True, help="The speaker is evil (may fail a quest).")
+@click.option("--model", "model_spec", default="none", show_default=True,
+              help="Model of the LLM extractor stage, or 'none' for the rule stage and fallback only.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@logging_options
+def extract(kind: str, text: str, team_size: int, players: int, seat: int, evil: bool, model_spec: str,
+            as_json: bool) -> None:
+    """Turn a free-text answer into an action, as the host would (no re-asking).
+
+    \b
+    Example:
+      avalon extract --kind team --team-size 3 --text "Player 2, myself and Player 10" --players 10 --seat 4
+    """
+    from avalon_agents.extract.cli import run_extract
+
+    with one_line_errors():
+        if not 1 <= seat <= players:
+            raise ValueError(f"seat: {seat} is not a seat of a {players}-player game")
+        make_rules("official", players)
+        out = asyncio.run(run_extract(kind, text, team_size=team_size, players=players, seat=seat, evil=evil,
+                                      model_spec=None if model_spec == "none" else model_spec))
+    click.echo(json.dumps(out) if as_json else f"{out['action']}  (method: {out['method']}, valid: {out['valid']})")
+
+
+
+@cli.group()
+def bench() -> None:
+    """Throughput benchmarks (they print figures)."""
+
+
+@bench.command("engine")
+@click.option("--games", default=1000, show_default=True, type=int, help="Games to play in each measurement.")
+@click.option("--rules", "preset", default="official", show_default=True, help="Rule preset.")
+@click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
+@click.option("--seats", default="rulebot", show_default=True, help="Bot kind on every seat (rulebot, random).")
+@logging_options
+def bench_engine_cmd(games: int, preset: str, players: int, seats: str) -> None:
+    """Rule-bot games per second on one core, without writing files.
+
+    Prints three figures for the same games: the engine alone (replaying the bots' recorded decisions),
+    the engine with the bots deciding in a plain loop, and everything through GameHost (asyncio).
+    """
+    from avalon_agents.agents.registry import needs_llm
+    from avalon_agents.bench import bench_engine
+    from avalon_agents.host.play import parse_seats
+
+    with one_line_errors():
+        if games < 1:
+            raise ValueError(f"games: must be at least 1, got {games}")
+        rules = make_rules(preset, players)
+        kind = parse_seats(seats, players)[0]
+        if needs_llm(kind):
+            raise ValueError(f"seats: bench engine plays bots without a model (rulebot, random), not {kind!r}")
+    figures = bench_engine(rules, games, kind)
+    click.echo(f"{games} {kind} games, {rules.name} rules, {players} players")
+    click.echo(f"engine alone:      {figures['engine_alone_games_per_s']:8.1f} games/s")
+    click.echo(f"engine + bots:     {figures['engine_games_per_s']:8.1f} games/s")
+    click.echo(f"through GameHost:  {figures['host_games_per_s']:8.1f} games/s")
+
+
+@bench.command("cost")
+@click.option("--seats", default="cognitive", show_default=True,
+              help="Agent kind for every seat (cognitive, baseline, llm, ...), or a comma list, one per seat.")
+@click.option("--games", default=3, show_default=True, type=int, help="Games to play (experience carried forward).")
+@click.option("--agent-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="YAML config of the cognitive agents' modules (e.g. experiments/agents/per_turn.yaml).")
+@click.option("--rules", "preset", default="official", show_default=True, help="Rule preset.")
+@click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@plugin_option
+@logging_options
+def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: str, players: int, seed: int,
+                   as_json: bool) -> None:
+    """LLM calls and tokens per game, played with the scripted model (no model needed, a few seconds a game).
+
+    Tokens are counted with tiktoken's cl100k_base encoding (offline copy) over every message sent and every
+    reply, split per module or purpose. `avalon run --check CONFIG` turns such figures into dollars at the
+    models' prices.
+
+    \b
+    Examples:
+      avalon bench cost --seats cognitive --games 5 --json
+      avalon bench cost --seats cognitive --agent-config experiments/agents/per_turn.yaml
+      avalon bench cost --seats baseline
+    """
+    from avalon_agents.cost import bench_cost
+    from avalon_agents.host.play import parse_seats
+    from avalon_agents.modules import load_agent_config
+
+    with one_line_errors():
+        if games < 1:
+            raise ValueError(f"games: must be at least 1, got {games}")
+        rules = make_rules(preset, players)
+        kinds = parse_seats(seats, players)
+        config = load_agent_config(agent_config) if agent_config else None
+    figures = bench_cost(rules, kinds, games, seed, config)
+    if as_json:
+        click.echo(json.dumps(figures))
+        return
+    click.echo(f"{games} games, seats {','.join(kinds)}; tokens: {figures['tokenizer']}")
+    click.echo(f"{'per game':<28}{'calls':>8}{'input tokens':>15}{'output tokens':>15}")
+    for name, row in figures["per_module"].items():
+        click.echo(f"  {name:<26}{row['calls_per_game']:>8.1f}{row['input_tokens_per_game']:>15,}"
+                   f"{row['output_tokens_per_game']:>15,}")
+    click.echo(f"{'total':<28}{figures['calls_per_game']:>8.1f}{figures['input_tokens_per_game']:>15,}"
+               f"{figures['output_tokens_per_game']:>15,}")
