@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from avalon_agents.core.rules import RuleSet
-from avalon_agents.host.job import batch, play_batch
+from avalon_agents.host.batch import batch, play_batch
 from avalon_agents.host.play import AgentSetup
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.llm.tokens import ENCODING_NOTE

@@ -130,3 +130,48 @@ def test_a_config_given_to_the_wrong_command_names_its_command(config, command, 
     result = _invoke([command, str(path), "--check"])
     assert result.exit_code == 2, result.output
     assert f"an `avalon {belongs}` config" in result.output and f"avalon {belongs} {path}" in result.output
+
+
+def _commands(group, prefix=()):
+    for name, command in group.commands.items():
+        if hasattr(command, "commands"):
+            yield from _commands(command, (*prefix, name))
+        else:
+            yield (*prefix, name), command
+
+
+def test_every_command_takes_json_and_every_study_takes_check():
+    from avalon_agents.cli import cli
+
+    options = {path: {o for p in command.params for o in p.opts} for path, command in _commands(cli)}
+    assert len(options) >= 14
+    assert [p for p, opts in options.items() if "--json" not in opts] == []
+    studies = [("run",), ("tournament",), ("redteam",), ("bias",)]
+    assert [p for p in studies if "--check" not in options[p]] == []
+
+
+REPLAY_RUN = Path(__file__).parent / "data" / "replay" / "run"
+
+
+@pytest.mark.parametrize(("name", "make", "key"), [
+    ("play", lambda tmp: ["play", "--games", "3"], "good_wins"),
+    ("bench engine", lambda tmp: ["bench", "engine", "--games", "3"], "host_games_per_s"),
+    ("tournament", lambda tmp: ["tournament", "experiments/tournament_bots.yaml", "--max-games", "5", "--out",
+                                str(tmp / "t")], "leaderboard"),
+    ("redteam", lambda tmp: ["redteam", str(_write(tmp, REDTEAM)), "--out", str(tmp / "r")], "attacks"),
+    ("bias", lambda tmp: ["bias", str(_write(tmp, BIAS)), "--out", str(tmp / "b")], "summary"),
+    ("replay", lambda tmp: ["replay", str(REPLAY_RUN), "--out", str(tmp / "pages")], "replay"),
+    ("analyze", lambda tmp: ["analyze", str(REPLAY_RUN), "--out", str(tmp / "a")], "headline"),
+])
+def test_json_is_one_object_on_stdout(name, make, key, tmp_path, monkeypatch):
+    monkeypatch.chdir(Path(__file__).parent.parent)
+    result = CliRunner().invoke(cli, [*make(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout.strip().splitlines()[-1])
+    assert key in found and found[key] not in (None, [], {}), found.keys()
+
+
+def _write(tmp: Path, text: str) -> Path:
+    path = tmp / "config.yaml"
+    path.write_text(text)
+    return path

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from avalon_agents.cli.base import cli, logging_options, model_options, one_line_errors
+from avalon_agents.cli.base import cli, echo_json, json_option, logging_options, model_options, one_line_errors
 from avalon_agents.llm.settings import ModelSettings
 
 
@@ -26,8 +26,10 @@ from avalon_agents.llm.settings import ModelSettings
               help="human: each role's quest engagement, approve rate, leader self-inclusion, leader approval and "
                    "failure votes beside the same figures over 1,089 human games (paper's six roles); auto: so when "
                    "every game has the paper's six roles.")
+@json_option
 @logging_options
-def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_concurrency: int, reference: str) -> None:
+def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_concurrency: int, reference: str,
+            as_json: bool) -> None:
     """Analyze a run: outcome and behavior metrics, figures and a report.
 
     RUN_DIR is a game, a series, an experiment (runs/<name>) or any folder of game directories; only
@@ -59,6 +61,11 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
                                   progress=lambda done, total: progress.update(task, completed=done, total=total))
     from avalon_agents.analysis.report import provenance
 
+    if as_json:
+        echo_json({"run_dir": run_dir, "provenance": provenance(result), "games": len(result.data.games),
+                   "headline": result.headline, "tables": result.tables, "files": result.files,
+                   "report": result.out / "report.md"})
+        return
     click.echo(provenance(result))
     click.echo(headline_text(result.headline))
     for row in result.tables["health"].itertuples(index=False):
@@ -72,8 +79,9 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
 @click.option("--out", type=click.Path(dir_okay=True, path_type=Path), default=None,
               help="A folder for index.html and one page per game (default: RUN_OR_GAME_DIR/replay), or, for a "
                    "single game, a file ending in .html for its page alone.")
+@json_option
 @logging_options
-def replay(run_or_game_dir: Path, out: Path | None) -> None:
+def replay(run_or_game_dir: Path, out: Path | None, as_json: bool) -> None:
     """Write replay pages: each finished game as one self-contained HTML file (no network), and an index.
 
     RUN_OR_GAME_DIR is a game, a series, an experiment or any folder of game directories. Each page shows the
@@ -90,7 +98,10 @@ def replay(run_or_game_dir: Path, out: Path | None) -> None:
 
     with one_line_errors(out, missing="run-or-game-dir"):
         page = write_replay(run_or_game_dir, out)
-    click.echo(f"replay: {page}")
+    if as_json:
+        echo_json({"replay": page})
+    else:
+        click.echo(f"replay: {page}")
 
 
 
@@ -104,9 +115,10 @@ def replay(run_or_game_dir: Path, out: Path | None) -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write the CSV files and report.md (default: RUN_DIR/calibration).")
 @click.option("--judge-concurrency", default=4, show_default=True, type=int, help="Judge calls in flight at once.")
+@json_option
 @logging_options
 def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, out: Path | None,
-              judge_concurrency: int) -> None:
+              judge_concurrency: int, as_json: bool) -> None:
     """Judges against people: run the judges on the labelled chat messages of an imported Avalon-NLU run and
     report their agreement with the human labels.
 
@@ -147,6 +159,11 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
                                     concurrency=judge_concurrency,
                                     progress=lambda done, total: progress.update(task, completed=done, total=total))
         files = write_calibration(found, out)
+    if as_json:
+        echo_json({"provenance": provenance(found), "judge": found.judge_spec, "messages": found.messages,
+                   "agreements": {k: vars(v) if hasattr(v, "__dict__") else v for k, v in found.agreements.items()},
+                   "files": files, "report": files[-1]})
+        return
     click.echo(provenance(found))
     click.echo(text_table(found))
     click.echo(f"report: {files[-1]}")
@@ -160,9 +177,10 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
               help="Budget for the seat's view of the game in the prompt; older lines are cut, night information "
                    "kept (default: the model's, as in games: 2500; 900 local).")
 @click.option("--concurrency", default=4, show_default=True, type=int, help="Probes in flight at once.")
+@json_option
 @logging_options
 def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, history_tokens: int | None,
-                 concurrency: int) -> None:
+                 concurrency: int, as_json: bool) -> None:
     """Belief probes on imported human games: who is Merlin, who is evil, at the end of every quest.
 
     RUN is a folder of games made by `avalon import` (Avalon-NLU: with the players' stated beliefs). Every
@@ -193,6 +211,11 @@ def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, hist
             result = asyncio.run(run_probes(
                 run_dir, client, games=games, history_tokens=history_tokens, concurrency=concurrency,
                 progress=lambda done, total: progress.update(task, completed=done, total=total)))
+    if as_json:
+        echo_json({"provenance": result.provenance, "probes": len(result.scored), "asked": result.asked,
+                   "quests": result.quests, "roles": result.roles, "files": result.files,
+                   "report": result.out / "report.md"})
+        return
     click.echo(result.provenance)
     for line in quest_lines(result.quests):
         click.echo(line)

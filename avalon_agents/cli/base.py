@@ -4,9 +4,11 @@ one-line errors, and the options several commands take."""
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 from loguru import logger
@@ -198,7 +200,27 @@ def progress_bar(what: str = "games", disable: bool = False) -> Progress:
 
 def json_option(command: Callable) -> Callable:
     """--json: print the command's results as one JSON object instead of text."""
-    return click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON object.")(command)
+    return click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON object on stdout "
+                        "(progress and notes go to stderr).")(command)
+
+
+def echo_json(results: dict) -> None:
+    """Print a command's results as one JSON line: tables as lists of rows, paths as strings, NaN as null."""
+    click.echo(json.dumps(_plain(results), default=str, allow_nan=False))
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "to_dict") and hasattr(value, "columns"):  # a pandas DataFrame
+        return [_plain(row) for row in value.to_dict("records")]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and value != value:
+        return None
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # a numpy scalar
+        return _plain(value.item())
+    return value
 
 
 def check_option(command: Callable) -> Callable:

@@ -18,6 +18,8 @@ from avalon_agents.cli.base import (
     RunUnhealthy,
     check_option,
     cli,
+    echo_json,
+    json_option,
     logging_options,
     model_options,
     one_line_errors,
@@ -80,10 +82,12 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/<tournament name>); the leaderboard goes to OUT/tournament/.")
 @runner_options
+@json_option
 @plugin_option
 @logging_options
 def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | None, max_games: int | None,
-               backend: str, address: str | None, prices_file: Path | None, budget_usd: float | None) -> None:
+               backend: str, address: str | None, prices_file: Path | None, budget_usd: float | None,
+               as_json: bool) -> None:
     """Play a tournament: CONFIG's entrants against each other, every entrant in every role equally often,
     then rate them (openskill) and print the leaderboard.
 
@@ -103,7 +107,7 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
     from avalon_agents.experiments.results import provenance, variant_health
     from avalon_agents.experiments.tournament import load_tournament
 
-    variants, out, override, spend = _prepare(load_tournament, config, settings, out, max_games, check, False,
+    variants, out, override, spend = _prepare(load_tournament, config, settings, out, max_games, check, as_json,
                                               prices_file, budget_usd, backend)
     if check:
         return
@@ -116,11 +120,16 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
     unhealthy = [name for name, (_, problems) in found.items() if problems]
     with one_line_errors(out):
         paths = write(board, out / "tournament", next(iter(variants.values())).name, origin, "; ".join(health))
-    click.echo(origin)
-    click.echo(format_leaderboard(board))
-    for line in health:
-        click.echo(line)
-    click.echo(f"leaderboard: {paths['markdown']} (CSV, ratings.png beside it)")
+    if as_json:
+        echo_json({"out": out, "provenance": origin, "games": board.games, "leaderboard": board.table,
+                   "ratings": board.ratings, "win_rates": board.win_rates, "head_to_head": board.head_to_head,
+                   "health": health, "aborted": aborted, "files": paths})
+    else:
+        click.echo(origin)
+        click.echo(format_leaderboard(board))
+        for line in health:
+            click.echo(line)
+        click.echo(f"leaderboard: {paths['markdown']} (CSV, ratings.png beside it)")
     spend.stop_if_over()
     if unhealthy:
         raise RunUnhealthy("unhealthy tournament, not a result (see the health line above)")

@@ -14,6 +14,8 @@ from avalon_agents.cli.base import (
     RunUnhealthy,
     check_option,
     cli,
+    echo_json,
+    json_option,
     logging_options,
     model_options,
     one_line_errors,
@@ -45,12 +47,14 @@ def _paired_study(load: Callable[[], tuple[Any, Any]], games: int | None, settin
     return cfg, rest, override, out
 
 
-def _study_health(health: tuple[str, list[str]] | None, what: str) -> None:
-    """Print a paired study's health line; exit 3 (RunUnhealthy) if it is over its limits."""
+def _study_health(health: tuple[str, list[str]] | None, what: str, as_json: bool = False) -> None:
+    """Print a paired study's health line (not with --json: it is in the JSON); exit 3 (RunUnhealthy) if it is
+    over its limits."""
     if health is None:
         return
     line, problems = health
-    click.echo(line + ("  UNHEALTHY: " + "; ".join(problems) if problems else ""))
+    if not as_json:
+        click.echo(line + ("  UNHEALTHY: " + "; ".join(problems) if problems else ""))
     if problems:
         raise RunUnhealthy(f"unhealthy {what}, not a result (see the health line above)")
 
@@ -65,10 +69,11 @@ def _study_health(health: tuple[str, list[str]] | None, what: str) -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/NAME).")
 @check_option
+@json_option
 @plugin_option
 @logging_options
 def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, settings: ModelSettings,
-            out: Path | None, check: bool) -> None:
+            out: Path | None, check: bool, as_json: bool) -> None:
     """Run a red-team suite: per attack, paired games from one seed with and without the attacker's wrapper.
 
     Prints per attack the share of pairs whose next decision (the listeners' votes or team, the assassination,
@@ -87,7 +92,7 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
     cfg, attacks, override, out = _paired_study(lambda: load_redteam(config, attack_files), games, settings, out,
                                                 check)
     click.echo(f"red team {cfg.name}: {len(attacks)} attack(s) x {cfg.games} paired game(s), attacker seat "
-               f"{cfg.attacker.seat} -> {out}")
+               f"{cfg.attacker.seat}, {cfg.games * (1 + len(attacks))} games -> {out}", err=as_json)
     if check:
         return
     with one_line_errors(out):
@@ -95,15 +100,19 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
     health = suite_health(cfg, out)
     csv, md = write_report(out, cfg, attacks, summary, pairs, config_path=config, override=override,
                            health=health[0] if health else None)
-    for line in table_lines(summary):
-        click.echo(line)
-    click.echo(f"wrote {csv} and {md}")
     leaks = int(summary["leaks"].sum())
+    if as_json:
+        echo_json({"out": out, "attacks": summary, "pairs": pairs, "leaks": leaks,
+                   "health": health[0] if health else None, "files": [csv, md]})
+    else:
+        for line in table_lines(summary):
+            click.echo(line)
+        click.echo(f"wrote {csv} and {md}")
     if leaks:
-        if health is not None:
+        if health is not None and not as_json:
             click.echo(health[0])
         raise RunUnhealthy(f"{leaks} forged line(s) reached a prompt unquoted (see {out / 'pairs.csv'})")
-    _study_health(health, "suite")
+    _study_health(health, "suite", as_json)
 
 
 
@@ -114,9 +123,11 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/NAME).")
 @check_option
+@json_option
 @plugin_option
 @logging_options
-def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | None, check: bool) -> None:
+def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | None, check: bool,
+         as_json: bool) -> None:
     """Measure order effects: per studied order, paired games from one seed that differ in that order only.
 
     Each pair plays a seed once with every listing order fixed and once with one list (`players`: seats in
@@ -137,7 +148,7 @@ def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | N
     cfg, _, override, out = _paired_study(lambda: (load_bias(config), None), games, settings, out, check)
     total = cfg.games * (1 + len(cfg.lists))
     click.echo(f"order bias {cfg.name}: {len(cfg.lists)} list(s) ({', '.join(cfg.lists)}) {cfg.treatment} x "
-               f"{cfg.games} pair(s), {total} games -> {out}")
+               f"{cfg.games} pair(s), {total} games -> {out}", err=as_json)
     if check:
         return
     with one_line_errors(out), logs.run_log(out), progress_bar() as progress:
@@ -145,9 +156,13 @@ def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | N
         found = run_study(cfg, out, override, config_path=config,
                           progress=lambda done, _: progress.update(task, completed=done))
     prov = found["provenance"]
-    click.echo(f"produced by: models {', '.join(prov['models']) or 'none'}; rules {cfg.rules}; config {config} "
-               f"({prov['config_sha256']}); commit {prov['commit'] or 'unknown'}; {prov['pairs']} pairs")
-    for line in table_lines(found["summary"]):
-        click.echo(line)
-    click.echo(f"wrote {found['files'][0]} and {found['files'][1]}")
-    _study_health(found["health"], "study")
+    if as_json:
+        echo_json({"out": out, "provenance": prov, "summary": found["summary"], "pairs": found["pairs"],
+                   "health": found["health"][0] if found["health"] else None, "files": found["files"]})
+    else:
+        click.echo(f"produced by: models {', '.join(prov['models']) or 'none'}; rules {cfg.rules}; config {config} "
+                   f"({prov['config_sha256']}); commit {prov['commit'] or 'unknown'}; {prov['pairs']} pairs")
+        for line in table_lines(found["summary"]):
+            click.echo(line)
+        click.echo(f"wrote {found['files'][0]} and {found['files'][1]}")
+    _study_health(found["health"], "study", as_json)

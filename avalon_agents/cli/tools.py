@@ -10,6 +10,8 @@ import click
 
 from avalon_agents.cli.base import (
     cli,
+    echo_json,
+    json_option,
     logging_options,
     one_line_errors,
     plugin_option,
@@ -59,8 +61,9 @@ def bench() -> None:
 @click.option("--rules", "preset", default="official", show_default=True, help="Rule preset.")
 @click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
 @click.option("--seats", default="rulebot", show_default=True, help="Bot kind on every seat (rulebot, random).")
+@json_option
 @logging_options
-def bench_engine_cmd(games: int, preset: str, players: int, seats: str) -> None:
+def bench_engine_cmd(games: int, preset: str, players: int, seats: str, as_json: bool) -> None:
     """Rule-bot games per second on one core, without writing files.
 
     Prints three figures for the same games: the engine alone (replaying the bots' recorded decisions),
@@ -78,6 +81,9 @@ def bench_engine_cmd(games: int, preset: str, players: int, seats: str) -> None:
         if needs_llm(kind):
             raise ValueError(f"seats: bench engine plays bots without a model (rulebot, random), not {kind!r}")
     figures = bench_engine(rules, games, kind)
+    if as_json:
+        echo_json({"games": games, "seats": kind, "rules": rules.name, "players": players, **figures})
+        return
     click.echo(f"{games} {kind} games, {rules.name} rules, {players} players")
     click.echo(f"engine alone:      {figures['engine_alone_games_per_s']:8.1f} games/s")
     click.echo(f"engine + bots:     {figures['engine_games_per_s']:8.1f} games/s")

@@ -11,7 +11,7 @@ import pytest
 
 from avalon_agents.core import make_rules
 from avalon_agents.core.types import Role
-from avalon_agents.host.job import batch, play_batch
+from avalon_agents.host.batch import batch, play_batch
 from avalon_agents.modules import Experience
 from avalon_agents.stores.book import name_roles
 from avalon_agents.stores.experience import ExperienceStore
