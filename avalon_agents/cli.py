@@ -459,8 +459,8 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
       avalon tournament experiments/tournament_bots.yaml
       avalon tournament my_tournament.yaml --max-games 20 --out /tmp/smoke
     """
-    from avalon_agents.analysis.leaderboard import format_leaderboard, leaderboard, write
     from avalon_agents.analysis.load import load_run
+    from avalon_agents.analysis.tournaments.leaderboard import format_leaderboard, leaderboard, write
     from avalon_agents.experiments.results import provenance, variant_health
     from avalon_agents.experiments.tournament import load_tournament
 
@@ -996,8 +996,8 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
       avalon analyze runs/table2 --judge-model openai:gpt-4o-mini
       avalon analyze runs/smoke --judge-model scripted --out /tmp/report
     """
-    from avalon_agents.analysis.report import analyze as run_analysis
-    from avalon_agents.analysis.report import headline_text
+    from avalon_agents.analysis.paper.report import analyze as run_analysis
+    from avalon_agents.analysis.paper.report import headline_text
 
     try:
         judge = None
@@ -1018,7 +1018,7 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
         raise UserError(f"out: cannot write {exc.filename or out} ({exc.strerror})") from None
     except USER_ERRORS as exc:
         raise UserError(_one_line(exc)) from None
-    from avalon_agents.analysis.report import provenance
+    from avalon_agents.analysis.paper.report import provenance
 
     click.echo(provenance(result))
     click.echo(headline_text(result.headline))
@@ -1116,8 +1116,8 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
       avalon calibrate runs/avalon-nlu --judge-model scripted
       avalon calibrate runs/avalon-nlu --judge-model local:smollm2 --sample 200 --seed 0
     """
-    from avalon_agents.analysis.calibrate import calibrate as run_calibration
-    from avalon_agents.analysis.calibration_report import provenance, text_table, write_calibration
+    from avalon_agents.analysis.humans.calibrate import calibrate as run_calibration
+    from avalon_agents.analysis.humans.calibration import provenance, text_table, write_calibration
     from avalon_agents.analysis.load import load_run
     from avalon_agents.records.run_dir import JsonlTracer
 
@@ -1176,8 +1176,8 @@ def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, hist
     Example:
       avalon probe-humans runs/avalon-nlu --model scripted
     """
-    from avalon_agents.analysis.human_report import probe_humans as run_probes
-    from avalon_agents.analysis.human_report import quest_lines
+    from avalon_agents.analysis.humans.report import quest_lines
+    from avalon_agents.host.human_probes import probe_humans as run_probes
 
     try:
         if settings.spec is None:
