@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from avalon_agents.analysis.judges import parse_camouflage, parse_sharing, parse_teamwork
+from avalon_agents.analysis.judges.speeches import parse_camouflage, parse_sharing, parse_teamwork
 from avalon_agents.core import ActionRequest, IllegalAction, Reply, RequestKind, make_rules
 from avalon_agents.decisions import KINDS
 from avalon_agents.extract import Extractor

@@ -25,8 +25,9 @@ FLOORS = [  # lowest first; a unit imports only from its own floor or the floors
     {"stores"},
     {"modules"},
     {"agents"},
+    {"analysis"},
     {"host", "importers"},
-    {"analysis", "viewer"},
+    {"viewer"},
     {"experiments"},
     {"cost", "bench"},
     {"cli"},
@@ -103,6 +104,14 @@ def test_the_checker_sees_an_upward_import():
     graph = imports()
     assert "avalon_agents.llm.client" in graph["avalon_agents.extract.extractor"]  # it reads real edges
     assert FLOOR["core"] < FLOOR["llm"] < FLOOR["cli"]
+
+
+def test_the_analysis_stands_below_the_host():
+    assert FLOOR["analysis"] < FLOOR["host"]
+    into_host = sorted(f"{a} -> {b}" for a, targets in imports().items() if unit(a) == "analysis"
+                       for b in targets if unit(b) == "host")
+    assert into_host == []
+    assert "avalon_agents.analysis.humans.games" in imports()["avalon_agents.host.human_probes"]  # the host reads it
 
 
 def test_loading_a_run_imports_no_model_client():

@@ -10,7 +10,7 @@ import pytest
 
 from avalon_agents import narrate, prompting
 from avalon_agents.agents import baseline, llm_agent
-from avalon_agents.analysis import judges
+from avalon_agents.analysis.judges import run as judges
 from avalon_agents.analysis.load import load_run
 from avalon_agents.core import ActionRequest, RequestKind, Role, make_rules
 from avalon_agents.core.events import SpeechGiven
@@ -99,7 +99,7 @@ def exercise_everything() -> None:
         judge = ClientPool().get(ModelSettings(spec="scripted", temperature=0))
         judges.judge_run(load_run(run), client=judge, cache_dir=None)
     # the calibration judges (persuasion, deception), over the tiny Avalon-NLU game
-    from avalon_agents.analysis.calibrate import calibrate
+    from avalon_agents.analysis.humans.calibrate import calibrate
     from avalon_agents.importers.avalon_nlu import import_avalon_nlu
 
     with tempfile.TemporaryDirectory() as folder:

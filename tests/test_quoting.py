@@ -9,7 +9,7 @@ import json
 
 from avalon_agents.agents import AgentBase, RuleBot
 from avalon_agents.analysis import load_run
-from avalon_agents.analysis.judges import judge_run
+from avalon_agents.analysis.judges.run import judge_run
 from avalon_agents.core import Reply, RequestKind, make_rules
 from avalon_agents.host.play import play_one
 from avalon_agents.llm import ClientPool, ModelSettings

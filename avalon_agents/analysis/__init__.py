@@ -5,8 +5,8 @@
     analyze("runs/quickstart", judge=client)    # every metric, figure and report.md (what `avalon analyze` runs)
 """
 
-from avalon_agents.analysis import metrics
 from avalon_agents.analysis.load import RunData, load_run
-from avalon_agents.analysis.report import Analysis, analyze
+from avalon_agents.analysis.paper import metrics
+from avalon_agents.analysis.paper.report import Analysis, analyze
 
 __all__ = ["Analysis", "RunData", "analyze", "load_run", "metrics"]

@@ -59,7 +59,7 @@ class RunData(Tables):
         calls: LLM calls without their messages: stage, name, part, request, module (the call's label: the
             module or step it served), spec, prompt id, tokens, latency, outcome, step.
         modules: module outputs (module, slot, text).
-        probes: belief probes (see analysis.probes), with the truth: merlin_seat, evil_seats.
+        probes: belief probes (see analysis.paper.probes), with the truth: merlin_seat, evil_seats.
         annotations: human labels of imported games (see docs/humans.md): annotation (`persuasion`,
             `deception` or `belief`), label, seat (+ seat columns), seq (the speech labelled, or the event at
             which a belief was stated), quest, attempt, part, message, text, about_seat and about_role (a

@@ -7,7 +7,7 @@ writes a PNG. The conventions every figure follows:
 - one colour per side, `SIDE_COLOURS`, wherever a bar, line or tick label belongs to the good or the evil side;
 - the 95% CI as error bars, and y-limits that hold every interval whole (rates: 0-1 with a margin);
 - a label on every axis, the legend outside the panels;
-- `caption=`: what produced the numbers (`analysis.report.provenance`, `experiments.results.provenance`),
+- `caption=`: what produced the numbers (`analysis.paper.report.provenance`, `experiments.results.provenance`),
   printed under the panels; `judge=` "scripted" stamps the figure as not a real judgment. `caption(fig, ...)`
   does the same to a figure already drawn.
 
@@ -58,7 +58,7 @@ class PaperFigure(Figure):
 
 
 HUMANS = "human players"
-"""The legend's name for reference markers (analysis.humans: 1,089 human games)."""
+"""The legend's name for reference markers (analysis.humans.players: 1,089 human games)."""
 HUMAN_MARKER = "D"
 
 
@@ -159,7 +159,7 @@ def _bar_panel(ax: Axes, part: pd.DataFrame, x: str, value: str, xlabel: str, yl
     ax.bar(range(len(keys)), np.nan_to_num(heights), 0.7, color=colours, yerr=err, capsize=4,
            error_kw={"ecolor": "#222222", "elinewidth": 1})
     drawn = set()
-    if "humans" in part and part["humans"].notna().any():  # a reference per bar (analysis.humans)
+    if "humans" in part and part["humans"].notna().any():  # a reference per bar (analysis.humans.players)
         people = part["humans"].astype(float).to_numpy()
         known = ~np.isnan(people)
         ax.scatter(np.arange(len(keys))[known], people[known], marker=HUMAN_MARKER, color="black", s=22, zorder=3)

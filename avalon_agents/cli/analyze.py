@@ -42,8 +42,8 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
       avalon analyze runs/table2 --judge-model openai:gpt-4o-mini
       avalon analyze runs/smoke --judge-model scripted --out /tmp/report
     """
-    from avalon_agents.analysis.report import analyze as run_analysis
-    from avalon_agents.analysis.report import headline_text
+    from avalon_agents.analysis.paper.report import analyze as run_analysis
+    from avalon_agents.analysis.paper.report import headline_text
     from avalon_agents.llm import ClientPool, ModelSettings, check_reachable
 
     with one_line_errors(out, missing="run-dir"):
@@ -59,7 +59,7 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
             task = progress.add_task("judging", total=None)
             result = run_analysis(run_dir, out, judge=judge, reference=reference,
                                   progress=lambda done, total: progress.update(task, completed=done, total=total))
-    from avalon_agents.analysis.report import provenance
+    from avalon_agents.analysis.paper.report import provenance
 
     if as_json:
         echo_json({"run_dir": run_dir, "provenance": provenance(result), "games": len(result.data.games),
@@ -133,8 +133,8 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
       avalon calibrate runs/avalon-nlu --judge-model scripted
       avalon calibrate runs/avalon-nlu --judge-model local:smollm2 --sample 200 --seed 0
     """
-    from avalon_agents.analysis.calibrate import calibrate as run_calibration
-    from avalon_agents.analysis.calibration_report import provenance, text_table, write_calibration
+    from avalon_agents.analysis.humans.calibrate import calibrate as run_calibration
+    from avalon_agents.analysis.humans.calibration import provenance, text_table, write_calibration
     from avalon_agents.analysis.load import load_run
     from avalon_agents.llm import ClientPool, ModelSettings, check_reachable
     from avalon_agents.records.run_dir import JsonlTracer
@@ -194,8 +194,8 @@ def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, hist
     Example:
       avalon probe-humans runs/avalon-nlu --model scripted
     """
-    from avalon_agents.analysis.human_report import probe_humans as run_probes
-    from avalon_agents.analysis.human_report import quest_lines
+    from avalon_agents.analysis.humans.report import quest_lines
+    from avalon_agents.host.human_probes import probe_humans as run_probes
     from avalon_agents.llm import ClientPool, check_reachable
 
     with one_line_errors(run_dir, stopped="answers so far are cached; a rerun asks the rest", field="run"):

@@ -102,8 +102,8 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
       avalon tournament my_tournament.yaml --max-games 20 --out /tmp/smoke
     """
 
-    from avalon_agents.analysis.leaderboard import format_leaderboard, leaderboard, write
     from avalon_agents.analysis.load import load_run
+    from avalon_agents.analysis.tournaments.leaderboard import format_leaderboard, leaderboard, write
     from avalon_agents.experiments.results import provenance, variant_health
     from avalon_agents.experiments.tournament import load_tournament
 

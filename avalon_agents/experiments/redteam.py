@@ -166,7 +166,7 @@ async def play_game(cfg: RedTeam, attack: Attack | None, seed: int, out: Path, c
 def judge_game(game: Path, clients: ClientPool, settings: ModelSettings) -> Any:
     """The behaviour judges' tables of one game (their calls traced to GAME/judge.jsonl, scanned for leaks)."""
     from avalon_agents.analysis import load_run
-    from avalon_agents.analysis.judges import Judge
+    from avalon_agents.analysis.judges.run import Judge
 
     trace = game / JUDGE_TRACE
     trace.unlink(missing_ok=True)

@@ -12,10 +12,10 @@ from typing import Any
 import pandas as pd
 
 from avalon_agents.agents.registry import needs_llm
-from avalon_agents.analysis import metrics
 from avalon_agents.analysis.load import game_dirs, load_run, origin
-from avalon_agents.analysis.metrics import paper_table, references
-from avalon_agents.analysis.reference import figure_table
+from avalon_agents.analysis.paper import metrics
+from avalon_agents.analysis.paper.metrics import paper_table, references
+from avalon_agents.analysis.paper.reference import figure_table
 from avalon_agents.experiments.config import Experiment
 from avalon_agents.experiments.spend import streamed_usage
 from avalon_agents.records.health import HealthLimits, health_line
@@ -159,7 +159,7 @@ def games_health(games: Iterable[Path], limits: HealthLimits) -> tuple[str, list
 
 
 def provenance(out: Path) -> str:
-    """What produced a run's results: its models and rules, then `analysis.report.origin` (config,
+    """What produced a run's results: its models and rules, then `analysis.load.origin` (config,
     fingerprint, commit, pipelines, games planned and aborted), and the games finished."""
     meta = read_experiment(out)
     if meta is None:

@@ -13,10 +13,11 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from avalon_agents.analysis.agreement import agreement, confusion, kappa
-from avalon_agents.analysis.calibrate import LABELS, calibrate, messages, sample
-from avalon_agents.analysis.judge_cache import CACHE_FILE
-from avalon_agents.analysis.label_judges import DECEPTION_LABELS, PERSUASION_LABELS, parse_label
+from avalon_agents.analysis.humans.agreement import agreement, confusion, kappa
+from avalon_agents.analysis.humans.calibrate import LABELS, calibrate, messages, sample
+from avalon_agents.analysis.judges.cache import CACHE_FILE
+from avalon_agents.analysis.judges.labels import DECEPTION_LABELS, PERSUASION_LABELS
+from avalon_agents.analysis.judges.messages import parse_label
 from avalon_agents.analysis.load import load_run
 from avalon_agents.cli import cli
 from avalon_agents.llm import LLMClient, ModelSettings
@@ -194,7 +195,7 @@ def test_no_agreement_interval_is_zero_width():
     accuracy over a few games gets at least Wilson's interval."""
     import pandas as pd
 
-    from avalon_agents.analysis.agreement import agreement
+    from avalon_agents.analysis.humans.agreement import agreement
     from avalon_agents.analysis.stats import wilson
 
     frame = pd.DataFrame({"game": [1, 1, 2, 2, 3], "truth": ["a", "b", "a", "a", "b"], "guess": ["a"] * 5})

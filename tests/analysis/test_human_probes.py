@@ -12,9 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from avalon_agents.analysis.human_probes import imported_games, seat_view
-from avalon_agents.analysis.human_report import probe_humans
+from avalon_agents.analysis.humans.games import imported_games
 from avalon_agents.analysis.stats import wilson
+from avalon_agents.host.human_probes import probe_humans, seat_view
 from avalon_agents.llm import ClientPool, ModelSettings, ScriptedChatModel
 from avalon_agents.narrate import announce
 from avalon_agents.records.trace import read_lines
@@ -179,7 +179,7 @@ def test_the_scripted_floor_over_the_real_dataset(tmp_path):
 
 
 def test_intervals_resample_whole_games_so_one_games_shared_talk_widens_them():
-    from avalon_agents.analysis.human_scores import RATES, by_quest
+    from avalon_agents.analysis.humans.scores import RATES, by_quest
 
     # 8 games of 10 probes each; within a game every probe agrees (all hit or all miss): 40 of 80 trials, but
     # only 8 independent units

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from avalon_agents.analysis import humans, metrics
+from avalon_agents.analysis.humans import players
 from avalon_agents.analysis.load import load_run
-from avalon_agents.analysis.report import analyze
+from avalon_agents.analysis.paper import metrics
+from avalon_agents.analysis.paper.report import analyze
 from tests.analysis.records import write_run
 
 
@@ -17,19 +18,19 @@ def run(tmp_path_factory):
 
 
 def test_the_shipped_figures_are_the_measured_ones():
-    table = humans.human_figures().set_index("role")
+    table = players.human_figures().set_index("role")
     assert list(table.index) == ["Merlin", "Percival", "Loyal Servant", "Morgana", "Assassin"]
     assert table.loc["Merlin", "quest_engagement"] == 0.547 and table.loc["Assassin", "failure_vote_rate"] == 0.591
     assert table.loc["Morgana", "failure_vote_cards"] == 1502 and table["failure_vote_rate"].isna().sum() == 3
-    assert set(humans.MEASURES) <= set(table.columns)
+    assert set(players.MEASURES) <= set(table.columns)
 
 
 def test_ours_beside_the_humans_for_every_measure_and_role(run):
     data = load_run(run)
-    assert humans.paper_six(data)
-    table = humans.human_table(data)
-    assert set(table["measure"]) == set(humans.MEASURES)
-    figures = humans.human_figures().set_index("role")
+    assert players.paper_six(data)
+    table = players.human_table(data)
+    assert set(table["measure"]) == set(players.MEASURES)
+    figures = players.human_figures().set_index("role")
     for row in table.itertuples():
         assert row.humans == figures.loc[row.role, row.measure]
         assert row.ci_low <= row.value <= row.ci_high
@@ -58,7 +59,7 @@ def test_a_run_with_another_role_set_is_not_the_paper_six(run):
     data = load_run(run)
     seven = data.seats.copy()
     seven.loc[seven.index[0], "role"] = "Mordred"
-    assert not humans.paper_six(type(data)(**{**data.__dict__, "seats": seven}))
+    assert not players.paper_six(type(data)(**{**data.__dict__, "seats": seven}))
 
 
 @pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
@@ -66,7 +67,7 @@ def test_the_figures_mark_the_human_figure_of_each_role(run, tmp_path):
     from matplotlib.collections import PathCollection
 
     from avalon_agents.analysis import plots
-    from avalon_agents.analysis.report import figures
+    from avalon_agents.analysis.paper.report import figures
 
     def markers(fig) -> list:
         return [c for ax in fig.axes for c in ax.collections if isinstance(c, PathCollection)]

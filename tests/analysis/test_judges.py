@@ -11,22 +11,19 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from avalon_agents.analysis.behavior import camouflage_shares, sharing_rates, teamwork_matrix, vacillation
-from avalon_agents.analysis.judge_cache import CACHE_FILE
-from avalon_agents.analysis.judges import (
-    ATTITUDES,
-    CAMOUFLAGE_LABELS,
-    COLUMNS,
-    Judge,
-    judge_run,
-    knowledge_text,
+from avalon_agents.analysis.judges.cache import CACHE_FILE
+from avalon_agents.analysis.judges.context import knowledge_text, roles_in_game
+from avalon_agents.analysis.judges.labels import ATTITUDES, CAMOUFLAGE_LABELS
+from avalon_agents.analysis.judges.registry import JUDGES
+from avalon_agents.analysis.judges.run import Judge, judge_run
+from avalon_agents.analysis.judges.speeches import (
     parse_camouflage,
     parse_self_recommendation,
     parse_sharing,
     parse_teamwork,
-    roles_in_game,
 )
 from avalon_agents.analysis.load import load_run
+from avalon_agents.analysis.paper.behavior import camouflage_shares, sharing_rates, teamwork_matrix, vacillation
 from avalon_agents.analysis.stats import wilson
 from avalon_agents.cli import cli
 from avalon_agents.llm import LLMClient, ModelSettings
@@ -66,7 +63,7 @@ def test_scripted_judge_end_to_end(run, tmp_path):
     j = judge_run(run, client=client(ScriptedChatModel(seed=3)), cache_dir=tmp_path,
                   progress=lambda done, total: seen.append((done, total)))
     for name, frame in j.tables().items():
-        assert list(frame.columns) == COLUMNS[name]
+        assert list(frame.columns) == list(JUDGES[name].columns)
         assert frame["valid"].all() and not frame["cached"].any() and frame["raw"].notna().all()
 
     first = run.speeches[run.speeches["quest"] == 1]
@@ -108,7 +105,7 @@ def test_a_run_without_speeches_gives_empty_tables(run):
     j = judge_run(empty, client=client(ScriptedChatModel()), cache_dir=None, progress=lambda *a: seen.append(a))
     assert seen == [(0, 0)]
     for name, frame in j.tables().items():
-        assert frame.empty and list(frame.columns) == COLUMNS[name]
+        assert frame.empty and list(frame.columns) == list(JUDGES[name].columns)
     assert camouflage_shares(j.camouflage).empty and vacillation(j.teamwork).empty
 
 

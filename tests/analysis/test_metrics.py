@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from avalon_agents.analysis import metrics
 from avalon_agents.analysis.load import load_run
+from avalon_agents.analysis.paper import metrics
 from tests.analysis.records import write_run
 
 

@@ -12,7 +12,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 
 from avalon_agents.analysis import plots
-from avalon_agents.analysis.judges import CAMOUFLAGE_LABELS
+from avalon_agents.analysis.judges.labels import CAMOUFLAGE_LABELS
 
 VARIANTS = ["full", "wo_analysis", "wo_plan"]
 ROLES = {"Merlin": "good", "Percival": "good", "Loyal Servant": "good", "Morgana": "evil", "Assassin": "evil"}
@@ -150,7 +150,7 @@ def test_every_figure_carries_its_provenance():
 
 @pytest.mark.slow  # seconds; the slow suite (CI) runs it
 def test_the_report_provenance_is_on_the_analysis_figures(analysis_run, tmp_path):
-    from avalon_agents.analysis.report import analyze, provenance
+    from avalon_agents.analysis.paper.report import analyze, provenance
     from avalon_agents.llm import ClientPool, ModelSettings
 
     result = analyze(analysis_run, out=tmp_path / "a", judge=ClientPool().get(ModelSettings(spec="scripted")))

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from avalon_agents.analysis.probes import SCORE_COLUMNS, probe_table, score_probes
+from avalon_agents.analysis.paper.probes import SCORE_COLUMNS, probe_table, score_probes
 from avalon_agents.records import LLMCall, Probe
 
 G1 = {"game": "g1", "merlin_seat": 1, "evil_seats": [5, 6]}

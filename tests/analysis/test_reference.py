@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from avalon_agents.analysis import metrics
 from avalon_agents.analysis.load import load_run
-from avalon_agents.analysis.reference import figure_table, paper_figures, statements
-from avalon_agents.analysis.report import FIGURES
+from avalon_agents.analysis.paper import metrics
+from avalon_agents.analysis.paper.reference import figure_table, paper_figures, statements
+from avalon_agents.analysis.paper.report import FIGURES
 from tests.analysis.records import write_run
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from avalon_agents.analysis.report import FIGURES
+from avalon_agents.analysis.paper.report import FIGURES
 from avalon_agents.cli import cli
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from avalon_agents.analysis import metrics
 from avalon_agents.analysis.load import load_run
+from avalon_agents.analysis.paper import metrics
 from avalon_agents.core import Role, make_rules
 from avalon_agents.host.batch import play_games
 

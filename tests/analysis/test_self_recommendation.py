@@ -20,9 +20,9 @@ import re
 
 import pytest
 
-from avalon_agents.analysis.behavior import self_recommendation, went_on_quest
-from avalon_agents.analysis.judges import Judge, judge_run
+from avalon_agents.analysis.judges.run import Judge, judge_run
 from avalon_agents.analysis.load import load_run
+from avalon_agents.analysis.paper.behavior import self_recommendation, went_on_quest
 from avalon_agents.analysis.stats import wilson
 from avalon_agents.llm import LLMClient, ModelSettings
 from avalon_agents.llm.scripted import ScriptedChatModel

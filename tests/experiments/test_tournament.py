@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from avalon_agents.analysis.leaderboard import leaderboard
 from avalon_agents.analysis.load import RunData, load_run
-from avalon_agents.analysis.ratings import rate_games
+from avalon_agents.analysis.tournaments.leaderboard import leaderboard
+from avalon_agents.analysis.tournaments.ratings import rate_games
 from avalon_agents.cli import cli
 from avalon_agents.core import make_rules
 from avalon_agents.engine import AvalonEngine

@@ -7,8 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from avalon_agents.analysis import humans, metrics
+from avalon_agents.analysis.humans import players
 from avalon_agents.analysis.load import load_run
+from avalon_agents.analysis.paper import metrics
 from avalon_agents.cli import cli
 from avalon_agents.core.types import EndReason, Role
 from avalon_agents.importers import NO_SPEECH, ReplayError, avalonlogs
@@ -104,8 +105,8 @@ def test_analyze_computes_the_metrics_of_an_imported_run(run, tmp_path):
     # by hand from the fixture: 4 quests went; A on 4, B on 3, C and D on 2 each, E on none, F on 1
     assert qer.to_dict() == {"Assassin": 0.25, "Loyal Servant": 0.5, "Merlin": 1.0, "Morgana": 0.0,
                              "Percival": 0.75}
-    assert humans.paper_six(one) and not humans.paper_six(data)
-    table = humans.human_table(one)
+    assert players.paper_six(one) and not players.paper_six(data)
+    table = players.human_table(one)
     engagement = table[table["measure"] == "quest_engagement"].set_index("role")
     assert engagement.loc["Merlin", "value"] == 1.0 and engagement.loc["Merlin", "humans"] == 0.547
     failure = table[table["measure"] == "failure_vote_rate"].set_index("role")
@@ -160,7 +161,7 @@ def test_user_mistakes_are_one_line_errors(folder, tmp_path, run):
 
 
 def test_the_empty_speeches_of_an_imported_game_are_not_judged(run, tmp_path):
-    from avalon_agents.analysis.judges import Judge
+    from avalon_agents.analysis.judges.run import Judge
 
     out, _ = run
     data = load_run(out)

@@ -1,7 +1,7 @@
 """Scores of the belief probes on human games: against the truth, and against what the players themselves
 stated they believed (the Avalon-NLU `belief` labels) at the same point of the game.
 
-Each probe row (see `human_probes.answers_to_rows`) is one seat at the end of one quest. Against the truth the
+Each probe row (see `games.answers_to_rows`) is one seat at the end of one quest. Against the truth the
 scores are the in-game probe's (`probes.probe_scores`), but each question counts only where it is open, i.e.
 where the seat's night information does not give the answer away:
 
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from avalon_agents.analysis.probes import probe_scores
+from avalon_agents.analysis.paper.probes import probe_scores
 from avalon_agents.analysis.stats import rate
 from avalon_agents.records.trace import Annotation
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from avalon_agents.analysis.load import RunData
-from avalon_agents.analysis.ratings import rate_games, seat_outcomes
 from avalon_agents.analysis.stats import rate
+from avalon_agents.analysis.tournaments.ratings import rate_games, seat_outcomes
 from avalon_agents.core.types import Role
 
 

@@ -13,7 +13,7 @@ discussion; each annotation keeps its message's text). Four comparisons:
   critique/opposition, else any "trust" as agreement, else other; against the persuasion label collapsed the
   same way (agreement, critique/opposition, everything else: other).
 
-Judgments go through the judges' cache (`judge_cache`) and every call is recorded (`calls.jsonl`).
+Judgments go through the judges' cache (`judges.cache`) and every call is recorded (`calls.jsonl`).
 """
 
 from __future__ import annotations
@@ -26,18 +26,12 @@ import numpy as np
 import pandas as pd
 
 from avalon_agents.aio import run_sync
-from avalon_agents.analysis.agreement import Agreement, agreement
-from avalon_agents.analysis.judges import (
-    FIRST_QUEST,
-    NOT_MENTIONED,
-    Judge,
-    JudgeTask,
-    Progress,
-    knowledge_text,
-    night_info,
-    roles_in_game,
-)
-from avalon_agents.analysis.label_judges import DECEPTION_LABELS, PERSUASION_LABELS
+from avalon_agents.analysis.humans.agreement import Agreement, agreement
+from avalon_agents.analysis.judges.context import night_info
+from avalon_agents.analysis.judges.labels import DECEPTION_LABELS, PERSUASION_LABELS
+from avalon_agents.analysis.judges.registry import judge_spec
+from avalon_agents.analysis.judges.run import Judge, JudgeTask, Progress
+from avalon_agents.analysis.judges.spec import Speech
 from avalon_agents.analysis.load import RunData
 from avalon_agents.core.types import seat_name
 from avalon_agents.narrate import quote
@@ -123,6 +117,11 @@ def _guess(task: JudgeTask, raw: str | None) -> tuple[str | None, bool]:
     return ("critique/opposition" if "distrust" in said else "agreement" if "trust" in said else "other"), True
 
 
+ASKED = ("persuasion", "deception", "teamwork", "camouflage")
+"""The judges asked about each message, in this order; each asks what its spec's `ask` says (teamwork: where
+the game has other players; camouflage: first-quest messages)."""
+
+
 def tasks(judge: Judge, data: RunData, frame: pd.DataFrame) -> list[JudgeTask]:
     """Every judgment of the messages: persuasion, deception, teamwork for each; camouflage for the first
     quest's. Each task's row is the message's (MESSAGE_COLUMNS)."""
@@ -131,21 +130,12 @@ def tasks(judge: Judge, data: RunData, frame: pd.DataFrame) -> list[JudgeTask]:
     out: list[JudgeTask] = []
     for m in frame.to_dict("records"):
         game, seat = m["game"], int(m["seat"])
-        roles = seats.get(game, {})
         row = {**m, "seat": seat, "seq": int(m["seq"])}
-        speaker, text = seat_name(seat), quote(str(m["text"]))
-        others = tuple(x for x in sorted(roles) if x != seat)
-        secret = {"role": m["role"], "side": m["side"], "knowledge": knowledge_text(night.get((game, seat), [])),
-                  "roles_in_game": roles_in_game(list(roles.values()))}
-        out.append(judge.task("persuasion", row, speaker=speaker, quest=m["quest"], message=text))
-        out.append(judge.task("deception", row, speaker=speaker, quest=m["quest"], message=text, **secret))
-        if others:
-            pairs = zip(others[:2], ("trust", NOT_MENTIONED))
-            example = ", ".join(f'"{seat_name(o)}": "{label}"' for o, label in pairs)
-            out.append(judge.task("teamwork", row, others, speaker=speaker, speech=text, example=example,
-                                  others=", ".join(seat_name(o) for o in others)))
-        if m["quest"] == FIRST_QUEST:
-            out.append(judge.task("camouflage", row, speaker=speaker, speech=text, **secret))
+        message = Speech(row=row, speaker=seat_name(seat), text=quote(str(m["text"])), roles=seats.get(game, {}),
+                         night=night.get((game, seat), []))
+        for name in ASKED:
+            if (ask := judge_spec(name).ask(message)) is not None:
+                out.append(judge.task(name, {**row, **ask.row}, ask.subjects, **ask.values))
     return out
 
 

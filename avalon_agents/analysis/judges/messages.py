@@ -5,9 +5,10 @@
 - deception: whether the message is a lie and of which kind (DECEPTION_LABELS: the dataset's three kinds, and
   "none").
 
-Their prompts are `prompts/judges/persuasion.txt` and `prompts/judges/deception.txt`; `analysis.judges` asks
-them (JudgeTask, the cache) and `analysis.calibrate` compares their answers with the people's labels. Answers
-are asked for as JSON and read leniently: the JSON `label`, else exactly one label named in the text.
+Their prompts are `prompts/judges/persuasion.txt` and `prompts/judges/deception.txt`; `analysis.judges.run`
+asks them (JudgeTask, the cache) and `analysis.humans.calibrate` compares their answers with the people's labels
+(they are not asked about a run's speeches: `analyze` False). Answers are asked for as JSON and read leniently:
+the JSON `label`, else exactly one label named in the text.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from avalon_agents.analysis.judges.context import knowledge_text, roles_in_game
+from avalon_agents.analysis.judges.labels import DECEPTION_LABELS, PERSUASION_LABELS
+from avalon_agents.analysis.judges.spec import Ask, JudgeSpec, Speech
 from avalon_agents.decisions.jsonish import load_json
 
-PERSUASION_LABELS = ("assertion", "logical deduction", "suggestion", "critique/opposition", "questioning",
-                     "appeal/defense", "agreement", "compromise/concession")
-DECEPTION_LABELS = ("none", "influence", "commission", "omission")
 LABELS = {"persuasion": PERSUASION_LABELS, "deception": DECEPTION_LABELS}
 
 _WORDS = {  # label -> whole words that name it in a free-text answer
@@ -64,3 +65,39 @@ def label_schema(judge: str) -> dict[str, Any]:
     """The JSON schema of a persuasion or deception answer: a reason, then one label."""
     label = {"type": "string", "enum": list(LABELS[judge])}
     return {"type": "object", "properties": {"reason": REASON, "label": label}, "required": ["reason", "label"]}
+
+
+MESSAGE_COLUMNS = ("game", "message", "seq", "part", "quest", "attempt", "seat", "role", "side", "text",
+                   "persuasion", "deception", "label", "reason", "raw", "valid", "cached")
+
+
+def _ask_persuasion(s: Speech) -> Ask:
+    return Ask({"speaker": s.speaker, "quest": s.row["quest"], "message": s.text})
+
+
+def _ask_deception(s: Speech) -> Ask:
+    return Ask({"speaker": s.speaker, "quest": s.row["quest"], "message": s.text, "role": s.row["role"],
+                "side": s.row["side"], "knowledge": knowledge_text(s.night),
+                "roles_in_game": roles_in_game(list(s.roles.values()))})
+
+
+PERSUASION = JudgeSpec(
+    name="persuasion",
+    prompt="judges/persuasion",
+    labels=PERSUASION_LABELS,
+    schema=lambda subjects: label_schema("persuasion"),
+    parse=lambda raw, subjects: parse_label(raw, "persuasion"),
+    ask=_ask_persuasion,
+    columns=MESSAGE_COLUMNS,
+    analyze=False,
+)
+DECEPTION = JudgeSpec(
+    name="deception",
+    prompt="judges/deception",
+    labels=DECEPTION_LABELS,
+    schema=lambda subjects: label_schema("deception"),
+    parse=lambda raw, subjects: parse_label(raw, "deception"),
+    ask=_ask_deception,
+    columns=MESSAGE_COLUMNS,
+    analyze=False,
+)

@@ -1,4 +1,4 @@
-"""Summaries of the LLM-judged behavior tables (see `analysis.judges`), as in the paper's Figures 4-6.
+"""Summaries of the LLM-judged behavior tables (see `analysis.judges.speeches`), as in the paper's Figures 4-6.
 
 Pure pandas: each function takes one table of `Judgments` and returns one row per group, with the share of
 each label (or the mean rate), its 95% Wilson interval (`<label>_low`, `<label>_high`; `ci_low`, `ci_high`
@@ -25,7 +25,7 @@ from typing import Literal
 
 import pandas as pd
 
-from avalon_agents.analysis.judges import ATTITUDES, CAMOUFLAGE_LABELS
+from avalon_agents.analysis.judges.labels import ATTITUDES, CAMOUFLAGE_LABELS
 from avalon_agents.analysis.stats import wilson
 from avalon_agents.core.types import Role
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from avalon_agents import __version__
-from avalon_agents.analysis.calibrate import Calibration, confusion_table, per_class_table, summary
+from avalon_agents.analysis.humans.calibrate import Calibration, confusion_table, per_class_table, summary
 
 
 def _num(value: float, digits: int = 2) -> str:

@@ -18,40 +18,48 @@ from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 
-from avalon_agents.analysis import humans, plots
-from avalon_agents.analysis.behavior import (
-    camouflage_shares,
-    self_recommendation,
-    sharing_rates,
-    teamwork_matrix,
-    vacillation,
-)
-from avalon_agents.analysis.judges import CAMOUFLAGE_LABELS, Judgments, Progress, judge_run
+from avalon_agents.analysis import plots
+from avalon_agents.analysis.humans import players
+from avalon_agents.analysis.judges.registry import JUDGES
+from avalon_agents.analysis.judges.run import Judgments, Progress, judge_run
+from avalon_agents.analysis.judges.spec import JudgeFigure
 from avalon_agents.analysis.load import RunData, load_run, origin
-from avalon_agents.analysis.metrics import outcome_metrics, paper_table
-from avalon_agents.analysis.probes import score_probes
-from avalon_agents.analysis.reference import figure_table, statements
+from avalon_agents.analysis.paper.metrics import outcome_metrics, paper_table
+from avalon_agents.analysis.paper.probes import score_probes
+from avalon_agents.analysis.paper.reference import figure_table, statements
 from avalon_agents.records.run_dir import JsonlTracer
 
 if TYPE_CHECKING:  # a judge is passed in; the analysis builds no model client itself
     from avalon_agents.llm.client import LLMClient
 
-FIGURES = {
+OUTCOME_FIGURES = {
     "win_rate": ("Winning rate per variant and side", ["win_rate"]),
     "qer_fvr": ("Quest engagement and failure vote rates by role (paper Fig. 2)", ["quest_engagement",
                                                                                     "failure_votes"]),
     "leader_approval": ("Leader approval rate by the leader's role (paper Fig. 3a)", ["leader_approval"]),
     "leader_self_inclusion": ("Leaders' proposals that include themselves, and how often they went",
                               ["leader_self_inclusion"]),
-    "self_recommendation": ("Self-recommendation in discussion and its success (paper Fig. 3b, c; judged)",
-                            ["self_recommendation"]),
-    "camouflage": ("First-round camouflage (paper Fig. 4)", ["camouflage_shares"]),
-    "teamwork": ("Teamwork and confrontation, role to role (paper Fig. 5)", ["teamwork_matrix"]),
-    "sharing": ("Known information shared by Merlin and Percival in the first round (paper Fig. 6a)",
-                ["sharing_rates"]),
-    "vacillation": ("Teamwork over the quests (paper Fig. 6b, c)", ["vacillation"]),
-    "probes": ("Belief probes: accuracy and Brier score over the quests", ["probe_scores"]),
 }
+PROBES_FIGURE = ("Belief probes: accuracy and Brier score over the quests", ["probe_scores"])
+JUDGED_ORDER = ("self_recommendation", "camouflage", "teamwork", "sharing", "vacillation")
+"""The report's order of the judges' figures (each declared in its judge's spec); others follow them."""
+
+
+def judged_figures() -> list[tuple[str, JudgeFigure]]:
+    """(judge, figure) of every figure the judges asked about a run declare, in the report's order."""
+    found = [(spec.name, f) for spec in JUDGES.values() if spec.analyze for f in spec.figures]
+    place = {name: i for i, name in enumerate(JUDGED_ORDER)}
+    return sorted(found, key=lambda pair: place.get(pair[1].name, len(place)))
+
+
+def sections() -> dict[str, tuple[str, list[str]]]:
+    """Each figure's report section: name -> (title, the tables shown under it), in the report's order."""
+    judged = {f.name: (f.title, [f.table]) for _, f in judged_figures()}
+    return {**OUTCOME_FIGURES, **judged, "probes": PROBES_FIGURE}
+
+
+FIGURES = sections()
+"""The report's figures (those of the judges registered when this module was loaded)."""
 
 
 @dataclass
@@ -69,13 +77,9 @@ class Analysis:
 
 
 def behavior_tables(judgments: Judgments, data: RunData) -> dict[str, pd.DataFrame]:
-    return {
-        "self_recommendation": self_recommendation(judgments.self_recommendation, data.quests),
-        "camouflage_shares": camouflage_shares(judgments.camouflage),
-        "teamwork_matrix": teamwork_matrix(judgments.teamwork),
-        "sharing_rates": sharing_rates(judgments.sharing),
-        "vacillation": vacillation(judgments.teamwork),
-    }
+    """The summary table of each judge's figure (`JudgeFigure.summary` of its judged table)."""
+    judged = judgments.tables()
+    return {f.table: f.summary(judged[name], data) for name, f in judged_figures() if name in judged}
 
 
 def figures(tables: dict[str, pd.DataFrame]) -> dict[str, plots.Figure]:
@@ -95,16 +99,9 @@ def figures(tables: dict[str, pd.DataFrame]) -> dict[str, plots.Figure]:
         "leader_approval": plots.leader_approval_plot(beside("leader_approval", "leader_approval")),
         "leader_self_inclusion": plots.self_recommendation_plot(tables["leader_self_inclusion"]),
     }
-    if "camouflage_shares" in tables:
-        out["self_recommendation"] = plots.self_recommendation_plot(tables["self_recommendation"], judged=True)
-        out["camouflage"] = plots.shares_plot(tables["camouflage_shares"], list(CAMOUFLAGE_LABELS),
-                                              "First-round speeches: how speakers present themselves")
-        out["teamwork"] = plots.heatmaps(tables["teamwork_matrix"])
-        out["sharing"] = plots.bars_figure(tables["sharing_rates"], "role", "agent", "share_rate",
-                                           "Share of night information given away")
-        vac = tables["vacillation"]
-        out["vacillation"] = plots.curves(vac, "quest", "trust", ["agent", "role", "target_group"],
-                                          "Teamwork (trust share) towards each group over the quests", "trust share")
+    for _, f in judged_figures():
+        if f.table in tables:
+            out[f.name] = f.draw(tables[f.table])
     if "probe_scores" in tables and not tables["probe_scores"].empty:
         out["probes"] = plots.curves(tables["probe_scores"], "quest", "merlin_accuracy", ["role"],
                                      "Belief probes: who is Merlin? (accuracy)", "accuracy")
@@ -120,7 +117,7 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
         out: where to write (default: <run_dir>/analysis).
         judge: the judge model's client; None skips the LLM-judged behavior metrics.
         progress: called with (done, total) after each judgment.
-        reference: "human": the human figures beside ours (analysis.humans); "auto": so when every game has the
+        reference: "human": the human figures beside ours (analysis.humans.players); "auto": so when every game has the
             paper's six roles (the human figures' role set); "none": not.
     """
     run_dir = Path(run_dir)
@@ -135,8 +132,8 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
     if not data.probes.empty:
         tables["probe_scores"] = score_probes(data.probes)
     tables["paper_figures"] = figure_table(data, judgments)
-    if reference == "human" or (reference == "auto" and humans.paper_six(data)):
-        tables["human_reference"] = humans.human_table(data)
+    if reference == "human" or (reference == "auto" and players.paper_six(data)):
+        tables["human_reference"] = players.human_table(data)
     headline = paper_table(data, order=variant_order(run_dir))
     tables = {"headline": headline, **tables}
     result = Analysis(data=data, tables=tables, headline=headline, judgments=judgments, out=out, run_dir=run_dir,
@@ -243,18 +240,19 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
     if result.judgments is None:
         parts.append("_Behavior metrics judged by an LLM (camouflage, teamwork/confrontation, sharing, "
                      "vacillation) were not computed: run `avalon analyze RUN --judge-model SPEC`._")
+    shown_at = sections()
     for name, png in pngs.items():
-        title, table_names = FIGURES[name]
+        title, table_names = shown_at[name]
         parts += [f"## {title}", f"![{name}](figures/{png.name})"]
         parts += [f"`metrics/{t}.csv`\n\n" + markdown_table(result.tables[t]) for t in table_names]
         parts += paper_parts(name, result.tables["paper_figures"])
     if "human_reference" in result.tables:
         parts += ["## Beside human players",
-                  f"Each role's measures beside the same measures over {humans.SOURCE} (`humans`; aggregate figures "
+                  f"Each role's measures beside the same measures over {players.SOURCE} (`humans`; aggregate figures "
                   "only: the logs are not redistributed; their Assassin is a Minion carrying the token). Ours: "
                   "value with its 95% CI per variant and agent. `metrics/human_reference.csv`",
                   markdown_table(result.tables["human_reference"].drop(columns="source"))]
-    shown = {t for _, ts in FIGURES.values() for t in ts} | {"headline", "health", "paper_figures", "human_reference"}
+    shown = {t for _, ts in shown_at.values() for t in ts} | {"headline", "health", "paper_figures", "human_reference"}
     rest = [n for n in result.tables if n not in shown]
     for name in rest:
         parts += [f"## {name.replace('_', ' ').capitalize()}", f"`metrics/{name}.csv`\n\n"

@@ -1,4 +1,4 @@
-"""`avalon probe-humans`: probe a model on imported human games, score it, write RUN/probes-humans/.
+"""The files of `avalon probe-humans` (the probing: `host.human_probes`), under RUN/probes-humans/:
 
     OUT/answers.jsonl      each answer, keyed by prompt and model settings (a rerun asks only what is missing)
     OUT/calls/<game>.jsonl every call made, as llm_call records
@@ -14,18 +14,18 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from avalon_agents import __version__
-from avalon_agents.analysis.human_probes import HumanGame, HumanProbe, Progress, answers_to_rows, imported_games
-from avalon_agents.analysis.human_scores import by_quest, by_role, score_rows
-from avalon_agents.analysis.report import markdown_table
-from avalon_agents.host.probe import PROMPT
-from avalon_agents.llm.client import LLMClient
+from avalon_agents.analysis.humans.games import HumanGame
+from avalon_agents.analysis.paper.report import markdown_table
 from avalon_agents.prompting import template
 
-OUT = "probes-humans"
+if TYPE_CHECKING:
+    from avalon_agents.llm.settings import ModelSettings
+
 CSV_DROP = ["raw"]
 
 
@@ -43,46 +43,22 @@ class HumanProbeResult:
     files: list[Path] = field(default_factory=list)
 
 
-async def probe_humans(run: Path, client: LLMClient, out: Path | None = None, games: int | None = None,
-                       history_tokens: int | None = None, concurrency: int = 4,
-                       progress: Progress | None = None) -> HumanProbeResult:
-    """Probe every seat at every quest end of the imported games of `run` (the first `games` if given), score
-    the answers and write the files under `out` (default RUN/probes-humans).
-
-    Raises:
-        ValueError: not a run of imported games, no games, a bad count (one line).
-    """
-    run = Path(run)
-    if games is not None and games < 1:
-        raise ValueError(f"games: must be at least 1, got {games}")
-    if concurrency < 1:
-        raise ValueError(f"concurrency: must be at least 1, got {concurrency}")
-    if history_tokens is not None and history_tokens < 1:
-        raise ValueError(f"history-tokens: must be at least 1, got {history_tokens}")
-    found = imported_games(run, games)
-    out = Path(out) if out else run / OUT
-    out.mkdir(parents=True, exist_ok=True)
-    probe = HumanProbe(client, out, history_tokens=history_tokens, concurrency=concurrency)
-    asked = await probe.run(found, progress)
-    scored = score_rows(answers_to_rows(found, asked), {g.name: g.beliefs for g in found})
-    result = HumanProbeResult(games=found, scored=scored, quests=by_quest(scored), roles=by_role(scored), out=out,
-                              provenance=provenance(run, found, client, probe.budget, scored),
-                              asked=sum(not a.cached for a in asked))
-    frame = scored.drop(columns=CSV_DROP)
+def write(result: HumanProbeResult) -> None:
+    """Write probes.csv, quests.csv, roles.csv and report.md under `result.out` (listed in `result.files`)."""
+    frame = result.scored.drop(columns=CSV_DROP)
     for column in ("p_evil", "stated_sides", "evil_seats"):
         frame[column] = frame[column].map(lambda v: json.dumps(v, sort_keys=True))
     for name, table in {"probes": frame, "quests": result.quests, "roles": result.roles}.items():
-        table.to_csv(out / f"{name}.csv", index=False)
-        result.files.append(out / f"{name}.csv")
-    (out / "report.md").write_text(report_markdown(result))
-    result.files.append(out / "report.md")
-    return result
+        table.to_csv(result.out / f"{name}.csv", index=False)
+        result.files.append(result.out / f"{name}.csv")
+    (result.out / "report.md").write_text(report_markdown(result))
+    result.files.append(result.out / "report.md")
 
 
-def provenance(run: Path, games: list[HumanGame], client: LLMClient, budget: int, scored: pd.DataFrame) -> str:
+def provenance(run: Path, games: list[HumanGame], settings: ModelSettings, prompt_id: str, budget: int,
+               scored: pd.DataFrame) -> str:
     """What produced the figures: model and settings, prompt, games and their source, seats, history budget."""
-    settings = client.settings
-    prompt = template(PROMPT)
+    prompt = template(prompt_id)
     sources = sorted({g.source for g in games if g.source})
     cut = int(scored["history_cut"].sum()) if not scored.empty else 0
     text = (f"Produced by: model {settings.spec} (temperature {settings.temperature}, max_tokens "

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from avalon_agents.analysis import metrics
 from avalon_agents.analysis.load import RunData
+from avalon_agents.analysis.paper import metrics
 from avalon_agents.analysis.stats import rate
 
-FILE = Path(__file__).resolve().parent.parent / "data" / "human_paper6_roles.csv"
+FILE = Path(__file__).resolve().parents[2] / "data" / "human_paper6_roles.csv"
 SOURCE = ("1,089 human games with the paper's six roles, avalongame.online logs (github.com/motlin/avalonlogs, "
           "2019 to March 2026)")
 PAPER_SIX = Counter({"Merlin": 1, "Percival": 1, "Loyal Servant": 2, "Morgana": 1, "Assassin": 1})

@@ -13,14 +13,14 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from avalon_agents.analysis import metrics
 from avalon_agents.analysis.load import RunData
+from avalon_agents.analysis.paper import metrics
 from avalon_agents.analysis.stats import rate
 
 if TYPE_CHECKING:
-    from avalon_agents.analysis.judges import Judgments
+    from avalon_agents.analysis.judges.run import Judgments
 
-FILE = Path(__file__).resolve().parent.parent / "data" / "paper_figures.yaml"
+FILE = Path(__file__).resolve().parents[2] / "data" / "paper_figures.yaml"
 METRICS = {"quest_engagement": metrics.quest_engagement, "failure_votes": metrics.failure_votes,
            "leader_approval": metrics.leader_approval}
 COLUMNS = ["figure", "label", "kind", "paper", "paper_shown", "variant", "value", "ci_low", "ci_high", "n", "games"]
@@ -97,5 +97,5 @@ def figure_table(data: RunData, judgments: Judgments | None = None,
 
 
 def statements(report: str) -> list[Figure]:
-    """The paper's statements about the figure of one report section (analysis.report.FIGURES)."""
+    """The paper's statements about the figure of one report section (analysis.paper.report.FIGURES)."""
     return [f for f in paper_figures() if f.report == report]

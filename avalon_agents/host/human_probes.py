@@ -9,78 +9,34 @@ Every seat is probed at the end of every quest that went out.
 
 Each answer is cached in `OUT/answers.jsonl` (keyed by the rendered prompt and the model's settings), so a
 rerun or an interrupted run asks only what is missing; every call made is an `llm_call` record in
-`OUT/calls/<game>.jsonl`. Scoring is in `analysis.human_scores`.
+`OUT/calls/<game>.jsonl`. The games are read by `analysis.humans.games`, scored by
+`analysis.humans.scores` and written by `analysis.humans.report`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from avalon_agents.analysis.judge_cache import JudgmentCache, cache_key
+from avalon_agents.analysis.humans.games import Asked, HumanGame, Progress, answers_to_rows, imported_games
+from avalon_agents.analysis.humans.report import HumanProbeResult, provenance, write
+from avalon_agents.analysis.humans.scores import by_quest, by_role, score_rows
+from avalon_agents.analysis.judges.cache import JudgmentCache, cache_key
 from avalon_agents.core.events import GameEvent
 from avalon_agents.core.rules import RuleSet
-from avalon_agents.core.types import Role, Seat
+from avalon_agents.core.types import Seat
 from avalon_agents.host.probe import PROMPT, BeliefProbe, probe_schema, read_answer
 from avalon_agents.llm.client import LLMCallFailed, LLMClient
 from avalon_agents.prompting import template
-from avalon_agents.records.run_dir import META, JsonlTracer, read_events, read_result, read_trace
-from avalon_agents.records.trace import Annotation, Purpose
+from avalon_agents.records.run_dir import JsonlTracer
+from avalon_agents.records.trace import Purpose
 
 PURPOSE = Purpose(stage="probe", name="belief", part="human_game")
 ANSWERS = "answers.jsonl"
 CALLS = "calls"
-Progress = Callable[[int, int], None]
-
-
-@dataclass
-class HumanGame:
-    """An imported game, read: its folder name, rules, events, true roles and stated beliefs."""
-
-    name: str
-    source: str
-    file: str
-    rules: RuleSet
-    events: list[GameEvent]
-    roles: dict[Seat, Role]
-    beliefs: list[Annotation]
-
-    @property
-    def quest_ends(self) -> list[GameEvent]:
-        """The `quest_completed` events: the probe points."""
-        return [e for e in self.events if e.type == "quest_completed"]
-
-
-def imported_games(run: Path, limit: int | None = None) -> list[HumanGame]:
-    """The imported games of `run` (folders `game-*` whose meta.json says where they came from), in order;
-    the first `limit` only if given.
-
-    Raises:
-        ValueError: `run` is not a folder, holds no game, or holds games that were not imported (one line).
-    """
-    run = Path(run)
-    if not run.is_dir():
-        raise ValueError(f"run: {run} is not a folder")
-    dirs = sorted(p.parent for p in run.glob(f"*/{META}") if (p.parent / "result.json").is_file())
-    if not dirs:
-        raise ValueError(f"run: no finished games in {run} (import some: avalon import avalon-nlu DATASET --out RUN)")
-    games = []
-    for d in dirs:
-        meta = json.loads((d / META).read_text())
-        imported = meta.get("source")
-        if not imported:
-            raise ValueError(f"run: {d.name} is not an imported human game (made by avalon import)")
-        source = imported.get("format", "") if isinstance(imported, dict) else str(imported)
-        file = imported.get("file", "") if isinstance(imported, dict) else ""
-        roles = {int(s): Role(r) for s, r in read_result(d).roles.items()}
-        beliefs = [r for r in read_trace(d) if isinstance(r, Annotation) and r.kind == "belief"]
-        games.append(HumanGame(name=d.name, source=source, file=file, rules=RuleSet.model_validate(meta["rules"]),
-                               events=read_events(d), roles=roles, beliefs=beliefs))
-    return games[:limit] if limit is not None else games
+OUT = "probes-humans"
 
 
 def seat_view(events: Sequence[GameEvent], seat: Seat, end: int) -> list[GameEvent]:
@@ -88,21 +44,6 @@ def seat_view(events: Sequence[GameEvent], seat: Seat, end: int) -> list[GameEve
     delivers them."""
     return [e for e in events if e.seq <= end and (e.visible_to == "all" or seat in e.visible_to)]
 
-
-@dataclass
-class Asked:
-    """One probe: the game, seat and quest, the answer read, and whether the history was cut to fit."""
-
-    game: str
-    seat: Seat
-    quest: int
-    end: int
-    merlin_guess: int | None
-    p_evil: dict[str, float]
-    valid: bool
-    raw: str | None
-    cut: bool
-    cached: bool
 
 
 class HumanProbe:
@@ -179,17 +120,30 @@ class HumanProbe:
         return BeliefProbe.history(rules, view, self.budget) != BeliefProbe.history(rules, view, 10**9)
 
 
-def answers_to_rows(games: Sequence[HumanGame], asked: Sequence[Asked]) -> list[dict[str, Any]]:
-    """The probes as rows with the truth attached (what `human_scores.score_rows` takes)."""
-    by_name = {g.name: g for g in games}
-    rows = []
-    for a in asked:
-        g = by_name[a.game]
-        evil = sorted(s for s, r in g.roles.items() if r.side.value == "evil")
-        merlin = next((s for s, r in g.roles.items() if r is Role.MERLIN), None)
-        role = g.roles[a.seat]
-        rows.append({"game": a.game, "file": g.file, "seat": a.seat, "role": role.value, "side": role.side.value,
-                     "quest": a.quest, "end_seq": a.end, "valid": a.valid, "merlin_guess": a.merlin_guess,
-                     "p_evil": dict(a.p_evil), "merlin_seat": merlin, "evil_seats": evil, "history_cut": a.cut,
-                     "cached": a.cached, "raw": a.raw})
-    return rows
+async def probe_humans(run: Path, client: LLMClient, out: Path | None = None, games: int | None = None,
+                       history_tokens: int | None = None, concurrency: int = 4,
+                       progress: Progress | None = None) -> HumanProbeResult:
+    """Probe every seat at every quest end of the imported games of `run` (the first `games` if given), score
+    the answers and write the files under `out` (default RUN/probes-humans).
+
+    Raises:
+        ValueError: not a run of imported games, no games, a bad count (one line).
+    """
+    run = Path(run)
+    if games is not None and games < 1:
+        raise ValueError(f"games: must be at least 1, got {games}")
+    if concurrency < 1:
+        raise ValueError(f"concurrency: must be at least 1, got {concurrency}")
+    if history_tokens is not None and history_tokens < 1:
+        raise ValueError(f"history-tokens: must be at least 1, got {history_tokens}")
+    found = imported_games(run, games)
+    out = Path(out) if out else run / OUT
+    out.mkdir(parents=True, exist_ok=True)
+    probe = HumanProbe(client, out, history_tokens=history_tokens, concurrency=concurrency)
+    asked = await probe.run(found, progress)
+    scored = score_rows(answers_to_rows(found, asked), {g.name: g.beliefs for g in found})
+    result = HumanProbeResult(games=found, scored=scored, quests=by_quest(scored), roles=by_role(scored), out=out,
+                              provenance=provenance(run, found, client.settings, PROMPT, probe.budget, scored),
+                              asked=sum(not a.cached for a in asked))
+    write(result)
+    return result
