@@ -16,6 +16,7 @@ from avalon_agents.analysis.stats import wilson
 from avalon_agents.experiments.config import AgentSpec, Experiment
 from avalon_agents.host.probe import PROBE_COST, PROBES_PER_SEAT
 from avalon_agents.llm.pool import ClientPool
+from avalon_agents.llm.registry import provider
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig
 from avalon_agents.modules.base import SLOTS
@@ -122,11 +123,6 @@ def decisions(exp: Experiment) -> str:
         "JSON-schema constrained where the model supports it"
 
 
-LOCAL_SECONDS_PER_CALL = 3.9
-"""The embedded model's measured pace on 2 cores, one call at a time: the quickstart game, 135 calls in 527 s
-(docs/benchmarks.md, "Quickstart timings"); its prompt cache makes a call cheaper than its tokens suggest."""
-
-
 def model_parts(exp: Experiment, name: str, override: ModelSettings | None,
                 learning: bool = True) -> list[tuple[ModelSettings, Cost]]:
     """(complete model settings, expected cost per game of one seat) of an agent's calls, per model it calls:
@@ -175,11 +171,12 @@ def least_time(models: dict[str, tuple[ModelSettings, Cost]]) -> list[str]:
     lines = []
     for spec, (settings, cost) in models.items():
         rpm, tpm = settings.limits
-        if settings.provider == "local":
-            lines.append(f"{spec}: about {duration(cost.calls * LOCAL_SECONDS_PER_CALL)} on 2 cores (one call at a "
-                         f"time, at the quickstart's measured {LOCAL_SECONDS_PER_CALL:g} s a call)")
-        elif settings.provider == "scripted":
+        pace = provider(settings.provider).seconds_per_call
+        if pace == 0:
             continue
+        if pace is not None:
+            lines.append(f"{spec}: about {duration(cost.calls * pace)} on 2 cores (one call at a "
+                         f"time, at the quickstart's measured {pace:g} s a call)")
         elif rpm or tpm:
             minutes = max(cost.calls / rpm if rpm else 0.0, cost.input_tokens / tpm if tpm else 0.0)
             limit = " and ".join(x for x in (f"{rpm:,.0f} RPM" if rpm else "", f"{tpm / 1000:,.0f}k TPM" if tpm

@@ -4,7 +4,8 @@ model, and the recording client."""
 from avalon_agents.llm.client import LLMCallFailed, LLMClient
 from avalon_agents.llm.health import ModelHealth, ModelUnusable
 from avalon_agents.llm.pool import ClientPool, GameClients
-from avalon_agents.llm.providers import check_reachable, check_spec, make_model, register_provider
+from avalon_agents.llm.providers import check_reachable, check_spec, make_model
+from avalon_agents.llm.registry import Provider, register_provider
 from avalon_agents.llm.scripted import ScriptedChatModel, UnexpectedCall
 from avalon_agents.llm.settings import DEFAULT_SPEC, ModelSettings, ModelSpecError, default_spec
 
@@ -17,6 +18,7 @@ __all__ = [
     "ModelHealth",
     "ModelUnusable",
     "ModelSettings",
+    "Provider",
     "ModelSpecError",
     "ScriptedChatModel",
     "UnexpectedCall",
