@@ -823,7 +823,7 @@ def extract(kind: str, text: str, team_size: int, players: int, seat: int, evil:
     Example:
       avalon extract --kind team --team-size 3 --text "Player 2, myself and Player 10" --players 10 --seat 4
     """
-    from avalon_agents.extract.cli import run_extract
+    from avalon_agents.extract_check import run_extract
 
     try:
         if not 1 <= seat <= players:
@@ -946,7 +946,7 @@ def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: st
       avalon bench cost --seats cognitive --agent-config experiments/agents/per_turn.yaml
       avalon bench cost --seats baseline
     """
-    from avalon_agents.cost import bench_cost
+    from avalon_agents.bench import bench_cost
 
     try:
         if games < 1:
