@@ -8,6 +8,7 @@ that needs it says "no price for MODEL" instead of guessing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,24 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from avalon_agents.errors import field_error, load_yaml
+
+
+@dataclass(frozen=True)
+class Cost:
+    """LLM calls and tokens (of one seat, game or run): what a module, an agent kind or a probe declares it
+    spends (`avalon bench cost` measures it), what `avalon run --check` adds up and prices."""
+
+    calls: float = 0.0
+    input_tokens: float = 0.0
+    output_tokens: float = 0.0
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.calls + other.calls, self.input_tokens + other.input_tokens,
+                    self.output_tokens + other.output_tokens)
+
+    def __mul__(self, k: float) -> Cost:
+        return Cost(self.calls * k, self.input_tokens * k, self.output_tokens * k)
+
 
 FREE_PROVIDERS = ("local", "scripted")
 """Models that cost nothing but time (they run on this machine)."""

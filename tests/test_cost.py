@@ -113,12 +113,16 @@ def test_every_call_of_a_game_is_tagged_with_its_host_step(tmp_path):
     ("llm", None, "llm"),
 ])
 def test_the_plans_estimates_are_what_bench_cost_measures(seats, config, table):
-    """`avalon run --check` prices runs from a table of calls and tokens per game (experiments/plan.py): it
-    must be what `avalon bench cost --games 5` measures today (re-measure it after changing an agent)."""
-    from avalon_agents.experiments.plan import KIND_COST, MODULE_COST, Cost
+    """`avalon run --check` prices runs from the calls and tokens per game each module and agent kind declares
+    (`expected`): they must be what `avalon bench cost --games 5` measures today (re-measure them after changing
+    an agent)."""
+    from avalon_agents.agents.registry import expected_cost
+    from avalon_agents.modules import MODULES, SLOT_ORDER
+    from avalon_agents.prices import Cost
 
     measured = cost("--seats", seats, "--games", "5", *(("--agent-config", config) if config else ()))
-    expected = KIND_COST[table] if table in KIND_COST else sum(MODULE_COST[table].values(), Cost())
+    expected = expected_cost(table) if table in ("baseline", "llm") else sum(
+        (getattr(MODULES[slot].expected, table) for slot in SLOT_ORDER), Cost())
     assert measured["calls_per_game"] == pytest.approx(expected.calls, rel=0.02)
     assert measured["input_tokens_per_game"] == pytest.approx(expected.input_tokens, rel=0.02)
     assert measured["output_tokens_per_game"] == pytest.approx(expected.output_tokens, rel=0.02)

@@ -29,7 +29,7 @@ FLOORS = [  # lowest first; a unit imports only from its own floor or the floors
     {"host", "importers"},
     {"viewer"},
     {"experiments"},
-    {"cost", "bench"},
+    {"bench", "extract_check"},
     {"cli"},
 ]
 FLOOR = {unit: i for i, units in enumerate(FLOORS) for unit in units}

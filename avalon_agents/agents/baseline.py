@@ -36,6 +36,7 @@ from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, Team, seat_name
 from avalon_agents.llm.client import LLMCallFailed
 from avalon_agents.narrate import announce, system_prompt
+from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
 from avalon_agents.stores.book import name_roles
@@ -99,6 +100,9 @@ class BaselineAgent(AgentBase):
     read them)."""
 
     needs_llm = True
+    expected = Cost(233.2, 273_971, 11_641)
+    """Calls and tokens per game of six seats of this kind (`avalon bench cost --seats baseline --games 5`,
+    2026-11-26), what `avalon run --check` counts."""
 
     def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext, embeddings: str = "local:minilm") -> None:
         self.seat = seat

@@ -103,9 +103,9 @@ class CognitiveAgent(AgentBase):
         for slot, module in self.modules.items():
             if module.phase != phase or (only is not None and slot not in only):
                 continue
-            before = asdict(turn.slots)
+            before = turn.slots.texts()
             await module.run(turn)
-            for name, value in asdict(turn.slots).items():
+            for name, value in turn.slots.texts().items():
                 if value is not None and value != before[name]:
                     self._trace(module, turn, value, name)
 

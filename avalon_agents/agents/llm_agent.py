@@ -21,6 +21,7 @@ from avalon_agents.decisions.kinds import kind_of
 from avalon_agents.llm.client import LLMCallFailed
 from avalon_agents.llm.tokens import count_tokens, newest_that_fit
 from avalon_agents.narrate import announce, system_prompt
+from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
 
@@ -37,6 +38,9 @@ class LLMAgent(AgentBase):
     """
 
     needs_llm = True
+    expected = Cost(94.8, 201_564, 4_654)
+    """Calls and tokens per game of six seats of this kind (`avalon bench cost --seats llm --games 5`,
+    2026-11-26), what `avalon run --check` counts."""
 
     def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext, history_tokens: int | None = None) -> None:
         self.seat = seat

@@ -16,6 +16,7 @@ from avalon_agents.agents.llm_agent import LLMAgent
 from avalon_agents.agents.random_agent import RandomAgent
 from avalon_agents.agents.rulebot import RuleBot
 from avalon_agents.core.types import Seat
+from avalon_agents.prices import Cost
 
 AgentFactory = Callable[..., Agent]
 """Called with keywords `seat` and `seed`, `context` (a SeatContext) if it has `needs_llm = True`, and `terminal`
@@ -52,6 +53,12 @@ def register_agent(name: str, factory: AgentFactory) -> None:
 
 def needs_llm(kind: str) -> bool:
     return getattr(AGENT_KINDS.get(kind), "needs_llm", False)
+
+
+def expected_cost(kind: str) -> Cost | None:
+    """The calls and tokens per game of six seats a kind declares (its factory's `expected`), None if it
+    declares none (`avalon run --check` counts it as none). The cognitive agent's are its modules'."""
+    return getattr(AGENT_KINDS.get(kind), "expected", None)
 
 
 def needs_terminal(kind: str) -> bool:

@@ -39,7 +39,7 @@ def extract(kind: str, text: str, team_size: int, players: int, seat: int, evil:
     Example:
       avalon extract --kind team --team-size 3 --text "Player 2, myself and Player 10" --players 10 --seat 4
     """
-    from avalon_agents.extract.cli import run_extract
+    from avalon_agents.extract_check import run_extract
 
     with one_line_errors():
         if not 1 <= seat <= players:
@@ -116,7 +116,7 @@ def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: st
       avalon bench cost --seats cognitive --agent-config experiments/agents/per_turn.yaml
       avalon bench cost --seats baseline
     """
-    from avalon_agents.cost import bench_cost
+    from avalon_agents.bench import bench_cost
     from avalon_agents.host.play import parse_seats
     from avalon_agents.modules import load_agent_config
 

@@ -1,78 +1,62 @@
 """What `avalon run --check` prints: variants x series x games, the LLM calls and tokens to expect, what they
 cost at the models' prices, and the least time the models' rate limits allow.
 
-The per-seat estimates are `avalon bench cost` figures (6 players, official rules, 5 scripted games each;
-docs/benchmarks.md, "Cost per game") divided by 6; re-measure them with `avalon bench cost` after changing an
-agent (a slow test holds the table to what it measures).
+The per-seat estimates are what each module, agent kind and the belief probe declare (`expected`: `avalon bench
+cost` figures for six seats, 6 players, official rules, 5 scripted games; docs/benchmarks.md, "Cost per game")
+divided by 6; re-measure them with `avalon bench cost` after changing an agent (a slow test holds them to what
+it measures).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-from avalon_agents.agents.registry import needs_llm
+from avalon_agents.agents.registry import expected_cost, needs_llm
 from avalon_agents.analysis.stats import wilson
 from avalon_agents.experiments.config import AgentSpec, Experiment
+from avalon_agents.host.probe import PROBE_COST, PROBES_PER_SEAT
 from avalon_agents.llm.pool import ClientPool
+from avalon_agents.llm.registry import provider
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig
 from avalon_agents.modules.base import SLOTS
-from avalon_agents.prices import FREE, NoPrice, Prices, model_name
-
-
-@dataclass(frozen=True)
-class Cost:
-    """LLM calls and tokens (of one seat, game or run)."""
-
-    calls: float = 0.0
-    input_tokens: float = 0.0
-    output_tokens: float = 0.0
-
-    def __add__(self, other: Cost) -> Cost:
-        return Cost(self.calls + other.calls, self.input_tokens + other.input_tokens,
-                    self.output_tokens + other.output_tokens)
-
-    def __mul__(self, k: float) -> Cost:
-        return Cost(self.calls * k, self.input_tokens * k, self.output_tokens * k)
-
+from avalon_agents.prices import FREE, Cost, NoPrice, Prices, model_name
 
 MEASURED = "2026-11-26, `avalon bench cost --games 5` (6 players, official rules, the scripted model, tiktoken)"
-KIND_COST = {  # per game for 6 seats of the kind
-    "baseline": Cost(233.2, 273_971, 11_641),
-    "llm": Cost(94.8, 201_564, 4_654),
-}
-MODULE_COST = {  # the cognitive agent, per game for 6 seats, per module slot
-    "per_round": {"summary": Cost(19.2, 36_823, 1_521), "analysis": Cost(25.2, 20_940, 542),
-                  "plan": Cost(25.2, 22_833, 485), "action": Cost(), "response": Cost(86.0, 132_824, 6_328),
-                  "experience": Cost(18.0, 26_288, 144)},
-    "per_turn": {"summary": Cost(19.2, 24_745, 154), "analysis": Cost(86.2, 80_468, 732),
-                 "plan": Cost(86.2, 85_193, 718), "action": Cost(86.2, 88_074, 577),
-                 "response": Cost(86.2, 85_117, 1_831), "experience": Cost(18.0, 18_790, 144)},
-}
-"""per_round: action and response are one call (the response slot's); with action off the response still
-answers each request, so the count stays."""
-PROBES_PER_SEAT = 4.0
-"""Belief probes per LLM seat and game: one per completed quest, 3 to 5."""
-PROBE_COST = Cost(1.0, 2_800, 40)
-"""One belief probe: the seat's view of the game (its history budget) and a short JSON answer."""
+"""Where the declared figures come from: each module's `expected` (modules/standard.py), each agent kind's
+(`expected` on its class), the belief probe's (host/probe.py)."""
+
+
+def per_turn_pipeline(modules: AgentConfig) -> bool:
+    """Whether the cognitive pipeline thinks before every answer: analysis or plan on with `cadence: per_turn`."""
+    return any(modules.settings(slot).enabled and modules.settings(slot).options.get("cadence") == "per_turn"
+               for slot in ("analysis", "plan"))
 
 
 def module_table(modules: AgentConfig) -> dict[str, Cost]:
-    """The cost per slot of the cognitive agent's pipeline: per turn if analysis or plan runs every turn."""
-    per_turn = any(modules.settings(slot).enabled and modules.settings(slot).options.get("cadence") == "per_turn"
-                   for slot in ("analysis", "plan"))
-    return MODULE_COST["per_turn" if per_turn else "per_round"]
+    """The cost per game of six seats of each enabled slot of the cognitive agent's pipeline, as its module
+    declares it (`Module.expected`; a module that declares none counts as none)."""
+    per_turn = per_turn_pipeline(modules)
+    table = {}
+    for slot in modules.enabled():
+        expected = modules.module_class(slot).expected
+        table[slot] = expected.of(per_turn) if expected is not None else Cost()
+    return table
+
+
+def undeclared(modules: AgentConfig) -> list[str]:
+    """The enabled modules that declare no expected calls (`--check` counts them as none, and says so)."""
+    return [modules.module_class(slot).name or slot for slot in modules.enabled()
+            if modules.module_class(slot).expected is None]
 
 
 def seat_cost(agent: AgentSpec, learning: bool = True) -> Cost:
     """Expected calls and tokens per game of one seat of this agent (disabled modules cost nothing; without
     `learning`, as in a series' last game, experience learning costs nothing either)."""
     if agent.kind == "cognitive":
-        modules = agent.modules or AgentConfig()
-        table = module_table(modules)
-        return sum((table[slot] for slot in modules.enabled() if learning or slot != "experience"), Cost()) * (1 / 6)
-    return KIND_COST.get(agent.kind, Cost()) * (1 / 6)
+        table = module_table(agent.modules or AgentConfig())
+        return sum((cost for slot, cost in table.items() if learning or slot != "experience"), Cost()) * (1 / 6)
+    return (expected_cost(agent.kind) or Cost()) * (1 / 6)
 
 
 def seats_of(exp: Experiment) -> list[tuple[str, float]]:
@@ -125,21 +109,18 @@ def pipeline(agent: AgentSpec) -> str:
                 and modules.settings(slot).options.get("cadence") == "per_turn"]
     combined = modules.settings("action").enabled and modules.settings("action").options.get("combine", True)
     off = [slot for slot in SLOTS if not modules.settings(slot).enabled]
+    unknown = undeclared(modules)
     cadence = "+".join(per_turn) + " before every answer" if per_turn else "analysis and plan once per round"
     return (f"cognitive ({cadence}"
             f"; {'action and response in one call' if combined else 'action and response as separate calls'}"
-            f"{'; off: ' + ', '.join(off) if off else ''})")
+            f"{'; off: ' + ', '.join(off) if off else ''}"
+            f"{'; no expected calls declared, counted as none: ' + ', '.join(unknown) if unknown else ''})")
 
 
 def decisions(exp: Experiment) -> str:
     settings = exp.model
     return "free text, read by the extractor" if settings is not None and settings.constrained is False else \
         "JSON-schema constrained where the model supports it"
-
-
-LOCAL_SECONDS_PER_CALL = 3.9
-"""The embedded model's measured pace on 2 cores, one call at a time: the quickstart game, 135 calls in 527 s
-(docs/benchmarks.md, "Quickstart timings"); its prompt cache makes a call cheaper than its tokens suggest."""
 
 
 def model_parts(exp: Experiment, name: str, override: ModelSettings | None,
@@ -154,7 +135,7 @@ def model_parts(exp: Experiment, name: str, override: ModelSettings | None,
     parts = [(pool.resolve(base), agent_cost(exp, name, learning))]
     if agent.kind == "cognitive" and agent.modules is not None:
         table = module_table(agent.modules)
-        for slot in agent.modules.enabled():
+        for slot in table:
             own = pool.resolve(agent.modules.model_for(slot, base))
             if own.spec != parts[0][0].spec and (learning or slot != "experience"):
                 moved = table[slot] * (1 / 6)  # this slot's calls leave the agent's model for the module's own
@@ -190,11 +171,12 @@ def least_time(models: dict[str, tuple[ModelSettings, Cost]]) -> list[str]:
     lines = []
     for spec, (settings, cost) in models.items():
         rpm, tpm = settings.limits
-        if settings.provider == "local":
-            lines.append(f"{spec}: about {duration(cost.calls * LOCAL_SECONDS_PER_CALL)} on 2 cores (one call at a "
-                         f"time, at the quickstart's measured {LOCAL_SECONDS_PER_CALL:g} s a call)")
-        elif settings.provider == "scripted":
+        pace = provider(settings.provider).seconds_per_call
+        if pace == 0:
             continue
+        if pace is not None:
+            lines.append(f"{spec}: about {duration(cost.calls * pace)} on 2 cores (one call at a "
+                         f"time, at the quickstart's measured {pace:g} s a call)")
         elif rpm or tpm:
             minutes = max(cost.calls / rpm if rpm else 0.0, cost.input_tokens / tpm if tpm else 0.0)
             limit = " and ".join(x for x in (f"{rpm:,.0f} RPM" if rpm else "", f"{tpm / 1000:,.0f}k TPM" if tpm

@@ -9,6 +9,7 @@ larger budget goes on). `cost_rows` is the run's cost table (`cost.csv`, the rep
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -25,16 +26,9 @@ EXIT_BUDGET = 4
 
 def streamed_usage(games: Iterable[Path]) -> dict[str, Any] | None:
     """The usage of these game directories together, one trace in memory at a time (None: no trace record)."""
-    seen = [0]
-
-    def records():
-        for game in games:
-            for record in read_trace(game):
-                seen[0] += 1
-                yield record
-
-    u = usage(records())
-    return u if seen[0] else None
+    records = (record for game in games for record in read_trace(game))
+    first = next(records, None)
+    return None if first is None else usage(itertools.chain((first,), records))
 
 
 def usage_dollars(u: dict[str, Any] | None, prices: Prices) -> float:

@@ -15,6 +15,7 @@ from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
 from avalon_agents.decisions.kinds import instruct as instruct_request
 from avalon_agents.engine import AvalonEngine
+from avalon_agents.extract.extractor import AskAgain
 from avalon_agents.host.eager import gather_eager
 from avalon_agents.host.probe import BeliefProbe
 from avalon_agents.orders import FIXED, Orders, using
@@ -32,11 +33,9 @@ class GameAborted(RuntimeError):
     result.json, so it never counts and is replayed on resume)."""
 
 
-AskAgain = Callable[[str], Awaitable[Reply]]
-
-
-class Extractor(Protocol):
-    """Turns an agent's reply into a legal action for the request; may ask the agent again with a reason."""
+class ActionReader(Protocol):
+    """Turns an agent's reply into a legal action for the request; may ask the agent again with a reason (the
+    LLM extractor, `extract.Extractor`, is one; `typed_action` another)."""
 
     async def __call__(self, request: ActionRequest, reply: Reply, ask_again: AskAgain | None = None,
                        instruction: str = "") -> Action: ...
@@ -84,7 +83,7 @@ class GameHost:
         agents: Mapping[Seat, Agent],
         seed: int,
         instruct: Callable[[ActionRequest], str] | None = None,
-        extract: Extractor = typed_action,
+        extract: ActionReader = typed_action,
         recorder: GameRecorder | None = None,
         tracer: Tracer | None = None,
         meta: Mapping[str, Any] | None = None,

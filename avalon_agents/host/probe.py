@@ -30,6 +30,7 @@ from avalon_agents.decisions.jsonish import load_json
 from avalon_agents.llm.client import LLMCallFailed, LLMClient
 from avalon_agents.llm.tokens import count_tokens, newest_that_fit
 from avalon_agents.narrate import DEFAULT_CARDS, announce, names, system_prompt
+from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Probe, Purpose
 
@@ -94,6 +95,12 @@ def _number(value: Any) -> float | None:
     if isinstance(value, (int, float)) and math.isfinite(value):
         return float(value)
     return None
+
+
+PROBES_PER_SEAT = 4.0
+"""Belief probes per LLM seat and game: one per completed quest, 3 to 5."""
+PROBE_COST = Cost(1.0, 2_800, 40)
+"""One belief probe: the seat's view of the game (its history budget) and a short JSON answer."""
 
 
 class BeliefProbe:

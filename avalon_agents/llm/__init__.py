@@ -15,7 +15,7 @@ _WHERE = {
     "ModelHealth": "health", "ModelUnusable": "health",
     "ClientPool": "pool", "GameClients": "pool",
     "check_reachable": "providers", "check_spec": "providers", "make_model": "providers",
-    "register_provider": "providers",
+    "Provider": "registry", "register_provider": "registry",
     "ScriptedChatModel": "scripted", "UnexpectedCall": "scripted",
     "DEFAULT_SPEC": "settings", "ModelSettings": "settings", "ModelSpecError": "settings", "default_spec": "settings",
 }
@@ -30,6 +30,7 @@ __all__ = [
     "ModelSettings",
     "ModelSpecError",
     "ModelUnusable",
+    "Provider",
     "ScriptedChatModel",
     "UnexpectedCall",
     "check_reachable",
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from avalon_agents.llm.client import LLMCallFailed, LLMClient
     from avalon_agents.llm.health import ModelHealth, ModelUnusable
     from avalon_agents.llm.pool import ClientPool, GameClients
-    from avalon_agents.llm.providers import check_reachable, check_spec, make_model, register_provider
+    from avalon_agents.llm.providers import check_reachable, check_spec, make_model
+    from avalon_agents.llm.registry import Provider, register_provider
     from avalon_agents.llm.scripted import ScriptedChatModel, UnexpectedCall
     from avalon_agents.llm.settings import DEFAULT_SPEC, ModelSettings, ModelSpecError, default_spec

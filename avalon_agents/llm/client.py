@@ -95,10 +95,12 @@ def headers_of(error: BaseException) -> Mapping[str, str]:
 
 @dataclass
 class Throttling:
-    """What pacing cost one call: answers 429 and seconds waited for its turn."""
+    """What one call went through: its tries, answers 429 and seconds waited for its turn."""
 
     answers_429: int = 0
     waited_s: float = 0.0
+    attempts: int = 0
+    """Tries of the request (a 429 is not a try: the pacer waits it out)."""
 
 
 def text_hash(text: str) -> str:
@@ -191,7 +193,6 @@ class LLMClient:
         await asyncio.sleep(0)
         name = "_".join(p for p in (purpose.stage, purpose.name, purpose.part, purpose.request) if p)
         fmt = response_format(schema, name, self.settings.schema_style) if schema else None
-        attempts = [0]
         throttling = Throttling()
         sent = tuple(Message(role=m.type, content=str(m.content)) for m in messages)
         step = self.tracer.step if self.tracer is not None else None
@@ -213,15 +214,15 @@ class LLMClient:
         try:
             if self._slots:
                 async with self._slots:
-                    reply = await self._answer(messages, fmt, attempts, throttling)
+                    reply = await self._answer(messages, fmt, throttling)
             else:
-                reply = await self._answer(messages, fmt, attempts, throttling)
+                reply = await self._answer(messages, fmt, throttling)
         except Exception as exc:
             error = f"{type(exc).__name__}: {str(exc)[:300]}"
-            self._trace(LLMCall(**record, outcome="failed", attempts=attempts[0], error=error,
+            self._trace(LLMCall(**record, outcome="failed", attempts=throttling.attempts, error=error,
                                 latency_s=round(time.perf_counter() - start, 4),
                                 throttled=throttling.answers_429, waited_s=round(throttling.waited_s, 4)))
-            logger.warning("LLM call failed after {} attempt(s): seat {}, {}, {}: {}", attempts[0], seat,
+            logger.warning("LLM call failed after {} attempt(s): seat {}, {}, {}: {}", throttling.attempts, seat,
                            purpose.label, self.settings.spec, error)
             if self.health is not None:
                 self.health.record(exc)
@@ -238,15 +239,15 @@ class LLMClient:
             text = text[:cap]
         provider_counts = bool(reply.input_tokens or reply.output_tokens)
         latency = round(time.perf_counter() - start, 4)
-        if attempts[0] > 1:
-            logger.info("LLM call retried: {} attempts, seat {}, {}, {}", attempts[0], seat, purpose.label,
+        if throttling.attempts > 1:
+            logger.info("LLM call retried: {} attempts, seat {}, {}, {}", throttling.attempts, seat, purpose.label,
                         self.settings.spec)
         if latency > SLOW_CALL_S:
             logger.info("slow LLM call: {:.1f} s, seat {}, {}, {}", latency, seat, purpose.label, self.settings.spec)
         self._trace(LLMCall(
             **record,
-            outcome="ok" if attempts[0] <= 1 else "retried",
-            attempts=attempts[0],
+            outcome="ok" if throttling.attempts <= 1 else "retried",
+            attempts=throttling.attempts,
             latency_s=latency,
             throttled=throttling.answers_429,
             waited_s=round(throttling.waited_s, 4),
@@ -260,16 +261,16 @@ class LLMClient:
         return text
 
     async def _answer(self, messages: Sequence[BaseMessage], fmt: dict[str, Any] | None,
-                      attempts: list[int], throttling: Throttling) -> Answer:
+                      throttling: Throttling) -> Answer:
         """The chat's answer, retried with exponential backoff and jitter while the fault is retryable;
-        `attempts[0]` counts the tries (a 429 is not a try: the pacer waits it out, see `_paced`)."""
+        `throttling.attempts` counts the tries (a 429 is not a try: the pacer waits it out, see `_paced`)."""
         chat = self.chat
         chars = sum(len(str(m.content)) for m in messages)
         async for attempt in AsyncRetrying(stop=stop_after_attempt(self.settings.retries + 1),
                                            wait=wait_exponential_jitter(**BACKOFF),
                                            retry=retry_if_exception(retryable), reraise=True):
             with attempt:
-                attempts[0] += 1
+                throttling.attempts += 1
                 answer = await self._paced(chat, messages, fmt, chars, throttling)
                 if not answer.text.strip():
                     raise EmptyReply("the model answered with an empty message")

@@ -11,7 +11,9 @@
     PROVIDER:MODEL                   anything else goes through langchain's init_chat_model (anthropic,
                                      google_genai, ollama, mistralai, ... when its integration is installed)
 
-Providers are registered like agents and modules (`register_provider`). Only this package imports
+Providers are registered like agents and modules (`register_provider`, llm.registry), each with what the
+framework needs to know about it (constrained output, default answer cap and timeout, history budget, what its
+rate limits belong to). Only this package imports
 langchain_openai. Retries are not done by the chat model (max_retries=0) but by `LLMClient` (tenacity), so
 that every attempt is visible in the trace. `openai-compatible:` and `local:` calls go through llm.http's thin
 client (`make_chat`); `make_model` still gives a ChatOpenAI for them, for use with langchain.
@@ -21,8 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import httpx
 from langchain_core.caches import InMemoryCache
@@ -30,35 +30,9 @@ from langchain_core.language_models import BaseChatModel
 
 from avalon_agents.llm.chat import Chat, LangchainChat, capture_headers
 from avalon_agents.llm.http import OpenAIHTTP
+from avalon_agents.llm.registry import PROVIDERS, provider, register_provider
 from avalon_agents.llm.scripted import ScriptedChatModel
 from avalon_agents.llm.settings import COLD_START, ModelSettings, ModelSpecError
-
-ProviderFactory = Callable[[str, ModelSettings], BaseChatModel]
-"""(the spec's part after "provider:", complete settings) -> a chat model."""
-ChatFactory = Callable[[str, ModelSettings], Chat]
-"""The same -> a Chat that skips langchain (a provider's fast path for LLMClient)."""
-
-
-@dataclass(frozen=True)
-class Provider:
-    """A registered provider: its factory, and optionally a check of the spec's model part (raising
-    ModelSpecError), a reachability check run before a run starts, and a Chat factory LLMClient uses instead
-    of wrapping the langchain model."""
-
-    factory: ProviderFactory
-    check: Callable[[str], None] | None = None
-    reachable: Callable[[str, float], None] | None = None
-    chat: ChatFactory | None = None
-
-
-PROVIDERS: dict[str, Provider] = {}
-
-
-def register_provider(name: str, factory: ProviderFactory, *, check: Callable[[str], None] | None = None,
-                      reachable: Callable[[str, float], None] | None = None, chat: ChatFactory | None = None) -> None:
-    """Make `name:MODEL` specs build their chat model with `factory(MODEL, settings)` (and LLMClient's Chat
-    with `chat`, if given)."""
-    PROVIDERS[name] = Provider(factory, check, reachable, chat)
 
 
 def split(spec: str) -> tuple[str, str]:
@@ -89,7 +63,7 @@ def make_model(settings: ModelSettings | str) -> BaseChatModel:
     provider, rest = split(settings.spec)
     check_spec(settings.spec)
     registered = PROVIDERS.get(provider)
-    if registered is None:
+    if registered is None or registered.factory is None:
         return _init_chat_model(settings)
     return registered.factory(rest, settings)
 
@@ -128,14 +102,20 @@ def endpoint_of(settings: ModelSettings) -> str | None:
     """What a provider's rate limits belong to: the model at its server (None: nothing to pace, the embedded
     model, whose server takes one call at a time, and the scripted model unless a limit is set)."""
     spec = settings.spec or ""
-    provider, _, rest = spec.partition(":")
-    if provider in ("local", "replay"):
-        return None
-    if provider == "scripted":
-        return spec if any(settings.limits) else None
-    if provider == "openai":
-        return f"openai:{rest}@{os.environ.get('OPENAI_BASE_URL') or 'https://api.openai.com/v1'}"
-    return spec
+    endpoint = provider(spec.partition(":")[0]).endpoint
+    return spec if endpoint is None else endpoint(spec, settings)
+
+
+def _unpaced(spec: str, settings: ModelSettings) -> str | None:
+    return None
+
+
+def _openai_endpoint(spec: str, settings: ModelSettings) -> str | None:
+    return f"{spec}@{os.environ.get('OPENAI_BASE_URL') or 'https://api.openai.com/v1'}"
+
+
+def _scripted_endpoint(spec: str, settings: ModelSettings) -> str | None:
+    return spec if any(settings.limits) else None
 
 
 def _chat_openai(model: str, settings: ModelSettings, *, url: str | None, key: str,
@@ -288,9 +268,19 @@ def _init_chat_model(settings: ModelSettings) -> BaseChatModel:
         raise ModelSpecError(f"model: {settings.spec}: {str(exc).splitlines()[0]}") from None
 
 
-register_provider("openai", _openai)
+LOCAL_SECONDS_PER_CALL = 3.9
+"""The embedded model's measured pace on 2 cores, one call at a time: the quickstart game, 135 calls in 527 s
+(docs/benchmarks.md, "Quickstart timings"); its prompt cache makes a call cheaper than its tokens suggest."""
+
+register_provider("openai", _openai, constrained="json_schema", endpoint=_openai_endpoint)
 register_provider("openai-compatible", _compatible, check=_compatible_check, reachable=_compatible_reachable,
-                  chat=_compatible_chat)
-register_provider("local", _local, check=_local_check, chat=_local_chat)
-register_provider("scripted", _scripted)
-register_provider("replay", _replay, check=_replay_check)
+                  chat=_compatible_chat, constrained="json_schema")
+register_provider("local", _local, check=_local_check, chat=_local_chat, constrained="llama_cpp",
+                  # 96 tokens is about 70 words: the small model's speeches otherwise run on; its server answers
+                  # one call at a time, so a call's time includes waiting behind the others; on 2 CPU cores every
+                  # prompt token costs about 3.5 ms
+                  max_tokens=96, timeout=900.0, history_tokens=900, endpoint=_unpaced,
+                  seconds_per_call=LOCAL_SECONDS_PER_CALL)
+register_provider("scripted", _scripted, constrained="json_schema", endpoint=_scripted_endpoint,
+                  seconds_per_call=0.0)
+register_provider("replay", _replay, check=_replay_check, constrained="json_schema", endpoint=_unpaced)

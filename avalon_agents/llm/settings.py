@@ -9,19 +9,17 @@ unset with the defaults. In YAML and on the CLI a bare string is a spec: `model:
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from avalon_agents.llm.registry import SchemaStyle, provider
 
 DEFAULT_SPEC = "local:smollm2"
 DEFAULT_TEMPERATURE = 0.3
 """The paper's agent temperature (its 5.1); the extractor and the judges use 0."""
-DEFAULT_MAX_TOKENS = 256
-LOCAL_MAX_TOKENS = 96
-DEFAULT_TIMEOUT = 60.0
 COLD_START = 3.0
 """A model's first call may take this many times the timeout (a server that loads its model on first use)."""
-LOCAL_TIMEOUT = 900.0
 DEFAULT_RETRIES = 2
 ANSWER_CHARS_PER_TOKEN = 16
 """An answer is cut at max_tokens x this many characters (at least MIN_ANSWER_CHARS) before it reaches a prompt
@@ -29,10 +27,6 @@ or a file: a server that ignores max_tokens cannot grow the prompts, the trace o
 MIN_ANSWER_CHARS = 2000
 NOT_MEASURED = ("timeout", "retries", "requests_per_second", "rpm", "tpm")
 """Settings that change how a call is made, not what it measures: a resume may change them."""
-HISTORY_TOKENS = 2500
-"""How much of what a seat has seen goes into a one-call prompt (the vanilla agent's, a probe's)."""
-LOCAL_HISTORY_TOKENS = 900
-"""The same for the embedded 135M model: on 2 CPU cores every prompt token costs about 3.5 ms."""
 
 
 class ModelSpecError(ValueError):
@@ -51,12 +45,14 @@ class ModelSettings(BaseModel):
         spec: `openai:MODEL`, `openai-compatible:MODEL@URL`, `local:smollm2`, `scripted`, or any other
             `provider:model` that langchain's `init_chat_model` knows (see llm.providers).
         temperature: sampling temperature (paper: 0.3 for agents, 0 for the extractor).
-        max_tokens: cap on each answer; unset picks 256, or 96 for the embedded model, whose speeches
+        max_tokens: cap on each answer; unset picks the provider's default (its registration, llm.registry):
+            256, or 96 for the embedded model, whose speeches
             otherwise run on (96 tokens is about 70 words, inside the 100-word speech limit).
-        timeout: seconds per request; unset picks 60 (the first call of a model: three times as long, for a
-            server that loads the model then), or 900 for the embedded model, whose server answers one call at a
-            time, so a call's time includes waiting behind the others. With the default 2 retries a hung server
-            fails a call in 3 minutes, and 10 calls failed in a row stop the run (llm.health).
+        timeout: seconds per request; unset picks the provider's default: 60 (the first call of a model: three
+            times as long, for a server that loads the model then), or 900 for the embedded model, whose server
+            answers one call at a time, so a call's time includes waiting behind the others. With the default 2
+            retries a hung server fails a call in 3 minutes, and 10 calls failed in a row stop the run
+            (llm.health).
         retries: extra attempts after a failed call (exponential backoff with jitter).
         requests_per_second: the endpoint's request limit, per second (the same as `rpm` / 60; kept for older
             configs).
@@ -107,12 +103,12 @@ class ModelSettings(BaseModel):
     def complete(self) -> ModelSettings:
         """Every unset field filled with its default (the spec: `default_spec()`)."""
         spec = self.spec or default_spec()
-        local = provider_of(spec) == "local"
+        registered = provider(provider_of(spec))  # its defaults
         return self.model_copy(update={
             "spec": spec,
             "temperature": DEFAULT_TEMPERATURE if self.temperature is None else self.temperature,
-            "max_tokens": self.max_tokens or (LOCAL_MAX_TOKENS if local else DEFAULT_MAX_TOKENS),
-            "timeout": self.timeout or (LOCAL_TIMEOUT if local else DEFAULT_TIMEOUT),
+            "max_tokens": self.max_tokens or registered.max_tokens,
+            "timeout": self.timeout or registered.timeout,
             "retries": DEFAULT_RETRIES if self.retries is None else self.retries,
             "cache": bool(self.cache),
         })
@@ -122,21 +118,19 @@ class ModelSettings(BaseModel):
         return provider_of(self.spec or default_spec())
 
     @property
-    def schema_style(self) -> Literal["json_schema", "llama_cpp", "none"]:
+    def schema_style(self) -> SchemaStyle:
         """How decisions ask for constrained output: OpenAI's json_schema, llama-cpp-python's
-        json_object+schema, or not at all (off, or a provider this framework does not know to support it)."""
+        json_object+schema, or not at all (off, or a provider not registered as supporting it and not told
+        `constrained: true`)."""
         if self.constrained is False:
             return "none"
-        if self.provider == "local":
-            return "llama_cpp"
-        if self.provider in ("openai", "openai-compatible", "scripted", "replay") or self.constrained:
-            return "json_schema"
-        return "none"
+        style = provider(self.provider).constrained
+        return "json_schema" if style == "none" and self.constrained else style
 
     @property
     def history_tokens(self) -> int:
         """The budget for a seat's view of the game in a one-call prompt on this model."""
-        return LOCAL_HISTORY_TOKENS if self.provider == "local" else HISTORY_TOKENS
+        return provider(self.provider).history_tokens
 
     @property
     def limits(self) -> tuple[float | None, float | None]:

@@ -1,6 +1,6 @@
 """The cognitive agent's modules: one small protocol, typed slots, a registry, and the paper's modules."""
 
-from avalon_agents.modules.base import MODULES, Mind, Module, Slots, Turn, register_module
+from avalon_agents.modules.base import MODULES, Expected, Mind, Module, Slots, Turn, register_module, register_slot
 from avalon_agents.modules.config import SLOT_ORDER, AgentConfig, ModuleSettings, load_agent_config
 from avalon_agents.modules.experience import ExperienceModule
 from avalon_agents.modules.memory import Entry, Memory
@@ -19,6 +19,7 @@ __all__ = [
     "ActionModule",
     "AgentConfig",
     "AnalysisModule",
+    "Expected",
     "Entry",
     "Experience",
     "ExperienceBook",
@@ -34,4 +35,5 @@ __all__ = [
     "Turn",
     "load_agent_config",
     "register_module",
+    "register_slot",
 ]

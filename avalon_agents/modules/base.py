@@ -14,7 +14,7 @@ Hooks (all optional):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, make_dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -27,12 +27,14 @@ from avalon_agents.core.types import Role, Seat, Team
 from avalon_agents.llm.client import LLMCallFailed, LLMClient
 from avalon_agents.modules.memory import Entry, Memory
 from avalon_agents.narrate import DEFAULT_CARDS, role_card, system_prompt
+from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
 from avalon_agents.stores.book import Experience
 
-Phase = Literal["round", "turn"]
-"""When a module runs: once when the round (quest) changes, or at every request the seat answers."""
+Timing = Literal["round", "turn"]
+"""When a module runs: once when the round (quest) changes, or at every request the seat answers (not the
+game's `core.types.Phase`)."""
 
 
 @dataclass
@@ -88,14 +90,64 @@ class Mind:
         return [s for s in others if s in evil] or others
 
 
-SLOTS: tuple[str, ...] = ("summary", "analysis", "plan", "action", "response", "experience")
-"""Every slot, in the order its module runs; the agent config's keys are these names. A new slot is added here
-(and its default module registered under the slot's name)."""
+SLOTS: list[str] = ["summary", "analysis", "plan", "action", "response", "experience"]
+"""Every slot, in the order its module runs; the agent config's keys are these names. A new slot is added with
+`register_slot` (and its default module registered under the slot's name)."""
 
-Slots = make_dataclass("Slots", [(slot, "str | None", field(default=None)) for slot in SLOTS])
-Slots.__doc__ = """The typed slots modules fill (text, or None when the module is off or wrote nothing). summary,
-analysis and plan carry over between turns; action and response belong to one turn; experience is the text of
-what the seat learned at game end."""
+
+def register_slot(name: str, *, before: str = "action") -> None:
+    """Add a slot (in YAML: a key of the cognitive agent's config; in code: `turn.slots.<name>`), run before the
+    slot `before`. Register its default module under the same name (`@register_module(name)`)."""
+    if not name.isidentifier() or name in ("model", "temperature"):
+        raise ValueError(f"slot: {name!r} cannot be a slot's name")
+    if name in SLOTS:
+        return
+    if before not in SLOTS:
+        raise ValueError(f"slot {name}: before: no slot {before!r} (slots: {', '.join(SLOTS)})")
+    SLOTS.insert(SLOTS.index(before), name)
+
+
+class Slots:
+    """The typed slots modules fill (text, or None when the module is off or wrote nothing). summary, analysis
+    and plan carry over between turns; action and response belong to one turn; experience is the text of what
+    the seat learned at game end. A slot added with `register_slot` is an attribute likewise."""
+
+    summary: str | None
+    analysis: str | None
+    plan: str | None
+    action: str | None
+    response: str | None
+    experience: str | None
+
+    def __init__(self, **texts: str | None) -> None:
+        unknown = set(texts) - set(SLOTS)
+        if unknown:
+            raise TypeError(f"Slots: no slot {sorted(unknown)[0]!r}")
+        for slot in SLOTS:
+            setattr(self, slot, texts.get(slot))
+
+    def texts(self) -> dict[str, str | None]:
+        """Every slot's text, in the slots' order."""
+        return {slot: getattr(self, slot, None) for slot in SLOTS}
+
+    def __repr__(self) -> str:
+        return "Slots(" + ", ".join(f"{k}={v!r}" for k, v in self.texts().items()) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Slots) and self.texts() == other.texts()
+
+
+@dataclass(frozen=True)
+class Expected:
+    """A module's LLM calls and tokens per game of six seats (`avalon bench cost --games 5`, 6 players, official
+    rules, the scripted model), in the two pipelines `avalon run --check` prices: analysis and plan once per
+    round (`per_round`), or either of them before every answer (`per_turn`)."""
+
+    per_round: Cost
+    per_turn: Cost
+
+    def of(self, per_turn: bool) -> Cost:
+        return self.per_turn if per_turn else self.per_round
 
 
 @dataclass
@@ -131,6 +183,9 @@ class Module:
     name: ClassVar[str] = ""
     slot: ClassVar[str] = ""
     prompt: ClassVar[str | None] = None  # template id under prompts/
+    expected: ClassVar[Expected | None] = None
+    """Its calls and tokens per game (what `avalon run --check` counts); None: not declared, counted as none
+    (and --check says so). A module that calls no model declares `Expected(Cost(), Cost())`."""
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -140,7 +195,7 @@ class Module:
         self.options = options if options is not None else self.Options()
 
     @property
-    def phase(self) -> Phase:
+    def phase(self) -> Timing:
         """Modules with a `cadence` option run once per round when it says so; the rest at every request."""
         return "round" if getattr(self.options, "cadence", None) == "per_round" else "turn"
 

@@ -51,9 +51,11 @@ class ModuleSettings(BaseModel):
 
 class _AgentConfig(BaseModel):
     """The modules of a cognitive agent: one `ModuleSettings` per slot (see modules.base.SLOTS); each slot's
-    default module is the one registered under the slot's own name."""
+    default module is the one registered under the slot's own name. A slot added with `register_slot` is a key
+    like the built-in ones (kept as an extra field)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, ModuleSettings] = Field(init=False)
 
     model: ModelSettings | None = None
     temperature: float | None = Field(None, ge=0, le=2)
@@ -71,6 +73,10 @@ class _AgentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self):
+        for key in self.__pydantic_extra__ or {}:
+            if key not in SLOTS:
+                raise ValueError(f"{key}: no such slot or setting (slots: {', '.join(SLOTS)}; and model, "
+                                 "temperature)")
         if not self.response.enabled:
             raise ValueError("response.enabled: the response module is always on (it writes the answer)")
         for slot in SLOTS:
@@ -78,7 +84,11 @@ class _AgentConfig(BaseModel):
         return self
 
     def settings(self, slot: str) -> ModuleSettings:
-        return getattr(self, slot)
+        if slot in type(self).model_fields:
+            return getattr(self, slot)
+        if slot not in SLOTS:
+            raise ValueError(f"no slot {slot!r} (slots: {', '.join(SLOTS)})")
+        return (self.__pydantic_extra__ or {}).get(slot) or ModuleSettings()
 
     def module_class(self, slot: str) -> type[Module]:
         name = self.settings(slot).use or slot

@@ -17,8 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from avalon_agents import orders
 from avalon_agents.core.events import GameResult
 from avalon_agents.core.types import seat_name
-from avalon_agents.modules.base import Module, Turn, register_module
+from avalon_agents.modules.base import Expected, Module, Turn, register_module
 from avalon_agents.modules.memory import Memory
+from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 
 LOG_TOKENS = 1500
@@ -40,6 +41,7 @@ def role_map(result: GameResult) -> str:
 class ExperienceModule(Module):
     slot = "experience"
     prompt = "modules/experience_suggestions"
+    expected = Expected(Cost(18.0, 26_288, 144), Cost(18.0, 18_790, 144))  # per game of six seats (standard.py)
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")

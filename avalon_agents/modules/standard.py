@@ -16,12 +16,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from avalon_agents.core.types import seat_name
 from avalon_agents.decisions.jsonish import load_json
 from avalon_agents.decisions.kinds import kind_of
-from avalon_agents.modules.base import Module, Phase, Turn, register_module
+from avalon_agents.modules.base import Expected, Module, Timing, Turn, register_module
 from avalon_agents.modules.sections import context
 from avalon_agents.narrate import names
+from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 
 Cadence = Literal["per_round", "per_turn"]
+"""Each module's `expected` calls and tokens per game of six seats (measured 2026-11-26 with `avalon bench cost
+--games 5`: 6 players, official rules, the scripted model, tiktoken; a slow test holds them to what it measures).
+Per round, action and response are one call, counted as the response's; with action off the response still
+answers each request, so the count stays."""
 
 
 class _Options(BaseModel):
@@ -33,13 +38,14 @@ class SummaryModule(Module):
     """Eq. 1: S_t = summarize(S_{t-1} + the entries of the rounds since). Runs when the round changes."""
 
     slot = "summary"
+    expected = Expected(Cost(19.2, 36_823, 1_521), Cost(19.2, 24_745, 154))
     prompt = "modules/summary"
 
     class Options(_Options):
         max_words: int = Field(150, ge=20, le=1000)
 
     @property
-    def phase(self) -> Phase:
+    def phase(self) -> Timing:
         return "round"
 
     async def run(self, turn: Turn) -> None:
@@ -68,6 +74,7 @@ class AnalysisModule(Module):
     possible adversaries, following what the seat knows."""
 
     slot = "analysis"
+    expected = Expected(Cost(25.2, 20_940, 542), Cost(86.2, 80_468, 732))
     prompt = "modules/analysis"
 
     class Options(_Options):
@@ -103,6 +110,7 @@ class PlanningModule(Module):
     """Eq. 3: a plan from goal, strategy, the previous plan, the summary and the analysis."""
 
     slot = "plan"
+    expected = Expected(Cost(25.2, 22_833, 485), Cost(86.2, 85_193, 718))
     prompt = "modules/planning"
 
     class Options(_Options):
@@ -130,6 +138,7 @@ class ActionModule(Module):
     response on. `combine: false` makes them two calls, as in the paper's code."""
 
     slot = "action"
+    expected = Expected(Cost(), Cost(86.2, 88_074, 577))
     prompt = "modules/action"
 
     class Options(_Options):
@@ -185,6 +194,7 @@ class ResponseModule(Module):
     Decisions ask for the request's JSON schema where the model's server supports constrained output."""
 
     slot = "response"
+    expected = Expected(Cost(86.0, 132_824, 6_328), Cost(86.2, 85_117, 1_831))
     prompt = "modules/response"
 
     class Options(_Options):

@@ -142,24 +142,28 @@ def test_check_prints_the_plan_and_bad_files_are_one_line(tmp_path):
 
 
 def test_the_plan_counts_only_the_modules_that_are_on():
-    from avalon_agents.experiments.plan import KIND_COST, MODULE_COST, calls_per_game, game_cost
+    from avalon_agents.agents.registry import expected_cost
+    from avalon_agents.experiments.plan import calls_per_game, game_cost
+    from avalon_agents.modules import MODULES
 
     table2 = load_experiments(ROOT / "experiments" / "paper" / "table2.yaml")
     full, no_analysis = calls_per_game(table2["good_full"]), calls_per_game(table2["good_wo_analysis"])
     good_seats = 4  # ours plays the four good roles of a 6-player game
-    assert full - no_analysis == pytest.approx(MODULE_COST["per_turn"]["analysis"].calls / 6 * good_seats)
-    per_turn = sum(c.calls for c in MODULE_COST["per_turn"].values())  # every module on, the paper's cadence
-    assert full == pytest.approx((per_turn * good_seats + KIND_COST["baseline"].calls * 2) / 6)
-    tokens = game_cost(table2["good_full"]).input_tokens  # tokens follow the same table
-    per_turn_in = sum(c.input_tokens for c in MODULE_COST["per_turn"].values())
-    assert tokens == pytest.approx((per_turn_in * good_seats + KIND_COST["baseline"].input_tokens * 2) / 6)
+    per_turn = {slot: MODULES[slot].expected.per_turn for slot in SLOTS}  # what each module declares
+    assert full - no_analysis == pytest.approx(per_turn["analysis"].calls / 6 * good_seats)
+    every = sum(c.calls for c in per_turn.values())  # every module on, the paper's cadence
+    assert full == pytest.approx((every * good_seats + expected_cost("baseline").calls * 2) / 6)
+    tokens = game_cost(table2["good_full"]).input_tokens  # tokens follow the same declarations
+    every_in = sum(c.input_tokens for c in per_turn.values())
+    assert tokens == pytest.approx((every_in * good_seats + expected_cost("baseline").input_tokens * 2) / 6)
 
 
 def test_the_plan_leaves_out_learning_after_each_series_last_game():
-    from avalon_agents.experiments.plan import MODULE_COST, calls_per_game, calls_per_run
+    from avalon_agents.experiments.plan import calls_per_game, calls_per_run
+    from avalon_agents.modules import MODULES
 
     exp = load_experiments(ROOT / "experiments" / "paper" / "table2.yaml")["good_full"]
-    learning = MODULE_COST["per_turn"]["experience"].calls / 6 * 4  # ours on the four good seats
+    learning = MODULES["experience"].expected.per_turn.calls / 6 * 4  # ours on the four good seats
     assert calls_per_game(exp) - calls_per_game(exp, learning=False) == pytest.approx(learning)
     assert calls_per_run(exp) == pytest.approx(calls_per_game(exp) * exp.games - learning * exp.series)
     assert calls_per_run(exp.model_copy(update={"learn_after_last": True})) == pytest.approx(

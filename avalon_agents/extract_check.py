@@ -1,4 +1,5 @@
-"""What `avalon extract` runs: one extraction outside a game."""
+"""What `avalon extract` runs: one extraction outside a game (the CLI's tool, beside it on the top floor; the
+extractor itself is `extract/`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,204 @@
+"""The recipes of docs/architecture.md ("Where to make each kind of change") followed as a user would: a plugin
+file written as the recipe says, named in a config's `plugins:`, and a scripted game played through `avalon run`
+that uses what the plugin added. A recipe that stops working fails here, not in a user's hands.
+
+(The judge and metric recipes come with the rewrite of analysis/.)
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from avalon_agents import plugins
+from avalon_agents.agents.registry import AGENT_KINDS
+from avalon_agents.cli import cli
+from avalon_agents.decisions.kinds import KINDS
+from avalon_agents.llm.registry import PROVIDERS
+from avalon_agents.modules.base import MODULES, SLOTS
+from avalon_agents.records import read_trace
+
+
+@pytest.fixture
+def registries():
+    """Every registry a plugin writes to, as it was before the test (the plugin module too, so a second test
+    imports its own file)."""
+    saved = (dict(MODULES), list(SLOTS), dict(AGENT_KINDS), dict(PROVIDERS), dict(KINDS), dict(plugins.LOADED))
+    yield
+    for registry, before in zip((MODULES, AGENT_KINDS, PROVIDERS, KINDS, plugins.LOADED),
+                                (saved[0], saved[2], saved[3], saved[4], saved[5])):
+        registry.clear()
+        registry.update(before)
+    SLOTS[:] = saved[1]
+
+
+def play(tmp_path: Path, plugin: str, config: str, *extra: str) -> Path:
+    """Write the plugin and the config (which names it), run one scripted game; the game's directory."""
+    (tmp_path / "my_plugin.py").write_text(textwrap.dedent(plugin))
+    path = tmp_path / "recipe.yaml"
+    path.write_text(textwrap.dedent(config))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["run", str(path), "--out", str(out), "--max-games", "1", *extra])
+    assert result.exit_code == 0, result.output
+    (game,) = out.glob("main/series-1/game-*")
+    return game
+
+
+def check(tmp_path: Path) -> str:
+    """`avalon run --check` of the config `play` wrote: the plan, without a traceback."""
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "recipe.yaml"), "--check", "--out",
+                                      str(tmp_path / "planned")])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    return result.output
+
+
+COGNITIVE = """\
+name: recipe
+model: scripted
+plugins: [my_plugin.py]
+agents:
+  ours: {kind: cognitive, modules: %s}
+  bots: {kind: rulebot}
+sides: {good: ours, evil: bots}
+"""
+
+
+def test_a_new_module(tmp_path, registries):
+    """Subclass Module, set `slot`, `@register_module("name")`; select it with `use: name`."""
+    game = play(tmp_path, '''
+        from avalon_agents.modules import Module, register_module
+
+
+        @register_module("plain_plan")
+        class PlainPlan(Module):
+            slot = "plan"
+
+            async def run(self, turn):
+                turn.slots.plan = "keep the team small"
+        ''', COGNITIVE % "{plan: {use: plain_plan}}")
+    plans = [r for r in read_trace(game) if r.type == "module" and r.slot == "plan"]
+    assert plans and {(r.module, r.text) for r in plans} == {("plain_plan", "keep the team small")}
+    assert "no expected calls declared, counted as none: plain_plan" in check(tmp_path)
+
+
+def test_a_new_slot(tmp_path, registries):
+    """`register_slot("name", before=...)` and its default module registered under the slot's name (declaring
+    its expected calls); the config key is the slot name."""
+    game = play(tmp_path, '''
+        from avalon_agents.modules import Module, register_module
+        from avalon_agents.modules.base import Expected, register_slot
+        from avalon_agents.prices import Cost
+
+        register_slot("mood", before="action")
+
+
+        @register_module("mood")
+        class Mood(Module):
+            slot = "mood"
+            expected = Expected(per_round=Cost(), per_turn=Cost())  # no model call
+
+            async def run(self, turn):
+                if turn.request is not None:
+                    turn.slots.mood = f"calm at quest {turn.quest}"
+        ''', COGNITIVE % "{mood: {enabled: true}}")
+    moods = [r for r in read_trace(game) if r.type == "module" and r.slot == "mood"]
+    assert moods and all(r.module == "mood" and r.text.startswith("calm at quest") for r in moods)
+    assert "no expected calls" not in check(tmp_path)  # the plan reads what the slot's module declares
+
+
+def test_a_new_seat_kind(tmp_path, registries):
+    """Implement the Agent protocol (AgentBase: `act`); `register_agent("name", factory)`; then `kind: name`."""
+    game = play(tmp_path, '''
+        from avalon_agents.agents.base import AgentBase
+        from avalon_agents.agents.registry import register_agent
+        from avalon_agents.core.actions import Assassinate, ProposeTeam, QuestCard, Reply, RequestKind, Speak, Vote
+
+
+        class Agreeable(AgentBase):
+            def __init__(self, *, seat, seed, words="I agree with everyone."):
+                self.seat, self.words = seat, words
+
+            async def act(self, request, instruction):
+                kind = request.kind
+                if kind is RequestKind.PROPOSE:
+                    action = ProposeTeam(team=tuple(request.options[: request.team_size]))
+                elif kind is RequestKind.VOTE:
+                    action = Vote(approve=True)
+                elif kind is RequestKind.QUEST:
+                    action = QuestCard(success=True)
+                elif kind is RequestKind.ASSASSINATE:
+                    action = Assassinate(target=request.options[0])
+                else:
+                    action = Speak(text=self.words)
+                return Reply(text="", action=action)
+
+
+        register_agent("agreeable", Agreeable)
+        ''', '''\
+        name: recipe
+        plugins: [my_plugin.py]
+        agents:
+          nice: {kind: agreeable, options: {words: "Count me in."}}
+          bots: {kind: rulebot}
+        sides: {good: nice, evil: bots}
+        ''')
+    events = [json.loads(line) for line in (game / "events.jsonl").read_text().splitlines()]
+    speeches = {e["text"] for e in events if e["type"] == "speech"}
+    assert "Count me in." in speeches
+
+
+def test_a_new_provider(tmp_path, registries):
+    """`register_provider("name", factory)` (and what it supports); then `--model name:MODEL`."""
+    game = play(tmp_path, '''
+        from avalon_agents.llm import register_provider
+        from avalon_agents.llm.scripted import ScriptedChatModel
+
+
+        def canned(model, settings):
+            return ScriptedChatModel(seed=settings.kwargs.get("seed", 0))
+
+
+        register_provider("canned", canned, constrained="json_schema", history_tokens=1200)
+        ''', '''\
+        name: recipe
+        plugins: [my_plugin.py]
+        agents:
+          vanilla: {kind: llm}
+          bots: {kind: rulebot}
+        sides: {good: vanilla, evil: bots}
+        ''', "--model", "canned:small")
+    calls = [r for r in read_trace(game) if r.type == "llm_call"]
+    assert calls and {r.settings["spec"] for r in calls} == {"canned:small"}
+    assert all(r.outcome == "ok" for r in calls)
+    extractions = [r for r in read_trace(game) if r.type == "extraction"]
+    assert {r.method for r in extractions} == {"typed", "json"}  # bots' typed actions; its constrained output
+
+
+def test_a_changed_decision_kind(tmp_path, registries):
+    """A request kind is declared once in `decisions/kinds.py` (`KINDS`); the host, the scripted model and the
+    extractor read that spec, so a changed spec (here the vote's instruction) reaches every consumer. A new
+    request kind also needs the engine to ask it, which no plugin can add."""
+    game = play(tmp_path, '''
+        from dataclasses import replace
+
+        from avalon_agents.core.actions import RequestKind
+        from avalon_agents.decisions.kinds import KINDS
+
+        vote = KINDS[RequestKind.VOTE]
+        KINDS[RequestKind.VOTE] = replace(
+            vote, instruction=lambda request, rules: "Ballot time. " + vote.instruction(request, rules))
+        ''', '''\
+        name: recipe
+        model: scripted
+        plugins: [my_plugin.py]
+        agents:
+          vanilla: {kind: llm}
+          bots: {kind: rulebot}
+        sides: {good: vanilla, evil: bots}
+        ''')
+    votes = [r for r in read_trace(game) if r.type == "llm_call" and r.purpose.request == "vote"]
+    assert votes and all("Ballot time." in r.messages[-1].content for r in votes)
