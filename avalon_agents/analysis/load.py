@@ -18,8 +18,19 @@ from typing import Any
 
 import pandas as pd
 
+from avalon_agents.core.events import EVENT_ADAPTER
 from avalon_agents.core.types import Role
-from avalon_agents.records.run_dir import ABORTED, EVENTS, META, is_done, read_result, read_trace
+from avalon_agents.records.run_dir import (
+    ABORTED,
+    GameMeta,
+    finished_games,
+    read_events,
+    read_experiment,
+    read_meta,
+    read_result,
+    read_seating,
+    read_trace,
+)
 from avalon_agents.records.trace import Annotation, Extraction, LLMCall, ModuleOutput, Probe
 
 SEAT_COLUMNS = ["role", "side", "kind", "agent"]
@@ -83,10 +94,7 @@ class RunData(Tables):
 
 def game_dirs(root: Path) -> list[Path]:
     """Every finished game directory at or under `root`, in path order."""
-    root = Path(root)
-    if (root / META).is_file():
-        return [root] if is_done(root) else []
-    return sorted(p.parent for p in root.rglob(META) if (p.parent / EVENTS).is_file() and is_done(p.parent))
+    return finished_games(root)
 
 
 def _place(root: Path, path: Path) -> dict[str, Any]:
@@ -94,27 +102,19 @@ def _place(root: Path, path: Path) -> dict[str, Any]:
     `avalon play --out` layout game-<n>, or a lone game directory)."""
     rel = path.relative_to(root) if path != root else Path(path.name)
     parts = rel.parts
-    seating = path / "seating.json"
-    if seating.is_file():
-        s = json.loads(seating.read_text())
-        return {"game": rel.as_posix(), "variant": s["variant"], "series": s["series"], "game_index": s["game"],
-                "_agents": {int(k): v for k, v in s["agents"].items()}}
+    seating = read_seating(path)
+    if seating is not None:
+        return {"game": rel.as_posix(), "variant": seating.variant, "series": seating.series,
+                "game_index": seating.game, "_agents": dict(seating.agents)}
     series = next((int(m.group(1)) for p in parts if (m := SERIES.match(p))), 1)
     index = int(m.group(1)) if (m := GAME.match(parts[-1])) else 1
     variant = parts[-3] if len(parts) >= 3 and SERIES.match(parts[-2]) else "main"
     return {"game": rel.as_posix(), "variant": variant, "series": series, "game_index": index, "_agents": {}}
 
 
-def _models(meta: dict[str, Any]) -> list[dict[str, Any]]:
-    """The model settings a game's meta.json records (its agents', per seat where seats differ)."""
-    found = [meta.get("model") or {}]
-    found += [m.get("model") or {} for m in (meta.get("seat_models") or {}).values()]
-    return [m for m in found if isinstance(m, dict)]
-
-
 def _read_events(path: Path) -> list[dict[str, Any]]:
-    with open(path / EVENTS) as f:
-        return [json.loads(line) for line in f if line.strip()]
+    """The game's events (read typed, by records), as the rows of the events table."""
+    return [EVENT_ADAPTER.dump_python(e, mode="json") for e in read_events(path)]
 
 
 def load_run(path: str | Path) -> RunData:
@@ -143,13 +143,13 @@ def load_run(path: str | Path) -> RunData:
 def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) -> None:
     place = _place(root, path)
     agents = place.pop("_agents")
-    meta = json.loads((path / META).read_text())
+    meta = read_meta(path)
     result = read_result(path)
     roles = {int(s): Role(r) for s, r in result.roles.items()}
     evil = sorted(s for s, r in roles.items() if r.side.value == "evil")
     merlin = next((s for s, r in roles.items() if r is Role.MERLIN), None)
     assassin = result.assassin if result.assassin is not None else _holder(meta, roles)
-    kinds = {int(s): k for s, k in (meta.get("seats") or {}).items()}
+    kinds = meta.seats
     seat_info = {s: {"role": r.value, "side": r.side.value, "kind": kinds.get(s, "unknown"),
                      "agent": agents.get(s, kinds.get(s, "unknown"))} for s, r in roles.items()}
     for s, info in seat_info.items():
@@ -221,9 +221,9 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
             record["about_role"] = about.value if about else None
             rows["annotations"].append(seat_row(r.seat, record))
     rows["games"].append({
-        **place, "path": str(path), "seed": meta.get("seed"), "rules": (meta.get("rules") or {}).get("name"),
+        **place, "path": str(path), "seed": meta.seed, "rules": meta.rules.get("name"),
         "players": len(roles), "winner": result.winner.value, "reason": result.reason.value,
-        "models": "+".join(sorted({m.get("spec") for m in _models(meta) if m.get("spec")})) or None,
+        "models": "+".join(sorted({m.get("spec") for m in meta.models() if m.get("spec")})) or None,
         "merlin_seat": merlin, "evil_seats": evil, "assassin_seat": assassin,
         "assassination_target": result.assassination_target, "quests_played": len(result.quests),
         "proposals": result.proposals, "llm_calls": calls,
@@ -233,12 +233,12 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
     })
 
 
-def _holder(meta: dict[str, Any], roles: dict[int, Role]) -> int | None:
+def _holder(meta: GameMeta, roles: dict[int, Role]) -> int | None:
     """The seat that carried the assassination, for games recorded before result.json named it: the rules'
     `assassin` role (the Assassin by default), in games with Merlin."""
     if Role.MERLIN not in roles.values():
         return None
-    token = (meta.get("rules") or {}).get("assassin") or Role.ASSASSIN.value
+    token = meta.rules.get("assassin") or Role.ASSASSIN.value
     return next((s for s, r in roles.items() if r.value == token), None)
 
 
@@ -284,10 +284,9 @@ def origin(run_dir: Path, finished: int | None = None) -> str | None:
     """From a run directory's experiment.json: the experiment, its config file and fingerprint, the commit
     and framework version, each variant's pipeline, and games (`finished` of) planned and aborted (None: not
     a run of `avalon run`)."""
-    path = Path(run_dir) / "experiment.json"
-    if not path.is_file():
+    meta = read_experiment(run_dir)
+    if meta is None:
         return None
-    meta = json.loads(path.read_text())
     fingerprint = hashlib.sha256(json.dumps(meta.get("fingerprint"), sort_keys=True).encode()).hexdigest()[:12]
     planned = sum(v.get("series", 1) * v.get("games_per_series", 1) for v in meta.get("variants", {}).values())
     aborted = sum(1 for _ in Path(run_dir).glob(f"*/series-*/game-*/{ABORTED}"))

@@ -87,7 +87,8 @@ class GameMeta(BaseModel):
     seat_models: dict[int, dict[str, Any]] | None = None
     probes: bool = False
     orders: dict[str, Any] | None = None
-    source: dict[str, Any] | None = None
+    source: dict[str, Any] | str | None = None
+    """Where an imported game came from (its format, file, ...)."""
 
     def models(self) -> list[dict[str, Any]]:
         """The model settings of the game's agents (per seat where seats differ), never empty entries."""

@@ -5,7 +5,6 @@ attached. Asking the probes is the host's (`host.human_probes`); scoring them is
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 from avalon_agents.core.events import GameEvent
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat
-from avalon_agents.records.run_dir import META, read_events, read_result, read_trace
+from avalon_agents.records.run_dir import finished_games, read_events, read_meta, read_result, read_trace
 from avalon_agents.records.trace import Annotation
 
 Progress = Callable[[int, int], None]
@@ -48,20 +47,20 @@ def imported_games(run: Path, limit: int | None = None) -> list[HumanGame]:
     run = Path(run)
     if not run.is_dir():
         raise ValueError(f"run: {run} is not a folder")
-    dirs = sorted(p.parent for p in run.glob(f"*/{META}") if (p.parent / "result.json").is_file())
+    dirs = [d for d in finished_games(run) if d.parent == run]
     if not dirs:
         raise ValueError(f"run: no finished games in {run} (import some: avalon import avalon-nlu DATASET --out RUN)")
     games = []
     for d in dirs:
-        meta = json.loads((d / META).read_text())
-        imported = meta.get("source")
+        meta = read_meta(d)
+        imported = meta.source
         if not imported:
             raise ValueError(f"run: {d.name} is not an imported human game (made by avalon import)")
         source = imported.get("format", "") if isinstance(imported, dict) else str(imported)
         file = imported.get("file", "") if isinstance(imported, dict) else ""
         roles = {int(s): Role(r) for s, r in read_result(d).roles.items()}
         beliefs = [r for r in read_trace(d) if isinstance(r, Annotation) and r.kind == "belief"]
-        games.append(HumanGame(name=d.name, source=source, file=file, rules=RuleSet.model_validate(meta["rules"]),
+        games.append(HumanGame(name=d.name, source=source, file=file, rules=RuleSet.model_validate(meta.rules),
                                events=read_events(d), roles=roles, beliefs=beliefs))
     return games[:limit] if limit is not None else games
 

@@ -28,6 +28,7 @@ from avalon_agents.analysis.paper.metrics import outcome_metrics, paper_table
 from avalon_agents.analysis.paper.probes import score_probes
 from avalon_agents.analysis.paper.reference import figure_table, statements
 from avalon_agents.records.run_dir import JsonlTracer
+from avalon_agents.records.run_dir import variant_order as run_dir_variants
 
 if TYPE_CHECKING:  # a judge is passed in; the analysis builds no model client itself
     from avalon_agents.llm.client import LLMClient
@@ -175,8 +176,7 @@ def markdown_table(table: pd.DataFrame, digits: int = 3) -> str:
 
 def variant_order(run_dir: Path) -> list[str]:
     """The experiment's variants in its config's order (the first is the reference), or [] outside one."""
-    experiment = Path(run_dir) / "experiment.json"
-    return list(json.loads(experiment.read_text())["variants"]) if experiment.is_file() else []
+    return run_dir_variants(run_dir)
 
 
 def headline_text(headline: pd.DataFrame) -> str:
