@@ -13,8 +13,8 @@ for one game, in which order the host lists
 `fixed` (the default) keeps today's wording byte for byte; `shuffled` draws the orders from the game's seed,
 so the same seed gives the same orders; `reversed` lists everything the other way round (the last seat first,
 reject before approve, fail before success, a proposal's speeches from the last spoken), the treatment of the
-order-bias study (`avalon bias`, experiments/bias.py). The engine knows nothing of this: an `Orders` changes words, never the
-events, the rules or what a seat may see. Who sits in which seat is the runner's seating (`schedule`).
+order-bias study (`avalon bias`, experiments/bias.py). The engine knows nothing of this: an `Orders` changes
+words, never the events, the rules or what a seat may see. Who sits in which seat is the runner's seating (`schedule`).
 
 The host makes the game's `Orders` current (`using`) while it plays; every wording function reads it
 (`current()`) unless given one, so agents, modules and probes word lists alike without being handed it.

@@ -227,3 +227,11 @@ def check_option(command: Callable) -> Callable:
     """--check: validate the config (and the model, and the directory) and print what would be played; play
     nothing."""
     return click.option("--check", is_flag=True, help="Validate the config and print the plan; play nothing.")(command)
+
+
+def study_options(command: Callable) -> Callable:
+    """What every command that plays a config takes (run, tournament, redteam, bias): --check, --json, --plugin
+    and the logging options."""
+    for option in (logging_options, plugin_option, json_option, check_option):
+        command = option(command)
+    return command

@@ -16,30 +16,23 @@ from avalon_agents import logs
 from avalon_agents.cli.base import (
     OverBudget,
     RunUnhealthy,
-    check_option,
     cli,
     echo_json,
-    json_option,
-    logging_options,
     model_options,
     one_line_errors,
-    plugin_option,
     runner_options,
+    study_options,
 )
 from avalon_agents.llm.settings import ModelSettings
 
 
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
-@check_option
 @model_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/<experiment name>).")
 @runner_options
-@click.option("--json", "as_json", is_flag=True, help="Print the results (per variant and side: games, wins, "
-              "rate, interval, health) as one JSON object instead of the tables.")
-@plugin_option
-@logging_options
+@study_options
 def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, max_games: int | None, backend: str,
         address: str | None, prices_file: Path | None, budget_usd: float | None, as_json: bool) -> None:
     """Run an experiment: every variant x series x game of CONFIG, resumable.
@@ -77,14 +70,11 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
 
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
-@check_option
 @model_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/<tournament name>); the leaderboard goes to OUT/tournament/.")
 @runner_options
-@json_option
-@plugin_option
-@logging_options
+@study_options
 def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | None, max_games: int | None,
                backend: str, address: str | None, prices_file: Path | None, budget_usd: float | None,
                as_json: bool) -> None:

@@ -12,15 +12,12 @@ import click
 from avalon_agents import logs
 from avalon_agents.cli.base import (
     RunUnhealthy,
-    check_option,
     cli,
     echo_json,
-    json_option,
-    logging_options,
     model_options,
     one_line_errors,
-    plugin_option,
     progress_bar,
+    study_options,
 )
 from avalon_agents.llm.settings import ModelSettings
 
@@ -68,10 +65,7 @@ def _study_health(health: tuple[str, list[str]] | None, what: str, as_json: bool
 @model_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/NAME).")
-@check_option
-@json_option
-@plugin_option
-@logging_options
+@study_options
 def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, settings: ModelSettings,
             out: Path | None, check: bool, as_json: bool) -> None:
     """Run a red-team suite: per attack, paired games from one seed with and without the attacker's wrapper.
@@ -122,10 +116,7 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
 @model_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/NAME).")
-@check_option
-@json_option
-@plugin_option
-@logging_options
+@study_options
 def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | None, check: bool,
          as_json: bool) -> None:
     """Measure order effects: per studied order, paired games from one seed that differ in that order only.

@@ -5,8 +5,9 @@ client."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from avalon_agents.lazy import lazy_exports
 
 _WHERE = {"Experiment": "config", "load_experiments": "config", "format_table": "results",
           "results_table": "results", "run_experiment": "runner", "run_experiment_sync": "runner"}
@@ -21,11 +22,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-
+__getattr__ = lazy_exports(__name__, _WHERE)
 
 if TYPE_CHECKING:
     from avalon_agents.experiments.config import Experiment, load_experiments

@@ -259,8 +259,8 @@ def play_quest(game: Replay, a: Attempt) -> list[dict[str, Any]]:
     evil = [r.seat for r in requests if r.can_fail]
     need = 0 if a.quest else required
     if len(evil) < need:
-        raise ReplayError(f"{game.where}: the quest failed, but the team {list(game.engine.team)} holds {len(evil)} evil "
-                   f"player(s) and the rules need {need} fail card(s)")
+        raise ReplayError(f"{game.where}: the quest failed, but the team {list(game.engine.team)} holds "
+                          f"{len(evil)} evil player(s) and the rules need {need} fail card(s)")
     fails = evil[:need]
     quest = game.engine.quest
     for r in requests:

@@ -7,8 +7,9 @@ config or a command line needs) loads no provider package: `avalon --help` and a
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from avalon_agents.lazy import lazy_exports
 
 _WHERE = {
     "LLMCallFailed": "client", "LLMClient": "client",
@@ -41,11 +42,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-
+__getattr__ = lazy_exports(__name__, _WHERE)
 
 if TYPE_CHECKING:
     from avalon_agents.llm.client import LLMCallFailed, LLMClient
