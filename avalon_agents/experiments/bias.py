@@ -4,8 +4,8 @@ For each game seed the study plays the game once with every listing order fixed 
 once per studied list with that list alone reversed (or shuffled) (`<list>/`): the seats in prose (`players`),
 the answers offered (`options`), a proposal's speeches as the summary lists them (`speeches`; see
 avalon_agents/orders.py), or the agents' seats (`seats`: the same deal, the agents seated the other way round).
-The deal, the leaders, every agent's seed and the models' sampling seeds are the same in both games of a pair; only the wording's order differs, and whatever it changes in the answers carries
-through the rest of the game.
+The deal, the leaders, every agent's seed and the models' sampling seeds are the same in both games of a pair;
+only the wording's order differs, and whatever it changes in the answers carries through the rest of the game.
 
 Measured per game, per agent (the seats it sits on) and for the table as a whole, as counts:
 
@@ -21,7 +21,8 @@ Per list, agent and measure: the pooled rate in each condition, the difference (
 interval, a p-value and, since a study makes many comparisons, the Benjamini-Hochberg adjusted p-value over all
 of them (`q_value`). The interval is the paired t-interval of the per-game differences over the pairs where
 both games have the measure (scipy's `ttest_rel`), cut to [-100, +100] points; where that is undefined (one
-pair, or every pair's difference the same) Newcombe's interval of the pooled counts (never zero width), marked in `method`.
+pair, or every pair's difference the same) Newcombe's interval of the pooled counts (never zero width), marked
+in `method`.
 """
 
 from __future__ import annotations
