@@ -13,6 +13,18 @@ from pathlib import Path
 
 import pytest
 
+
+@pytest.fixture(autouse=True)
+def restored_registries() -> Iterator[None]:
+    """Every test leaves the process's registries (agent kinds, modules, providers, importers, plugins, pacers)
+    as it found them, so what one test registers (a plugin's `register_provider`, the README's
+    `@register_module`) is seen by no later test, in this process or in a pytest-xdist worker."""
+    from tests.helpers import registries_restored
+
+    with registries_restored():
+        yield
+
+
 # A small scripted experiment with two variants, probes on, cognitive (good) against baseline (evil):
 # two games, every record kind the analysis reads.
 ANALYSIS_CONFIG = """\
