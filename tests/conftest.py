@@ -13,6 +13,18 @@ from pathlib import Path
 
 import pytest
 
+
+@pytest.fixture(autouse=True)
+def restored_registries() -> Iterator[None]:
+    """Every test leaves the process's registries (agent kinds, modules, providers, importers, plugins, pacers)
+    as it found them, so what one test registers (a plugin's `register_provider`, the README's
+    `@register_module`) is seen by no later test, in this process or in a pytest-xdist worker."""
+    from tests.helpers import registries_restored
+
+    with registries_restored():
+        yield
+
+
 # A small scripted experiment with two variants, probes on, cognitive (good) against baseline (evil):
 # two games, every record kind the analysis reads.
 ANALYSIS_CONFIG = """\
@@ -34,15 +46,27 @@ variants:
 @pytest.fixture(scope="session")
 def analysis_run(tmp_path_factory) -> Path:
     """A finished scripted experiment (ANALYSIS_CONFIG) made once per session by `avalon run`; the analysis
-    tests and the notebooks read it. Treat it as read-only."""
+    tests and the notebooks read it. Treat it as read-only. Under pytest-xdist the workers share one: the first
+    that needs it makes it (in the run's temporary folder, under a lock), the others wait for it and read it."""
+    import fcntl
+    import os
+
     from click.testing import CliRunner
 
     from avalon_agents.cli import cli
 
-    folder = tmp_path_factory.mktemp("analysis-run")
-    (folder / "tiny.yaml").write_text(ANALYSIS_CONFIG)
-    result = CliRunner().invoke(cli, ["run", str(folder / "tiny.yaml"), "--out", str(folder / "run")])
-    assert result.exit_code == 0, result.output
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the folder every worker's own temporary folder is in
+    folder = root / "analysis-run"
+    with open(root / "analysis-run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "done").exists():
+            folder.mkdir(exist_ok=True)
+            (folder / "tiny.yaml").write_text(ANALYSIS_CONFIG)
+            result = CliRunner().invoke(cli, ["run", str(folder / "tiny.yaml"), "--out", str(folder / "run")])
+            assert result.exit_code == 0, result.output
+            (folder / "done").touch()
     return folder / "run"
 
 

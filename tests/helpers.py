@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -139,3 +140,32 @@ def avalon(*args: str, env: dict[str, str] | None = None, input: str | None = No
             sys.argv = argv
         out, err = stdout.getvalue().decode(), stderr.getvalue().decode()
     return subprocess.CompletedProcess(["avalon", *args], code, out, err)
+
+
+@contextmanager
+def registries_restored() -> Iterator[None]:
+    """Leave the process's registries as they were: the agent kinds, the modules, the model providers, the
+    importers, the plugins imported (and a plugin file's module in sys.modules), and the pacers with this
+    process's share of their limits. The dicts are restored in place (modules that imported them hold the same
+    objects). tests/conftest.py wraps every test in it."""
+    from avalon_agents import importers, plugins
+    from avalon_agents.agents import registry
+    from avalon_agents.llm import pacer, providers
+    from avalon_agents.modules import base
+
+    registries = [registry.AGENT_KINDS, base.MODULES, providers.PROVIDERS, importers.IMPORTERS, plugins.LOADED,
+                  pacer._pacers]
+    saved = [dict(r) for r in registries]
+    loaded_before = list(plugins.LOADED.values())
+    share = pacer._share
+    try:
+        yield
+    finally:
+        for module in plugins.LOADED.values():  # a plugin file imported meanwhile (plugins.load_plugin's name)
+            if (module.__name__.startswith("avalon_plugin_") and sys.modules.get(module.__name__) is module
+                    and all(module is not m for m in loaded_before)):
+                del sys.modules[module.__name__]
+        for current, before in zip(registries, saved, strict=True):
+            current.clear()
+            current.update(before)
+        pacer._share = share

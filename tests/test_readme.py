@@ -151,6 +151,16 @@ def test_readme_has_scripted_commands_to_run():
 # --------------------------------------------------------------------------- shape and links
 
 
+def test_the_readme_test_command_is_the_one_ci_runs():
+    """The README's test command is .ci/run's fast suite, option for option, and runs on both cores."""
+    prefix = ".venv/bin/python -m pytest "
+    [command] = [line for block in blocks("bash") for line in block.splitlines() if line.startswith(prefix)]
+    options = command.removeprefix(prefix)
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert re.search(rf"^run_pytest {re.escape(options)} \|\| fast=\$\?$", ci, re.MULTILINE), options
+    assert "-n 2" in options
+
+
 def test_readme_is_short():
     size = len(readme())
     assert size <= MAX_CHARS, f"README.md has {size} characters (at most {MAX_CHARS})"

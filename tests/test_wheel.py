@@ -17,7 +17,8 @@ from packaging.requirements import Requirement
 from tests.helpers import avalon
 
 ROOT = Path(__file__).parent.parent
-HEAVY = {"llama-cpp-python": "local", "ray": "ray", "jupyterlab": "notebooks", "pytest": "dev", "selenium": "dev"}
+HEAVY = {"llama-cpp-python": "local", "ray": "ray", "jupyterlab": "notebooks", "pytest": "dev", "pytest-xdist": "dev",
+         "selenium": "dev"}
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import textwrap
 
 import pytest
@@ -60,7 +61,9 @@ def test_a_module_with_its_own_settings_overrides_only_those():
     assert all(c.settings["temperature"] == 0.7 for c in calls if c.name != "summary")
 
 
-def test_an_uninstalled_provider_names_the_package_to_install():
+def test_an_uninstalled_provider_names_the_package_to_install(monkeypatch):
+    # as if langchain-anthropic were not installed, whether or not it is (a None entry makes its import fail)
+    monkeypatch.setitem(sys.modules, "langchain_anthropic", None)
     with pytest.raises(ModelSpecError, match=r"pip install langchain-anthropic"):
         make_model("anthropic:claude-3-5-haiku-latest")
     with pytest.raises(ModelSpecError, match="unknown spec"):
