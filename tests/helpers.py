@@ -144,18 +144,21 @@ def avalon(*args: str, env: dict[str, str] | None = None, input: str | None = No
 
 @contextmanager
 def registries_restored() -> Iterator[None]:
-    """Leave the process's registries as they were: the agent kinds, the modules, the model providers, the
-    importers, the plugins imported (and a plugin file's module in sys.modules), and the pacers with this
-    process's share of their limits. The dicts are restored in place (modules that imported them hold the same
-    objects). tests/conftest.py wraps every test in it."""
+    """Leave the process's registries as they were: the agent kinds, the modules and slots, the model providers,
+    the decision kinds, the judges, the importers, the plugins imported (and a plugin file's module in
+    sys.modules), and the pacers with this process's share of their limits. The dicts are restored in place
+    (modules that imported them hold the same objects). tests/conftest.py wraps every test in it."""
     from avalon_agents import importers, plugins
     from avalon_agents.agents import registry
+    from avalon_agents.analysis.judges.registry import JUDGES
+    from avalon_agents.decisions.kinds import KINDS
     from avalon_agents.llm import pacer, providers
     from avalon_agents.modules import base
 
     registries = [registry.AGENT_KINDS, base.MODULES, providers.PROVIDERS, importers.IMPORTERS, plugins.LOADED,
-                  pacer._pacers]
+                  pacer._pacers, KINDS, JUDGES]
     saved = [dict(r) for r in registries]
+    slots = list(base.SLOTS)
     loaded_before = list(plugins.LOADED.values())
     share = pacer._share
     try:
@@ -168,4 +171,5 @@ def registries_restored() -> Iterator[None]:
         for current, before in zip(registries, saved, strict=True):
             current.clear()
             current.update(before)
+        base.SLOTS[:] = slots
         pacer._share = share

@@ -127,7 +127,8 @@ def test_a_bad_config_is_one_line_naming_the_field(tmp_path, edit, field):
 
 def test_the_command_prints_the_table_and_health(tmp_path):
     path = tmp_path / "b.yaml"
-    path.write_text(CONFIG.replace("lists: [players, speeches, seats]", "lists: [options]").replace("games: 2", "games: 1"))
+    path.write_text(CONFIG.replace("lists: [players, speeches, seats]", "lists: [options]")
+                    .replace("games: 2", "games: 1"))
     result = CliRunner().invoke(cli, ["bias", str(path), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert "produced by: models scripted" in result.output and "1 pairs" in result.output
@@ -137,7 +138,8 @@ def test_the_command_prints_the_table_and_health(tmp_path):
 
 def test_a_study_over_its_health_limits_exits_3(tmp_path):
     path = tmp_path / "b.yaml"
-    path.write_text(CONFIG.replace("lists: [players, speeches, seats]", "lists: [options]").replace("games: 2", "games: 1"))
+    path.write_text(CONFIG.replace("lists: [players, speeches, seats]", "lists: [options]")
+                    .replace("games: 2", "games: 1"))
     with openai_server(fault_rate=0.25, faults=("500",), seed=5) as server:
         result = CliRunner().invoke(cli, ["bias", str(path), "--model", f"openai-compatible:m@{server.base_url}",
                                           "--retries", "0", "--out", str(tmp_path / "out")])

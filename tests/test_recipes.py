@@ -11,29 +11,10 @@ import json
 import textwrap
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
-from avalon_agents import plugins
-from avalon_agents.agents.registry import AGENT_KINDS
 from avalon_agents.cli import cli
-from avalon_agents.decisions.kinds import KINDS
-from avalon_agents.llm.registry import PROVIDERS
-from avalon_agents.modules.base import MODULES, SLOTS
 from avalon_agents.records import read_trace
-
-
-@pytest.fixture
-def registries():
-    """Every registry a plugin writes to, as it was before the test (the plugin module too, so a second test
-    imports its own file)."""
-    saved = (dict(MODULES), list(SLOTS), dict(AGENT_KINDS), dict(PROVIDERS), dict(KINDS), dict(plugins.LOADED))
-    yield
-    for registry, before in zip((MODULES, AGENT_KINDS, PROVIDERS, KINDS, plugins.LOADED),
-                                (saved[0], saved[2], saved[3], saved[4], saved[5])):
-        registry.clear()
-        registry.update(before)
-    SLOTS[:] = saved[1]
 
 
 def play(tmp_path: Path, plugin: str, config: str, *extra: str) -> Path:
@@ -67,7 +48,7 @@ sides: {good: ours, evil: bots}
 """
 
 
-def test_a_new_module(tmp_path, registries):
+def test_a_new_module(tmp_path):
     """Subclass Module, set `slot`, `@register_module("name")`; select it with `use: name`."""
     game = play(tmp_path, '''
         from avalon_agents.modules import Module, register_module
@@ -85,7 +66,7 @@ def test_a_new_module(tmp_path, registries):
     assert "no expected calls declared, counted as none: plain_plan" in check(tmp_path)
 
 
-def test_a_new_slot(tmp_path, registries):
+def test_a_new_slot(tmp_path):
     """`register_slot("name", before=...)` and its default module registered under the slot's name (declaring
     its expected calls); the config key is the slot name."""
     game = play(tmp_path, '''
@@ -110,7 +91,7 @@ def test_a_new_slot(tmp_path, registries):
     assert "no expected calls" not in check(tmp_path)  # the plan reads what the slot's module declares
 
 
-def test_a_new_seat_kind(tmp_path, registries):
+def test_a_new_seat_kind(tmp_path):
     """Implement the Agent protocol (AgentBase: `act`); `register_agent("name", factory)`; then `kind: name`."""
     game = play(tmp_path, '''
         from avalon_agents.agents.base import AgentBase
@@ -151,7 +132,7 @@ def test_a_new_seat_kind(tmp_path, registries):
     assert "Count me in." in speeches
 
 
-def test_a_new_provider(tmp_path, registries):
+def test_a_new_provider(tmp_path):
     """`register_provider("name", factory)` (and what it supports); then `--model name:MODEL`."""
     game = play(tmp_path, '''
         from avalon_agents.llm import register_provider
@@ -178,7 +159,7 @@ def test_a_new_provider(tmp_path, registries):
     assert {r.method for r in extractions} == {"typed", "json"}  # bots' typed actions; its constrained output
 
 
-def test_a_changed_decision_kind(tmp_path, registries):
+def test_a_changed_decision_kind(tmp_path):
     """A request kind is declared once in `decisions/kinds.py` (`KINDS`); the host, the scripted model and the
     extractor read that spec, so a changed spec (here the vote's instruction) reaches every consumer. A new
     request kind also needs the engine to ask it, which no plugin can add."""

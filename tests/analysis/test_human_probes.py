@@ -185,7 +185,7 @@ def test_intervals_resample_whole_games_so_one_games_shared_talk_widens_them():
     # only 8 independent units
     rows = []
     for game in range(8):
-        for probe in range(10):
+        for _probe in range(10):
             row = {"game": f"g{game}", "quest": 1, "valid": True, "brier": 0.25}
             for hits, trials in RATES.values():
                 row[hits], row[trials] = int(game % 2 == 0), 1

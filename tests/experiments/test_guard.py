@@ -4,13 +4,13 @@ variants and series, so a smoke run compares every variant and rerunning converg
 
 from __future__ import annotations
 
-import pytest
 import json
 import signal
 import subprocess
 import sys
 import time
 
+import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli

@@ -3,13 +3,14 @@ them, loaded with --plugin, selected with --agent-config, and seen at work in th
 
 from __future__ import annotations
 
-import pytest
 import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
