@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from langchain_core.messages import HumanMessage, SystemMessage
 
 from avalon_agents.agents.base import AgentBase
 from avalon_agents.agents.context import SeatContext
@@ -34,7 +33,7 @@ from avalon_agents.core.actions import ActionRequest, Reply
 from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAssigned
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, Team, seat_name
-from avalon_agents.llm.client import LLMCallFailed
+from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.narrate import announce, system_prompt
 from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
@@ -169,6 +168,8 @@ class BaselineAgent(AgentBase):
 
     async def _call(self, text: str, step: str, request: ActionRequest) -> str | None:
         """One call of a step (questions, reflect, suggest, respond), with the prompt file of that name."""
+        from langchain_core.messages import HumanMessage, SystemMessage
+
         prompt = template(f"baseline/{step}")
         try:
             return await self.llm.call([SystemMessage(self.system()), HumanMessage(text)],

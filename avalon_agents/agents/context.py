@@ -6,14 +6,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from avalon_agents.llm.client import LLMClient
-from avalon_agents.llm.pool import GameClients
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules.config import AgentConfig
 from avalon_agents.narrate import DEFAULT_CARDS
 from avalon_agents.stores.book import ExperienceBook
 
 if TYPE_CHECKING:
+    from avalon_agents.llm.client import LLMClient
+    from avalon_agents.llm.pool import GameClients
     from avalon_agents.stores.experience import ExperienceStore
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langchain_core.messages import HumanMessage, SystemMessage
-
 from avalon_agents.agents.base import AgentBase
 from avalon_agents.agents.context import SeatContext
 from avalon_agents.core.actions import ActionRequest, Reply
@@ -18,7 +16,7 @@ from avalon_agents.core.events import GameEvent, GameStarted, RoleAssigned
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat
 from avalon_agents.decisions.kinds import kind_of
-from avalon_agents.llm.client import LLMCallFailed
+from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.llm.tokens import count_tokens, newest_that_fit
 from avalon_agents.narrate import announce, system_prompt
 from avalon_agents.prices import Cost
@@ -75,6 +73,8 @@ class LLMAgent(AgentBase):
         return "\n".join(self.night + self.seen[self.start:])
 
     async def act(self, request: ActionRequest, instruction: str) -> Reply:
+        from langchain_core.messages import HumanMessage, SystemMessage
+
         prompt = template("agent/vanilla")
         messages = [
             SystemMessage(system_prompt(self.rules, self.seat, self.role, cards=self.cards)),

@@ -18,20 +18,23 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from langchain_core.messages import HumanMessage
 from loguru import logger
 
 from avalon_agents.core.actions import Action, ActionRequest, IllegalAction, ProposeTeam, Reply, RequestKind, Speak
 from avalon_agents.core.types import seat_name
 from avalon_agents.decisions.jsonish import load_json
 from avalon_agents.decisions.kinds import DecisionKind, kind_of, plain
-from avalon_agents.llm.client import LLMCallFailed, LLMClient
+from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.narrate import quote
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Extraction as ExtractionRecord
 from avalon_agents.records.trace import Method, Purpose, Tracer
+
+if TYPE_CHECKING:
+    from avalon_agents.llm.client import LLMClient
 
 MAX_REASKS = 2
 EXTRACTOR_SETTINGS = ModelSettings(temperature=0.0, max_tokens=64)
@@ -137,6 +140,8 @@ class Extractor:
 
     async def _ask_llm(self, spec: DecisionKind, request: ActionRequest, text: str, instruction: str
                        ) -> Action | None:
+        from langchain_core.messages import HumanMessage
+
         prompt = template(spec.extract_prompt)
         values = {"question": instruction, "answer": quote(text)}  # unforgeable: a JSON string literal
         if "speaker" in prompt.variables:

@@ -29,7 +29,7 @@ from loguru import logger
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from avalon_agents.llm.chat import Answer, Chat, LangchainChat
-from avalon_agents.llm.health import ModelHealth, quota_gone
+from avalon_agents.llm.health import LLMCallFailed, ModelHealth, quota_gone
 from avalon_agents.llm.http import BadAnswer, CutOff, ServerError
 from avalon_agents.llm.pacer import Pacer, pacer_for
 from avalon_agents.llm.providers import endpoint_of, make_chat, make_model
@@ -65,10 +65,6 @@ RETRYABLE = (
     CutOff,
 )
 BACKOFF = {"multiplier": 0.2, "max": 8.0, "exp_base": 2.0, "jitter": 0.2}
-
-
-class LLMCallFailed(RuntimeError):
-    """Every attempt of a call failed; the failure is already in the trace."""
 
 
 def retryable(error: BaseException) -> bool:

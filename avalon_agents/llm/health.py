@@ -36,6 +36,11 @@ def quota_gone(error: BaseException) -> bool:
     return getattr(error, "code", None) == "insufficient_quota" or "insufficient_quota" in str(error)
 
 
+class LLMCallFailed(RuntimeError):
+    """Every attempt of a call failed; the failure is already in the trace (defined here, beside the model's
+    health, so code that only catches it loads no model client)."""
+
+
 class ModelUnusable(Unusable):
     """The model's calls fail in a way that would make the rest of the run fallbacks. One line, the server's
     message quoted."""

@@ -15,22 +15,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict
 
 from avalon_agents.core.actions import Action, ActionRequest
 from avalon_agents.core.events import GameResult
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, Team
-from avalon_agents.llm.client import LLMCallFailed, LLMClient
+from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.modules.memory import Entry, Memory
 from avalon_agents.narrate import DEFAULT_CARDS, role_card, system_prompt
 from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
 from avalon_agents.stores.book import Experience
+
+if TYPE_CHECKING:
+    from avalon_agents.llm.client import LLMClient
 
 Timing = Literal["round", "turn"]
 """When a module runs: once when the round (quest) changes, or at every request the seat answers (not the
@@ -217,6 +219,8 @@ class Module:
         The call is recorded as this module's (or `name`'s), with its `part` and the request it serves."""
         if self.llm is None:
             return None
+        from langchain_core.messages import HumanMessage, SystemMessage
+
         template_id = prompt or self.prompt
         found = template(template_id) if template_id else None
         try:

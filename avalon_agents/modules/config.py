@@ -17,13 +17,16 @@ without settings of its own runs with its agent's.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from avalon_agents.errors import field_error
-from avalon_agents.llm.pool import GameClients
 from avalon_agents.llm.settings import ModelSettings
+
+if TYPE_CHECKING:
+    from avalon_agents.llm.pool import GameClients
+
 from avalon_agents.modules.base import MODULES, SLOTS, Module
 
 SLOT_ORDER = SLOTS
