@@ -142,16 +142,24 @@ def _loaded_by(*commands: list[str]) -> tuple[set[str], list[int]]:
     return set(loaded), codes
 
 
-def test_help_and_usage_errors_load_no_model_client():
-    """`avalon --help`, each command's --help and a mistake on the command line start light: no provider
-    package, chromadb, the embedded model, onnxruntime or pandas (the CLI imports them inside its commands)."""
+def test_help_and_one_line_errors_load_no_model_client():
+    """`avalon --help`, each command's --help and every kind of one-line mistake (an option, a seat kind, a
+    config, a missing folder, a model spec) start light: no langchain, provider package, chromadb, embedded model
+    or onnxruntime (the CLI imports them inside its commands, after the input is checked)."""
     from avalon_agents.cli import cli
 
-    commands = [["--help"], *[[name, "--help"] for name in sorted(cli.commands)], ["bench", "engine", "--help"],
-                ["play", "--games", "x"], ["run", "--no-such-option"]]
-    loaded, codes = _loaded_by(*commands)
-    assert loaded == set()
-    assert codes == [0] * (len(commands) - 2) + [2, 2]
+    helps = [["--help"], *[[name, "--help"] for name in sorted(cli.commands)], ["bench", "engine", "--help"]]
+    bad = Path(__file__).parent / "data" / "bad_config.yaml"
+    mistakes = [["play", "--games", "x"], ["run", "--no-such-option"], ["play", "--seats", "nope"],
+                ["play", "--human", "9"], *[[command, str(bad)] for command in ("run", "tournament", "redteam", "bias")],
+                ["run", "no/such/config.yaml"], ["analyze", "no/such/run"], ["replay", "no/such/run"],
+                ["probe-humans", "no/such/run", "--model", "scripted"], ["bench", "cost", "--seats", "nope"],
+                ["extract", "--kind", "vote", "--text", "yes", "--seat", "9"],
+                ["play", "--model", "nope", "--seats", "llm"]]
+    loaded, codes = _loaded_by(*helps, *mistakes)
+    assert loaded & {"langchain", "langchain_core", "langchain_openai", "openai", "chromadb", "llama_cpp",
+                     "onnxruntime"} == set()
+    assert codes == [0] * len(helps) + [2] * len(mistakes)
     # the check sees a heavy import: a command that plays loads the model client
     loaded, codes = _loaded_by(["play", "--model", "scripted", "--players", "5", "--seats", "llm"])
     assert "langchain_core" in loaded and codes == [0]

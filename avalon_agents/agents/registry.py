@@ -90,6 +90,30 @@ def check_options(kind: str, options: dict[str, Any]) -> None:
             raise ValueError(str(exc).splitlines()[0]) from None
 
 
+def parse_seats(spec: str, players: int) -> list[str]:
+    """`rulebot` (every seat) or a comma list with one kind per seat. Raises ValueError naming `seats`."""
+    kinds = [k.strip() for k in spec.split(",")]
+    if len(kinds) == 1:
+        kinds *= players
+    if len(kinds) != players:
+        raise ValueError(f"seats: {len(kinds)} kinds given for {players} players (give one, or one per seat)")
+    for kind in kinds:
+        if kind not in AGENT_KINDS:
+            raise ValueError(f"seats: unknown seat kind {kind!r} (choose from {', '.join(sorted(AGENT_KINDS))})")
+        if needs_terminal(kind):
+            raise ValueError(f"seats: a {kind!r} seat is taken with --human SEAT, not named in --seats")
+    return kinds
+
+
+def take_seat(kinds: list[str], seat: int, games: int) -> list[str]:
+    """The seat kinds with a person at `seat`. Raises ValueError naming `human`."""
+    if not 1 <= seat <= len(kinds):
+        raise ValueError(f"human: seat {seat} is not a seat of a {len(kinds)}-player game")
+    if games != 1:
+        raise ValueError(f"human: a person plays one game at a time (--games 1), not {games}")
+    return [*kinds[:seat - 1], "human", *kinds[seat:]]
+
+
 def make_agent(kind: str, *, seat: Seat, seed: int, context: SeatContext | None = None,
                terminal: Terminal | None = None, **options: Any) -> Agent:
     """Build one seat's agent. Raises ValueError naming an unknown kind, a missing model or terminal, or an

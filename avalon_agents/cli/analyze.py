@@ -203,6 +203,8 @@ def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, hist
             raise ValueError("model: give the model to probe with --model SPEC (e.g. scripted, local:smollm2)")
         if concurrency < 1:
             raise ValueError(f"concurrency: must be at least 1, got {concurrency}")
+        if not run_dir.is_dir():  # one line before any model client loads
+            raise ValueError(f"run: {run_dir} is not a folder")
         check_reachable(settings)
         client = ClientPool(limit=concurrency).get(settings)
         with Progress(TextColumn("probes"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),

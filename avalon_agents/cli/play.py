@@ -96,8 +96,7 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
       avalon play --human 3 --seats rulebot        you play seat 3 against rule bots
       avalon play --seats llm --model scripted --order options=reversed --order players=shuffled
     """
-    from avalon_agents.host.batch import batch, batch_fingerprint, batch_summary, play_batch, play_setup, take_seat
-    from avalon_agents.host.play import parse_seats
+    from avalon_agents.agents.registry import parse_seats, take_seat
     from avalon_agents.modules import load_agent_config
 
     with one_line_errors(out):
@@ -110,9 +109,12 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
             from avalon_agents.agents.human import Terminal
 
             kinds = take_seat(kinds, human, games)
+        config = load_agent_config(agent_config) if agent_config is not None else None
+        from avalon_agents.host.batch import batch, batch_fingerprint, batch_summary, play_batch, play_setup
+
         setup = play_setup(kinds, settings.model_copy(update={"constrained": constrained}), extractor_model,
                            cards=cards, terminal=Terminal(sys.stdin, sys.stdout) if human is not None else None,
-                           agent_config=load_agent_config(agent_config) if agent_config is not None else None,
+                           agent_config=config,
                            experience_dir=experience_dir)
         jobs = batch(rules, kinds, seed, games, setup, probes, order)
         guard = study_dir(out, batch_fingerprint(jobs, order), "play") if out else nullcontext()

@@ -146,13 +146,14 @@ def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | 
              backend: str = "local") -> tuple[dict, Path, ModelSettings | None, Spend]:
     """Load a config (run or tournament), check it and the run directory, print the plan: (variants, out, the
     model override, the prices and budget)."""
-    from avalon_agents.experiments.plan import dollars, plan_lines, variant_models
-    from avalon_agents.experiments.spend import Budget
-    from avalon_agents.llm import check_reachable
     from avalon_agents.prices import load_prices
 
     with one_line_errors(out):
-        variants = load(config)
+        variants = load(config)  # a mistake in the config is one line before any model client is loaded
+        from avalon_agents.experiments.plan import dollars, plan_lines, variant_models
+        from avalon_agents.experiments.spend import Budget
+        from avalon_agents.llm import check_reachable
+
         if max_games is not None and max_games < 1:
             raise ValueError(f"max-games: must be at least 1, got {max_games}")
         first = next(iter(variants.values()))

@@ -69,9 +69,8 @@ def bench_engine_cmd(games: int, preset: str, players: int, seats: str, as_json:
     Prints three figures for the same games: the engine alone (replaying the bots' recorded decisions),
     the engine with the bots deciding in a plain loop, and everything through GameHost (asyncio).
     """
-    from avalon_agents.agents.registry import needs_llm
+    from avalon_agents.agents.registry import needs_llm, parse_seats
     from avalon_agents.bench import bench_engine
-    from avalon_agents.host.play import parse_seats
 
     with one_line_errors():
         if games < 1:
@@ -116,8 +115,8 @@ def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: st
       avalon bench cost --seats cognitive --agent-config experiments/agents/per_turn.yaml
       avalon bench cost --seats baseline
     """
+    from avalon_agents.agents.registry import parse_seats
     from avalon_agents.bench import bench_cost
-    from avalon_agents.host.play import parse_seats
     from avalon_agents.modules import load_agent_config
 
     with one_line_errors():

@@ -43,8 +43,7 @@ from avalon_agents.core.rules import PRESETS, RuleSet
 from avalon_agents.core.types import Role, Team
 from avalon_agents.errors import field_error
 from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
-from avalon_agents.llm.providers import check_spec
-from avalon_agents.llm.settings import ModelSettings
+from avalon_agents.llm.settings import ModelSettings, check_spec
 from avalon_agents.modules import AgentConfig
 from avalon_agents.narrate import DEFAULT_CARDS, Cards
 from avalon_agents.orders import Mode

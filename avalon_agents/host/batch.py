@@ -18,22 +18,12 @@ from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
 from avalon_agents.host.job import GameJob, play_job
 from avalon_agents.host.play import AgentSetup, game_dir, summarize, trace_of
 from avalon_agents.llm.pool import ClientPool
-from avalon_agents.llm.providers import check_reachable
-from avalon_agents.llm.settings import ModelSettings
+from avalon_agents.llm.settings import ModelSettings, check_reachable
 from avalon_agents.modules import AgentConfig
 from avalon_agents.orders import FIXED, Orders
 from avalon_agents.records import LLMCall, Record, usage
 from avalon_agents.records.health import HealthLimits
 from avalon_agents.records.run_dir import read_events, read_result, read_trace
-
-
-def take_seat(kinds: list[str], seat: int, games: int) -> list[str]:
-    """The seat kinds with a person at `seat`. Raises ValueError naming `human`."""
-    if not 1 <= seat <= len(kinds):
-        raise ValueError(f"human: seat {seat} is not a seat of a {len(kinds)}-player game")
-    if games != 1:
-        raise ValueError(f"human: a person plays one game at a time (--games 1), not {games}")
-    return [*kinds[:seat - 1], "human", *kinds[seat:]]
 
 
 def play_setup(kinds: Sequence[str], settings: ModelSettings, extractor_spec: str | None = None, *,

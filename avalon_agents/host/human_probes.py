@@ -19,6 +19,7 @@ import asyncio
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from avalon_agents.analysis.humans.games import Asked, HumanGame, Progress, answers_to_rows, imported_games
 from avalon_agents.analysis.humans.report import HumanProbeResult, provenance, write
@@ -28,10 +29,13 @@ from avalon_agents.core.events import GameEvent
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
 from avalon_agents.host.probe import PROMPT, BeliefProbe, probe_schema, read_answer
-from avalon_agents.llm.client import LLMCallFailed, LLMClient
+from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.prompting import template
 from avalon_agents.records.run_dir import JsonlTracer
 from avalon_agents.records.trace import Purpose
+
+if TYPE_CHECKING:
+    from avalon_agents.llm.client import LLMClient
 
 PURPOSE = Purpose(stage="probe", name="belief", part="human_game")
 ANSWERS = "answers.jsonl"

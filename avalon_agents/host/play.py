@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from avalon_agents.agents.base import Agent
 from avalon_agents.agents.context import SeatContext
 from avalon_agents.agents.human import Terminal
-from avalon_agents.agents.registry import AGENT_KINDS, make_agent, needs_llm, needs_terminal
+from avalon_agents.agents.registry import make_agent, needs_llm
 from avalon_agents.core.events import GameResult
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
@@ -27,21 +27,6 @@ from avalon_agents.records import GameRecorder, MemoryTracer, Record
 
 if TYPE_CHECKING:
     from avalon_agents.stores.experience import ExperienceStore
-
-
-def parse_seats(spec: str, players: int) -> list[str]:
-    """`rulebot` (every seat) or a comma list with one kind per seat. Raises ValueError naming `seats`."""
-    kinds = [k.strip() for k in spec.split(",")]
-    if len(kinds) == 1:
-        kinds *= players
-    if len(kinds) != players:
-        raise ValueError(f"seats: {len(kinds)} kinds given for {players} players (give one, or one per seat)")
-    for kind in kinds:
-        if kind not in AGENT_KINDS:
-            raise ValueError(f"seats: unknown seat kind {kind!r} (choose from {', '.join(sorted(AGENT_KINDS))})")
-        if needs_terminal(kind):
-            raise ValueError(f"seats: a {kind!r} seat is taken with --human SEAT, not named in --seats")
-    return kinds
 
 
 def agent_seed(game_seed: int, seat: Seat) -> int:

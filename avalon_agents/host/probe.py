@@ -18,21 +18,24 @@ import asyncio
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from typing import TYPE_CHECKING, Any
 
 from avalon_agents import orders
 from avalon_agents.core.events import GameEvent, RoleAssigned
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
 from avalon_agents.decisions.jsonish import load_json
-from avalon_agents.llm.client import LLMCallFailed, LLMClient
+from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.llm.tokens import count_tokens, newest_that_fit
 from avalon_agents.narrate import DEFAULT_CARDS, announce, names, system_prompt
 from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Probe, Purpose
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+    from avalon_agents.llm.client import LLMClient
 
 PURPOSE = Purpose(stage="probe", name="belief")
 PROMPT = "probes/belief"
@@ -154,6 +157,8 @@ class BeliefProbe:
         text = template(PROMPT).render(history=self.history(rules, events, self._budget(seat)) or "(nothing yet)",
                                        quest=quest, players=names(rules.seats), others=names(others),
                                        evil_count=rules.evil_count, example=example)
+        from langchain_core.messages import HumanMessage, SystemMessage
+
         system = system_prompt(rules, seat, role, cards=self.cards.get(seat, DEFAULT_CARDS))
         return [SystemMessage(system), HumanMessage(text)]
 

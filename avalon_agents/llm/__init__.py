@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from avalon_agents.lazy import lazy_exports
+from avalon_agents.llm import builtin  # noqa: F401  (the built-in providers' registrations, light)
 
 _WHERE = {
     "LLMCallFailed": "client", "LLMClient": "client",
     "ModelHealth": "health", "ModelUnusable": "health",
     "ClientPool": "pool", "GameClients": "pool",
-    "check_reachable": "providers", "check_spec": "providers", "make_model": "providers",
+    "check_reachable": "settings", "check_spec": "settings", "make_model": "providers",
     "Provider": "registry", "register_provider": "registry",
     "ScriptedChatModel": "scripted", "UnexpectedCall": "scripted",
     "DEFAULT_SPEC": "settings", "ModelSettings": "settings", "ModelSpecError": "settings", "default_spec": "settings",
@@ -48,7 +49,14 @@ if TYPE_CHECKING:
     from avalon_agents.llm.client import LLMCallFailed, LLMClient
     from avalon_agents.llm.health import ModelHealth, ModelUnusable
     from avalon_agents.llm.pool import ClientPool, GameClients
-    from avalon_agents.llm.providers import check_reachable, check_spec, make_model
+    from avalon_agents.llm.providers import make_model
     from avalon_agents.llm.registry import Provider, register_provider
     from avalon_agents.llm.scripted import ScriptedChatModel, UnexpectedCall
-    from avalon_agents.llm.settings import DEFAULT_SPEC, ModelSettings, ModelSpecError, default_spec
+    from avalon_agents.llm.settings import (
+        DEFAULT_SPEC,
+        ModelSettings,
+        ModelSpecError,
+        check_reachable,
+        check_spec,
+        default_spec,
+    )

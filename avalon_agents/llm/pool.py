@@ -12,13 +12,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING
 
-from langchain_core.language_models import BaseChatModel
-
-from avalon_agents.llm.client import LLMClient
 from avalon_agents.llm.health import ModelHealth
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.records.trace import Tracer
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from avalon_agents.llm.client import LLMClient
 
 
 class ClientPool:
@@ -61,6 +64,8 @@ class ClientPool:
             if settings.spec not in self._slots:
                 self._slots[settings.spec] = self._new_slots(settings.spec)
                 self.health[settings.spec] = ModelHealth(settings.spec)
+            from avalon_agents.llm.client import LLMClient  # the model client's packages load with the first client
+
             client = self._made[key] = LLMClient(settings=settings, model=self.models.get(settings.spec),
                                                  slots=self._slots[settings.spec], health=self.health[settings.spec])
         return client.with_tracer(tracer) if tracer is not None else client

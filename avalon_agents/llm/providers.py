@@ -28,31 +28,12 @@ import httpx
 from langchain_core.caches import InMemoryCache
 from langchain_core.language_models import BaseChatModel
 
+from avalon_agents.llm.builtin import compatible_parts
 from avalon_agents.llm.chat import Chat, LangchainChat, capture_headers
 from avalon_agents.llm.http import OpenAIHTTP
-from avalon_agents.llm.registry import PROVIDERS, provider, register_provider
+from avalon_agents.llm.registry import PROVIDERS, provider
 from avalon_agents.llm.scripted import ScriptedChatModel
-from avalon_agents.llm.settings import COLD_START, ModelSettings, ModelSpecError
-
-
-def split(spec: str) -> tuple[str, str]:
-    """(provider, the rest) of a spec. Raises ModelSpecError for a spec without a model part."""
-    if spec in PROVIDERS:  # a provider that needs no model name ("scripted")
-        return spec, ""
-    provider, sep, rest = spec.partition(":")
-    if not sep or not provider or not rest:
-        known = ", ".join(f"{p}:MODEL" for p in PROVIDERS if p != "scripted")
-        raise ModelSpecError(f"model: unknown spec {spec!r} (use {known}, scripted, or any provider:model that "
-                             "langchain's init_chat_model knows)")
-    return provider, rest
-
-
-def check_spec(spec: str) -> None:
-    """Raise ModelSpecError (one line) if the spec cannot name a model."""
-    provider, rest = split(spec)
-    registered = PROVIDERS.get(provider)
-    if registered is not None and registered.check is not None:
-        registered.check(rest)
+from avalon_agents.llm.settings import COLD_START, ModelSettings, ModelSpecError, check_spec, split
 
 
 def make_model(settings: ModelSettings | str) -> BaseChatModel:
@@ -79,16 +60,6 @@ def make_chat(settings: ModelSettings) -> Chat:
     return LangchainChat(make_model(settings))
 
 
-def check_reachable(settings: ModelSettings | str, timeout: float = 5.0) -> None:
-    """Fail early, in one line, when a spec is malformed or its server does not answer."""
-    spec = settings if isinstance(settings, str) else settings.complete().spec
-    check_spec(spec)
-    provider, rest = split(spec)
-    registered = PROVIDERS.get(provider)
-    if registered is not None and registered.reachable is not None:
-        registered.reachable(rest, timeout)
-
-
 # --------------------------------------------------------------------------- built-in providers
 
 
@@ -104,18 +75,6 @@ def endpoint_of(settings: ModelSettings) -> str | None:
     spec = settings.spec or ""
     endpoint = provider(spec.partition(":")[0]).endpoint
     return spec if endpoint is None else endpoint(spec, settings)
-
-
-def _unpaced(spec: str, settings: ModelSettings) -> str | None:
-    return None
-
-
-def _openai_endpoint(spec: str, settings: ModelSettings) -> str | None:
-    return f"{spec}@{os.environ.get('OPENAI_BASE_URL') or 'https://api.openai.com/v1'}"
-
-
-def _scripted_endpoint(spec: str, settings: ModelSettings) -> str | None:
-    return spec if any(settings.limits) else None
 
 
 def _chat_openai(model: str, settings: ModelSettings, *, url: str | None, key: str,
@@ -151,18 +110,6 @@ def _openai(model: str, settings: ModelSettings) -> BaseChatModel:
     return _chat_openai(model, settings, url=None, key=key, server=False)
 
 
-def compatible_parts(rest: str) -> tuple[str, str]:
-    model, at, url = rest.rpartition("@")
-    if not at or not model or not url.startswith(("http://", "https://")):
-        raise ModelSpecError(f"model: 'openai-compatible:{rest}' needs the form "
-                             "openai-compatible:MODEL@http://host:port/v1")
-    try:
-        httpx.URL(url)
-    except (httpx.InvalidURL, ValueError) as exc:
-        raise ModelSpecError(f"model: {url!r} is not a valid URL ({exc})") from None
-    return model, url.rstrip("/")
-
-
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
@@ -179,10 +126,6 @@ def server_key(url: str, settings: ModelSettings) -> str:
         raise ModelSpecError(f"model: refusing to send {settings.api_key_env} over plain http to {parts.host} "
                              "(use https, or set key_over_http: true / --key-over-http)")
     return key
-
-
-def _compatible_check(rest: str) -> None:
-    compatible_parts(rest)
 
 
 def _compatible(rest: str, settings: ModelSettings) -> BaseChatModel:
@@ -203,13 +146,6 @@ def _compatible_reachable(rest: str, timeout: float) -> None:
         raise ModelSpecError(f"model: cannot reach {url} ({type(exc).__name__}: {exc})") from None
 
 
-def _local_check(name: str) -> None:
-    from avalon_agents.llm.local import MODELS
-
-    if name not in MODELS:
-        raise ModelSpecError(f"model: no embedded model {name!r} (available: {', '.join(MODELS)})")
-
-
 def _local(name: str, settings: ModelSettings) -> BaseChatModel:
     from avalon_agents.llm.local import local_server
 
@@ -228,13 +164,6 @@ def _local_chat(name: str, settings: ModelSettings) -> Chat:
 def _scripted(_: str, settings: ModelSettings) -> BaseChatModel:
     """Canned replies; of the extra arguments only `seed` means something to it."""
     return ScriptedChatModel(cache=InMemoryCache() if settings.cache else None, seed=settings.kwargs.get("seed", 0))
-
-
-def _replay_check(run_dir: str) -> None:
-    from pathlib import Path
-
-    if not Path(run_dir).is_dir():
-        raise ModelSpecError(f"model: replay:{run_dir}: no such run directory")
 
 
 def _replay(run_dir: str, settings: ModelSettings) -> BaseChatModel:
@@ -266,21 +195,3 @@ def _init_chat_model(settings: ModelSettings) -> BaseChatModel:
         raise ModelSpecError(f"model: {settings.spec} needs the package {package} (pip install {package})") from None
     except ValueError as exc:
         raise ModelSpecError(f"model: {settings.spec}: {str(exc).splitlines()[0]}") from None
-
-
-LOCAL_SECONDS_PER_CALL = 3.9
-"""The embedded model's measured pace on 2 cores, one call at a time: the quickstart game, 135 calls in 527 s
-(docs/benchmarks.md, "Quickstart timings"); its prompt cache makes a call cheaper than its tokens suggest."""
-
-register_provider("openai", _openai, constrained="json_schema", endpoint=_openai_endpoint)
-register_provider("openai-compatible", _compatible, check=_compatible_check, reachable=_compatible_reachable,
-                  chat=_compatible_chat, constrained="json_schema")
-register_provider("local", _local, check=_local_check, chat=_local_chat, constrained="llama_cpp",
-                  # 96 tokens is about 70 words: the small model's speeches otherwise run on; its server answers
-                  # one call at a time, so a call's time includes waiting behind the others; on 2 CPU cores every
-                  # prompt token costs about 3.5 ms
-                  max_tokens=96, timeout=900.0, history_tokens=900, endpoint=_unpaced,
-                  seconds_per_call=LOCAL_SECONDS_PER_CALL)
-register_provider("scripted", _scripted, constrained="json_schema", endpoint=_scripted_endpoint,
-                  seconds_per_call=0.0)
-register_provider("replay", _replay, check=_replay_check, constrained="json_schema", endpoint=_unpaced)

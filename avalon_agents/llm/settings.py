@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from avalon_agents.llm.registry import SchemaStyle, provider
+from avalon_agents.llm.registry import PROVIDERS, SchemaStyle, provider
 
 DEFAULT_SPEC = "local:smollm2"
 DEFAULT_TEMPERATURE = 0.3
@@ -168,3 +168,34 @@ def parse_kwarg(text: str) -> tuple[str, Any]:
     if not sep or not key.strip():
         raise ValueError(f"model-kwarg: expected KEY=VALUE, got {text!r}")
     return key.strip(), yaml.safe_load(value) if value.strip() else ""
+
+
+def split(spec: str) -> tuple[str, str]:
+    """(provider, the rest) of a spec. Raises ModelSpecError for a spec without a model part."""
+    if spec in PROVIDERS:  # a provider that needs no model name ("scripted")
+        return spec, ""
+    name, sep, rest = spec.partition(":")
+    if not sep or not name or not rest:
+        known = ", ".join(f"{p}:MODEL" for p in PROVIDERS if p != "scripted")
+        raise ModelSpecError(f"model: unknown spec {spec!r} (use {known}, scripted, or any provider:model that "
+                             "langchain's init_chat_model knows)")
+    return name, rest
+
+
+def check_spec(spec: str) -> None:
+    """Raise ModelSpecError (one line) if the spec cannot name a model (the provider's own check, if it has one)."""
+    name, rest = split(spec)
+    registered = PROVIDERS.get(name)
+    if registered is not None and registered.check is not None:
+        registered.check(rest)
+
+
+def check_reachable(settings: ModelSettings | str, timeout: float = 5.0) -> None:
+    """Fail early, in one line, when a spec is malformed or its server does not answer (the provider's own
+    `reachable` check, if it has one)."""
+    spec = settings if isinstance(settings, str) else settings.complete().spec
+    check_spec(spec)
+    name, rest = split(spec)
+    registered = PROVIDERS.get(name)
+    if registered is not None and registered.reachable is not None:
+        registered.reachable(rest, timeout)
