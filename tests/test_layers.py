@@ -12,7 +12,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "avalon_agents"
 FLOORS = [  # lowest first; a unit imports only from its own floor or the floors below
-    {"avalon_agents", "errors", "plugins", "logs", "aio", "prices"},
+    {"avalon_agents", "errors", "checks", "plugins", "logs", "aio", "prices"},
     {"core"},
     {"engine"},
     {"prompting", "orders"},
