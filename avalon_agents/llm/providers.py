@@ -32,6 +32,7 @@ from avalon_agents.llm.chat import Chat, LangchainChat, capture_headers
 from avalon_agents.llm.http import OpenAIHTTP
 from avalon_agents.llm.scripted import ScriptedChatModel
 from avalon_agents.llm.settings import COLD_START, ModelSettings, ModelSpecError
+from avalon_agents.plugins import refuse_builtin
 
 ProviderFactory = Callable[[str, ModelSettings], BaseChatModel]
 """(the spec's part after "provider:", complete settings) -> a chat model."""
@@ -57,7 +58,9 @@ PROVIDERS: dict[str, Provider] = {}
 def register_provider(name: str, factory: ProviderFactory, *, check: Callable[[str], None] | None = None,
                       reachable: Callable[[str, float], None] | None = None, chat: ChatFactory | None = None) -> None:
     """Make `name:MODEL` specs build their chat model with `factory(MODEL, settings)` (and LLMClient's Chat
-    with `chat`, if given)."""
+    with `chat`, if given). Raises ValueError for a built-in provider's name."""
+    existing = PROVIDERS.get(name)
+    refuse_builtin("provider", name, existing.factory if existing else None, factory)
     PROVIDERS[name] = Provider(factory, check, reachable, chat)
 
 
