@@ -24,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from avalon_agents import logs
 from avalon_agents.agents.human import InputEnded, Terminal
 from avalon_agents.agents.registry import needs_llm
+from avalon_agents.checks import MAX_GAMES, MAX_PAIRS, SEED_MAX
 from avalon_agents.core.actions import IllegalAction
 from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, make_rules
 from avalon_agents.errors import field_error
@@ -39,6 +40,13 @@ from avalon_agents.records.health import EXIT_UNHEALTHY, HealthLimits, health_li
 from avalon_agents.records.transcript import transcript
 
 USER_ERRORS = (ValueError, ValidationError, IllegalAction)
+GAMES = click.IntRange(1, MAX_GAMES)
+PAIRS = click.IntRange(1, MAX_PAIRS)
+SEEDS = click.IntRange(0, SEED_MAX)
+PLAYERS = click.IntRange(MIN_PLAYERS, MAX_PLAYERS)
+SEATS = click.IntRange(1, MAX_PLAYERS)
+IN_FLIGHT = click.IntRange(1, 1024)
+AT_LEAST_1 = click.IntRange(min=1)
 
 
 class UserError(click.ClickException):
@@ -98,7 +106,8 @@ def plugin_option(command: Callable) -> Callable:
 def runner_options(command: Callable) -> Callable:
     """--max-games, --backend and --address: how the experiment runner plays (`run`, `tournament`)."""
     for option in reversed([
-        click.option("--max-games", type=int, default=None, help="Play at most this many games now (a smoke run)."),
+        click.option("--max-games", type=AT_LEAST_1, default=None,
+                     help="Play at most this many games now (a smoke run)."),
         click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
                      help="local: series as asyncio tasks in this process; ray: series as Ray tasks."),
         click.option("--address", default=None, help="Ray cluster address (default: start a local Ray)."),
@@ -187,7 +196,7 @@ def cli() -> None:
 @cli.command()
 @click.option("--rules", "preset", default="official", show_default=True,
               help=f"Rule preset: {' or '.join(PRESETS)} (see README, 'Rules').")
-@click.option("--players", default=None, type=int,
+@click.option("--players", default=None, type=PLAYERS,
               help=f"{MIN_PLAYERS} to {MAX_PLAYERS} (default: as many as --roles lists, else 6).")
 @click.option("--roles", "role_set", default=None, metavar="ROLE,ROLE,...",
               help="The role set, one role per seat (any case, underscores or spaces): merlin, percival, "
@@ -199,11 +208,11 @@ def cli() -> None:
 @click.option("--seats", default="rulebot", show_default=True,
               help="Agent kind for every seat (rulebot, random, llm, cognitive, baseline, or a plugin's), or a "
                    "comma list, one per seat.")
-@click.option("--human", type=int, default=None, metavar="SEAT",
+@click.option("--human", type=SEATS, default=None, metavar="SEAT",
               help="You take this seat: you see what it may see, and type each speech and decision as one line "
                    "on standard input (answers can be piped in). One game only.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game; game i uses seed+i.")
-@click.option("--games", default=1, show_default=True, type=int, help="How many games to play.")
+@click.option("--seed", default=0, show_default=True, type=SEEDS, help="Seed of the first game; game i uses seed+i.")
+@click.option("--games", default=1, show_default=True, type=GAMES, help="How many games to play.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write each game's run directory (events.jsonl, trace.jsonl, meta.json, result.json) and run.log "
                    "under this folder.")
@@ -532,7 +541,7 @@ def _study_health(health: tuple[str, list[str]] | None, what: str) -> None:
 @click.option("--attacks", "attack_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="A YAML file of your own attacks (the shape of avalon_agents/data/attacks.yaml); they join the run. "
                    "Repeatable.")
-@click.option("--games", type=int, default=None, help="Paired games per attack (default: the config's).")
+@click.option("--games", type=PAIRS, default=None, help="Paired games per attack (default: the config's).")
 @model_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/NAME).")
@@ -578,7 +587,7 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
 
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--games", type=int, default=None, help="Paired games per list (default: the config's).")
+@click.option("--games", type=PAIRS, default=None, help="Paired games per list (default: the config's).")
 @model_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/NAME).")
@@ -659,7 +668,7 @@ def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | 
         prices = load_prices(prices_file, {k: v.model_dump() for k, v in (first.prices or {}).items()})
         budget = None
         if budget_usd is not None:
-            if budget_usd <= 0:
+            if not budget_usd > 0:  # nan too
                 raise ValueError(f"budget-usd: must be more than 0, got {budget_usd:g}")
             if backend != "local":
                 raise ValueError("budget-usd: the budget is kept by the local backend; leave out --backend ray")
@@ -705,7 +714,7 @@ def _play(variants: dict, out: Path, override: ModelSettings | None, max_games: 
                TextColumn("{task.fields[tokens]:>10,} tokens"))
     spent = {"tokens": 0}
     if backend == "ray":
-        from avalon_agents.experiments.ray_backend import run_with_ray
+        from avalon_agents.experiments.ray_backend import ClusterFailed, run_with_ray
 
         with Progress(*columns[:-1], console=err) as progress:
             overall = progress.add_task("all games (ray)", total=total, completed=done)
@@ -715,6 +724,8 @@ def _play(variants: dict, out: Path, override: ModelSettings | None, max_games: 
                                  address=address, on_progress=lambda n: progress.update(overall, completed=n))
                 except (ModelSpecError, RunDirInUse, ConfigChanged) as exc:
                     raise UserError(_one_line(exc)) from None
+                except (ModelUnusable, ClusterFailed) as exc:
+                    raise RunUnhealthy(f"{_one_line(exc)} (finished games are kept, a rerun goes on)") from None
         return []
     with Progress(*columns, console=err) as progress:
         overall = progress.add_task("all games", total=total, completed=done, tokens=0)
@@ -807,9 +818,9 @@ def _report_run(out: Path, variants: dict, aborted: list[str] = (), as_json: boo
 @click.option("--kind", type=click.Choice(["team", "vote", "quest", "assassinate"]), required=True,
               help="What the text answers.")
 @click.option("--text", required=True, help="The player's free-text answer.")
-@click.option("--team-size", default=2, show_default=True, type=int, help="Team size (for --kind team).")
-@click.option("--players", default=6, show_default=True, type=int, help="Players in the game.")
-@click.option("--seat", default=1, show_default=True, type=int, help="The speaker's seat.")
+@click.option("--team-size", default=2, show_default=True, type=SEATS, help="Team size (for --kind team).")
+@click.option("--players", default=6, show_default=True, type=PLAYERS, help="Players in the game.")
+@click.option("--seat", default=1, show_default=True, type=SEATS, help="The speaker's seat.")
 @click.option("--evil", is_flag=True, help="The speaker is evil (may fail a quest).")
 @click.option("--model", "model_spec", default="none", show_default=True,
               help="Model of the LLM extractor stage, or 'none' for the rule stage and fallback only.")
@@ -891,9 +902,9 @@ def bench() -> None:
 
 
 @bench.command("engine")
-@click.option("--games", default=1000, show_default=True, type=int, help="Games to play in each measurement.")
+@click.option("--games", default=1000, show_default=True, type=GAMES, help="Games to play in each measurement.")
 @click.option("--rules", "preset", default="official", show_default=True, help="Rule preset.")
-@click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
+@click.option("--players", default=6, show_default=True, type=PLAYERS, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
 @click.option("--seats", default="rulebot", show_default=True, help="Bot kind on every seat (rulebot, random).")
 @logging_options
 def bench_engine_cmd(games: int, preset: str, players: int, seats: str) -> None:
@@ -923,12 +934,12 @@ def bench_engine_cmd(games: int, preset: str, players: int, seats: str) -> None:
 @bench.command("cost")
 @click.option("--seats", default="cognitive", show_default=True,
               help="Agent kind for every seat (cognitive, baseline, llm, ...), or a comma list, one per seat.")
-@click.option("--games", default=3, show_default=True, type=int, help="Games to play (experience carried forward).")
+@click.option("--games", default=3, show_default=True, type=GAMES, help="Games to play (experience carried forward).")
 @click.option("--agent-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="YAML config of the cognitive agents' modules (e.g. experiments/agents/per_turn.yaml).")
 @click.option("--rules", "preset", default="official", show_default=True, help="Rule preset.")
-@click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game.")
+@click.option("--players", default=6, show_default=True, type=PLAYERS, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
+@click.option("--seed", default=0, show_default=True, type=SEEDS, help="Seed of the first game.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @plugin_option
 @logging_options
@@ -977,7 +988,8 @@ def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: st
                    "metrics are skipped. Judgments are cached under OUT/judgments: a rerun costs nothing.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write metrics/, figures/, metrics.json and report.md (default: RUN_DIR/analysis).")
-@click.option("--judge-concurrency", default=4, show_default=True, type=int, help="Judge calls in flight at once.")
+@click.option("--judge-concurrency", default=4, show_default=True, type=IN_FLIGHT,
+              help="Judge calls in flight at once.")
 @click.option("--reference", type=click.Choice(["auto", "human", "none"]), default="auto", show_default=True,
               help="human: each role's quest engagement, approve rate, leader self-inclusion, leader approval and "
                    "failure votes beside the same figures over 1,089 human games (paper's six roles); auto: so when "
@@ -1093,12 +1105,13 @@ def import_avalon_nlu(dataset: Path, out: Path) -> None:
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--judge-model", required=True,
               help="The judge model, e.g. openai:gpt-4o-mini, local:smollm2 or scripted (canned labels: the floor).")
-@click.option("--sample", type=int, default=None,
+@click.option("--sample", type=AT_LEAST_1, default=None,
               help="Judge a fixed sample of N messages, stratified by label (default: every labelled message).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seeds the sample and the bootstrap CIs.")
+@click.option("--seed", type=SEEDS, default=0, show_default=True, help="Seeds the sample and the bootstrap CIs.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write the CSV files and report.md (default: RUN_DIR/calibration).")
-@click.option("--judge-concurrency", default=4, show_default=True, type=int, help="Judge calls in flight at once.")
+@click.option("--judge-concurrency", default=4, show_default=True, type=IN_FLIGHT,
+              help="Judge calls in flight at once.")
 @logging_options
 def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, out: Path | None,
               judge_concurrency: int) -> None:
@@ -1155,11 +1168,11 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
 @cli.command("probe-humans")
 @click.argument("run_dir", metavar="RUN", type=click.Path(file_okay=False, path_type=Path))
 @model_options
-@click.option("--games", type=int, default=None, help="Probe only the first N games (default: all).")
-@click.option("--history-tokens", type=int, default=None,
+@click.option("--games", type=AT_LEAST_1, default=None, help="Probe only the first N games (default: all).")
+@click.option("--history-tokens", type=AT_LEAST_1, default=None,
               help="Budget for the seat's view of the game in the prompt; older lines are cut, night information "
                    "kept (default: the model's, as in games: 2500; 900 local).")
-@click.option("--concurrency", default=4, show_default=True, type=int, help="Probes in flight at once.")
+@click.option("--concurrency", default=4, show_default=True, type=IN_FLIGHT, help="Probes in flight at once.")
 @logging_options
 def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, history_tokens: int | None,
                  concurrency: int) -> None:
