@@ -208,7 +208,7 @@ def cli() -> None:
 @click.option("--seats", default="rulebot", show_default=True,
               help="Agent kind for every seat (rulebot, random, llm, cognitive, baseline, or a plugin's), or a "
                    "comma list, one per seat.")
-@click.option("--human", type=SEATS, default=None, metavar="SEAT",
+@click.option("--human", type=int, default=None, metavar="SEAT",
               help="You take this seat: you see what it may see, and type each speech and decision as one line "
                    "on standard input (answers can be piped in). One game only.")
 @click.option("--seed", default=0, show_default=True, type=SEEDS, help="Seed of the first game; game i uses seed+i.")
@@ -1105,7 +1105,7 @@ def import_avalon_nlu(dataset: Path, out: Path) -> None:
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--judge-model", required=True,
               help="The judge model, e.g. openai:gpt-4o-mini, local:smollm2 or scripted (canned labels: the floor).")
-@click.option("--sample", type=AT_LEAST_1, default=None,
+@click.option("--sample", type=int, default=None,
               help="Judge a fixed sample of N messages, stratified by label (default: every labelled message).")
 @click.option("--seed", type=SEEDS, default=0, show_default=True, help="Seeds the sample and the bootstrap CIs.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -1168,7 +1168,7 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
 @cli.command("probe-humans")
 @click.argument("run_dir", metavar="RUN", type=click.Path(file_okay=False, path_type=Path))
 @model_options
-@click.option("--games", type=AT_LEAST_1, default=None, help="Probe only the first N games (default: all).")
+@click.option("--games", type=int, default=None, help="Probe only the first N games (default: all).")
 @click.option("--history-tokens", type=AT_LEAST_1, default=None,
               help="Budget for the seat's view of the game in the prompt; older lines are cut, night information "
                    "kept (default: the model's, as in games: 2500; 900 local).")

@@ -167,7 +167,6 @@ def test_a_grid_value_becomes_a_safe_variant_name():
     ["play", "--games", "100000000000000000000"],
     ["play", "--seed", "-1"],
     ["play", "--players", "11"],
-    ["play", "--human", "0"],
     ["bench", "engine", "--games", "100000000000000000000"],
     ["bench", "cost", "--seed", "-3"],
     ["extract", "--kind", "vote", "--text", "approve", "--seat", "99"],
