@@ -3,7 +3,9 @@
 A plugin is a Python file (`my_modules.py`, a path) or an importable module name (`my_package.modules`).
 Importing it runs its `@register_module(...)`, `register_agent(...)` and `register_provider(...)` calls, so
 the names it registers can be used on the command line (`--plugin`) and in experiment configs
-(`plugins:`). The Ray backend imports the same plugins in every worker before it plays a series.
+(`plugins:`). The Ray backend imports the same plugins in every worker before it plays a series. A plugin adds
+names; one that registers a built-in name (an agent kind, a module, a provider of this package) fails to load,
+naming the plugin and the name.
 """
 
 from __future__ import annotations
@@ -18,6 +20,22 @@ from types import ModuleType
 
 LOADED: dict[str, ModuleType] = {}
 """Plugins imported in this process, by the resolved path or module name (each is imported once)."""
+
+
+class NameTaken(ValueError):
+    """A registration under a name the package itself registered."""
+
+
+def refuse_builtin(what: str, name: str, existing: object | None, new: object) -> None:
+    """Raise NameTaken if `name` is already registered (`existing`) by the package itself and `new` comes from
+    elsewhere: a plugin never replaces a built-in agent kind, module or provider. The same code registering again
+    (a module imported twice) is not refused."""
+    owner = getattr(existing, "__module__", None) or ""
+    if existing is None or not (owner == "avalon_agents" or owner.startswith("avalon_agents.")):
+        return
+    if getattr(new, "__module__", None) != owner:
+        raise NameTaken(f"{what} {name!r} is built in: a plugin adds names, never replaces the package's (register "
+                        "yours under another name)")
 
 
 def load_plugin(item: str, base: Path | None = None) -> str:
@@ -40,6 +58,9 @@ def load_plugin(item: str, base: Path | None = None) -> str:
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
+        except NameTaken as exc:
+            del sys.modules[name]
+            raise ValueError(f"plugin {item}: {exc}") from None
         except Exception as exc:
             del sys.modules[name]
             raise ValueError(f"plugin: {item} failed to import ({type(exc).__name__}: {exc})") from None
@@ -51,6 +72,8 @@ def load_plugin(item: str, base: Path | None = None) -> str:
             module = importlib.import_module(item)
         except ImportError as exc:
             raise ValueError(f"plugin: cannot import {item!r} ({exc})") from None
+        except NameTaken as exc:
+            raise ValueError(f"plugin {item}: {exc}") from None
     LOADED[key] = module
     return key
 

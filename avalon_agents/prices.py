@@ -13,10 +13,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from avalon_agents.errors import field_error, load_yaml
+from avalon_agents.errors import field_error, load_yaml, parse_yaml
 
 
 @dataclass(frozen=True)
@@ -82,7 +81,7 @@ class Prices:
     @classmethod
     def shipped(cls) -> Prices:
         text = resources.files("avalon_agents").joinpath("data/prices.yaml").read_text()
-        return cls(read_table(yaml.safe_load(text), "prices.yaml"))
+        return cls(read_table(parse_yaml(text, "prices.yaml")[0], "prices.yaml"))
 
     def over(self, overrides: dict[str, Any] | None) -> Prices:
         """This table with `overrides` (MODEL -> {input, output, cached_input, date, source}) laid over it."""

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from string import Formatter
 
-import yaml
+from avalon_agents.errors import parse_yaml
 
 PROMPTS_DIR = (Path(__file__).parent / "prompts").resolve()  # a symlink to ../prompts in a checkout
 
@@ -47,7 +47,8 @@ def template(template_id: str) -> Template:
 @lru_cache(maxsize=None)
 def data(name: str) -> dict:
     """Load prompts/<name>.yaml (role cards, host phrases)."""
-    return yaml.safe_load((PROMPTS_DIR / f"{name}.yaml").read_text())
+    path = PROMPTS_DIR / f"{name}.yaml"
+    return parse_yaml(path.read_text(), str(path))[0]
 
 
 def all_templates() -> list[Template]:

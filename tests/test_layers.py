@@ -13,7 +13,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "avalon_agents"
 FLOORS = [  # lowest first; a unit imports only from its own floor or the floors below
-    {"avalon_agents", "errors", "plugins", "logs", "aio", "prices", "lazy"},
+    {"avalon_agents", "errors", "checks", "plugins", "logs", "aio", "prices", "lazy"},
     {"core"},
     {"engine"},
     {"prompting", "orders"},
@@ -151,7 +151,8 @@ def test_help_and_one_line_errors_load_no_model_client():
     helps = [["--help"], *[[name, "--help"] for name in sorted(cli.commands)], ["bench", "engine", "--help"]]
     bad = Path(__file__).parent / "data" / "bad_config.yaml"
     mistakes = [["play", "--games", "x"], ["run", "--no-such-option"], ["play", "--seats", "nope"],
-                ["play", "--human", "9"], *[[command, str(bad)] for command in ("run", "tournament", "redteam", "bias")],
+                ["play", "--human", "9"], *[[command, str(bad)] for command in ("run", "tournament", "redteam",
+                                                                              "bias")],
                 ["run", "no/such/config.yaml"], ["analyze", "no/such/run"], ["replay", "no/such/run"],
                 ["probe-humans", "no/such/run", "--model", "scripted"], ["bench", "cost", "--seats", "nope"],
                 ["extract", "--kind", "vote", "--text", "yes", "--seat", "9"],

@@ -20,10 +20,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from avalon_agents.agents.base import Agent, AgentBase
+from avalon_agents.checks import Name
 from avalon_agents.core.actions import ActionRequest, Reply, RequestKind
 from avalon_agents.core.events import GameEvent, GameResult
+from avalon_agents.core.rules import MAX_PLAYERS
 from avalon_agents.core.types import Seat, seat_name
-from avalon_agents.errors import field_error, load_yaml
+from avalon_agents.errors import field_error, load_yaml, parse_yaml
 
 Target = Literal["self"] | int
 KINDS = tuple(k.value for k in RequestKind)
@@ -49,6 +51,9 @@ class Goal(BaseModel):
         if len(set_) != 1:
             raise ValueError(f"goal: set exactly one of {', '.join(type(self).model_fields)} (got "
                              f"{', '.join(set_) or 'none'})")
+        for seat in (self.team_includes, self.assassinate):
+            if isinstance(seat, int) and not 1 <= seat <= MAX_PLAYERS:
+                raise ValueError(f"goal.{self.kind}: {seat} is not a seat (1 to {MAX_PLAYERS}, or self)")
         if self.judge_says is not None and not isinstance(self.judge_says.get("judge"), str):
             raise ValueError("goal: judge_says needs `judge: NAME` (camouflage, teamwork, sharing, "
                              "self_recommendation)")
@@ -74,7 +79,7 @@ class Attack(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: Name
     description: str = ""
     aims_at: Literal["listeners", "extractor", "judges"] = "listeners"
     wraps: tuple[str, ...] = ("speak",)
@@ -136,10 +141,8 @@ def parse_attacks(raw: Any, where: str) -> dict[str, Attack]:
 @cache
 def library() -> dict[str, Attack]:
     """The shipped attacks (avalon_agents/data/attacks.yaml)."""
-    import yaml
-
     text = resources.files("avalon_agents").joinpath("data", LIBRARY).read_text()
-    return parse_attacks(yaml.safe_load(text), f"avalon_agents/data/{LIBRARY}")
+    return parse_attacks(parse_yaml(text, f"avalon_agents/data/{LIBRARY}")[0], f"avalon_agents/data/{LIBRARY}")
 
 
 def load_attacks(paths: Sequence[str | Path] = ()) -> dict[str, Attack]:

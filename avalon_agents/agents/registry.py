@@ -16,6 +16,7 @@ from avalon_agents.agents.llm_agent import LLMAgent
 from avalon_agents.agents.random_agent import RandomAgent
 from avalon_agents.agents.rulebot import RuleBot
 from avalon_agents.core.types import Seat
+from avalon_agents.plugins import refuse_builtin
 from avalon_agents.prices import Cost
 
 AgentFactory = Callable[..., Agent]
@@ -47,7 +48,9 @@ AGENT_KINDS: dict[str, AgentFactory] = {"random": RandomAgent, "rulebot": RuleBo
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:
-    """Make an agent kind available by name (e.g. in `avalon play --seats`)."""
+    """Make an agent kind available by name (e.g. in `avalon play --seats`). Raises ValueError for a built-in
+    kind's name."""
+    refuse_builtin("agent kind", name, AGENT_KINDS.get(name), factory)
     AGENT_KINDS[name] = factory
 
 

@@ -9,7 +9,17 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from avalon_agents.cli.base import cli, echo_json, json_option, logging_options, model_options, one_line_errors
+from avalon_agents.cli.base import (
+    AT_LEAST_1,
+    IN_FLIGHT,
+    SEEDS,
+    cli,
+    echo_json,
+    json_option,
+    logging_options,
+    model_options,
+    one_line_errors,
+)
 from avalon_agents.llm.settings import ModelSettings
 
 
@@ -21,7 +31,8 @@ from avalon_agents.llm.settings import ModelSettings
                    "metrics are skipped. Judgments are cached under OUT/judgments: a rerun costs nothing.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write metrics/, figures/, metrics.json and report.md (default: RUN_DIR/analysis).")
-@click.option("--judge-concurrency", default=4, show_default=True, type=int, help="Judge calls in flight at once.")
+@click.option("--judge-concurrency", default=4, show_default=True, type=IN_FLIGHT,
+              help="Judge calls in flight at once.")
 @click.option("--reference", type=click.Choice(["auto", "human", "none"]), default="auto", show_default=True,
               help="human: each role's quest engagement, approve rate, leader self-inclusion, leader approval and "
                    "failure votes beside the same figures over 1,089 human games (paper's six roles); auto: so when "
@@ -111,10 +122,11 @@ def replay(run_or_game_dir: Path, out: Path | None, as_json: bool) -> None:
               help="The judge model, e.g. openai:gpt-4o-mini, local:smollm2 or scripted (canned labels: the floor).")
 @click.option("--sample", type=int, default=None,
               help="Judge a fixed sample of N messages, stratified by label (default: every labelled message).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seeds the sample and the bootstrap CIs.")
+@click.option("--seed", type=SEEDS, default=0, show_default=True, help="Seeds the sample and the bootstrap CIs.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write the CSV files and report.md (default: RUN_DIR/calibration).")
-@click.option("--judge-concurrency", default=4, show_default=True, type=int, help="Judge calls in flight at once.")
+@click.option("--judge-concurrency", default=4, show_default=True, type=IN_FLIGHT,
+              help="Judge calls in flight at once.")
 @json_option
 @logging_options
 def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, out: Path | None,
@@ -173,10 +185,10 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
 @click.argument("run_dir", metavar="RUN", type=click.Path(file_okay=False, path_type=Path))
 @model_options
 @click.option("--games", type=int, default=None, help="Probe only the first N games (default: all).")
-@click.option("--history-tokens", type=int, default=None,
+@click.option("--history-tokens", type=AT_LEAST_1, default=None,
               help="Budget for the seat's view of the game in the prompt; older lines are cut, night information "
                    "kept (default: the model's, as in games: 2500; 900 local).")
-@click.option("--concurrency", default=4, show_default=True, type=int, help="Probes in flight at once.")
+@click.option("--concurrency", default=4, show_default=True, type=IN_FLIGHT, help="Probes in flight at once.")
 @json_option
 @logging_options
 def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, history_tokens: int | None,

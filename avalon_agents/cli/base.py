@@ -17,7 +17,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from avalon_agents import logs
+from avalon_agents.checks import MAX_GAMES, MAX_PAIRS, SEED_MAX
 from avalon_agents.core.actions import IllegalAction
+from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS
 from avalon_agents.errors import Unusable, field_error
 from avalon_agents.llm import ModelSettings
 from avalon_agents.llm.settings import parse_kwarg
@@ -26,6 +28,15 @@ from avalon_agents.records.health import EXIT_UNHEALTHY
 from avalon_agents.records.run_dir import RUN_LOG
 
 USER_ERRORS = (ValueError, ValidationError, IllegalAction)
+
+# The command line's ranges (checks.py holds the limits): a number out of range is one line, exit 2
+GAMES = click.IntRange(1, MAX_GAMES)
+PAIRS = click.IntRange(1, MAX_PAIRS)
+SEEDS = click.IntRange(0, SEED_MAX)
+PLAYERS = click.IntRange(MIN_PLAYERS, MAX_PLAYERS)
+SEATS = click.IntRange(1, MAX_PLAYERS)
+IN_FLIGHT = click.IntRange(1, 1024)
+AT_LEAST_1 = click.IntRange(min=1)
 
 
 class UserError(click.ClickException):
@@ -108,7 +119,8 @@ def plugin_option(command: Callable) -> Callable:
 def runner_options(command: Callable) -> Callable:
     """--max-games, --backend and --address: how the experiment runner plays (`run`, `tournament`)."""
     for option in reversed([
-        click.option("--max-games", type=int, default=None, help="Play at most this many games now (a smoke run)."),
+        click.option("--max-games", type=AT_LEAST_1, default=None,
+                     help="Play at most this many games now (a smoke run)."),
         click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
                      help="local: series as asyncio tasks in this process; ray: series as Ray tasks."),
         click.option("--address", default=None, help="Ray cluster address (default: start a local Ray)."),

@@ -13,6 +13,9 @@ from rich.console import Console
 
 from avalon_agents import logs
 from avalon_agents.cli.base import (
+    GAMES,
+    PLAYERS,
+    SEEDS,
     RunUnhealthy,
     cli,
     logging_options,
@@ -32,7 +35,7 @@ from avalon_agents.records.transcript import transcript
 @cli.command()
 @click.option("--rules", "preset", default="official", show_default=True,
               help=f"Rule preset: {' or '.join(PRESETS)} (see README, 'Rules').")
-@click.option("--players", default=None, type=int,
+@click.option("--players", default=None, type=PLAYERS,
               help=f"{MIN_PLAYERS} to {MAX_PLAYERS} (default: as many as --roles lists, else 6).")
 @click.option("--roles", "role_set", default=None, metavar="ROLE,ROLE,...",
               help="The role set, one role per seat (any case, underscores or spaces): merlin, percival, "
@@ -47,8 +50,8 @@ from avalon_agents.records.transcript import transcript
 @click.option("--human", type=int, default=None, metavar="SEAT",
               help="You take this seat: you see what it may see, and type each speech and decision as one line "
                    "on standard input (answers can be piped in). One game only.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game; game i uses seed+i.")
-@click.option("--games", default=1, show_default=True, type=int, help="How many games to play.")
+@click.option("--seed", default=0, show_default=True, type=SEEDS, help="Seed of the first game; game i uses seed+i.")
+@click.option("--games", default=1, show_default=True, type=GAMES, help="How many games to play.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write each game's run directory (events.jsonl, trace.jsonl, meta.json, result.json) and run.log "
                    "under this folder.")

@@ -162,7 +162,7 @@ def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | 
         prices = load_prices(prices_file, {k: v.model_dump() for k, v in (first.prices or {}).items()})
         budget = None
         if budget_usd is not None:
-            if budget_usd <= 0:
+            if not budget_usd > 0:  # nan too
                 raise ValueError(f"budget-usd: must be more than 0, got {budget_usd:g}")
             if backend != "local":
                 raise ValueError("budget-usd: the budget is kept by the local backend; leave out --backend ray")

@@ -11,6 +11,7 @@ import click
 
 from avalon_agents import logs
 from avalon_agents.cli.base import (
+    PAIRS,
     RunUnhealthy,
     cli,
     echo_json,
@@ -61,7 +62,7 @@ def _study_health(health: tuple[str, list[str]] | None, what: str, as_json: bool
 @click.option("--attacks", "attack_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="A YAML file of your own attacks (the shape of avalon_agents/data/attacks.yaml); they join the run. "
                    "Repeatable.")
-@click.option("--games", type=int, default=None, help="Paired games per attack (default: the config's).")
+@click.option("--games", type=PAIRS, default=None, help="Paired games per attack (default: the config's).")
 @model_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/NAME).")
@@ -112,7 +113,7 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
 
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--games", type=int, default=None, help="Paired games per list (default: the config's).")
+@click.option("--games", type=PAIRS, default=None, help="Paired games per list (default: the config's).")
 @model_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory (default: runs/NAME).")

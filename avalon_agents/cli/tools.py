@@ -9,6 +9,10 @@ from pathlib import Path
 import click
 
 from avalon_agents.cli.base import (
+    GAMES,
+    PLAYERS,
+    SEATS,
+    SEEDS,
     cli,
     echo_json,
     json_option,
@@ -23,9 +27,9 @@ from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, make_rules
 @click.option("--kind", type=click.Choice(["team", "vote", "quest", "assassinate"]), required=True,
               help="What the text answers.")
 @click.option("--text", required=True, help="The player's free-text answer.")
-@click.option("--team-size", default=2, show_default=True, type=int, help="Team size (for --kind team).")
-@click.option("--players", default=6, show_default=True, type=int, help="Players in the game.")
-@click.option("--seat", default=1, show_default=True, type=int, help="The speaker's seat.")
+@click.option("--team-size", default=2, show_default=True, type=SEATS, help="Team size (for --kind team).")
+@click.option("--players", default=6, show_default=True, type=PLAYERS, help="Players in the game.")
+@click.option("--seat", default=1, show_default=True, type=SEATS, help="The speaker's seat.")
 @click.option("--evil", is_flag=True, help="The speaker is evil (may fail a quest).")
 @click.option("--model", "model_spec", default="none", show_default=True,
               help="Model of the LLM extractor stage, or 'none' for the rule stage and fallback only.")
@@ -57,9 +61,9 @@ def bench() -> None:
 
 
 @bench.command("engine")
-@click.option("--games", default=1000, show_default=True, type=int, help="Games to play in each measurement.")
+@click.option("--games", default=1000, show_default=True, type=GAMES, help="Games to play in each measurement.")
 @click.option("--rules", "preset", default="official", show_default=True, help="Rule preset.")
-@click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
+@click.option("--players", default=6, show_default=True, type=PLAYERS, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
 @click.option("--seats", default="rulebot", show_default=True, help="Bot kind on every seat (rulebot, random).")
 @json_option
 @logging_options
@@ -92,12 +96,12 @@ def bench_engine_cmd(games: int, preset: str, players: int, seats: str, as_json:
 @bench.command("cost")
 @click.option("--seats", default="cognitive", show_default=True,
               help="Agent kind for every seat (cognitive, baseline, llm, ...), or a comma list, one per seat.")
-@click.option("--games", default=3, show_default=True, type=int, help="Games to play (experience carried forward).")
+@click.option("--games", default=3, show_default=True, type=GAMES, help="Games to play (experience carried forward).")
 @click.option("--agent-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="YAML config of the cognitive agents' modules (e.g. experiments/agents/per_turn.yaml).")
 @click.option("--rules", "preset", default="official", show_default=True, help="Rule preset.")
-@click.option("--players", default=6, show_default=True, type=int, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the first game.")
+@click.option("--players", default=6, show_default=True, type=PLAYERS, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
+@click.option("--seed", default=0, show_default=True, type=SEEDS, help="Seed of the first game.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @plugin_option
 @logging_options

@@ -44,6 +44,7 @@ from pydantic import Field, ValidationError, model_validator
 from avalon_agents import __version__
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.analysis.stats import newcombe
+from avalon_agents.checks import Name, refuse_reserved
 from avalon_agents.core.events import GameEnded, GameEvent, TeamProposed, VoteCast, VotesRevealed
 from avalon_agents.core.types import Team
 from avalon_agents.errors import field_error
@@ -69,7 +70,7 @@ COLUMNS = ["list", "agent", "measure", "pairs", "fixed_k", "fixed_n", "fixed_rat
 class BiasStudy(PairedStudy):
     """An `avalon bias` config: the agents and their seats, the lists studied, the treatment and the pairs."""
 
-    agents: dict[str, AgentSpec] = Field(min_length=1, description="name -> agent (the keys of an experiment's)")
+    agents: dict[Name, AgentSpec] = Field(min_length=1, description="name -> agent (the keys of an experiment's)")
     seats: list[str] | None = Field(None, description="the agent of each seat, by name (default: the only agent "
                                                       "on every seat)")
     lists: list[Literal["players", "options", "speeches", "seats"]] = Field(
@@ -82,6 +83,8 @@ class BiasStudy(PairedStudy):
 
     @model_validator(mode="after")
     def _seats(self) -> BiasStudy:
+        for name in self.agents:
+            refuse_reserved(name, {TABLE: "the rows of the whole table"})
         if self.seats is None:
             if len(self.agents) != 1:
                 raise ValueError("seats: name the agent of each seat when there are several agents")

@@ -31,17 +31,19 @@ name the field and the file line.
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from avalon_agents.agents.registry import AGENT_KINDS, check_options, needs_llm, needs_terminal
+from avalon_agents.checks import Count, Name, Seed, check_name
 from avalon_agents.core import make_rules
 from avalon_agents.core.rules import PRESETS, RuleSet
 from avalon_agents.core.types import Role, Team
-from avalon_agents.errors import field_error
+from avalon_agents.errors import field_error, parse_yaml
 from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
 from avalon_agents.llm.settings import ModelSettings, check_spec
 from avalon_agents.modules import AgentConfig
@@ -116,13 +118,13 @@ class PairedStudy(Strict):
     """What the studies of paired games (`avalon redteam`, `avalon bias`) share: the table, the models, the seeds
     and the health limits."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: Name
     rules: str = "official"
     players: int = Field(6, ge=5, le=10)
     model: ModelSettings | None = None
     extractor: ExtractorSpec = Field(default_factory=ExtractorSpec)
     plugins: list[str] = Field(default_factory=list)
-    seed: int = 0
+    seed: Seed = 0
     health: HealthLimits = Field(default_factory=HealthLimits)
 
     @field_validator("rules")
@@ -168,21 +170,21 @@ class OrderSpec(Strict):
 class Experiment(Strict):
     """One variant, fully resolved: everything a runner needs."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: Name
     rules: str = "official"
     players: int = Field(6, ge=5, le=10)
     model: ModelSettings | None = None
     extractor: ExtractorSpec = Field(default_factory=ExtractorSpec)
     plugins: list[str] = Field(default_factory=list, description="the user's code to import before agents are "
                                "built: file paths (relative to the config file) or module names")
-    agents: dict[str, AgentSpec]
+    agents: dict[Name, AgentSpec]
     sides: dict[Team, str] | None = None
     roles: list[Role] | dict[Role, str] | None = Field(None, description="a list: the role set (players: as many; "
                                                        "seated by sides or lineup); a mapping: the agent of each "
                                                        "of the preset's roles (seating by role)")
     assassin: Role | None = Field(None, description="the evil role that carries the assassination (default: the "
                                                     "Assassin); a role set without Merlin has none")
-    lineup: dict[str, int] | None = None
+    lineup: dict[str, Count] | None = None
     rotation: list[str] | None = Field(None, exclude_if=lambda v: v is None, description="a tournament's "
                                        "entrants: blocks of len(rotation) games sharing one deal, every entrant "
                                        "in every role once per block (experiments/tournament.py)")
@@ -191,7 +193,7 @@ class Experiment(Strict):
     learn_after_last: bool = Field(False, description="learn from experience after a series' last game too (off:"
                                                       " no later game reads it, and it costs the cognitive agent "
                                                       "about three LLM calls per seat)")
-    seed: int = 0
+    seed: Seed = 0
     schedule: Literal["balanced", "roles", "random"] = Field("balanced", description="lineup seating: "
                                                              "balanced (blocks of `players` games on one deal, "
                                                              "every agent in every seat, role and first-round "
@@ -330,8 +332,8 @@ class ExperimentFile(Strict):
     """A config file: the base experiment plus variants (or a grid of toggles)."""
 
     base: dict[str, Any]
-    variants: dict[str, dict[str, Any]] | None = None
-    grid: dict[str, list[Any]] | None = None
+    variants: dict[Name, dict[str, Any]] | None = None
+    grid: dict[str, Annotated[list[Any], Field(min_length=1)]] | None = None
 
     def expand(self) -> dict[str, dict[str, Any]]:
         """Variant name -> raw config (base merged with the variant's overrides)."""
@@ -341,14 +343,27 @@ class ExperimentFile(Strict):
             keys = list(self.grid)
             out = {}
             for values in itertools.product(*self.grid.values()):
-                name = ",".join(f"{k.split('.')[-2] if k.endswith('.enabled') else k.split('.')[-1]}="
-                                f"{str(v).lower()}" for k, v in zip(keys, values))
+                parts = [f"{k.split('.')[-2] if k.endswith('.enabled') else k.split('.')[-1]}-{_part(v)}"
+                         for k, v in zip(keys, values)]
                 overrides: dict[str, Any] = {}
                 for key, value in zip(keys, values):
                     _set(overrides, key.split("."), value)
-                out[name.replace("=", "-").replace(",", "_")] = merge(self.base, overrides)
+                name = "_".join(parts)
+                try:
+                    check_name(name)
+                except ValueError as exc:
+                    raise ValueError(f"grid: {exc}") from None
+                if name in out:
+                    raise ValueError(f"grid: two variants would be named {name!r} (a folder each); give them as "
+                                     "variants")
+                out[name] = merge(self.base, overrides)
             return out
         return {name: merge(self.base, over or {}) for name, over in (self.variants or {"main": {}}).items()}
+
+
+def _part(value: Any) -> str:
+    """A grid value in its variant's name (a folder name): any character a name may not hold becomes `-`."""
+    return re.sub(r"\.{2,}", ".", re.sub(r"[^a-z0-9_.-]+", "-", str(value).lower())).strip("-") or "-"
 
 
 def _set(target: dict, path: list[str], value: Any) -> None:
@@ -391,14 +406,12 @@ def read_config(path: str | Path) -> tuple[dict[str, Any], yaml.Node | None]:
     path = Path(path)
     try:
         text = path.read_text()
-        node = yaml.compose(text)
-        raw = yaml.safe_load(text) or {}
     except OSError as exc:
         raise ValueError(f"{path}: cannot read ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ValueError(f"{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not text (UTF-8)") from None
+    raw, node = parse_yaml(text, str(path))
+    raw = {} if raw is None else raw
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: the file must be a mapping of settings")
     plugins = raw.get("plugins") or []

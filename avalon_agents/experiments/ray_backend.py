@@ -17,11 +17,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from avalon_agents.errors import Unusable
 from avalon_agents.experiments.config import Experiment
 from avalon_agents.experiments.guard import run_lock
 from avalon_agents.experiments.runner import Job, caps, finished_games, run_series, write_experiment_json
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.plugins import LOADED, load_plugins
+
+
+class ClusterFailed(Unusable):
+    """Ray did not start, or a Ray worker (or its node, or the CallLimits actor) died while the run played: the
+    run is not usable as it stands; its finished games are kept and a rerun goes on."""
+
+
+DEATHS = ("WorkerCrashedError", "ActorDiedError", "ActorUnavailableError", "NodeDiedError", "OwnerDiedError",
+          "ObjectLostError", "LocalRayletDiedError")
+"""The names of ray.exceptions that say a process of the cluster died (looked up by name: they vary by version)."""
 
 
 class CallLimits:
@@ -92,7 +103,11 @@ def run_with_ray(variants: dict[str, Experiment], out: Path, *, model: ModelSett
 def _run(ray, variants, out, model, max_games, address, num_cpus, on_progress) -> dict[str, int]:
     if not ray.is_initialized():
         kwargs = {"address": address} if address else {"num_cpus": num_cpus, "include_dashboard": False}
-        ray.init(ignore_reinit_error=True, log_to_driver=False, **kwargs)
+        try:
+            ray.init(ignore_reinit_error=True, log_to_driver=False, **kwargs)
+        except Exception as exc:  # no cluster at the address, a local start that timed out (a bare Exception)
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
+            raise ClusterFailed(f"run stopped: Ray did not start ({type(exc).__name__}: {first})") from None
     task = ray.remote(num_cpus=1, max_retries=0)(_series_task)
     limit = next(iter(variants.values())).concurrency.llm_calls
     limits = ray.remote(num_cpus=0)(CallLimits).remote(limit)
@@ -100,10 +115,22 @@ def _run(ray, variants, out, model, max_games, address, num_cpus, on_progress) -
     planned = caps(variants, out, max_games)
     workers = max(1, min(len(planned), int(ray.cluster_resources().get("CPU", 1))))
     refs = [task.remote(job, str(out), model, cap, limits, plugins, 1 / workers) for job, cap in planned]
+    deaths = tuple(getattr(ray.exceptions, name) for name in DEATHS if hasattr(ray.exceptions, name))
     pending = list(refs)
-    while pending:
-        _, pending = ray.wait(pending, num_returns=len(pending), timeout=1.0)
+    try:
+        while pending:
+            _, pending = ray.wait(pending, num_returns=len(pending), timeout=1.0)
+            on_progress(finished_games(variants, out))
+        ray.get(refs)  # raises a task's error here
         on_progress(finished_games(variants, out))
-    ray.get(refs)  # raises a task's error here
-    on_progress(finished_games(variants, out))
-    return ray.get(limits.counts.remote())
+        return ray.get(limits.counts.remote())
+    except deaths as exc:
+        raise ClusterFailed(f"run stopped: a Ray worker died while playing ({type(exc).__name__})") from None
+    except ray.exceptions.RayTaskError as exc:  # the task's own error, as the local backend would raise it
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, Exception) and not isinstance(cause, ray.exceptions.RayError):
+            raise cause from None
+        if isinstance(cause, BaseException):  # SystemExit: the task ended its worker
+            raise ClusterFailed(f"run stopped: a Ray worker exited while playing ({type(cause).__name__}: "
+                                f"{cause})") from None
+        raise

@@ -35,6 +35,7 @@ from avalon_agents import __version__
 from avalon_agents.agents.attacker import Attack, load_attacks, other_seat, parse_attacks
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.analysis.stats import wilson
+from avalon_agents.checks import refuse_reserved
 from avalon_agents.core.events import (
     AssassinationAttempted,
     GameEvent,
@@ -113,7 +114,38 @@ def load_redteam(path: str | Path, extra_attacks: Sequence[str | Path] = ()) -> 
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ValueError(f"{path}: attacks: no attack named {unknown[0]!r} (known: {', '.join(sorted(known))})")
+    for name in names:
+        try:
+            refuse_reserved(name, {CONTROL: f"the games without an attack are played under OUT/{CONTROL}"})
+            check_goal(known[name], cfg.players)
+        except ValueError as exc:
+            raise ValueError(f"{path}: attacks: {name}: {exc}") from None
     return cfg, {n: known[n] for n in names}
+
+
+def known_judges() -> dict[str, list[str]]:
+    """The behaviour judges a `judge_says` goal may name, each with its table's columns (imported when asked)."""
+    from avalon_agents.analysis.judges.registry import JUDGES
+
+    return {name: list(spec.columns) for name, spec in JUDGES.items()}
+
+
+def check_goal(attack: Attack, players: int) -> None:
+    """Raise ValueError naming what `attack`'s goal names that no game of `players` has: a seat, a judge or a
+    judge's column."""
+    goal, value = attack.goal.kind, attack.goal.value
+    if goal in ("team_includes", "assassinate") and value != "self" and value > players:
+        raise ValueError(f"goal.{goal}: {value} is not a seat of a {players}-player game")
+    if goal == "judge_says":
+        judges = known_judges()
+        if value["judge"] not in judges:
+            raise ValueError(f"goal.judge_says.judge: no judge named {value['judge']!r} (known: "
+                             f"{', '.join(judges)})")
+        columns = judges[value["judge"]]
+        for key in value:
+            if key != "judge" and key not in columns:
+                raise ValueError(f"goal.judge_says.{key}: the {value['judge']} judge's table has no column {key!r} "
+                                 f"(columns: {', '.join(columns)})")
 
 
 def seeds(cfg: RedTeam) -> list[int]:

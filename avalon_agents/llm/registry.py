@@ -4,8 +4,8 @@ one-call prompt, what its rate limits belong to, a measured pace). `ModelSetting
 `avalon run --check` read it here; a provider nobody registered goes through langchain's `init_chat_model`
 with the defaults of `OTHER`.
 
-This module imports nothing of the package, so `llm.settings` can read it (`llm.providers` registers the
-built-in providers).
+This module imports nothing of the package but `plugins` (floor 1), so `llm.settings` can read it
+(`llm.builtin` registers the built-in providers).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from avalon_agents.plugins import refuse_builtin
 
 SchemaStyle = Literal["json_schema", "llama_cpp", "none"]
 """How decisions ask for constrained output: OpenAI's json_schema, llama-cpp-python's json_object+schema, or not
@@ -68,7 +70,9 @@ OTHER = Provider()
 def register_provider(name: str, factory: ProviderFactory | None = None, **declared: Any) -> None:
     """Make `name:MODEL` specs build their chat model with `factory(MODEL, settings)`; `declared`: the other
     fields of `Provider` (check, reachable, chat, constrained, max_tokens, timeout, history_tokens, endpoint,
-    seconds_per_call)."""
+    seconds_per_call). Raises ValueError (plugins.NameTaken) for a built-in provider's name."""
+    existing = PROVIDERS.get(name)
+    refuse_builtin("provider", name, existing.factory if existing else None, factory)
     PROVIDERS[name] = Provider(factory, **declared)
 
 

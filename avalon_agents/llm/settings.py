@@ -162,12 +162,12 @@ def default_spec() -> str:
 
 def parse_kwarg(text: str) -> tuple[str, Any]:
     """`KEY=VALUE` from the CLI; VALUE is read as a YAML scalar (numbers, true/false, null, strings)."""
-    import yaml
+    from avalon_agents.errors import parse_yaml
 
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise ValueError(f"model-kwarg: expected KEY=VALUE, got {text!r}")
-    return key.strip(), yaml.safe_load(value) if value.strip() else ""
+    return key.strip(), parse_yaml(value, f"model-kwarg {key.strip()}")[0] if value.strip() else ""
 
 
 def split(spec: str) -> tuple[str, str]:

@@ -26,6 +26,7 @@ from avalon_agents.core.types import Role, Seat, Team
 from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.modules.memory import Entry, Memory
 from avalon_agents.narrate import DEFAULT_CARDS, role_card, system_prompt
+from avalon_agents.plugins import refuse_builtin
 from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
@@ -246,6 +247,8 @@ def register_module(name: str, *aliases: str) -> Callable[[type[Module]], type[M
     """Class decorator: make a module available by `name` (in YAML: `use: name`), and by any `aliases`."""
 
     def register(cls: type[Module]) -> type[Module]:
+        for key in (name, *aliases):
+            refuse_builtin("module", key, MODULES.get(key), cls)
         cls.name = name
         for key in (name, *aliases):
             MODULES[key] = cls

@@ -89,7 +89,7 @@ def test_variants_merge_over_the_base_and_grid_crosses(tmp_path):
 
 @pytest.mark.parametrize("bad, field, line", [
     ("serie: 2\n", "serie: unknown key", 9),
-    ("games_per_series: 3\n", None, None),  # duplicate key is fine for YAML: last wins
+    ("games_per_series: 3\n", "duplicate key 'games_per_series', first on line 8", 9),  # never "last wins"
     ("concurrency: {games: 0}\n", "concurrency.games", 9),
     ("rules: offical\n", "rules: unknown rules preset 'offical'", 9),
     ("schedule: sometimes\n", "schedule", 9),
