@@ -81,23 +81,12 @@ def _ask_deception(s: Speech) -> Ask:
                 "roles_in_game": roles_in_game(list(s.roles.values()))})
 
 
-PERSUASION = JudgeSpec(
-    name="persuasion",
-    prompt="judges/persuasion",
-    labels=PERSUASION_LABELS,
-    schema=lambda subjects: label_schema("persuasion"),
-    parse=lambda raw, subjects: parse_label(raw, "persuasion"),
-    ask=_ask_persuasion,
-    columns=MESSAGE_COLUMNS,
-    analyze=False,
-)
-DECEPTION = JudgeSpec(
-    name="deception",
-    prompt="judges/deception",
-    labels=DECEPTION_LABELS,
-    schema=lambda subjects: label_schema("deception"),
-    parse=lambda raw, subjects: parse_label(raw, "deception"),
-    ask=_ask_deception,
-    columns=MESSAGE_COLUMNS,
-    analyze=False,
-)
+def _message_judge(name: str, labels: tuple[str, ...], ask) -> JudgeSpec:
+    """A judge of one chat message's label (`labels`), asked through `ask`; calibration only (not in analyze)."""
+    return JudgeSpec(name=name, prompt=f"judges/{name}", labels=labels, schema=lambda subjects: label_schema(name),
+                     parse=lambda raw, subjects: parse_label(raw, name), ask=ask, columns=MESSAGE_COLUMNS,
+                     analyze=False)
+
+
+PERSUASION = _message_judge("persuasion", PERSUASION_LABELS, _ask_persuasion)
+DECEPTION = _message_judge("deception", DECEPTION_LABELS, _ask_deception)
