@@ -156,12 +156,13 @@ REPLAY_RUN = Path(__file__).parent / "data" / "replay" / "run"
 @pytest.mark.parametrize(("name", "make", "key"), [
     ("play", lambda tmp: ["play", "--games", "3"], "good_wins"),
     ("bench engine", lambda tmp: ["bench", "engine", "--games", "3"], "host_games_per_s"),
-    ("tournament", lambda tmp: ["tournament", "experiments/tournament_bots.yaml", "--max-games", "5", "--out",
-                                str(tmp / "t")], "leaderboard"),
+    pytest.param("tournament", lambda tmp: ["tournament", "experiments/tournament_bots.yaml", "--max-games", "5",
+                                            "--out", str(tmp / "t")], "leaderboard", marks=pytest.mark.slow),
     ("redteam", lambda tmp: ["redteam", str(_write(tmp, REDTEAM)), "--out", str(tmp / "r")], "attacks"),
     ("bias", lambda tmp: ["bias", str(_write(tmp, BIAS)), "--out", str(tmp / "b")], "summary"),
     ("replay", lambda tmp: ["replay", str(REPLAY_RUN), "--out", str(tmp / "pages")], "replay"),
-    ("analyze", lambda tmp: ["analyze", str(REPLAY_RUN), "--out", str(tmp / "a")], "headline"),
+    pytest.param("analyze", lambda tmp: ["analyze", str(REPLAY_RUN), "--out", str(tmp / "a")], "headline",
+                 marks=pytest.mark.slow),
 ])
 def test_json_is_one_object_on_stdout(name, make, key, tmp_path, monkeypatch):
     monkeypatch.chdir(Path(__file__).parent.parent)
