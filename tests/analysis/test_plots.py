@@ -65,8 +65,13 @@ def all_figures():
     }
 
 
-def test_one_panel_per_variant():
-    figures = all_figures()
+@pytest.fixture(scope="module")
+def figures():
+    """The figures, drawn once for the tests that only read them (drawing is most of this file's time)."""
+    return all_figures()
+
+
+def test_one_panel_per_variant(figures):
     assert len(panels(figures["win_rate"])) == len(VARIANTS)
     assert len(panels(figures["leader_approval"])) == len(VARIANTS)
     assert len(panels(figures["vacillation"])) == len(VARIANTS)
@@ -80,8 +85,8 @@ def test_one_panel_per_variant():
     assert len(panels(plots.win_rate_plot(many))) == 9
 
 
-def test_legend_outside_every_panel():
-    for name, fig in all_figures().items():
+def test_legend_outside_every_panel(figures):
+    for name, fig in figures.items():
         drawn(fig)
         assert fig.legends, name
         legend = fig.legends[0].get_window_extent()
@@ -103,11 +108,10 @@ def test_y_limits_hold_every_interval_whole():
         assert ax.get_ylim()[0] < 1.5 and ax.get_ylim()[1] > 3.5
 
 
-def test_every_axis_is_labelled():
+def test_every_axis_is_labelled(figures):
     matrix = pd.DataFrame([{"variant": "full", "agent": "ours", "role": r, "target_role": t, "trust": 0.5,
                             "distrust": 0.2, "ambivalent": 0.3, "n": 3} for r in ROLES for t in ROLES if r != t])
-    figures = [*all_figures().values(), plots.heatmaps(matrix)]
-    for fig in figures:
+    for fig in [*figures.values(), plots.heatmaps(matrix)]:
         for ax in panels(fig):
             assert ax.get_xlabel() and ax.get_ylabel(), ax.get_title()
 
@@ -122,8 +126,7 @@ def bar_colours(fig) -> dict[str, str]:
     return found
 
 
-def test_one_colour_per_side_in_every_figure():
-    figures = all_figures()
+def test_one_colour_per_side_in_every_figure(figures):
     for name in ("win_rate", "qer_fvr", "leader_approval", "self_recommendation"):
         colours = bar_colours(figures[name])
         assert colours == {"good": {plots.SIDE_COLOURS["good"].lower()},
@@ -139,10 +142,10 @@ def caption(fig) -> str:
     return " ".join(t.get_text().replace("\n", " ") for t in fig.texts)
 
 
-def test_every_figure_carries_its_provenance():
-    for name, fig in all_figures().items():
+def test_every_figure_carries_its_provenance(figures):
+    for name, fig in figures.items():
         assert PROVENANCE in caption(fig), name
-    assert plots.SCRIPTED_JUDGE in caption(all_figures()["vacillation"])
+    assert plots.SCRIPTED_JUDGE in caption(figures["vacillation"])
     stamped = plots.bars_figure(pd.DataFrame([{"variant": "full", "role": "Merlin", "share_rate": 0.5}]), "role",
                                 value="share_rate", title="s", judge="scripted")
     assert "scripted" in caption(stamped) and "not a real judgment" in caption(stamped)
