@@ -46,10 +46,11 @@ def _import(importer, log_dir: Path, out: Path, as_json: bool = False) -> None:
     files = importer.log_files(log_dir)
     if not files:
         raise UserError(f"dir: {log_dir} holds no game logs")
-    if holds_games(out):
-        raise UserError(f"out: {out} already holds games; import into a new folder")
-    with one_line_errors(out):
-        out.mkdir(parents=True, exist_ok=True)
+    from avalon_agents.experiments.guard import run_lock
+
+    with one_line_errors(out), run_lock(out):  # a second import into the same folder waits its turn: refused
+        if holds_games(out):
+            raise UserError(f"out: {out} already holds games; import into a new folder")
         with Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                       console=Console(stderr=True), transient=True, disable=len(files) < 20) as progress:
             task = progress.add_task("games", total=len(files))
@@ -82,9 +83,10 @@ def import_avalon_nlu(dataset: Path, out: Path, as_json: bool) -> None:
     Example:
       avalon import avalon-nlu ../shared/data/avalon_nlu/dataset --out runs/avalon-nlu
     """
+    from avalon_agents.experiments.guard import run_lock
     from avalon_agents.importers.avalon_nlu import import_avalon_nlu as run_import
 
-    with one_line_errors(out):
+    with one_line_errors(out), run_lock(out):
         report = run_import(dataset, out)
     if as_json:
         echo_json(_report_json(report, out, len(report.imported) + len(report.skipped)))

@@ -54,7 +54,8 @@ def test_the_command_reports_imports_and_each_skip_with_its_reason(run):
     assert skipped["corrupt.json"].startswith("corrupt JSON")
     assert "quest 1.1: the rules refuse it (good cannot fail: seat 2" in skipped["good_fails.json"]
     assert skipped["unfinished.json"].startswith("unfinished game")
-    assert sorted(p.name for p in out.iterdir()) == [f"game-{i:05d}" for i in range(1, 5)]
+    # the games, and the lock the import held
+    assert sorted(p.name for p in out.iterdir()) == [".lock", *(f"game-{i:05d}" for i in range(1, 5))]
 
 
 def test_an_imported_game_is_a_played_games_directory(run):
