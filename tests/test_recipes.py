@@ -1,8 +1,7 @@
 """The recipes of docs/architecture.md ("Where to make each kind of change") followed as a user would: a plugin
 file written as the recipe says, named in a config's `plugins:`, and a scripted game played through `avalon run`
-that uses what the plugin added. A recipe that stops working fails here, not in a user's hands.
-
-(The judge and metric recipes come with the rewrite of analysis/.)
+that uses what the plugin added (a metric and a judge: through `avalon analyze` of that game). A recipe that stops
+working fails here, not in a user's hands.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import pandas as pd
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
@@ -183,3 +183,89 @@ def test_a_changed_decision_kind(tmp_path):
         ''')
     votes = [r for r in read_trace(game) if r.type == "llm_call" and r.purpose.request == "vote"]
     assert votes and all("Ballot time." in r.messages[-1].content for r in votes)
+
+
+RULEBOTS = """\
+name: recipe
+model: scripted
+plugins: [my_plugin.py]
+agents:
+  ours: {kind: llm}
+  bots: {kind: rulebot}
+sides: {good: ours, evil: bots}
+"""
+
+
+def analyze(tmp_path: Path, *extra: str) -> Path:
+    """`avalon analyze` of the run `play` wrote, with the recipe's plugin; the analysis folder."""
+    out = tmp_path / "analysis"
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "run"), "--out", str(out), "--plugin",
+                                      str(tmp_path / "my_plugin.py"), *extra])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    return out
+
+
+def test_a_new_metric(tmp_path):
+    """A function of `RunData` returning value, CI and counts per group, added with `register_metric`: `avalon
+    analyze` writes metrics/NAME.csv."""
+    play(tmp_path, '''
+        from avalon_agents.analysis.paper.metrics import register_metric
+        from avalon_agents.analysis.stats import rate
+
+
+        def talkative(data):
+            speeches = data.speeches.assign(long=data.speeches["text"].str.len() > 200)
+            return rate(speeches, ["variant", "agent"], "long")
+
+
+        register_metric("talkative", talkative)
+    ''', RULEBOTS)
+    table = pd.read_csv(analyze(tmp_path) / "metrics" / "talkative.csv")
+    assert set(table["agent"]) == {"ours", "bots"} and {"value", "ci_low", "ci_high"} <= set(table.columns)
+    assert table["value"].between(0, 1).all()
+
+
+def test_a_new_judge(tmp_path):
+    """One `JudgeSpec` (its own prompt file, labels, answer schema, parse, which speeches it asks, columns, a
+    figure), added with `register_judge`: `avalon analyze --judge-model` asks it about the speeches and writes its
+    figure's table."""
+    (tmp_path / "bluntness.txt").write_text("Is {speaker}'s message blunt or polite?\nMessage: {message}\n"
+                                            'Answer with JSON: {{"label": "blunt" or "polite"}}\n')
+    play(tmp_path, '''
+        import json
+        from pathlib import Path
+
+        from avalon_agents.analysis import plots
+        from avalon_agents.analysis.judges.registry import register_judge
+        from avalon_agents.analysis.judges.spec import Ask, JudgeFigure, JudgeSpec
+        from avalon_agents.narrate import quote
+
+        LABELS = ("blunt", "polite")
+
+
+        def ask(speech):
+            return Ask({"speaker": speech.speaker, "message": quote(speech.text)})
+
+
+        def parse(raw, subjects):
+            try:
+                label = json.loads(raw).get("label")
+            except (ValueError, AttributeError):
+                label = None
+            return {"label": label if label in LABELS else None, "valid": label in LABELS}
+
+
+        register_judge(JudgeSpec(
+            name="bluntness", prompt=str(Path(__file__).with_name("bluntness")), labels=LABELS,
+            schema=lambda subjects: {"type": "object", "properties": {"label": {"type": "string", "enum": LABELS}},
+                                     "required": ["label"], "additionalProperties": False},
+            parse=parse, ask=ask,
+            columns=("game", "variant", "seq", "seat", "agent", "label", "raw", "valid", "cached"),
+            figures=(JudgeFigure("bluntness", "Blunt speeches", "bluntness_shares",
+                                 summary=lambda judged, data: judged.groupby(["variant", "label"]).size()
+                                 .reset_index(name="n"),
+                                 draw=lambda table: plots.bars_figure(table, "label", value="n", title="Blunt")),),
+        ))
+    ''', RULEBOTS)
+    table = pd.read_csv(analyze(tmp_path, "--judge-model", "scripted") / "metrics" / "bluntness_shares.csv")
+    assert table["n"].sum() > 0 and set(table["label"].dropna()) <= {"blunt", "polite"}

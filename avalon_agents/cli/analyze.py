@@ -19,6 +19,7 @@ from avalon_agents.cli.base import (
     logging_options,
     model_options,
     one_line_errors,
+    plugin_option,
 )
 from avalon_agents.llm.settings import ModelSettings
 
@@ -38,6 +39,7 @@ from avalon_agents.llm.settings import ModelSettings
                    "failure votes beside the same figures over 1,089 human games (paper's six roles); auto: so when "
                    "every game has the paper's six roles.")
 @json_option
+@plugin_option
 @logging_options
 def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_concurrency: int, reference: str,
             as_json: bool) -> None:

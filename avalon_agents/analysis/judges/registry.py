@@ -14,6 +14,18 @@ JUDGES: dict[str, JudgeSpec] = {s.name: s for s in (CAMOUFLAGE, TEAMWORK, SHARIN
                                                     PERSUASION, DECEPTION)}
 """Every judge's spec, in the order `Judge.tasks` asks them."""
 
+BUILT_IN = frozenset(JUDGES)
+
+
+def register_judge(spec: JudgeSpec) -> None:
+    """Add a judge (a plugin's: its prompt may be a file of its own, `prompt=` its path without `.txt`); it is asked
+    after the built-in ones and its figures come after theirs in the report. Raises ValueError for a built-in
+    judge's name: a plugin adds judges, never replaces the package's."""
+    if spec.name in BUILT_IN:
+        raise ValueError(f"judge {spec.name!r} is built in: a plugin adds names, never replaces the package's "
+                         "(register yours under another name)")
+    JUDGES[spec.name] = spec
+
 
 def judge_spec(name: str) -> JudgeSpec:
     """The spec of the judge `name`.

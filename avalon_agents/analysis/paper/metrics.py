@@ -23,7 +23,7 @@ Definitions, as implemented:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
@@ -161,6 +161,16 @@ OUTCOMES = {
     "health": health,
 }
 """Every outcome metric with its default grouping, by name (the file names `avalon analyze` writes)."""
+
+BUILT_IN = frozenset(OUTCOMES)
+
+
+def register_metric(name: str, metric: Callable[[RunData], pd.DataFrame]) -> None:
+    """Add an outcome metric (a plugin's): `avalon analyze` writes metrics/NAME.csv and its rows in metrics.json.
+    Raises ValueError for a built-in metric's name."""
+    if name in BUILT_IN:
+        raise ValueError(f"metric {name!r} is built in: a plugin adds names, never replaces the package's")
+    OUTCOMES[name] = metric
 
 
 def outcome_metrics(data: RunData) -> dict[str, pd.DataFrame]:
