@@ -67,7 +67,8 @@ def test_the_installed_script_exits_0_on_success_and_2_on_bad_input(tmp_path):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["games"] == 2 and len(list(tmp_path.glob("game-*/result.json"))) == 2
     out = avalon_process("play", "--players", "11")
-    assert out.returncode == 2 and out.stderr.count("\n") == 1 and out.stderr.startswith("error: players")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and out.stderr.startswith("error:")
+    assert "'--players': 11 is not in the range 5<=x<=10" in out.stderr
     assert out.stdout == "" and "Traceback" not in out.stderr
 
 
