@@ -26,13 +26,23 @@ from avalon_agents.cli.base import (
 from avalon_agents.llm.settings import ModelSettings
 
 
-@cli.command()
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
-@model_options
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Run directory (default: runs/<experiment name>).")
-@runner_options
-@study_options
+def runner_command(out_help: str) -> Callable[[Callable], Callable]:
+    """A command that plays a config with the experiment runner (`run`, `tournament`): CONFIG, the model
+    options, --out (`out_help`), the runner's options and every study's."""
+
+    def decorate(command: Callable) -> Callable:
+        for option in (study_options, runner_options,
+                       click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+                                    help=out_help),
+                       model_options, click.argument("config", type=click.Path(dir_okay=False, path_type=Path)),
+                       cli.command()):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+@runner_command("Run directory (default: runs/<experiment name>).")
 def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, max_games: int | None, backend: str,
         address: str | None, prices_file: Path | None, budget_usd: float | None, as_json: bool) -> None:
     """Run an experiment: every variant x series x game of CONFIG, resumable.
@@ -68,13 +78,7 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
     spend.stop_if_over()
 
 
-@cli.command()
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
-@model_options
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Run directory (default: runs/<tournament name>); the leaderboard goes to OUT/tournament/.")
-@runner_options
-@study_options
+@runner_command("Run directory (default: runs/<tournament name>); the leaderboard goes to OUT/tournament/.")
 def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | None, max_games: int | None,
                backend: str, address: str | None, prices_file: Path | None, budget_usd: float | None,
                as_json: bool) -> None:
