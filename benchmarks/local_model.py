@@ -21,9 +21,10 @@ import time
 from pathlib import Path
 
 from avalon_agents.core import make_rules
-from avalon_agents.host.play import AgentSetup, game_dir, play_one
+from avalon_agents.host.play import AgentSetup, play_one
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.records import read_trace, usage
+from avalon_agents.records.run_dir import game_dir
 
 SPEC = "local:smollm2"
 RESULTS = Path(__file__).parent / "results" / "local_model"

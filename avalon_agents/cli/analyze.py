@@ -62,8 +62,6 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
     with one_line_errors(out, missing="run-dir"):
         judge = None
         if judge_model:
-            if judge_concurrency < 1:
-                raise ValueError(f"judge-concurrency: must be at least 1, got {judge_concurrency}")
             settings = ModelSettings(spec=judge_model, temperature=0.0)
             check_reachable(settings)
             judge = ClientPool(limit=judge_concurrency).get(settings)
@@ -155,8 +153,6 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
 
     out = out if out is not None else run_dir / "calibration"
     with one_line_errors(out, missing="run-dir"):
-        if judge_concurrency < 1:
-            raise ValueError(f"judge-concurrency: must be at least 1, got {judge_concurrency}")
         if sample is not None and sample < 1:
             raise ValueError(f"sample: must be at least 1, got {sample}")
         data = load_run(run_dir)
@@ -215,8 +211,6 @@ def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, hist
     with one_line_errors(run_dir, stopped="answers so far are cached; a rerun asks the rest", field="run"):
         if settings.spec is None:
             raise ValueError("model: give the model to probe with --model SPEC (e.g. scripted, local:smollm2)")
-        if concurrency < 1:
-            raise ValueError(f"concurrency: must be at least 1, got {concurrency}")
         if not run_dir.is_dir():  # one line before any model client loads
             raise ValueError(f"run: {run_dir} is not a folder")
         check_reachable(settings)

@@ -103,8 +103,6 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
     from avalon_agents.modules import load_agent_config
 
     with one_line_errors(out):
-        if games < 1:
-            raise ValueError(f"games: must be at least 1, got {games}")
         rules = make_rules(preset, players, role_set.split(",") if role_set else None, assassin)
         order = parse_order(order_modes, rules.players)
         kinds = parse_seats(seats, rules.players)

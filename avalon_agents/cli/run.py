@@ -158,8 +158,6 @@ def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | 
         from avalon_agents.experiments.spend import Budget
         from avalon_agents.llm import check_reachable
 
-        if max_games is not None and max_games < 1:
-            raise ValueError(f"max-games: must be at least 1, got {max_games}")
         first = next(iter(variants.values()))
         out = out or Path("runs") / first.name
         override = settings if settings.model_dump(exclude_defaults=True) else None

@@ -33,8 +33,6 @@ def _paired_study(load: Callable[[], tuple[Any, Any]], games: int | None, settin
     with one_line_errors(out):
         cfg, rest = load()
         if games is not None:
-            if games < 1:
-                raise ValueError(f"games: must be at least 1, got {games}")
             cfg = cfg.model_copy(update={"games": games})
         override = settings if settings.model_dump(exclude_defaults=True) else None
         if settings.spec:

@@ -77,8 +77,6 @@ def bench_engine_cmd(games: int, preset: str, players: int, seats: str, as_json:
     from avalon_agents.bench import bench_engine
 
     with one_line_errors():
-        if games < 1:
-            raise ValueError(f"games: must be at least 1, got {games}")
         rules = make_rules(preset, players)
         kind = parse_seats(seats, players)[0]
         if needs_llm(kind):
@@ -124,8 +122,6 @@ def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: st
     from avalon_agents.modules import load_agent_config
 
     with one_line_errors():
-        if games < 1:
-            raise ValueError(f"games: must be at least 1, got {games}")
         rules = make_rules(preset, players)
         kinds = parse_seats(seats, players)
         config = load_agent_config(agent_config) if agent_config else None

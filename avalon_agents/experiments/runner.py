@@ -34,12 +34,12 @@ from avalon_agents.experiments.plan import decisions, pipeline
 from avalon_agents.experiments.spend import Budget
 from avalon_agents.host.host import GameAborted
 from avalon_agents.host.job import GameJob, for_game, play_job, role_order
-from avalon_agents.host.play import AgentSetup, game_dir
+from avalon_agents.host.play import AgentSetup
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.orders import Orders
 from avalon_agents.plugins import LOADED
 from avalon_agents.records import is_done, read_trace, usage
-from avalon_agents.records.run_dir import EXPERIMENT, Seating, write_json_atomic
+from avalon_agents.records.run_dir import EXPERIMENT, Seating, game_dir, series_dir, write_json_atomic
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def rotation(entrants: list[str], order: list[int], seed: int, game: int) -> lis
     return [by_seat[seat] for seat in sorted(order)]
 
 
-def series_setups(exp: Experiment, series_dir: Path, clients: ClientPool) -> dict[str, AgentSetup]:
+def series_setups(exp: Experiment, folder: Path, clients: ClientPool) -> dict[str, AgentSetup]:
     """Per agent name: its model settings, the extractor's, its module config and its own experience store."""
     from avalon_agents.stores.experience import ExperienceStore
 
@@ -119,7 +119,7 @@ def series_setups(exp: Experiment, series_dir: Path, clients: ClientPool) -> dic
         if not needs_llm(agent.kind):
             out[name] = AgentSetup(clients=clients, options=agent.options)
             continue
-        store_dir = series_dir / "experience" / name
+        store_dir = folder / "experience" / name
         out[name] = AgentSetup(clients=clients, settings=agent.settings(exp.model), extractor=exp.extractor.model,
                                agent_config=agent.modules, experience=ExperienceStore(store_dir, run=1),
                                experience_dir=store_dir, learn=agent.learn, cards=agent.cards,
@@ -146,8 +146,8 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
     game that would take the run over it is not started (the series stops; `budget.stopped` says why)."""
     aborted = [] if aborted is None else aborted
     exp = job.experiment
-    series_dir = out / job.variant / f"series-{job.series}"
-    paths = [game_dir(series_dir, n) for n in range(1, exp.games_per_series + 1)]
+    folder = series_dir(out, job.variant, job.series)
+    paths = [game_dir(folder, n) for n in range(1, exp.games_per_series + 1)]
     pending = [n for n, p in enumerate(paths, 1) if not is_done(p)]
     models: dict[str, AgentSetup] | None = None
     for n in pending:
@@ -159,7 +159,7 @@ async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable
         if budget is not None and ticket is None:
             return
         if models is None:  # made only when a game is played
-            models = series_setups(exp, series_dir, clients)
+            models = series_setups(exp, folder, clients)
             forget_unfinished(models, pending[0])
         path = paths[n - 1]
         game = game_job(exp, job, n, models)
@@ -202,7 +202,7 @@ def jobs_of(variants: dict[str, Experiment]) -> list[Job]:
 
 
 def finished_games(variants: dict[str, Experiment], out: Path) -> int:
-    return sum(is_done(game_dir(out / job.variant / f"series-{job.series}", n)) for job in jobs_of(variants)
+    return sum(is_done(game_dir(series_dir(out, job.variant, job.series), n)) for job in jobs_of(variants)
                for n in range(1, job.experiment.games_per_series + 1))
 
 
@@ -282,9 +282,9 @@ def caps(variants: dict[str, Experiment], out: Path, max_games: int | None) -> l
     index = {name: i for i, name in enumerate(variants)}
     pending, finished = [], 0
     for job in jobs:
-        series_dir = out / job.variant / f"series-{job.series}"
+        folder = series_dir(out, job.variant, job.series)
         for n in range(1, job.experiment.games_per_series + 1):
-            if is_done(game_dir(series_dir, n)):
+            if is_done(game_dir(folder, n)):
                 finished += 1
             else:
                 pending.append((index[job.variant], job.series, n))

@@ -16,14 +16,14 @@ from avalon_agents.core.events import GameEvent, GameResult
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
 from avalon_agents.host.job import GameJob, play_job
-from avalon_agents.host.play import AgentSetup, game_dir, summarize, trace_of
+from avalon_agents.host.play import AgentSetup, summarize, trace_of
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings, check_reachable
 from avalon_agents.modules import AgentConfig
 from avalon_agents.orders import FIXED, Orders
 from avalon_agents.records import LLMCall, Record, usage
 from avalon_agents.records.health import HealthLimits
-from avalon_agents.records.run_dir import read_events, read_result, read_trace
+from avalon_agents.records.run_dir import game_dir, read_events, read_result, read_trace
 
 
 def play_setup(kinds: Sequence[str], settings: ModelSettings, extractor_spec: str | None = None, *,

@@ -34,10 +34,6 @@ def agent_seed(game_seed: int, seat: Seat) -> int:
     return game_seed * 1009 + seat
 
 
-def game_dir(out: Path, index: int) -> Path:
-    return out / f"game-{index:05d}"
-
-
 @dataclass
 class AgentSetup:
     """What the seats of one agent share across the games of a batch: the client pool every client comes from,

@@ -205,11 +205,6 @@ def read_seating(path: Path) -> Seating | None:
     return Seating.model_validate_json(file.read_text()) if file.is_file() else None
 
 
-def read_health(path: Path) -> dict[str, Any] | None:
-    file = Path(path) / HEALTH
-    return json.loads(file.read_text()) if file.is_file() else None
-
-
 def has_trace(path: Path) -> bool:
     return (Path(path) / TRACE).is_file()
 
