@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Annotated
 
 from pydantic import AfterValidator
@@ -132,7 +133,12 @@ DEFAULT_CARDS = "paper"
 
 def card_sets() -> list[str]:
     """The sets of role cards: one file each under prompts/cards/ (a new set is a new file)."""
-    return sorted(p.stem for p in (PROMPTS_DIR / "cards").glob("*.yaml"))
+    return list(_card_sets())
+
+
+@lru_cache(maxsize=1)
+def _card_sets() -> tuple[str, ...]:  # read once per process, as the prompt files themselves are (prompting.py)
+    return tuple(sorted(p.stem for p in (PROMPTS_DIR / "cards").glob("*.yaml")))
 
 
 def check_cards(name: str) -> str:

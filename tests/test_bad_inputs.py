@@ -89,6 +89,7 @@ def a_game(tmp_path_factory) -> Path:
     ("meta.json", json.dumps([1, 2, 3])),
     ("events.jsonl", '{"seq": 0}\n'),
 ])
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_analyze_names_the_game_it_cannot_read(tmp_path, a_game, name, content):
     game = tmp_path / "run" / "game-00001"
     shutil.copytree(a_game, game)
@@ -348,6 +349,7 @@ def ray_errors():
     ]
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_dead_ray_worker_ends_the_driver_in_one_line_and_exit_3(tmp_path, monkeypatch):
     import sys
 

@@ -35,6 +35,7 @@ def _prompts(game) -> list[str]:
     return [r.messages[-1].content for r in read_trace(game) if isinstance(r, LLMCall)]
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_pair_differs_in_wording_only_and_the_study_resumes(tmp_path):
     path = tmp_path / "b.yaml"
     path.write_text(CONFIG)
@@ -136,6 +137,7 @@ def test_the_command_prints_the_table_and_health(tmp_path):
     assert (tmp_path / "out" / "bias.csv").is_file()
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_study_over_its_health_limits_exits_3(tmp_path):
     path = tmp_path / "b.yaml"
     path.write_text(CONFIG.replace("lists: [players, speeches, seats]", "lists: [options]")

@@ -52,6 +52,7 @@ def test_scripted_llm_game_writes_a_trace_and_prints_usage(tmp_path):
     assert meta["model"]["spec"] == "scripted" and meta["seats"]["2"] == "rulebot"
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_loopback_server_game_from_the_cli(tmp_path):
     with openai_server() as server:
         out = avalon("play", "--seats", "llm", "--model", f"openai-compatible:loopback@{server.base_url}",

@@ -39,6 +39,7 @@ def test_labels_come_from_structured_fields():
     assert Purpose(stage="extract", name="extractor", request="vote").label == "extractor"
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_cognitive_cost_split_per_module_adds_up():
     figures = cost("--seats", "cognitive", "--games", "2")
     split = figures["per_module"]
@@ -49,6 +50,7 @@ def test_cognitive_cost_split_per_module_adds_up():
     assert figures["output_tokens_per_game"] > 0 and "cl100k_base" in figures["tokenizer"]
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_per_turn_pipeline_costs_more_than_per_round():
     per_round = cost("--seats", "cognitive", "--games", "1",
                      "--agent-config", str(ROOT / "experiments/agents/per_round.yaml"))
@@ -60,6 +62,7 @@ def test_per_turn_pipeline_costs_more_than_per_round():
     assert per_turn["calls_per_game"] > per_round["calls_per_game"]
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_baseline_cost_names_its_steps():
     figures = cost("--seats", "baseline,rulebot,rulebot,rulebot,rulebot", "--games", "1", "--players", "5")
     assert {"baseline questions", "baseline reflect", "baseline respond"} <= set(figures["per_module"])

@@ -120,7 +120,7 @@ def checks(examples: int) -> dict:
     return {name: test for name, test in locals().items() if callable(test) and name != "runs"}
 
 
-FEW, MANY = checks(100), checks(2500)
+FEW, MANY = checks(40), checks(2500)
 PATHS = sorted(FEW)
 
 

@@ -11,6 +11,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).parent.parent / "avalon_agents"
 FLOORS = [  # lowest first; a unit imports only from its own floor or the floors below
     {"avalon_agents", "errors", "checks", "plugins", "logs", "aio", "prices", "lazy"},
@@ -100,6 +102,7 @@ def test_no_import_circle():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]  # the walk finds one
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_the_checker_sees_an_upward_import():
     graph = imports()
     assert "avalon_agents.llm.client" in graph["avalon_agents.extract.extractor"]  # it reads real edges
@@ -161,6 +164,10 @@ def test_help_and_one_line_errors_load_no_model_client():
     assert loaded & {"langchain", "langchain_core", "langchain_openai", "openai", "chromadb", "llama_cpp",
                      "onnxruntime"} == set()
     assert codes == [0] * len(helps) + [2] * len(mistakes)
-    # the check sees a heavy import: a command that plays loads the model client
+
+
+@pytest.mark.slow  # a process that imports langchain: seconds
+def test_the_import_check_sees_a_heavy_import():
+    """The check above can fail: a command that plays loads the model client, and the check sees it."""
     loaded, codes = _loaded_by(["play", "--model", "scripted", "--players", "5", "--seats", "llm"])
     assert "langchain_core" in loaded and codes == [0]

@@ -44,6 +44,7 @@ def seats_in(text: str) -> list[int]:
 # --------------------------------------------------------------------------- fixed: today's wording
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_fixed_orders_word_everything_as_before():
     rules = make_rules()
     assert not FIXED.players and FIXED.vote == ("approve", "reject") and FIXED.card == ("success", "fail")
@@ -103,6 +104,7 @@ def test_shuffled_orders_reach_every_listing_and_option():
     assert decision_schema(PROPOSE)["properties"]["team"]["items"]["enum"] == [1, 2, 3, 4, 5, 6]
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_game_with_shuffled_orders_is_reproducible_and_differs_from_fixed():
     orders = Orders.make(3, 6, modes=SHUFFLED)
     shuffled = prompts(orders)

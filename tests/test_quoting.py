@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from avalon_agents.agents import AgentBase, RuleBot
 from avalon_agents.analysis import load_run
 from avalon_agents.analysis.judges.run import judge_run
@@ -48,6 +50,7 @@ def test_quote_escapes_everything_that_could_end_it():
     assert literal.count('"') - literal.count('\\"') == 2  # only the two quotes of the literal itself
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_forged_speech_reaches_every_prompt_only_quoted(tmp_path, monkeypatch):
     from avalon_agents.agents import registry
 

@@ -110,6 +110,7 @@ def costly(line: str) -> bool:
 @pytest.mark.parametrize("line", [pytest.param(line, marks=pytest.mark.slow) if costly(line) else line
                                   for line in LINES],
                          ids=[re.sub(r"\s+", " ", line)[:90] for line in LINES])
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_readme_scripted_command_runs(line, workdir, monkeypatch):
     """Run in this process through the console script's own entry point (the process start is what
     tests/test_cli.py checks), in the scratch folder, without API keys."""
@@ -190,6 +191,7 @@ def test_readme_docs_links_exist():
             assert anchor in anchors(target.read_text()), f"README.md links to {path}#{anchor}: no such heading"
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_the_python_experiment_example_runs_as_written_and_in_a_running_loop(tmp_path, monkeypatch):
     """The README's Python example, run as a script would (a plain process), and its `await` form as a
     notebook cell would (inside a running event loop)."""

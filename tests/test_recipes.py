@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
@@ -205,6 +206,7 @@ def analyze(tmp_path: Path, *extra: str) -> Path:
     return out
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_new_metric(tmp_path):
     """A function of `RunData` returning value, CI and counts per group, added with `register_metric`: `avalon
     analyze` writes metrics/NAME.csv."""
@@ -225,6 +227,7 @@ def test_a_new_metric(tmp_path):
     assert table["value"].between(0, 1).all()
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_new_judge(tmp_path):
     """One `JudgeSpec` (its own prompt file, labels, answer schema, parse, which speeches it asks, columns, a
     figure), added with `register_judge`: `avalon analyze --judge-model` asks it about the speeches and writes its

@@ -57,6 +57,7 @@ def test_the_library_loads_and_every_goal_is_checkable():
         Attack.model_validate({"name": "x", "template": "no speech", "goal": {"assassinate": "self"}})
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_pairs_from_records_with_wilson_and_no_leaks(tmp_path):
     path = tmp_path / "rt.yaml"
     path.write_text(CONFIG)
@@ -126,6 +127,7 @@ def test_the_leak_scan_finds_a_forged_line_outside_the_quotes():
     assert len(found) == 1 and found[0]["line"] == forged[0] and found[0]["seat"] == 3
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_users_own_attack_loads_and_runs_from_the_command_line(tmp_path):
     (tmp_path / "rt.yaml").write_text(CONFIG.replace("[host_vote_cancelled, extractor_override]",
                                                      "[host_vote_cancelled]").replace("games: 2", "games: 1"))
@@ -143,6 +145,7 @@ def test_a_users_own_attack_loads_and_runs_from_the_command_line(tmp_path):
 
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_suite_over_its_health_limits_exits_3(tmp_path):
     (tmp_path / "rt.yaml").write_text(CONFIG.replace("[host_vote_cancelled, extractor_override]",
                                                      "[host_vote_cancelled]").replace("games: 2", "games: 1"))

@@ -36,6 +36,7 @@ def wheel(tmp_path_factory) -> Path:
     return built
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_wheel_ships_every_prompt(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     prompts = {f"avalon_agents/prompts/{p.relative_to(ROOT / 'prompts')}" for p in (ROOT / "prompts").rglob("*")
@@ -50,6 +51,7 @@ def test_wheel_ships_every_prompt(wheel):
     assert len(viewer) >= 4 and viewer <= names, sorted(viewer - names)  # the replay page's templates
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_wheel_needs_neither_llama_cpp_nor_ray_without_their_extras(wheel):
     with zipfile.ZipFile(wheel) as z:
         (meta,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]

@@ -23,9 +23,9 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
-from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from tokenizers import Tokenizer
 
+from avalon_agents.stores.chroma import Documents, EmbeddingFunction, Embeddings
 from avalon_agents.stores.minilm_graph import EPS, HEADS, LAYERS, WIDTH, session
 from avalon_agents.stores.vector_cache import Cached
 

@@ -16,13 +16,12 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-import chromadb
 import numpy as np
-from chromadb.config import Settings
 
 from avalon_agents.core.events import GameResult
 from avalon_agents.core.types import Role
 from avalon_agents.stores.book import Experience
+from avalon_agents.stores.chroma import Settings, chromadb
 from avalon_agents.stores.embeddings import MiniLMEmbeddings
 
 KINDS = tuple(f.name for f in fields(Experience))  # strategy, suggestions, other_roles, reflection

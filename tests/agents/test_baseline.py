@@ -71,6 +71,7 @@ def test_recent_window_moves_a_step_at_a_time():
         assert RECENT <= n - recent_start(n) < RECENT + RECENT_STEP or (n < RECENT and recent_start(n) == 0)
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_answers_prompts_extend_each_other_between_window_moves(mixed_game):
     """A seat's answer prompts keep the same window start for several answers, so a server's prompt cache
     resumes them: many answer prompts begin with the whole recent block of the one before."""
@@ -86,6 +87,7 @@ def test_answers_prompts_extend_each_other_between_window_moves(mixed_game):
     assert pairs >= 9 and extended / pairs > 0.35, (extended, pairs)  # a window moving every message: 10%
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_system_prompt_is_every_llm_seats(mixed_game):
     """The paper gave both agents the same rules text: the baseline's system prompt is narrate's, rules of the
     active preset (quest sizes, the five-rejection rule, good only succeeds) and the role card."""
@@ -102,6 +104,7 @@ def test_system_prompt_is_every_llm_seats(mixed_game):
         assert ("rejected" in system or "reject" in system) and "five" in system.lower()
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_host_hears_only_the_concise_talking_content():
     reply = ("My step-by-step thought process: Player 3 is odd.\n"
              "My concise talking content: I propose Player 1 and Player 2.")
@@ -122,6 +125,7 @@ def test_host_hears_only_the_concise_talking_content():
     assert not any("secret musing" in e.text for e in host.engine.events if e.type == "speech")
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_informative_messages_are_ranked_by_score(mixed_game):
     assert informativeness("Quest 2 failed with 1 fail card.") > informativeness("Quest 2 succeeded.")
     assert informativeness("Player 3 said: \"I am Merlin, trust me.\"") > informativeness("Player 3 said: hi")
@@ -136,6 +140,7 @@ def test_informative_messages_are_ranked_by_score(mixed_game):
         assert scores == sorted(scores, reverse=True) and scores[0] > 0
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_reflection_questions_retrieve_related_messages():
     agent = BaselineAgent(seat=1, context=scripted_setup().context(ClientPool().for_game(None)))
     from avalon_agents.agents.baseline import Message

@@ -69,6 +69,7 @@ def test_rule_bots_beat_random_on_either_side(preset):
     assert evil_smart[Team.EVIL] > random_all[Team.EVIL] + GAMES * 0.1
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_rule_bots_against_each_other_are_balanced_and_the_assassin_reads_merlin():
     outcomes = play(None)
     assert 0.3 < outcomes[Team.GOOD] / GAMES < 0.7

@@ -71,6 +71,7 @@ def figures():
     return all_figures()
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_one_panel_per_variant(figures):
     assert len(panels(figures["win_rate"])) == len(VARIANTS)
     assert len(panels(figures["leader_approval"])) == len(VARIANTS)
@@ -85,6 +86,7 @@ def test_one_panel_per_variant(figures):
     assert len(panels(plots.win_rate_plot(many))) == 9
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_legend_outside_every_panel(figures):
     for name, fig in figures.items():
         drawn(fig)
@@ -163,6 +165,7 @@ def test_the_report_provenance_is_on_the_analysis_figures(analysis_run, tmp_path
     assert len(panels(fig)) == result.data.games["variant"].nunique()
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_figures_are_not_left_in_pyplot():
     """A notebook cell returning a figure shows it once: pyplot does not show it again at the cell's end."""
     before = plt.get_fignums()

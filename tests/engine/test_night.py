@@ -88,7 +88,7 @@ def delivered_at_night(engine: AvalonEngine, seat: int) -> list[tuple]:
     return [(e.seq, e.to_json()) for e in night if e.visible(seat)]
 
 
-@pytest.mark.parametrize(("players", "most"), [(5, 400), (6, 400), (7, 400), (8, 400), (9, 400), (10, 400)]
+@pytest.mark.parametrize(("players", "most"), [(n, 120) for n in range(5, 11)]
                          + [pytest.param(n, 3000, marks=pytest.mark.slow, id=f"{n}-thorough") for n in range(5, 11)])
 def test_what_a_seat_receives_depends_only_on_what_it_may_know(players, most):
     """Over the deals of the roles to the seats (all of them up to `most`, else a sample of `most`), the events a

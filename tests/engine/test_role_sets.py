@@ -3,6 +3,7 @@ assassination asked of the token holder exactly when Merlin is in the game."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from tests.strategies import rule_sets
 
 @settings(max_examples=60, deadline=None)
 @given(rules=rule_sets(), seed=st.integers(0, 10_000), kind=st.sampled_from(["rulebot", "random"]))
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_any_role_set_plays_a_legal_game(rules, seed, kind):
     agents = {s: make_agent(kind, seat=s, seed=seed + s) for s in rules.seats}
     result = play_game(rules, agents, seed)

@@ -130,6 +130,7 @@ def test_roles_and_lineup_seating(tmp_path):
         load_experiments(path)
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_check_prints_the_plan_and_bad_files_are_one_line(tmp_path):
     result = CliRunner().invoke(cli, ["run", "--check", str(ROOT / "experiments/paper/table2.yaml")])
     assert result.exit_code == 0, result.output

@@ -65,6 +65,7 @@ def test_a_lock_left_by_a_killed_process_is_free_again(tmp_path):
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_resume_with_another_config_is_refused_naming_what_changed(tmp_path):
     assert run(tmp_path, "--max-games", "3").exit_code == 0
     changed = CONFIG.replace("c: {agents: {ours: {model: {temperature: 0.7}}}}",
@@ -76,6 +77,7 @@ def test_a_resume_with_another_config_is_refused_naming_what_changed(tmp_path):
                                                                    "{games: 3}")).exit_code == 0  # not a change
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_resume_may_change_timeouts_retries_and_rate_limits(tmp_path):
     """How calls are made is not what a run measured: a resume under other limits goes on."""
     assert run(tmp_path, "--max-games", "2", "--timeout", "30").exit_code == 0
@@ -85,6 +87,7 @@ def test_a_resume_may_change_timeouts_retries_and_rate_limits(tmp_path):
     assert run(tmp_path, "--max-games", "4", "--temperature", "0.9").exit_code == 2  # this one is measured
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_max_games_spreads_over_variants_and_series_and_converges(tmp_path):
     assert run(tmp_path, "--max-games", "3").exit_code == 0
     assert finished(tmp_path) == ["a/series-1/game-00001", "b/series-1/game-00001", "c/series-1/game-00001"]

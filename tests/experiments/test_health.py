@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
@@ -39,6 +40,7 @@ def test_a_wrong_key_stops_the_run_at_once_with_the_servers_words(tmp_path):
     assert not list((tmp_path / "c").glob("*/series-*/game-*/result.json"))  # nothing counted as a result
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_game_over_the_failed_call_share_is_aborted_not_counted(tmp_path):
     """A quarter of the calls fail: each game is over the 5% limit, so it is no result: aborted with the reason,
     never counted, replayed on resume; the command exits 3."""
@@ -52,6 +54,7 @@ def test_a_game_over_the_failed_call_share_is_aborted_not_counted(tmp_path):
     assert (aborted.parent / "health.json").is_file()  # its health is kept beside the reason
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_too_many_fallbacks_mark_the_variant_and_exit_3(tmp_path):
     """Every call is answered, but with nothing an extractor can read: the decisions fall back more than the run
     allows, and the variant is marked unhealthy beside its results."""
@@ -65,6 +68,7 @@ def test_too_many_fallbacks_mark_the_variant_and_exit_3(tmp_path):
     assert any(line.startswith("main ") and "% !" in line for line in result.output.splitlines())
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_thresholds_are_set_in_the_config(tmp_path):
     with openai_server(fault_rate=0.25, faults=("500",), seed=5) as server:
         result = run(tmp_path, server, "health: {max_failed_calls: 0.6, max_fallbacks: 1.0}\n")
@@ -83,6 +87,7 @@ def test_play_prints_health_and_exits_3_when_unhealthy(tmp_path):
     assert sum(summary["usage"]["failed_by_cause"].values()) == summary["usage"]["failed_calls"]
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_game_without_progress_is_aborted_not_counted_and_replayed(tmp_path):
     """A server that stops answering: the watchdog ends the game as aborted (with the reason), nothing counts,
     the command exits 3, and a rerun once the server answers again replays it."""
@@ -101,6 +106,7 @@ def test_a_game_without_progress_is_aborted_not_counted_and_replayed(tmp_path):
     assert not (games[0] / "aborted.json").exists()
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_timeout_and_retries_on_the_command_line_reach_every_call(tmp_path):
     from avalon_agents.records import LLMCall, read_trace
 
@@ -116,6 +122,7 @@ def test_timeout_and_retries_on_the_command_line_reach_every_call(tmp_path):
     assert calls and {(c.settings["timeout"], c.settings["retries"]) for c in calls} == {(7.5, 1)}
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_server_that_dies_mid_run_stops_it_and_nothing_it_broke_counts(tmp_path):
     """After answering for a while the server fails every call: the run stops within the game it was playing
     (ten failed calls in a row), exit 3; that game is not counted; with the server back a rerun finishes it."""

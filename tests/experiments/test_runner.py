@@ -77,6 +77,7 @@ def test_scripted_experiment_end_to_end(tmp_path):
     assert {"qer_Morgana", "fvr_Assassin"} <= set(table.columns)
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_experience_flows_forward_within_a_series_and_never_across(tmp_path):
     variants = load_experiments(write(tmp_path, CONFIG.split("variants:")[0]))
     out = tmp_path / "run"
@@ -108,6 +109,7 @@ def test_experience_flows_forward_within_a_series_and_never_across(tmp_path):
         assert checked
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_the_last_game_of_a_series_learns_only_when_asked(tmp_path):
     base = CONFIG.split("variants:")[0].replace("\nseries: 2", "\nseries: 1")
     for flag, learned_from in ((False, {1}), (True, {1, 2})):
@@ -127,6 +129,7 @@ def digest(game: Path) -> dict[str, str]:
     return {f: hashlib.sha256((game / f).read_bytes()).hexdigest() for f in FILES}
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_stopped_run_resumes_where_it_stopped(tmp_path):
     """In this process: a run capped at 3 games, then the same run again, finishes the other 5 and leaves the
     first 3 byte for byte as they were (kill -9 between two processes: the slow test below)."""
@@ -223,6 +226,7 @@ def plugged(tmp_path) -> Path:
     return write(tmp_path, PLUGIN_CONFIG)
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_config_names_its_plugins_and_the_run_uses_them(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path.parent)  # plugins are found relative to the config file, not the working folder
     out = tmp_path / "run"
@@ -237,6 +241,7 @@ def test_a_config_names_its_plugins_and_the_run_uses_them(tmp_path, monkeypatch)
     assert json.loads((out / "experiment.json").read_text())["plugins"][0].endswith("my_modules.py")
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_run_json_gives_the_results_per_variant_and_side(tmp_path):
     result = CliRunner().invoke(cli, ["run", str(write(tmp_path)), "--out", str(tmp_path / "run"), "--max-games", "2",
                                       "--json"])

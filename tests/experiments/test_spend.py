@@ -74,6 +74,7 @@ def test_check_prints_tokens_dollars_and_the_least_time_the_limits_allow(tmp_pat
     assert next(line for line in lines if line.startswith("total")).split()[-1] == "price"  # "no price", no guess
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_run_reports_its_dollars_per_variant_in_the_table_json_and_cost_csv(tmp_path):
     with openai_server() as server:
         out = tmp_path / "out"
@@ -88,6 +89,7 @@ def test_a_run_reports_its_dollars_per_variant_in_the_table_json_and_cost_csv(tm
     assert float(rows[0]["usd"]) == pytest.approx(cost["usd"]) and rows[0]["variant"] == "main"
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_budget_stops_before_the_game_that_would_go_over_and_a_larger_one_resumes(tmp_path):
     with openai_server() as server:
         path, out = write(tmp_path, server, series=4), tmp_path / "out"

@@ -65,6 +65,7 @@ def test_every_entrant_takes_every_role_once_per_block_on_one_deal(tmp_path, pla
     assert game_seed(exp, 1, 1) != game_seed(exp, 2, 1)
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_ratings_are_the_same_whatever_order_the_games_are_read_in(tmp_path):
     path = write(tmp_path, SMALL.format(players=5, blocks=2))
     run_experiment_sync(load_tournament(path), tmp_path / "run")
@@ -103,6 +104,7 @@ def test_a_config_mistake_is_one_line_exit_2(tmp_path, text, expected):
     assert expected in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_the_command_plays_rates_and_writes_the_leaderboard(tmp_path):
     path = write(tmp_path, SMALL.format(players=5, blocks=1))
     out = tmp_path / "run"
@@ -136,6 +138,7 @@ def test_rule_bots_rank_above_weakened_bots_above_random_agents(tmp_path):
     assert set(order[3:]) == {"random", "random_b"}
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_tournament_of_model_seats_prints_its_health_once(tmp_path):
     path = tmp_path / "t.yaml"
     path.write_text("name: t\nplayers: 5\nmodel: scripted\nentrants:\n  llm: {kind: llm}\n  bot: {kind: rulebot}\n"

@@ -93,6 +93,7 @@ def test_the_end_of_each_kind_of_game(run):
     assert (plain.quests[3].fails, plain.quests[3].success) == (2, False)
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_analyze_computes_the_metrics_of_an_imported_run(run, tmp_path):
     out, _ = run
     result = CliRunner().invoke(cli, ["analyze", str(out), "--out", str(tmp_path / "a")])

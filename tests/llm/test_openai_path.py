@@ -105,6 +105,7 @@ def test_settings_reach_the_request():
 
 
 @pytest.mark.parametrize("fault", ["500", "timeout", "empty", "garbage"])  # a 429: tests/llm/test_pacer.py
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_each_fault_is_retried_and_recorded(fault, quick_backoff):
     tracer = MemoryTracer()
     with openai_server(fault_rate=1.0, faults=(fault,), timeout_sleep=1.0) as server:

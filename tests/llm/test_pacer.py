@@ -104,6 +104,7 @@ def test_a_token_limit_is_learned_and_kept(monkeypatch):
     assert elapsed >= 2.0 and limits.refused <= 2
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_without_headers_429s_teach_the_pace_and_no_call_fails():
     tracer = MemoryTracer()
     with openai_server(limits=Limits(rpm=1200, headers=False)) as server:
@@ -119,6 +120,7 @@ def test_without_headers_429s_teach_the_pace_and_no_call_fails():
     assert f"throttled: {refused} answers 429" in health_line(u)
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_user_limit_paces_without_any_429():
     tracer = MemoryTracer()
     with openai_server(limits=Limits(rpm=6000)) as server:

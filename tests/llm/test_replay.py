@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
@@ -48,6 +49,7 @@ def test_a_request_that_differs_stops_the_replay_with_where_and_the_first_differ
     assert "recorded 'Seat'" in message and "now 'Player'" in message
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_resumed_game_does_not_pay_again_for_the_answers_it_has(tmp_path):
     out = tmp_path / "run"
     with openai_server() as server:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from langchain_core.messages import HumanMessage
 
 from avalon_agents.core import make_rules
@@ -49,6 +50,7 @@ def test_a_game_replays_the_same_when_another_game_shares_the_model():
     assert len(alone.engine.events) > 30
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_the_scripted_model_keeps_a_bounded_history():
     from langchain_core.messages import HumanMessage
 

@@ -44,6 +44,7 @@ def module_of(call) -> str:
     return call.name
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_round_modules_run_in_order_once_per_round_then_one_call_per_request():
     host, records = play()
     for seat in range(1, 7):
@@ -98,6 +99,7 @@ def test_system_prompt_is_rules_plus_role_card():
 
 
 @pytest.mark.parametrize("slot", ["summary", "analysis", "plan", "action", "experience"])
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_each_module_can_be_switched_off(slot):
     _, records = play(AgentConfig().without(slot))
     sent = Counter(module_of(c) for c in calls(records))
@@ -123,6 +125,7 @@ def test_uncombined_action_is_a_separate_private_call_before_the_response():
     assert SECTIONS["action"] in user_prompt(response)
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_per_turn_cadence_runs_analysis_and_planning_before_every_answer():
     config = AgentConfig.model_validate({"analysis": {"options": {"cadence": "per_turn"}},
                                          "planning": {"options": {"cadence": "per_turn"}}})
@@ -136,6 +139,7 @@ SCOPE = re.compile(r"the strategy of each of these players: (.+?)\. Point out")
 
 
 @pytest.mark.parametrize("scope", ["all", "teammates", "adversaries"])
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_analysis_scope_follows_what_the_seat_knows(scope):
     host, records = play(AgentConfig.model_validate({"analysis": {"options": {"scope": scope}}}))
     roles = host.engine.roles
@@ -175,6 +179,7 @@ def test_reask_reruns_only_action_and_response():
             assert same.count("analysis") <= 1
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_experience_reaches_the_next_games_role_card():
     def respond(messages, kwargs):
         text = str(messages[-1].content)

@@ -13,6 +13,7 @@ def model() -> MiniLM:
     return MiniLM()
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_quickstart_similarities(model):
     # sbert.net "Computing Embeddings" quickstart, all-MiniLM-L6-v2
     vectors = model.encode(["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."])
@@ -21,6 +22,7 @@ def test_quickstart_similarities(model):
     assert np.abs(vectors @ vectors.T - expected).max() < 6e-4
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_semantic_textual_similarity_table(model):
     # sbert.net "Semantic Textual Similarity", all-MiniLM-L6-v2
     first = model.encode(["The new movie is awesome", "The cat sits outside", "A man is playing guitar"])

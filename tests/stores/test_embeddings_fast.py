@@ -19,6 +19,7 @@ def model() -> MiniLM:
     (1, 5), (3, 17),
     # a full batch and a text past the 256-token cut: seconds each of the numpy reference, so with `-m slow`
     pytest.param(16, 64, marks=pytest.mark.slow), pytest.param(5, 300, marks=pytest.mark.slow)])
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_forward_equals_the_reference(model, n, length):
     rng = np.random.default_rng(n * length)
     ids = rng.integers(1000, 20000, size=(n, length))
@@ -30,6 +31,7 @@ def test_forward_equals_the_reference(model, n, length):
     assert np.abs(fast[real] - plain[real]).max() < 1e-4  # hidden states of real tokens (padding is not read)
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_game_messages_encode_as_with_the_reference_pass(model, monkeypatch):
     texts = ["Player 6 proposes this team for quest 1: Player 3 and Player 6.",
              "Votes on Player 1, Player 2 and Player 3: 5 approve (Player 1, Player 3, Player 4, Player 5 and "
@@ -46,6 +48,7 @@ def test_game_messages_encode_as_with_the_reference_pass(model, monkeypatch):
             == np.argsort(-(np.stack(plain) @ np.stack(plain).T), axis=1)).all()
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_cache_returns_identical_vectors_and_is_bounded(monkeypatch):
     monkeypatch.setattr(vector_cache, "CACHE", 8)
     model = MiniLM()

@@ -61,6 +61,7 @@ def test_store_round_trips_through_a_fresh_process(tmp_path):
     assert out.stdout.splitlines() == ["Claim Merlin early.", "Percival trusts the loudest."]
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_two_consecutive_games_carry_the_improved_strategy(tmp_path):
     store = ExperienceStore(tmp_path / "store")
     setup = scripted_setup(experience=store)
