@@ -1,17 +1,28 @@
 """The order-bias study: a pair's games differ in wording only, the measures are counted from the events, the
-difference's interval is the paired t or Newcombe's (never zero width), and the command resumes, refuses a
-changed config and prints one line for a bad one."""
+difference's interval resamples whole pairs (never zero width; from fewer than 5 pairs widened to Newcombe's and
+flagged), and the command resumes, refuses a changed config and prints one line for a bad one."""
 
 from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from avalon_agents.analysis.stats import newcombe
 from avalon_agents.cli import cli
 from avalon_agents.core.events import EVENT_ADAPTER
-from avalon_agents.experiments.bias import TABLE, compare, game_counts, load_bias, run_study
+from avalon_agents.experiments.bias import (
+    BOOTSTRAP_PAIRS,
+    TABLE,
+    WIDENED,
+    compare,
+    game_counts,
+    load_bias,
+    run_study,
+    table_lines,
+)
 from avalon_agents.experiments.guard import ConfigChanged
 from avalon_agents.llm import ModelSettings
 from avalon_agents.llm.loopback import openai_server
@@ -65,7 +76,9 @@ def test_a_pair_differs_in_wording_only_and_the_study_resumes(tmp_path):
         assert row["ci_low"] < row["ci_high"], row  # never zero width
         assert -1 <= row["ci_low"] and row["ci_high"] <= 1
         if row["list"] == "speeches":
-            assert row["fixed_k"] == row["treated_k"] and row["diff"] == 0 and row["method"] == "newcombe (pooled)"
+            assert row["fixed_k"] == row["treated_k"] and row["diff"] == 0 and row["method"] == WIDENED
+        assert row["few_pairs"]  # two pairs: flagged, and said so in the report
+    assert "few pairs" in (out / "bias.md").read_text()
     tested = summary.dropna(subset=["p_value"])
     assert len(tested) and (tested["q_value"] >= tested["p_value"] - 1e-12).all()  # BH never lowers a p
     assert (out / "bias.md").read_text().count("| players |") == len(summary[summary["list"] == "players"])
@@ -101,14 +114,38 @@ def test_measures_are_counted_from_the_events():
     assert counts[("a", "wins")] == (0, 2) and counts[("b", "wins")] == (2, 3)  # seats 2 and 4 are evil
 
 
-def test_the_difference_interval_is_paired_t_or_newcombe():
-    paired = compare([((1, 2), (2, 2)), ((0, 2), (2, 2)), ((1, 2), (1, 2)), ((0, 2), (1, 2))])
-    assert paired["method"] == "paired t" and paired["diff"] == pytest.approx(0.5)
-    assert paired["ci_low"] < 0.5 < paired["ci_high"] and 0 < paired["p_value"] < 1
-    same = compare([((1, 2), (1, 2)), ((2, 4), (2, 4))])  # every difference 0: no t-interval
-    assert same["method"] == "newcombe (pooled)" and same["ci_low"] < 0 < same["ci_high"]
+def test_the_difference_interval_resamples_pairs():
+    pairs = [((1, 2), (2, 2)), ((0, 2), (2, 2)), ((1, 2), (1, 2)), ((0, 2), (1, 2)), ((1, 2), (2, 2)),
+             ((0, 2), (1, 2))]
+    found = compare(pairs)
+    assert found["method"] == BOOTSTRAP_PAIRS and not found["few_pairs"]
+    assert found["diff"] == pytest.approx(9 / 12 - 3 / 12)  # the pooled rates' difference, as printed
+    assert found["ci_low"] < found["diff"] < found["ci_high"] and 0 < found["p_value"] < 1
+    assert compare(pairs) == found  # seeded: the same pairs, the same interval and p
+    same = compare([((1, 2), (1, 2)), ((2, 4), (2, 4))])  # every difference 0: no spread to resample
+    assert same["method"] == WIDENED and same["ci_low"] < 0 < same["ci_high"] and same["p_value"] == 1
     wide = compare([((0, 1), (1, 1)), ((1, 1), (0, 1)), ((0, 1), (1, 1))])
     assert -1 <= wide["ci_low"] and wide["ci_high"] <= 1  # cut to the possible differences
+
+
+def test_one_pair_is_flagged_too_few_and_never_significant():
+    """`cognitive wins +100.0 [+20.6, +100.0]` from one pair (its seats counted as independent trials) was
+    printed as a result: now the row says few pairs, the p-value of one pair is 1 and the table says why."""
+    one = compare([((0, 3), (3, 3))])
+    assert one["few_pairs"] and one["method"] == WIDENED and one["p_value"] == 1.0
+    assert (one["ci_low"], one["ci_high"]) == pytest.approx(newcombe(3, 3, 0, 3))  # the floor, not a result
+    lines = table_lines(pd.DataFrame([{"list": "seats", "agent": "cognitive", "measure": "wins", **one,
+                                       "q_value": 1.0}]))
+    assert lines[1].endswith("few pairs") and any(line.startswith("few pairs: fewer than 5") for line in lines)
+
+
+def test_seats_of_one_game_are_not_independent_trials():
+    """Ten pairs whose three seats win or lose together: resampling pairs gives a wider interval than Newcombe's
+    over the 30 seats of each condition, which would count them as independent."""
+    games = [((3 * (i % 2), 3), (3 * (i % 3 > 0), 3)) for i in range(10)]
+    found = compare(games)
+    pooled = newcombe(found["treated_k"], found["treated_n"], found["fixed_k"], found["fixed_n"])
+    assert not found["few_pairs"] and found["ci_high"] - found["ci_low"] > 1.2 * (pooled[1] - pooled[0])
 
 
 @pytest.mark.parametrize("edit, field", [
@@ -134,6 +171,7 @@ def test_the_command_prints_the_table_and_health(tmp_path):
     assert result.exit_code == 0, result.output
     assert "produced by: models scripted" in result.output and "1 pairs" in result.output
     assert "options   table        approve" in result.output and "valid response rate 100.0%" in result.output
+    assert "few pairs: fewer than 5 pairs" in result.output  # one pair: said so under the table
     assert (tmp_path / "out" / "bias.csv").is_file()
 
 

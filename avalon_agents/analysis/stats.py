@@ -1,19 +1,26 @@
-"""Rates with 95% confidence intervals, and the difference between two win rates.
+"""Rates with 95% confidence intervals, and the difference between two rates.
 
 - A rate of one yes/no per game (a win rate, the assassination rate) is a binomial proportion over independent
   games: its interval is Wilson's score interval (scipy), never zero width.
-- Any other rate's interval is the bootstrap resampling whole games (rows of one game are not independent: the same
-  players, the same table talk), seeded so a table is reproducible. With fewer than `SMALL` games the
-  bootstrap has too few distinct resamples to see the spread (one game: none; all alike: a zero-width
-  interval such as [100%, 100%]), so there the interval is widened to cover the Wilson score interval of the
-  pooled counts (scipy), which is never zero width.
+- Any other rate's interval is the bootstrap resampling whole games (`game_interval`: rows of one game are not
+  independent: the same players, the same table talk; a judged speech is such a row), seeded so a table is
+  reproducible.
+- The difference of a rate between the two games of paired games (the order-bias study) resamples whole pairs
+  (`paired_interval`, scipy's paired bootstrap); its p-value swaps the two games of each pair
+  (`paired_p`, scipy's permutation test: exact up to 13 pairs).
+- The small-sample rule, in one place (`small_sample`): from fewer than `SMALL` games (or pairs) the bootstrap
+  has too few distinct resamples to see the spread (one game: none; all alike: a zero-width interval such as
+  [100%, 100%]), so there, and wherever the bootstrap sees no spread, the interval is widened to cover the
+  score interval of the pooled counts (Wilson's for a rate, Newcombe's for a difference), which is never zero
+  width, and the row is flagged (`few(games)`, the `few_games` column): that interval counts the rows of a game
+  as independent trials, so it is a floor, not a measurement of the spread between games.
 - The difference between two proportions (an ablation's question: does variant B win more or less often than
   A?) has Newcombe's hybrid score interval, built from the two Wilson intervals, and Fisher's exact test
   (scipy). statsmodels, which has both, is not a dependency: these two are a few lines over scipy."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,7 +28,11 @@ import pandas as pd
 BOOTSTRAP = 2000
 LEVEL = 0.95
 SMALL = 5
-"""Fewer games than this: a rate's interval also covers the Wilson interval of its pooled counts."""
+"""Fewer games (or pairs) than this: an interval also covers the score interval of the pooled counts, flagged."""
+FEW = "few_games"
+"""The column flagging a row whose interval rests on fewer than SMALL games (`few`)."""
+PERMUTATIONS = 9999
+"""Resamples of a paired permutation test (exact below: 2**pairs of them up to 13 pairs)."""
 
 
 def bootstrap_ci(values: np.ndarray, seed: int = 0, level: float = LEVEL) -> tuple[float, float]:
@@ -80,11 +91,99 @@ def _counts(num: float, den: float) -> bool:
     return float(num).is_integer() and float(den).is_integer() and 0 <= num <= den
 
 
+def few(units: int) -> bool:
+    """Whether an interval resampling `units` games (or pairs) is flagged: fewer than SMALL of them."""
+    return units < SMALL
+
+
+def small_sample(low: float, high: float, units: int,
+                 fallback: Callable[[], tuple[float, float]] | None) -> tuple[float, float]:
+    """The small-sample rule for a bootstrap interval (low, high) over `units` games or pairs: from fewer than
+    SMALL units, or where the bootstrap saw no spread, widened to cover `fallback()` (the score interval of the
+    pooled counts: never zero width); with no fallback (values that are not counts) an interval without spread
+    is NaN rather than a falsely exact one."""
+    if fallback is not None and (few(units) or not high > low):
+        f_low, f_high = fallback()
+        return float(np.fmin(low, f_low)), float(np.fmax(high, f_high))
+    if not high > low:
+        return float("nan"), float("nan")
+    return low, high
+
+
+def game_interval(num: Sequence[float], den: Sequence[float], counts: tuple[float, float] | None = None,
+                  seed: int = 0, level: float = LEVEL) -> tuple[float, float]:
+    """The interval of sum(num) / sum(den) resampling games (one value of each per game, `ratio_ci`), under the
+    small-sample rule with Wilson's interval of `counts` (hits, trials; default the pooled num and den where
+    those are counts)."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    low, high = ratio_ci(num, den, seed, level)
+    if counts is None and _counts(num.sum(), den.sum()):
+        counts = (num.sum(), den.sum())
+    if counts is None or not counts[1]:
+        return small_sample(low, high, len(num), None)
+    k, n = (int(round(c)) for c in counts)
+    return small_sample(low, high, len(num), lambda: wilson(k, n, level))
+
+
+def _pooled_difference(fk, fn, tk, tn, axis: int = -1):
+    """sum(tk) / sum(tn) - sum(fk) / sum(fn) along `axis`."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sum(tk, axis=axis) / np.sum(tn, axis=axis) - np.sum(fk, axis=axis) / np.sum(fn, axis=axis)
+
+
+def paired_interval(fixed_k: Sequence[int], fixed_n: Sequence[int], treated_k: Sequence[int],
+                    treated_n: Sequence[int], seed: int = 0, level: float = LEVEL) -> tuple[float, float, bool]:
+    """The interval of the pooled difference treated - fixed (sum(treated_k) / sum(treated_n) - the same of
+    fixed) over paired games, one (k, n) per game of each pair: the percentile bootstrap resampling whole pairs
+    (scipy's `bootstrap`, paired, seeded), under the small-sample rule with Newcombe's interval of the pooled
+    counts; cut to [-1, 1]. Returns (low, high, widened: the rule applied)."""
+    from scipy.stats import bootstrap
+
+    arrays = [np.asarray(a, dtype=float) for a in (fixed_k, fixed_n, treated_k, treated_n)]
+    pairs = len(arrays[0])
+    if not pairs or not arrays[1].sum() or not arrays[3].sum():
+        return float("nan"), float("nan"), False
+    low = high = float(_pooled_difference(*arrays))
+    if pairs >= 2:
+        found = bootstrap(arrays, _pooled_difference, paired=True, vectorized=True, n_resamples=BOOTSTRAP,
+                          method="percentile", confidence_level=level, rng=np.random.default_rng(seed))
+        low, high = float(found.confidence_interval.low), float(found.confidence_interval.high)
+    if low != low or high != high:  # a resample without a trial on one side: no spread measured
+        low = high = float(_pooled_difference(*arrays))
+    fk, fn, tk, tn = (int(round(a.sum())) for a in arrays)
+    widened = few(pairs) or not high > low
+    low, high = small_sample(low, high, pairs, lambda: newcombe(tk, tn, fk, fn, level))
+    return max(-1.0, low), min(1.0, high), widened
+
+
+def paired_p(fixed_k: Sequence[int], fixed_n: Sequence[int], treated_k: Sequence[int], treated_n: Sequence[int],
+             seed: int = 0) -> float:
+    """Two-sided p-value of the pooled difference treated - fixed over paired games: the permutation test that
+    swaps the two games of each pair (scipy's `permutation_test`, paired; exact up to 13 pairs, else PERMUTATIONS
+    seeded resamples). One pair, or every pair alike: 1.0."""
+    from scipy.stats import permutation_test
+
+    k = np.concatenate([np.asarray(fixed_k, dtype=float), np.asarray(treated_k, dtype=float)])
+    n = np.concatenate([np.asarray(fixed_n, dtype=float), np.asarray(treated_n, dtype=float)])
+    pairs = len(fixed_k)
+    if not pairs or not n[:pairs].sum() or not n[pairs:].sum():
+        return float("nan")
+    if pairs == 1:  # its two orders give the difference and its opposite: both as far from 0
+        return 1.0
+
+    def statistic(fixed: np.ndarray, treated: np.ndarray, axis: int = -1) -> np.ndarray:
+        f, t = fixed.astype(int), treated.astype(int)
+        return np.nan_to_num(_pooled_difference(k[f], n[f], k[t], n[t], axis=axis))
+
+    found = permutation_test((np.arange(pairs), np.arange(pairs, 2 * pairs)), statistic, vectorized=True,
+                             permutation_type="samples", n_resamples=PERMUTATIONS, rng=np.random.default_rng(seed))
+    return float(min(1.0, found.pvalue))
+
+
 def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = None) -> pd.DataFrame:
     """Per group of `by`: value = sum(num) / sum(den) (den None: the row count), its 95% CI (one yes/no per
-    game: Wilson's; otherwise resampling games, with fewer than `SMALL` games, or no spread, widened to cover
-    the Wilson interval of the pooled counts; values that are not counts get no interval then), `n` (the
-    denominator: rows, cards, rounds...) and `games`.
+    game: Wilson's; otherwise resampling games, `game_interval`, under the small-sample rule), `n` (the
+    denominator: rows, cards, rounds...), `games` and `few_games` (fewer than SMALL games).
 
     Args:
         frame: rows with a `game` column and the `by`, `num` (and `den`) columns.
@@ -93,7 +192,7 @@ def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = Non
         den: a numeric column, or None to count rows.
     """
     by = list(by)
-    columns = [*by, "value", "ci_low", "ci_high", "n", "games"]
+    columns = [*by, "value", "ci_low", "ci_high", "n", "games", FEW]
     if frame.empty:
         return pd.DataFrame(columns=columns)
     work = frame.assign(_num=frame[num].astype(float), _den=frame[den].astype(float) if den else 1.0)
@@ -104,15 +203,9 @@ def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = Non
         total = g["_den"].sum()
         if (g["_den"] == 1).all() and g["_num"].isin((0.0, 1.0)).all():  # one yes/no per game: Wilson
             low, high = wilson(int(g["_num"].sum()), len(g))
-            rows.append({**dict(zip(by, key)), "value": g["_num"].sum() / total, "ci_low": low, "ci_high": high,
-                         "n": total, "games": g["game"].nunique()})
-            continue
-        low, high = ratio_ci(g["_num"].to_numpy(), g["_den"].to_numpy())
-        if total and _counts(g["_num"].sum(), total) and (len(g) < SMALL or not high > low):
-            w_low, w_high = wilson(int(round(g["_num"].sum())), int(round(total)))
-            low, high = float(np.fmin(low, w_low)), float(np.fmax(high, w_high))
-        elif not high > low:  # no counts to fall back on: no interval rather than a falsely exact one
-            low, high = float("nan"), float("nan")
+        else:
+            low, high = game_interval(g["_num"].to_numpy(), g["_den"].to_numpy())
+        games = g["game"].nunique()
         rows.append({**dict(zip(by, key)), "value": g["_num"].sum() / total if total else float("nan"),
-                     "ci_low": low, "ci_high": high, "n": total, "games": g["game"].nunique()})
+                     "ci_low": low, "ci_high": high, "n": total, "games": games, FEW: few(games)})
     return pd.DataFrame(rows, columns=columns)

@@ -19,10 +19,13 @@ Measured per game, per agent (the seats it sits on) and for the table as a whole
 
 Per list, agent and measure: the pooled rate in each condition, the difference (treated minus fixed) with a 95%
 interval, a p-value and, since a study makes many comparisons, the Benjamini-Hochberg adjusted p-value over all
-of them (`q_value`). The interval is the paired t-interval of the per-game differences over the pairs where
-both games have the measure (scipy's `ttest_rel`), cut to [-100, +100] points; where that is undefined (one
-pair, or every pair's difference the same) Newcombe's interval of the pooled counts (never zero width), marked
-in `method`.
+of them (`q_value`). The pair is the unit (the votes and seats of one game are not independent): the interval
+is the percentile bootstrap of the pooled difference resampling whole pairs, over the pairs where both games have
+the measure, and the p-value the permutation test that swaps the two games of each pair (exact up to 13 pairs;
+one pair gives 1.0); both `analysis.stats` (`paired_interval`, `paired_p`). From fewer than 5 pairs, or where
+the bootstrap sees no spread, the interval is widened to cover Newcombe's interval of the pooled counts (never
+zero width) and the row is flagged `few_pairs`: that interval counts a game's votes as independent, a floor
+rather than a measurement (the small-sample rule of every resampled interval, `stats.small_sample`).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from avalon_agents import __version__
 from avalon_agents.agents.registry import needs_llm
-from avalon_agents.analysis.stats import newcombe
+from avalon_agents.analysis.stats import SMALL, few, paired_interval, paired_p
 from avalon_agents.checks import Name, refuse_reserved
 from avalon_agents.core.events import GameEnded, GameEvent, TeamProposed, VoteCast, VotesRevealed
 from avalon_agents.core.types import Team
@@ -64,7 +67,9 @@ TABLE = "table"
 """The agent name of the measures over every seat."""
 MEASURES = ("approve", "first_vote_approve", "team_low_seats", "good_wins", "wins")
 COLUMNS = ["list", "agent", "measure", "pairs", "fixed_k", "fixed_n", "fixed_rate", "treated_k", "treated_n",
-           "treated_rate", "diff", "ci_low", "ci_high", "p_value", "q_value", "method"]
+           "treated_rate", "diff", "ci_low", "ci_high", "p_value", "q_value", "method", "few_pairs"]
+BOOTSTRAP_PAIRS = "bootstrap over pairs"
+WIDENED = "bootstrap over pairs, widened to newcombe (pooled)"
 
 
 class BiasStudy(PairedStudy):
@@ -236,27 +241,18 @@ def game_counts(events: Sequence[GameEvent], seats: dict[str, list[int]], player
 
 
 def compare(pairs: Sequence[tuple[tuple[int, int], tuple[int, int]]]) -> dict[str, Any]:
-    """The difference of one measure between the conditions over its pairs [((k, n) fixed, (k, n) treated)]."""
-    from scipy.stats import ttest_rel
-
+    """The difference of one measure between the conditions over its pairs [((k, n) fixed, (k, n) treated)]:
+    the pooled counts and rates, their difference, its interval resampling pairs and the pairs-swapped p-value
+    (see the module's docstring), `method` and `few_pairs` (fewer than 5 pairs: widened, a floor)."""
     fk, fn = sum(f[0] for f, _ in pairs), sum(f[1] for f, _ in pairs)
     tk, tn = sum(t[0] for _, t in pairs), sum(t[1] for _, t in pairs)
     row = {"pairs": len(pairs), "fixed_k": fk, "fixed_n": fn, "fixed_rate": fk / fn if fn else math.nan,
            "treated_k": tk, "treated_n": tn, "treated_rate": tk / tn if tn else math.nan}
     row["diff"] = row["treated_rate"] - row["fixed_rate"]
-    fixed = [k / n for (k, n), _ in pairs]
-    treated = [k / n for _, (k, n) in pairs]
-    diffs = [t - f for f, t in zip(fixed, treated)]
-    if len(pairs) >= 2 and len(set(diffs)) > 1:
-        test = ttest_rel(treated, fixed)
-        ci = test.confidence_interval(0.95)
-        # a difference of rates lies in [-1, 1]: the t-interval is cut there (it can overshoot at small n)
-        row.update(ci_low=max(-1.0, float(ci.low)), ci_high=min(1.0, float(ci.high)), p_value=float(test.pvalue),
-                   method="paired t")
-        row["diff"] = sum(diffs) / len(diffs)  # the paired estimate the interval is about
-    else:
-        low, high = newcombe(tk, tn, fk, fn) if fn and tn else (math.nan, math.nan)
-        row.update(ci_low=low, ci_high=high, p_value=math.nan, method="newcombe (pooled)")
+    counts = [[f[0] for f, _ in pairs], [f[1] for f, _ in pairs], [t[0] for _, t in pairs], [t[1] for _, t in pairs]]
+    low, high, widened = paired_interval(*counts)
+    row.update(ci_low=low, ci_high=high, p_value=paired_p(*counts), few_pairs=few(len(pairs)),
+               method=WIDENED if widened else BOOTSTRAP_PAIRS)
     return row
 
 
@@ -305,15 +301,28 @@ def _pp(value: float) -> str:
 def table_lines(summary: pd.DataFrame) -> list[str]:
     """The printed table: per list, agent and measure, the two rates and the difference with its interval."""
     lines = [f"{'list':<9} {'agent':<12} {'measure':<19} {'pairs':>5} {'fixed':>13} {'treated':>13} "
-             f"{'diff (pp) [95% CI]':>28}     p     q"]
+             f"{'diff (pp) [95% CI]':>28}     p     q  note"]
     for r in summary.to_dict("records"):
         fixed = f"{r['fixed_k']}/{r['fixed_n']}"
         treated = f"{r['treated_k']}/{r['treated_n']}"
         ci = f"{_pp(r['diff'])} [{_pp(r['ci_low'])}, {_pp(r['ci_high'])}]"
         p, q = (f"{v:5.2f}" if v == v else "  n/a" for v in (r["p_value"], r["q_value"]))
         lines.append(f"{r['list']:<9} {r['agent'][:12]:<12} {r['measure']:<19} {r['pairs']:>5} {fixed:>13} "
-                     f"{treated:>13} {ci:>28} {p} {q}")
+                     f"{treated:>13} {ci:>28} {p} {q}  {_note(r)}".rstrip())
+    lines.append(INTERVALS)
+    if bool(summary.get("few_pairs", pd.Series(dtype=bool)).any()):
+        lines.append(FEW_NOTE)
     return lines
+
+
+INTERVALS = ("95% CI: bootstrap resampling whole pairs; p: the two games of each pair swapped (permutation test); "
+             "q: Benjamini-Hochberg over the study.")
+FEW_NOTE = (f"few pairs: fewer than {SMALL} pairs; the interval is widened to Newcombe's over the pooled counts, "
+            "which counts a game's votes as independent: a floor, not a result. Run more pairs (--games N).")
+
+
+def _note(row: dict[str, Any]) -> str:
+    return "few pairs" if row.get("few_pairs") else ""
 
 
 def provenance(cfg: BiasStudy, config_path: Path | None, override: ModelSettings | None,
@@ -341,16 +350,18 @@ def write_report(out: Path, cfg: BiasStudy, summary: pd.DataFrame, pair_rows: pd
     md = [f"# Order effects: {cfg.name}", "",
           f"Pairs of games from one seed: every listing order fixed, and one list {cfg.treatment}. Per list, agent "
           "and measure: the pooled counts in each condition and the difference (treated minus fixed, percentage "
-          "points) with its 95% interval (paired t over the pairs; Newcombe on the pooled counts where that is "
-          "undefined). See docs/reliability.md#order-effects-measured.", "",
+          "points) with its 95% interval. " + INTERVALS + " See docs/analysis.md#intervals and "
+          "docs/reliability.md#order-effects-measured.", "",
           f"Run {health or 'health: no LLM calls'}", "",
-          "| list | agent | measure | pairs | fixed | treated | diff (pp) | 95% CI | p | q (BH) | method |",
-          "|---|---|---|---|---|---|---|---|---|---|---|"]
+          "| list | agent | measure | pairs | fixed | treated | diff (pp) | 95% CI | p | q (BH) | method | note |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in summary.to_dict("records"):
         p, q = ("n/a" if v != v else f"{v:.3f}" for v in (r["p_value"], r["q_value"]))
         md.append(f"| {r['list']} | {r['agent']} | {r['measure']} | {r['pairs']} | {r['fixed_k']}/{r['fixed_n']} | "
                   f"{r['treated_k']}/{r['treated_n']} | {_pp(r['diff'])} | [{_pp(r['ci_low'])}, "
-                  f"{_pp(r['ci_high'])}] | {p} | {q} | {r['method']} |")
+                  f"{_pp(r['ci_high'])}] | {p} | {q} | {r['method']} | {_note(r)} |")
+    if bool(summary.get("few_pairs", pd.Series(dtype=bool)).any()):
+        md += ["", FEW_NOTE]
     md += ["", "## Provenance", "", "```json", json.dumps(prov, indent=2, default=str), "```", ""]
     (out / "bias.md").write_text("\n".join(md))
     return out / "bias.csv", out / "bias.md"
