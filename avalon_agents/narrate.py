@@ -157,8 +157,9 @@ def role_card(role: Role, cards: str = DEFAULT_CARDS) -> dict[str, str]:
 
 
 def system_prompt(rules: RuleSet, seat: Seat, role: Role, strategy: str | None = None,
-                  cards: str = DEFAULT_CARDS) -> str:
-    """Rules plus this seat's role card (role, introduction, goal, strategy: the paper's Section 4.1)."""
+                  cards: str = DEFAULT_CARDS, rules_text: str = "system/rules") -> str:
+    """Rules plus this seat's role card (role, introduction, goal, strategy: the paper's Section 4.1).
+    `rules_text`: the rules template (a profile's: the small profile's is shorter, avalon_agents.profiles)."""
     card = role_card(role, cards)
     introduction = card["introduction"]
     if role is rules.assassin_role and role is not Role.ASSASSIN:
@@ -166,7 +167,7 @@ def system_prompt(rules: RuleSet, seat: Seat, role: Role, strategy: str | None =
     elif role is Role.ASSASSIN and rules.assassin_role is None:
         introduction += " " + phrase("no_assassination_card")
     two_on_four = any(f > 1 for f in rules.fails_required)
-    rules_text = template("system/rules").render(
+    rules_text = template(rules_text).render(
         players=rules.players,
         good_count=rules.players - rules.evil_count,
         evil_count=rules.evil_count,
@@ -238,6 +239,13 @@ def announce(event: GameEvent, rules: RuleSet) -> str | None:
         return t("host/game_end").render(winner=event.winner.value, reason=reason,
                                          roles=roles)
     return None  # game start and role card: in the system prompt
+
+
+def decision_first(instruction: str, kind: str) -> str:
+    """A free-text decision's instruction with the line that asks for the decision first (the small profile:
+    prompts/agent/decision_first.yaml); a speech's instruction as it was."""
+    line = data("agent/decision_first").get(kind)
+    return f"{instruction} {line}" if line else instruction
 
 
 def reask(reason: str, instruction: str) -> str:

@@ -18,7 +18,7 @@ FLOORS = [  # lowest first; a unit imports only from its own floor or the floors
     {"avalon_agents", "errors", "checks", "plugins", "logs", "aio", "prices", "lazy"},
     {"core"},
     {"engine"},
-    {"prompting", "orders"},
+    {"prompting", "orders", "profiles", "speeches"},
     {"narrate"},
     {"decisions"},
     {"records"},

@@ -21,6 +21,7 @@ from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAs
 from avalon_agents.decisions.kinds import decision_schema
 from avalon_agents.modules.base import Mind, Module, Slots, Turn
 from avalon_agents.modules.config import AgentConfig
+from avalon_agents.narrate import decision_first
 from avalon_agents.records.trace import ModuleOutput
 from avalon_agents.stores.book import experience_without_seats
 
@@ -46,7 +47,7 @@ class CognitiveAgent(AgentBase):
         self.config = context.config or AgentConfig()
         self.book = context.experience
         self.end_learning = context.end_learning
-        self.mind = Mind(seat, cards=context.cards)
+        self.mind = Mind(seat, cards=context.cards, profile=context.llm.settings.shape)
         self.slots = Slots()
         self.tracer = context.clients.tracer
         self.modules: dict[str, Module] = self.config.build(context.clients, context.settings)
@@ -80,11 +81,14 @@ class CognitiveAgent(AgentBase):
         self.slots.action = self.slots.response = None
         response = self.modules["response"]
         schema = decision_schema(request) if response.llm and response.llm.settings.schema_style != "none" else None
+        if schema is None and self.mind.profile.decision_first:
+            instruction = decision_first(instruction, request.kind.value)
         turn = Turn(self.mind, self.slots, request, instruction, decision_schema=schema)
         await self._run(turn, phase="turn", only=REASK_SLOTS if reask else None)
+        said = {"prompt": self.mind.prompt, "profile": self.mind.profile.name}
         if turn.decision is not None:
-            return Reply(text=self.slots.response or "", action=turn.decision, source="json")
-        return Reply(text=self.slots.response or "")
+            return Reply(text=self.slots.response or "", action=turn.decision, source="json", **said)
+        return Reply(text=self.slots.response or "", **said)
 
     async def on_game_end(self, result: GameResult) -> None:
         before = asdict(self.mind.experience)

@@ -18,7 +18,7 @@ from avalon_agents.core.types import Role, Seat
 from avalon_agents.decisions.kinds import kind_of
 from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.llm.tokens import count_tokens, newest_that_fit
-from avalon_agents.narrate import announce, system_prompt
+from avalon_agents.narrate import announce, decision_first, system_prompt
 from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
@@ -76,12 +76,14 @@ class LLMAgent(AgentBase):
         from langchain_core.messages import HumanMessage, SystemMessage
 
         prompt = template("agent/vanilla")
-        messages = [
-            SystemMessage(system_prompt(self.rules, self.seat, self.role, cards=self.cards)),
-            HumanMessage(prompt.render(history=self.history() or "(nothing yet)", instruction=instruction)),
-        ]
+        shape = self.llm.settings.shape
         spec = kind_of(request)
         schema = spec.schema(request) if self.llm.settings.schema_style != "none" else None
+        if shape.decision_first and schema is None:
+            instruction = decision_first(instruction, request.kind.value)
+        system = system_prompt(self.rules, self.seat, self.role, cards=self.cards, rules_text=shape.rules)
+        asked = prompt.render(history=self.history() or "(nothing yet)", instruction=instruction)
+        messages = [SystemMessage(system), HumanMessage(asked)]
         try:
             text = await self.llm.call(messages, purpose=Purpose(stage="agent", name="vanilla",
                                                                  request=request.kind.value),
@@ -90,4 +92,7 @@ class LLMAgent(AgentBase):
         except LLMCallFailed:
             text = ""  # recorded in the trace; the extractor's fallback decides
         action = spec.read_json(text) if schema is not None else None
-        return Reply(text=text, action=action, source="json") if action is not None else Reply(text=text)
+        said = {"prompt": system + "\n\n" + asked, "profile": shape.name}
+        if action is not None:
+            return Reply(text=text, action=action, source="json", **said)
+        return Reply(text=text, **said)

@@ -150,9 +150,13 @@ class Reply:
     """An agent's answer to a request: the text the host receives and, if the agent knows it, the typed
     action. A rule bot returns both (`source` "typed"); an LLM agent returns text, and with constrained
     output also the action its JSON answer names (`source` "json"); a human seat returns its line and the action
-    the rule parse read from it (`source` "rule"), so the extractor records how it was read.
+    the rule parse read from it (`source` "rule"), so the extractor records how it was read. An LLM seat also
+    says what prompt the answer was written to and its profile's name (avalon_agents.profiles): the extractor's
+    speech guard reads a speech against its prompt.
     """
 
     text: str = ""
     action: Action | None = None
     source: Literal["typed", "json", "rule"] = "typed"
+    prompt: str = ""
+    profile: str = ""

@@ -32,6 +32,7 @@ from avalon_agents.experiments.config import SERIES_STRIDE, Experiment, load_exp
 from avalon_agents.experiments.guard import allotment, check_free, check_same_config, fingerprint, run_lock
 from avalon_agents.experiments.plan import decisions, pipeline
 from avalon_agents.experiments.spend import Budget
+from avalon_agents.extract.extractor import extractor_settings
 from avalon_agents.host.host import GameAborted
 from avalon_agents.host.job import GameJob, for_game, play_job, role_order
 from avalon_agents.host.play import AgentSetup
@@ -247,7 +248,7 @@ def preflight(out: Path, variants: dict[str, Experiment], model: ModelSettings |
             if not needs_llm(agent.kind):
                 continue
             base = agent.settings(exp.model)
-            wanted = [base, exp.extractor.model.over(base)]
+            wanted = [base, extractor_settings(exp.extractor.model, base)]
             if agent.modules is not None:
                 wanted += [agent.modules.model_for(slot, base) for slot in agent.modules.enabled()]
             for settings in {pool.resolve(s).key(): pool.resolve(s) for s in wanted}.values():

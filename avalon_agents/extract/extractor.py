@@ -29,16 +29,34 @@ from avalon_agents.decisions.kinds import DecisionKind, kind_of, plain
 from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.narrate import quote
+from avalon_agents.profiles import ECHO_WORDS, profile
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Extraction as ExtractionRecord
-from avalon_agents.records.trace import Method, Purpose, Tracer
+from avalon_agents.records.trace import Method, Purpose, SpeechCheck, Tracer
+from avalon_agents.speeches import copied_run, cut_speech, mid_sentence, trim_copies, unlabelled
 
 if TYPE_CHECKING:
     from avalon_agents.llm.client import LLMClient
 
 MAX_REASKS = 2
-EXTRACTOR_SETTINGS = ModelSettings(temperature=0.0, max_tokens=64)
-"""The LLM extractor's settings over the game's model: temperature 0 (the paper's 5.1), short answers."""
+EXTRACTOR_SETTINGS = ModelSettings(temperature=0.0, max_tokens=64, profile="standard")
+"""The LLM extractor's own defaults: temperature 0 (the paper's 5.1), short answers, no profile's shaping."""
+
+
+def extractor_settings(extractor: ModelSettings | None, agent: ModelSettings) -> ModelSettings | None:
+    """The LLM extractor's settings: an instrument, not a player. Its own settings (a config's
+    `extractor.model`, `--extractor-model`) over EXTRACTOR_SETTINGS over the agent's model, of which it takes the
+    model and the endpoint's settings but not how the agent answers: whatever the agents' `constrained`, the
+    extractor's answer is grammar- or schema-constrained wherever the provider supports it, at temperature 0
+    (only the extractor's own settings change that). None: no LLM stage."""
+    if extractor is None:
+        return None
+    player = agent.model_copy(update={"constrained": None, "temperature": None, "max_tokens": None,
+                                      "profile": None})
+    return extractor.over(EXTRACTOR_SETTINGS.over(player))
+
+MIN_OWN_WORDS = 3
+"""A trimmed speech with fewer words of its own is replaced by prompts/host/no_speech.txt (the speech's fallback)."""
 
 AskAgain = Callable[[str], Awaitable[Reply]]
 """Ask the agent the same request again, telling it why its answer could not be used."""
@@ -57,6 +75,40 @@ class Extraction:
         return ExtractionRecord(seat=request.seat, kind=request.kind.value, quest=request.quest,
                                 attempt=request.attempt, method=self.method, valid=self.valid, answers=self.answers,
                                 action=plain(self.action), texts=tuple(self.texts), problems=tuple(self.problems))
+
+
+async def guard_speech(request: ActionRequest, reply: Reply, ask_again: AskAgain | None = None
+                       ) -> tuple[Speak, SpeechCheck | None]:
+    """A speech as it reaches the table, and how it was read (None for a seat without a prompt: a bot, a person).
+
+    Every LLM seat's speech is read against the prompt it answered: the words it copied (an echo at
+    ECHO_WORDS) and whether it stops mid-sentence. Under a profile with `echo_reask` (small), an echoing speech is
+    asked again once with the reason, and what it still copies is trimmed away (a speech left with fewer than
+    MIN_OWN_WORDS words says prompts/host/no_speech.txt instead); under a profile with `speech_words`, the speech
+    loses a leading speaker label and is cut to that many words at its last sentence end."""
+    text = reply.action.text if isinstance(reply.action, Speak) else reply.text
+    if not reply.prompt:
+        return Speak(text=text), None
+    shape = profile(reply.profile or None)
+    copied = copied_run(text, reply.prompt)
+    echo = reasked = trimmed = False
+    if copied >= ECHO_WORDS:
+        echo = True
+        if shape.echo_reask and ask_again is not None:
+            again = await ask_again(template("host/echo").render(words=ECHO_WORDS))
+            reasked, text = True, again.text
+            prompt = again.prompt or reply.prompt
+            if copied_run(text, prompt) >= ECHO_WORDS:
+                text, trimmed = trim_copies(text, prompt), True
+    cut = False
+    if shape.speech_words:
+        text, cut = cut_speech(unlabelled(text), shape.speech_words)
+    if trimmed and len(text.split()) < MIN_OWN_WORDS:  # nothing of its own was left
+        text = template("host/no_speech").render()
+    check = SpeechCheck(seat=request.seat, quest=request.quest, attempt=request.attempt, profile=shape.name,
+                        copied=copied, echo=echo, reasked=reasked, trimmed=trimmed, cut=cut,
+                        words=len(text.split()), mid_sentence=mid_sentence(text))
+    return Speak(text=text), check
 
 
 class Extractor:
@@ -78,6 +130,11 @@ class Extractor:
 
     async def __call__(self, request: ActionRequest, reply: Reply, ask_again: AskAgain | None = None,
                        instruction: str = "") -> Action:
+        if request.kind is RequestKind.SPEAK:
+            speech, check = await guard_speech(request, reply, ask_again)
+            if self.tracer is not None and check is not None:
+                self.tracer.trace(check)
+            return speech
         extraction = await self.extract(request, reply, ask_again, instruction)
         if request.kind is not RequestKind.SPEAK:
             if self.tracer is not None:

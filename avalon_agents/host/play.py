@@ -14,7 +14,7 @@ from avalon_agents.agents.registry import make_agent, needs_llm
 from avalon_agents.core.events import GameResult
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
-from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS, Extractor
+from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS, Extractor, extractor_settings
 from avalon_agents.host.host import GameHost, typed_action
 from avalon_agents.host.probe import BeliefProbe
 from avalon_agents.llm.pool import ClientPool, GameClients
@@ -42,8 +42,9 @@ class AgentSetup:
     Attributes:
         clients: the run's client pool (one for `play`, `run`, `bench cost`).
         settings: the agent's model settings (unset fields: defaults; the pool's override wins).
-        extractor: the LLM extractor's settings, laid over the agent's (temperature 0, short answers); None
-            skips the LLM stage of the extractor.
+        extractor: the LLM extractor's own settings (extract.extractor.extractor_settings lays them over the
+            agent's model: temperature 0, constrained where the provider can, short answers); None skips the
+            LLM stage of the extractor.
         agent_config: the cognitive agent's modules.
         experience: what the agent's seats carry from game to game, by role (a chromadb store on disk, or memory).
         experience_dir: where the baseline's experience pool lives (None: in memory).
@@ -84,7 +85,7 @@ class AgentSetup:
                            end_learning=self.end_learning, cards=self.cards)
 
     def extractor_settings(self) -> ModelSettings | None:
-        return None if self.extractor is None else self.extractor.over(self.settings)
+        return extractor_settings(self.extractor, self.settings)
 
     def meta(self) -> dict:
         """The complete settings used, as meta.json records them (never a key)."""

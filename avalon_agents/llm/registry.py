@@ -47,6 +47,8 @@ class Provider:
         endpoint: (spec, settings) -> what its rate limits belong to, None: nothing to pace (default: the spec).
         seconds_per_call: its measured pace, one call at a time, where its rate limits cannot say how long a run
             takes (0: no time worth saying); None: the limits say it.
+        profile: how its seats' prompts and answers are shaped where `profile` is unset (avalon_agents.profiles):
+            "small" for a model of a few hundred million parameters.
     """
 
     factory: ProviderFactory | None = None
@@ -59,6 +61,7 @@ class Provider:
     history_tokens: int = HISTORY_TOKENS
     endpoint: Callable[[str, Any], str | None] | None = None
     seconds_per_call: float | None = None
+    profile: str = "standard"
 
 
 PROVIDERS: dict[str, Provider] = {}
@@ -70,7 +73,7 @@ OTHER = Provider()
 def register_provider(name: str, factory: ProviderFactory | None = None, **declared: Any) -> None:
     """Make `name:MODEL` specs build their chat model with `factory(MODEL, settings)`; `declared`: the other
     fields of `Provider` (check, reachable, chat, constrained, max_tokens, timeout, history_tokens, endpoint,
-    seconds_per_call). Raises ValueError (plugins.NameTaken) for a built-in provider's name."""
+    seconds_per_call, profile). Raises ValueError (plugins.NameTaken) for a built-in provider's name."""
     existing = PROVIDERS.get(name)
     refuse_builtin("provider", name, existing.factory if existing else None, factory)
     PROVIDERS[name] = Provider(factory, **declared)

@@ -14,6 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from avalon_agents.llm.registry import PROVIDERS, SchemaStyle, provider
+from avalon_agents.profiles import Profile, ProfileName
+from avalon_agents.profiles import profile as profile_named
 
 DEFAULT_SPEC = "local:smollm2"
 DEFAULT_TEMPERATURE = 0.3
@@ -69,6 +71,10 @@ class ModelSettings(BaseModel):
             unless this names another; an `openai-compatible:` server gets a key only from the variable named
             here).
         key_over_http: send the key over plain http to a host that is not this machine (off: refused).
+        profile: how the seats' prompts and answers are shaped for the model's size (avalon_agents.profiles):
+            "standard" (the paper's protocol) or "small" (the decision first, a shorter rules text, stop
+            sequences, speeches capped in words and guarded against echoing the prompt); unset: the provider's
+            (small for `local:`, standard for the others).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -86,6 +92,7 @@ class ModelSettings(BaseModel):
     kwargs: dict[str, Any] = Field(default_factory=dict)
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     key_over_http: bool | None = None
+    profile: ProfileName | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -104,7 +111,11 @@ class ModelSettings(BaseModel):
         """Every unset field filled with its default (the spec: `default_spec()`)."""
         spec = self.spec or default_spec()
         registered = provider(provider_of(spec))  # its defaults
+        shape = profile_named(self.profile or registered.profile)
+        kwargs = {"stop": list(shape.stop), **self.kwargs} if shape.stop else self.kwargs
         return self.model_copy(update={
+            "profile": shape.name,
+            "kwargs": kwargs,
             "spec": spec,
             "temperature": DEFAULT_TEMPERATURE if self.temperature is None else self.temperature,
             "max_tokens": self.max_tokens or registered.max_tokens,
@@ -126,6 +137,11 @@ class ModelSettings(BaseModel):
             return "none"
         style = provider(self.provider).constrained
         return "json_schema" if style == "none" and self.constrained else style
+
+    @property
+    def shape(self) -> Profile:
+        """The profile these settings' seats are shaped by (the provider's where `profile` is unset)."""
+        return profile_named(self.profile or provider(self.provider).profile)
 
     @property
     def history_tokens(self) -> int:

@@ -28,6 +28,8 @@ from avalon_agents.modules.memory import Entry, Memory
 from avalon_agents.narrate import DEFAULT_CARDS, role_card, system_prompt
 from avalon_agents.plugins import refuse_builtin
 from avalon_agents.prices import Cost
+from avalon_agents.profiles import Profile
+from avalon_agents.profiles import profile as profile_named
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
 from avalon_agents.stores.book import Experience
@@ -50,6 +52,8 @@ class Mind:
     memory: Memory = field(init=False)
     experience: Experience = field(default_factory=Experience)
     cards: str = DEFAULT_CARDS  # the set of role cards (prompts/cards/)
+    profile: Profile = field(default_factory=lambda: profile_named(None))  # its model's (avalon_agents.profiles)
+    prompt: str = ""  # the last prompt a module sent (the speech guard reads a speech against it)
     summarized: int = 0  # rounds 1..summarized are folded into the summary
     round: int = 0  # the round the round-phase modules last ran for
 
@@ -69,7 +73,8 @@ class Mind:
         return max((e.quest for e in self.memory.entries), default=1)
 
     def system(self) -> str:
-        return system_prompt(self.rules, self.seat, self.role, strategy=self.strategy, cards=self.cards)
+        return system_prompt(self.rules, self.seat, self.role, strategy=self.strategy, cards=self.cards,
+                             rules_text=self.profile.rules)
 
     def known_evil(self) -> set[Seat]:
         """Seats this seat knows to be evil (its evil teammates, or Merlin's sight)."""
@@ -224,9 +229,11 @@ class Module:
 
         template_id = prompt or self.prompt
         found = template(template_id) if template_id else None
+        system = mind.system()
+        mind.prompt = system + "\n\n" + text
         try:
             return await self.llm.call(
-                [SystemMessage(mind.system()), HumanMessage(text)],
+                [SystemMessage(system), HumanMessage(text)],
                 purpose=Purpose(stage="module", name=name or self.name, part=part,
                                 request=request.kind.value if request else None),
                 prompt_id=found.id if found else self.name,

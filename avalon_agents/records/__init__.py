@@ -17,6 +17,7 @@ from avalon_agents.records.trace import (
     Probe,
     Purpose,
     Record,
+    SpeechCheck,
     Tracer,
     TraceRecord,
 )
@@ -25,6 +26,7 @@ from avalon_agents.records.usage import critical_path, usage
 __all__ = [
     "Annotation",
     "Extraction",
+    "SpeechCheck",
     "GameRecorder",
     "LLMCall",
     "MemoryTracer",

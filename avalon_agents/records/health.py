@@ -44,5 +44,8 @@ def health_line(u: dict[str, Any]) -> str:
     vrr = u["valid_response_rate"]
     throttled = (f"; throttled: {u['throttled']} answers 429, {u['waited_s']:.0f} s waited"
                  if u.get("throttled") else "")
+    speeches = (f"; speeches {u['echoes']}/{u['speeches']} echo their prompt, {u['mid_sentence']} end mid-sentence"
+                if u.get("speeches") else "")
     return (f"health: calls {failed}, {u['attempts'] - calls} retries{throttled}; decisions {u['reasks']} re-asks, "
-            f"{u['fallbacks']}/{decisions} fallbacks, valid response rate {'n/a' if vrr is None else f'{vrr:.1%}'}")
+            f"{u['fallbacks']}/{decisions} fallbacks, valid response rate {'n/a' if vrr is None else f'{vrr:.1%}'}"
+            f"{speeches}")

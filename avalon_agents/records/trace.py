@@ -135,6 +135,26 @@ class Extraction(Record):
     problems: tuple[str, ...] = ()
 
 
+class SpeechCheck(Record):
+    """How one speech reached the table (the extractor's speech guard): how many consecutive words of its
+    prompt the first answer copied (`copied`: avalon_agents.profiles.ECHO_WORDS or more is an echo), whether it
+    was asked again for that and whether the words it still copied were trimmed, its words as spoken, whether
+    it was cut to the profile's word cap, and whether it ends mid-sentence."""
+
+    type: Literal["speech_check"] = "speech_check"
+    seat: int
+    quest: int
+    attempt: int
+    profile: str = "standard"
+    copied: int = 0
+    echo: bool = False
+    reasked: bool = False
+    trimmed: bool = False
+    cut: bool = False
+    words: int = 0
+    mid_sentence: bool = False
+
+
 class Probe(Record):
     """A belief probe's answer (see host.probe): never an event, never shown to an agent."""
 
@@ -174,7 +194,8 @@ class Annotation(Record):
     source: str
 
 
-TraceRecord = Annotated[Union[LLMCall, ModuleOutput, Extraction, Probe, Annotation], Field(discriminator="type")]
+TraceRecord = Annotated[Union[LLMCall, ModuleOutput, Extraction, SpeechCheck, Probe, Annotation],
+                        Field(discriminator="type")]
 TRACE_ADAPTER: TypeAdapter[TraceRecord] = TypeAdapter(TraceRecord)
 
 

@@ -10,13 +10,14 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from avalon_agents.records.trace import Extraction, LLMCall, Record
+from avalon_agents.records.trace import Extraction, LLMCall, Record, SpeechCheck
 
 
 def usage(records: Iterable[Record]) -> dict[str, Any]:
     """Counts and sums over trace records (of one game or many), health included: failed calls by cause,
     re-asks (answers after the first) and fallbacks."""
     calls = extractions = valid = attempts = input_tokens = output_tokens = reasks = throttled = 0
+    speeches = echoes = unfinished = echo_reasks = trimmed = 0
     seconds = waited = 0.0
     outcomes: Counter[str] = Counter()
     methods: Counter[str] = Counter()
@@ -40,6 +41,12 @@ def usage(records: Iterable[Record]) -> dict[str, Any]:
             waited += r.waited_s
             if r.outcome == "failed":
                 causes[(r.error or "unknown").split(":")[0]] += 1
+        elif isinstance(r, SpeechCheck):
+            speeches += 1
+            echoes += r.echo
+            unfinished += r.mid_sentence
+            echo_reasks += r.reasked
+            trimmed += r.trimmed
         elif isinstance(r, Extraction):
             extractions += 1
             valid += r.valid
@@ -62,6 +69,12 @@ def usage(records: Iterable[Record]) -> dict[str, Any]:
         "throttled": throttled,
         "waited_s": round(waited, 1),
         "fallbacks": methods["fallback"],
+        "speeches": speeches,
+        "echoes": echoes,
+        "echo_rate": round(echoes / speeches, 4) if speeches else None,
+        "echo_reasks": echo_reasks,
+        "echoes_trimmed": trimmed,
+        "mid_sentence": unfinished,
         "by_model": dict(sorted(models.items())),
     }
 

@@ -1,0 +1,58 @@
+"""How a seat's prompts and answers are shaped for the size of its model: declared here once, read by the agents
+(the rules text, where the decision goes), the model client (stop sequences) and the extractor (the speech
+guard).
+
+`standard` is the paper's protocol. `small` is for models of a few hundred million parameters (the embedded
+SmolLM2-135M is the default of `local:`), which echo their instructions, write lines for other players and stop
+mid-sentence at their token cap: the decision comes first and the reasons after, the rules text is shorter,
+answers stop where a small model starts another speaker's line, speeches are capped in words and end at a
+sentence end, and a speech that copies its own prompt is asked again once, then trimmed to its own words.
+Choose one per model (`profile: small` in a model's settings, `--profile` on the command line); unset, the
+provider's registration decides (llm.registry).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+ProfileName = Literal["standard", "small"]
+
+ECHO_WORDS = 8
+"""A speech that repeats this many consecutive words of its own prompt echoes it (the echo rate of the health
+line and of `avalon analyze` counts these, for every profile)."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a profile changes.
+
+    Attributes:
+        name: its name in configs.
+        rules: the system prompt's rules template (prompts/system/).
+        decision_first: free-text decisions are asked to start with the decision itself (prompts/agent/
+            decision_first.yaml), so that the rule stage reads it before the model runs out of tokens.
+        stop: stop sequences sent with every call (a small model goes on with the host's or another player's
+            line); at most four, OpenAI's limit.
+        speech_words: speeches are cut to this many words, at the last sentence end inside them (0: no cap).
+        echo_reask: a speech that copies ECHO_WORDS words of its prompt is asked again once, then trimmed.
+    """
+
+    name: ProfileName
+    rules: str = "system/rules"
+    decision_first: bool = False
+    stop: tuple[str, ...] = ()
+    speech_words: int = 0
+    echo_reask: bool = False
+
+
+PROFILES: dict[str, Profile] = {
+    "standard": Profile("standard"),
+    "small": Profile("small", rules="system/rules_small", decision_first=True,
+                     stop=("\nHost:", "\nPlayer ", "\nYou:", "\n\n\n"), speech_words=60, echo_reask=True),
+}
+
+
+def profile(name: str | None) -> Profile:
+    """A profile by name (None: standard)."""
+    return PROFILES[name or "standard"]
