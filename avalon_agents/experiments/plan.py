@@ -39,7 +39,7 @@ def module_table(modules: AgentConfig) -> dict[str, Cost]:
     per_turn = per_turn_pipeline(modules)
     table = {}
     for slot in modules.enabled():
-        expected = modules.module_class(slot).expected
+        expected = modules.module_class(slot).expected_with(modules.settings(slot).options)
         table[slot] = expected.of(per_turn) if expected is not None else Cost()
     return table
 

@@ -19,7 +19,7 @@ from avalon_agents.analysis.paper.reference import figure_table
 from avalon_agents.experiments.config import Experiment
 from avalon_agents.experiments.spend import streamed_usage
 from avalon_agents.records.health import HealthLimits, health_line
-from avalon_agents.records.run_dir import read_experiment, variant_order
+from avalon_agents.records.run_dir import read_experiment, read_meta, variant_order
 
 
 def results_table(out: Path) -> pd.DataFrame:
@@ -175,5 +175,13 @@ def provenance(out: Path) -> str:
         for agent in config.get("agents", {}).values():
             if not override and (agent.get("model") or {}).get("spec"):
                 specs.add(agent["model"]["spec"])
+    games = game_dirs(Path(out))
+    cards, extractors = set(), set()
+    for game in games:
+        played = read_meta(game)
+        cards.add(played.cards)
+        extractors.add(played.extractor())
+    told = "".join(f"{what} {', '.join(sorted(v for v in values if v))}; "
+                   for what, values in (("role cards", cards), ("extractor", extractors)) if any(values))
     return (f"produced by: models {', '.join(sorted(specs))}; rules {', '.join(sorted(map(str, rules)))}; "
-            f"{origin(Path(out), len(game_dirs(Path(out))))}")
+            f"{told}{origin(Path(out), len(games))}")

@@ -195,6 +195,13 @@ class Module:
     """Its calls and tokens per game (what `avalon run --check` counts); None: not declared, counted as none
     (and --check says so). A module that calls no model declares `Expected(Cost(), Cost())`."""
 
+    @classmethod
+    def expected_with(cls, options: dict[str, Any]) -> Expected | None:
+        """Its calls and tokens per game with these options (a module whose options switch calls off says how
+        many remain; by default the options change nothing)."""
+        del options
+        return cls.expected
+
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
 

@@ -11,6 +11,7 @@ game's role card and prompts use (and an experience store keeps across processes
 from __future__ import annotations
 
 import asyncio
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,7 +42,16 @@ def role_map(result: GameResult) -> str:
 class ExperienceModule(Module):
     slot = "experience"
     prompt = "modules/experience_suggestions"
-    expected = Expected(Cost(18.0, 26_288, 144), Cost(18.0, 18_790, 144))  # per game of six seats (standard.py)
+    expected = Expected(Cost(18.0, 26_288, 144), Cost(18.0, 17_859, 144))  # per game of six seats (standard.py)
+    PARTS: ClassVar[dict[str, int]] = {"improve_strategy": 2, "other_roles": 1}
+    """Calls per seat and game of each part: the suggestions and the improved strategy; the notes on the others."""
+
+    @classmethod
+    def expected_with(cls, options: dict[str, Any]) -> Expected:
+        """Table 6's w/o IS and w/o AO leave a part's calls out (tokens in proportion to the calls)."""
+        on = sum(n for part, n in cls.PARTS.items() if options.get(part, True))
+        share = on / sum(cls.PARTS.values())
+        return Expected(cls.expected.per_round * share, cls.expected.per_turn * share)
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")

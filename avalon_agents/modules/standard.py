@@ -38,7 +38,7 @@ class SummaryModule(Module):
     """Eq. 1: S_t = summarize(S_{t-1} + the entries of the rounds since). Runs when the round changes."""
 
     slot = "summary"
-    expected = Expected(Cost(19.2, 36_823, 1_521), Cost(19.2, 24_745, 154))
+    expected = Expected(Cost(19.2, 36_823, 1_521), Cost(18.0, 25_420, 144))
     prompt = "modules/summary"
 
     class Options(_Options):
@@ -74,7 +74,7 @@ class AnalysisModule(Module):
     possible adversaries, following what the seat knows."""
 
     slot = "analysis"
-    expected = Expected(Cost(25.2, 20_940, 542), Cost(86.2, 80_468, 732))
+    expected = Expected(Cost(25.2, 20_940, 542), Cost(90.8, 86_533, 769))
     prompt = "modules/analysis"
 
     class Options(_Options):
@@ -110,7 +110,7 @@ class PlanningModule(Module):
     """Eq. 3: a plan from goal, strategy, the previous plan, the summary and the analysis."""
 
     slot = "plan"
-    expected = Expected(Cost(25.2, 22_833, 485), Cost(86.2, 85_193, 718))
+    expected = Expected(Cost(25.2, 22_833, 485), Cost(90.8, 91_516, 754))
     prompt = "modules/planning"
 
     class Options(_Options):
@@ -138,7 +138,7 @@ class ActionModule(Module):
     response on. `combine: false` makes them two calls, as in the paper's code."""
 
     slot = "action"
-    expected = Expected(Cost(), Cost(86.2, 88_074, 577))
+    expected = Expected(Cost(), Cost(90.8, 94_480, 598))
     prompt = "modules/action"
 
     class Options(_Options):
@@ -191,21 +191,24 @@ ACTION_FIELD = {"type": "string", "maxLength": 300}
 @register_module("response")
 class ResponseModule(Module):
     """4.7: the answer the host receives, at most `max_words` words, consistent with the chosen action.
-    Decisions ask for the request's JSON schema where the model's server supports constrained output."""
+    Decisions ask for the request's JSON schema where the model's server supports constrained output. As in the
+    paper's code, its prompt holds the memory, the plan and the chosen action but not the analysis (which reached
+    the action); `analysis: true` shows it here too."""
 
     slot = "response"
-    expected = Expected(Cost(86.0, 132_824, 6_328), Cost(86.2, 85_117, 1_831))
+    expected = Expected(Cost(86.0, 132_824, 6_328), Cost(90.8, 89_951, 1_920))
     prompt = "modules/response"
 
     class Options(_Options):
         max_words: int = Field(100, ge=10, le=500)
+        analysis: bool = False
 
     async def run(self, turn: Turn) -> None:
         request = turn.request
         if request is None or turn.slots.response is not None:  # a combined action already answered
             return
         text = template(self.prompt).render(
-            context=context(turn, action=True),
+            context=context(turn, analysis=self.options.analysis, action=True),
             instruction=turn.instruction,
             max_words=self.options.max_words,
             fit=" Keep it consistent with the action you chose." if turn.slots.action else "",

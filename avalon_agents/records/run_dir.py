@@ -84,11 +84,21 @@ class GameMeta(BaseModel):
     model: dict[str, Any] | None = None
     extractor_model: dict[str, Any] | None = None
     agent_config: dict[str, Any] | None = None
+    cards: str | None = None
+    """The set of role cards the seats' system prompts started from (prompts/cards/)."""
     seat_models: dict[int, dict[str, Any]] | None = None
     probes: bool = False
     orders: dict[str, Any] | None = None
     source: dict[str, Any] | str | None = None
     """Where an imported game came from (its format, file, ...)."""
+
+    def extractor(self) -> str | None:
+        """The LLM extractor's model as a short label ("local:smollm2 at T=0"), None without an LLM stage."""
+        settings = self.extractor_model or {}
+        if not settings.get("spec"):
+            return None
+        temperature = settings.get("temperature")
+        return settings["spec"] + (f" at T={temperature:g}" if temperature is not None else "")
 
     def models(self) -> list[dict[str, Any]]:
         """The model settings of the game's agents (per seat where seats differ), never empty entries."""

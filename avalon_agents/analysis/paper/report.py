@@ -27,7 +27,7 @@ from avalon_agents.analysis.load import RunData, load_run, origin
 from avalon_agents.analysis.paper.metrics import outcome_metrics, paper_table
 from avalon_agents.analysis.paper.probes import score_probes
 from avalon_agents.analysis.paper.reference import figure_table, statements
-from avalon_agents.records.run_dir import JsonlTracer
+from avalon_agents.records.run_dir import JsonlTracer, read_experiment
 from avalon_agents.records.run_dir import variant_order as run_dir_variants
 
 if TYPE_CHECKING:  # a judge is passed in; the analysis builds no model client itself
@@ -105,7 +105,7 @@ def figures(tables: dict[str, pd.DataFrame]) -> dict[str, plots.Figure]:
             out[f.name] = f.draw(tables[f.table])
     if "probe_scores" in tables and not tables["probe_scores"].empty:
         out["probes"] = plots.curves(tables["probe_scores"], "quest", "merlin_accuracy", ["role"],
-                                     "Belief probes: who is Merlin? (accuracy)", "accuracy")
+                                     "Belief probes: who is Merlin? (accuracy)", "accuracy", n="probes")
     return out
 
 
@@ -151,8 +151,9 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
     (out / "metrics.json").write_text(json.dumps({n: json.loads(t.to_json(orient="records")) for n, t in
                                                   tables.items()}, indent=1))
     result.files.append(out / "metrics.json")
-    caption = provenance(result)
-    pngs = {name: plots.save(plots.caption(fig, caption, result.judge_spec), out / "figures" / f"{name}.png")
+    caption = footer(result)
+    pngs = {name: plots.save(plots.caption(fig, caption, result.judge_spec, root=run_dir),
+                             out / "figures" / f"{name}.png")
             for name, fig in figures(tables).items()}
     result.files += list(pngs.values())
     (out / "report.md").write_text(report_markdown(result, pngs))
@@ -187,6 +188,12 @@ def headline_text(headline: pd.DataFrame) -> str:
     return headline[[c for c in columns if c in headline]].to_string(index=False, float_format=lambda x: f"{x:.2f}")
 
 
+def _named(what: str, column: pd.Series | None) -> str:
+    """`what` and the distinct values of a games column, as a provenance clause ("" when none is recorded)."""
+    values = sorted(map(str, column.dropna().unique())) if column is not None else []
+    return f"{what} {', '.join(values)}; " if values else ""
+
+
 def provenance(result: Analysis) -> str:
     """What produced these numbers: models, judge, rules, games, and the run's commit and config fingerprint."""
     games = result.data.games
@@ -195,9 +202,37 @@ def provenance(result: Analysis) -> str:
         judge += ": canned labels, not a real judgment"
     text = (f"Produced by: models {', '.join(map(str, games['models'].dropna().unique())) or 'none (bots)'}; "
             f"judge {judge}; rules {', '.join(map(str, games['rules'].dropna().unique()))}; "
+            f"{_named('role cards', games.get('cards'))}{_named('extractor', games.get('extractor'))}"
             f"{len(games)} finished game(s)")
     told = origin(Path(result.run_dir))
     return text + (f"; {told}" if told else "") + "."
+
+
+def _shown_path(path: str | Path | None, root: Path | None = None) -> str | None:
+    """A path as a figure may print it: relative to `root` or the working directory (never absolute)."""
+    if not path:
+        return None
+    return plots.relative_paths(str(Path(path).resolve()) if Path(path).is_absolute() else str(path), root)
+
+
+def footer(result: Analysis) -> str:
+    """The figures' one-line provenance: the run folder (relative to the working directory), games, models, judge,
+    rules, the experiment's config (relative) and commit; the whole provenance is `provenance`, in report.md."""
+    games = result.data.games
+    run = Path(result.run_dir)
+    shown = plots.relative_paths(str(run.resolve())) if run.is_absolute() or run.exists() else str(run)
+    judge = result.judge_spec or "none"
+    if result.judge_spec == "scripted":
+        judge += " (canned labels, not a real judgment)"
+    parts = [f"run {shown}", f"{len(games)} game(s)",
+             f"models {', '.join(map(str, games['models'].dropna().unique())) or 'none (bots)'}", f"judge {judge}",
+             f"rules {', '.join(map(str, games['rules'].dropna().unique()))}"]
+    meta = read_experiment(run)
+    if meta:
+        config = _shown_path(meta.get("config_file"))
+        parts += [f"config {config}"] if config else []
+        parts += [f"commit {str(meta['commit'])[:10]}"] if meta.get("commit") else []
+    return " · ".join(parts) + " · provenance: report.md"
 
 
 def paper_parts(section: str, figures: pd.DataFrame) -> list[str]:
@@ -237,6 +272,18 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
         "of them is not a result (`avalon run` marks those over its `health:` limits).",
         markdown_table(result.tables["health"]),
     ]
+    parts += ["## Intervals",
+              "Every interval is 95%. A win rate (one yes/no per game) has Wilson's interval over games; every other "
+              "rate, the judged behaviors included, resamples whole games (2,000 seeded bootstrap resamples): the "
+              "speeches, votes and cards of one game are not independent trials. From fewer than 5 games "
+              "(`few_games` True, `*` on the figures), or where the resamples show no spread, the interval is "
+              "widened to cover the Wilson interval of the pooled counts, which counts every row as independent: "
+              "read it as a floor, not a measurement. `n` is the rows behind a value, `games` the games they come "
+              "from. A failure vote rate with `applies` False is fixed by the rules (good players cannot fail a "
+              "quest): no interval, n/a on the figure. See docs/analysis.md#intervals."]
+    few = sorted({name for name, t in result.tables.items() if "few_games" in t and t["few_games"].fillna(False).any()})
+    if few:
+        parts.append(f"_Fewer than 5 games behind some rows of: {', '.join(few)}._")
     if result.judgments is None:
         parts.append("_Behavior metrics judged by an LLM (camouflage, teamwork/confrontation, sharing, "
                      "vacillation) were not computed: run `avalon analyze RUN --judge-model SPEC`._")
