@@ -121,8 +121,17 @@ def test_uncombined_action_is_a_separate_private_call_before_the_response():
     for i, name in enumerate(seq):
         if name == "response":
             assert seq[i - 1] == "action"
-    response = next(c for c in calls(records, 1) if module_of(c) == "response")
-    assert SECTIONS["action"] in user_prompt(response)
+    responses = [c for c in calls(records, 1) if module_of(c) == "response"]
+    assert SECTIONS["action"] in user_prompt(responses[0])
+    # as in the paper's code, the response step sees the plan and the action, not the analysis
+    late = [c for c in responses if c.quest >= 2]
+    assert late and not any(SECTIONS["analysis"] in user_prompt(c) for c in late)
+    assert all(SECTIONS["plan"] in user_prompt(c) for c in late)
+    shown = AgentConfig.model_validate({"action": {"options": {"combine": False}},
+                                        "response": {"options": {"analysis": True}}})
+    _, records = play(shown)
+    late = [c for c in calls(records, 1) if module_of(c) == "response" and c.quest >= 2]
+    assert late and all(SECTIONS["analysis"] in user_prompt(c) for c in late)
 
 
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
