@@ -1,8 +1,9 @@
 """The embedded model (local:smollm2) with the vanilla LLM agent on every seat: Valid Response Rate with
 and without constrained decisions, seconds per LLM call and per game (the README's table).
 
-Run: .venv/bin/python benchmarks/local_model.py [GAMES] [MODES]
-     MODES: constrained,unconstrained (default both), alternating game by game.
+Run: .venv/bin/python benchmarks/local_model.py [GAMES] [MODES] [TAG]
+     MODES: constrained,unconstrained (default both), alternating game by game. TAG: measure again beside
+     the earlier figures (summaries in local_model/<TAG>/<mode>/, games in runs/bench-local/<TAG>/<mode>/).
 
 Each finished game leaves a small summary in benchmarks/results/local_model/<mode>/game-<n>.json (committed,
 so the figures survive a fresh checkout); a game with a summary is not played again, so an interrupted run
@@ -35,6 +36,12 @@ def summary_path(mode: str, n: int) -> Path:
     return RESULTS / mode / f"game-{n}.json"
 
 
+def tagged(tag: str) -> None:
+    """Measure again under `tag`, beside the earlier figures."""
+    global RESULTS, GAMES_DIR
+    RESULTS, GAMES_DIR = RESULTS / tag, GAMES_DIR / tag
+
+
 async def run(modes: list[str], games: int) -> None:
     """Game i of every mode, then game i+1: an interrupted run has about as many games of each."""
     rules = make_rules("official", 6)
@@ -56,7 +63,8 @@ async def run(modes: list[str], games: int) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             threads = int(os.environ.get("AVALON_LOCAL_THREADS", 0)) or os.cpu_count()
             summary = {"seed": i, "winner": host.engine.result().winner.value, "wall_seconds": round(wall, 1),
-                       "server_threads": threads, "valid": valid, **counts}
+                       "server_threads": threads, "valid": valid, "profile": agents[mode].clients.resolve(
+                           agents[mode].settings).complete().profile, **counts}
             target.write_text(json.dumps(summary, indent=1) + "\n")
             print(f"{mode} game {i + 1}: {wall:.0f} s, valid {valid}/{counts['decisions']}", flush=True)
 
@@ -79,7 +87,9 @@ def report(mode: str) -> str:
             f"{calls / len(games):.0f} | {per_call:.2f} | {per_game:.0f} |")
 
 
-def main(games: int = 10, modes: str = "constrained,unconstrained") -> None:
+def main(games: int = 10, modes: str = "constrained,unconstrained", tag: str = "") -> None:
+    if tag:
+        tagged(tag)
     asyncio.run(run(modes.split(","), games))
     print("| decisions | games | answers | valid response rate | read by | calls/game "
           "| s/call, queue included (median game) | s/game (median) |")

@@ -8,7 +8,8 @@ benchmarks/results/paper_tables.jsonl: games, wall time, LLM calls, failed calls
 valid response rate (decisions whose first answer was legal).
 
 Run: PYTHONPATH=$PWD .venv/bin/python benchmarks/paper_tables.py [--models scripted,local:smollm2]
-     [--tables 2,6,7,8]  (scripted: about 20 minutes for all four; the embedded model: 20-40 minutes a game)
+     [--tables 2,6,7,8] [--tag NAME]  (scripted: about 20 minutes for all four; the embedded model: 20-40
+     minutes a game). `--tag` records a rerun beside the earlier rows (its own run directory and row).
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ def health(run: Path) -> dict:
         "reasked": int((ex["answers"] > 1).sum()) if decisions else 0,
         "fallbacks": int((ex["method"] == "fallback").sum()) if decisions else 0,
         "vrr": round(float(ex["valid"].mean()), 4) if decisions else None,
+        "llm_seconds": round(float(calls["latency_s"].sum())) if not calls.empty else 0,
+        "speeches": len(data.speech_checks),
+        "echoes": int(data.speech_checks["echo"].sum()) if not data.speech_checks.empty else 0,
     }
 
 
@@ -49,7 +53,8 @@ def markdown() -> str:
              "fell back | valid response rate |", "|---|---|---|---|---|---|---|---|"]
     for r in map(json.loads, RESULTS.read_text().splitlines()):
         wall = r["wall_s_this_session"]
-        lines.append(f"| {r['table']} | `{r['model']}` | {r['date']} | {r['games']} | "
+        tag = f" ({r['tag']})" if r.get("tag") else ""
+        lines.append(f"| {r['table']} | `{r['model']}`{tag} | {r['date']} | {r['games']} | "
                      f"{wall // 60:.0f} min {wall % 60:.0f} s | {r['llm_calls']:,} ({r['failed_calls']}) | "
                      f"{r['valid_first']:,} / {r['reasked']:,} / {r['fallbacks']:,} of {r['decisions']:,} | "
                      f"{r['vrr']:.1%} |")
@@ -61,19 +66,21 @@ def main() -> None:
     parser.add_argument("--models", default="scripted,local:smollm2")
     parser.add_argument("--tables", default="2,6,7,8")
     parser.add_argument("--markdown", action="store_true", help="print the recorded runs as a Markdown table")
+    parser.add_argument("--tag", default="", help="record a rerun under this name, beside the earlier rows")
     args = parser.parse_args()
     if args.markdown:
         print(markdown())
         return
     done = set()
     if RESULTS.exists():
-        done = {(r["model"], r["table"]) for r in map(json.loads, RESULTS.read_text().splitlines())}
+        done = {(r["model"], r["table"], r.get("tag", "")) for r in map(json.loads, RESULTS.read_text().splitlines())}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     for model in args.models.split(","):
         for table in args.tables.split(","):
-            if (model, table) in done:
+            if (model, table, args.tag) in done:
                 continue
-            out = ROOT / "runs" / "paper-tables" / model.replace(":", "-") / f"table{table}"
+            name = f"table{table}-{args.tag}" if args.tag else f"table{table}"
+            out = ROOT / "runs" / "paper-tables" / model.replace(":", "-") / name
             cmd = [sys.executable, "-m", "avalon_agents.cli", "run", f"experiments/paper/table{table}.yaml",
                    "--model", model, "--out", str(out), "--json", "-q"]
             if model != "scripted":
@@ -84,7 +91,8 @@ def main() -> None:
             if proc.returncode not in (0, 3):
                 print(f"table {table}, {model}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}", flush=True)
                 continue
-            row = {"table": table, "model": model, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+            row = {"table": table, "model": model, "tag": args.tag,
+                   "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
                    "exit": proc.returncode, "wall_s_this_session": round(wall), **health(out),
                    "provenance": json.loads(proc.stdout)["provenance"]}
             with RESULTS.open("a") as f:
