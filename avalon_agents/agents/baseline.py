@@ -11,10 +11,20 @@ the answers found scored differently: otherwise there is no better and worse ans
 answers with chain-of-thought; the host receives only the part after "My concise talking content:".
 
 Its system prompt carries its role card (the set `context.cards` names), as the paper's baseline had a strategy
-(Appendix A.5). Unlike the code the paper used, its system prompt is filled in (seat, role, player count), its
-informative messages are ranked by score, and its window of recent messages moves RECENT_STEP messages at a
-time (it holds RECENT to RECENT + RECENT_STEP - 1 of them): between moves each answer's prompt extends the
-previous one, so a server's prompt cache (llama.cpp) resumes it instead of reading it again.
+(Appendix A.5). Where experience is learned (`context.pool` set: the agent's `learn`), the strategy is updated
+between games as the cognitive agent's is (the paper's App. A.5 updates it "for both our agents and the
+baseline"): at game end, three suggestions for its role from the game, then an improved strategy of at most two
+sentences, with the experience module's prompts, named by role and kept in its pool; the next game's seat of that
+role plays with it in its system prompt. Unlike the code the paper used, its system prompt is filled in (seat,
+role, player count), its informative messages are ranked by score, and its window of recent messages moves
+RECENT_STEP messages at a time (it holds `recent` to `recent` + RECENT_STEP - 1 of them): between moves each
+answer's prompt extends the previous one, so a server's prompt cache (llama.cpp) resumes it instead of reading
+it again.
+
+Options (agent `options:` in an experiment config): `recent` (RECENT) and `informative` (INFORMATIVE), the two
+windows (the paper's code: 15 and 15, what the paper configs set); `respond_temperature`, the temperature of the
+final answer (None: the agent's own; the paper's code: 0, what the paper configs set); `improve_strategy`
+(default true), the strategy update between games; `embeddings`, where retrieval's vectors come from.
 """
 
 from __future__ import annotations
@@ -34,15 +44,17 @@ from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAs
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, Team, seat_name
 from avalon_agents.llm.health import LLMCallFailed
-from avalon_agents.narrate import announce, system_prompt
+from avalon_agents.llm.tokens import newest_that_fit
+from avalon_agents.modules.experience import LOG_TOKENS, role_map
+from avalon_agents.narrate import announce, role_card, system_prompt
 from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
-from avalon_agents.stores.book import name_roles
+from avalon_agents.stores.book import Experience, experience_without_seats, name_roles
 
-RECENT = 10  # freshest messages in every prompt (at least)
+RECENT = 10  # freshest messages in every prompt (at least); option `recent`
 RECENT_STEP = 5  # the window's start moves this many messages at a time
-INFORMATIVE = 5  # top-scored messages in every prompt
+INFORMATIVE = 5  # top-scored messages in every prompt; option `informative`
 EVIDENCE = 3  # messages retrieved per question
 EXTRA_QUESTIONS = 2  # questions the model proposes per answer
 REFLECTION_WORDS = 80
@@ -74,10 +86,10 @@ def informativeness(text: str) -> int:
     return sum(score for pattern, score in INFORMATIVENESS if pattern.search(text))
 
 
-def recent_start(count: int) -> int:
-    """Where the window of recent messages starts among `count`: the last RECENT, and up to RECENT_STEP - 1
+def recent_start(count: int, recent: int = RECENT) -> int:
+    """Where the window of recent messages starts among `count`: the last `recent`, and up to RECENT_STEP - 1
     before them, so that the start moves only every RECENT_STEP messages."""
-    return max(0, (count - RECENT) // RECENT_STEP * RECENT_STEP)
+    return max(0, (count - recent) // RECENT_STEP * RECENT_STEP)
 
 
 def concise(text: str) -> str:
@@ -94,23 +106,33 @@ class Message:
 
 
 class BaselineAgent(AgentBase):
-    """The paper's baseline. `context.pool` makes the experience pool (an ExperienceStore); None learns
-    nothing. `context.end_learning` False: this game's answers are not added to the pool (no later game would
-    read them)."""
+    """The paper's baseline. `context.pool` makes the experience pool (an ExperienceStore: its turns, and the
+    strategy and suggestions learned for each role); None learns nothing and plays with its role card's
+    strategy. `context.end_learning` False: nothing of this game is added to the pool (no later game would
+    read it). The options are the module docstring's."""
 
     needs_llm = True
-    expected = Cost(233.2, 273_971, 11_641)
+    expected = Cost(284.6, 336_875, 13_794)
     """Calls and tokens per game of six seats of this kind (`avalon bench cost --seats baseline --games 5`,
-    2026-11-26), what `avalon run --check` counts."""
+    2026-11-26, the strategy update between games included), what `avalon run --check` counts."""
 
-    def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext, embeddings: str = "local:minilm") -> None:
+    def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext, embeddings: str = "local:minilm",
+                 recent: int = RECENT, informative: int = INFORMATIVE, respond_temperature: float | None = None,
+                 improve_strategy: bool = True) -> None:
         self.seat = seat
         self.embeddings = embeddings
-        self.check_options({"embeddings": embeddings})  # a bad spec fails here, in one line (ModelSpecError)
+        # a bad value fails here, in one line (a bad embeddings spec: ModelSpecError)
+        self.check_options({"embeddings": embeddings, "recent": recent, "informative": informative,
+                            "respond_temperature": respond_temperature, "improve_strategy": improve_strategy})
+        self.recent, self.informative, self.improve_strategy = recent, informative, improve_strategy
         self.end_learning = context.end_learning
         self.llm = context.llm
+        # the final answer's client: the paper's code answered at temperature 0, its other steps at the agent's
+        self.respond_llm = self.llm if respond_temperature is None else context.clients.get(
+            context.settings.model_copy(update={"temperature": float(respond_temperature)}))
         self.cards = context.cards
         self.pool: Any = context.pool() if context.pool is not None else None
+        self.learned = Experience()  # what earlier games taught its role: the strategy it plays with
         self.rules: RuleSet | None = None
         self.role: Role | None = None
         self.messages: list[Message] = []
@@ -129,6 +151,8 @@ class BaselineAgent(AgentBase):
                 self.rules = event.rules
             elif isinstance(event, RoleAssigned):
                 self.role = event.role
+                if self.pool is not None:
+                    self.learned = self.pool.get(event.role)
             elif (text := announce(event, self.rules)) is not None:
                 self.messages.append(Message(text, event.quest, informativeness(text)))
                 if event.type == "night_info":
@@ -149,6 +173,7 @@ class BaselineAgent(AgentBase):
         if self.pool is None or self.role is None or not self.end_learning:
             return
         score = 1.0 if result.winner is self.role.side else -1.0
+        learned = await self._improve_strategy(result) if self.improve_strategy else None
 
         def store() -> None:  # embeddings: off the event loop, so other seats' calls go on meanwhile
             for reflection, answer in self.turns:
@@ -156,29 +181,66 @@ class BaselineAgent(AgentBase):
                     self.pool.add("baseline_turn", name_roles(reflection, result.roles), role=self.role,
                                   won=score > 0, seat=self.seat,
                                   extra={"answer": name_roles(answer, result.roles), "score": score})
+            if learned is not None:  # seats hold other roles in the next game
+                self.pool.put(self.role, experience_without_seats(learned, result.roles), result, self.seat)
 
         await asyncio.to_thread(store)
 
     # ------------------------------------------------------------------ steps
 
+    @property
+    def strategy(self) -> str:
+        """The strategy it plays with: what earlier games taught its role, else its role card's."""
+        return self.learned.strategy or role_card(self.role, self.cards)["strategy"]
+
     def system(self) -> str:
         """The same system prompt as every LLM seat's: the rules of the active preset and the role card (the
-        paper gave both agents the same rules text)."""
-        return system_prompt(self.rules, self.seat, self.role, cards=self.cards)
+        paper gave both agents the same rules text), with the strategy earlier games taught its role."""
+        return system_prompt(self.rules, self.seat, self.role, strategy=self.learned.strategy, cards=self.cards)
 
-    async def _call(self, text: str, step: str, request: ActionRequest) -> str | None:
-        """One call of a step (questions, reflect, suggest, respond), with the prompt file of that name."""
+    async def _call(self, text: str, step: str, request: ActionRequest | None = None, *, prompt: str | None = None,
+                    quest: int | None = None) -> str | None:
+        """One call of a step (questions, reflect, suggest, respond, and at game end suggestions, strategy), with
+        the prompt file of that name (`prompt`: another one). The final answer goes to its own client."""
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        prompt = template(f"baseline/{step}")
+        found = template(prompt or f"baseline/{step}")
+        llm = self.respond_llm if step == "respond" else self.llm
         try:
-            return await self.llm.call([SystemMessage(self.system()), HumanMessage(text)],
-                                       purpose=Purpose(stage="agent", name="baseline", part=step,
-                                                       request=request.kind.value),
-                                       prompt_id=prompt.id, prompt_hash=prompt.hash, seat=self.seat,
-                                       quest=request.quest, attempt=request.attempt)
+            return await llm.call([SystemMessage(self.system()), HumanMessage(text)],
+                                  purpose=Purpose(stage="agent", name="baseline", part=step,
+                                                  request=request.kind.value if request else None),
+                                  prompt_id=found.id, prompt_hash=found.hash, seat=self.seat,
+                                  quest=request.quest if request else quest, attempt=request.attempt if request else 0)
         except LLMCallFailed:
             return None
+
+    def _game_log(self) -> str:
+        """The game as it saw it, for learning at game end: its last reflection (its own digest, as the cognitive
+        agent's summary is), then its most recent messages within the experience module's budget."""
+        lines = [m.text for m in self.messages]
+        recent = "\n".join(lines[newest_that_fit(lines, LOG_TOKENS):])
+        reflection = f"Your last reflection: {self.reflection}" if self.reflection else ""
+        return "\n".join(part for part in (reflection, recent) if part) or "(nothing recorded)"
+
+    async def _improve_strategy(self, result: GameResult) -> Experience | None:
+        """Self-role strategy learning as the cognitive agent's experience module does it (the paper's 4.8, IS):
+        three suggestions for its role from the game, then the improved strategy; None if no suggestion came."""
+        name, role = seat_name(self.seat), self.role.value
+        won = result.winner is self.role.side
+        quest = len(result.quests)
+        suggestions = await self._call(template("modules/experience_suggestions").render(
+            name=name, role=role, roles=role_map(result), log=self._game_log(),
+            outcome=f"{result.winner.value} won ({result.reason.value}); {name} {'won' if won else 'lost'}",
+            goal=role_card(self.role, self.cards)["goal"], strategy=self.strategy,
+            previous=self.learned.suggestions or "(none)",
+        ), "suggestions", prompt="modules/experience_suggestions", quest=quest)
+        if not suggestions:
+            return None
+        improved = await self._call(template("modules/experience_strategy").render(
+            name=name, role=role, strategy=self.strategy, suggestions=suggestions,
+        ), "strategy", prompt="modules/experience_strategy", quest=quest)
+        return Experience(strategy=improved or self.learned.strategy, suggestions=suggestions)
 
     async def _questions(self, instruction: str) -> list[str]:
         fixed = list(FIXED_QUESTIONS[self.role.side])
@@ -192,7 +254,19 @@ class BaselineAgent(AgentBase):
 
     @staticmethod
     def check_options(options: dict[str, Any]) -> None:
-        """Raise ModelSpecError (one line) for an `embeddings` spec that cannot name an embedder."""
+        """Raise ValueError (one line) naming an option whose value it cannot play with (an `embeddings` spec
+        that cannot name an embedder: ModelSpecError)."""
+        for key, least in (("recent", 1), ("informative", 0)):
+            value = options.get(key, least)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{key}: a whole number of messages, at least {least} (got {value!r})")
+        temperature = options.get("respond_temperature")
+        if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, int | float)
+                                        or not 0 <= temperature <= 2):
+            raise ValueError(f"respond_temperature: a number from 0 to 2, or null for the agent's own "
+                             f"(got {temperature!r})")
+        if not isinstance(options.get("improve_strategy", True), bool):
+            raise ValueError(f"improve_strategy: true or false (got {options['improve_strategy']!r})")
         if "embeddings" in options:
             from avalon_agents.stores.embeddings import check_embeddings
 
@@ -248,9 +322,9 @@ class BaselineAgent(AgentBase):
             self.suggestion = (request.quest, reply.strip())
 
     def _respond_prompt(self, instruction: str) -> str:
-        recent = [m.text for m in self.messages[recent_start(len(self.messages)):]]
+        recent = [m.text for m in self.messages[recent_start(len(self.messages), self.recent):]]
         ranked = sorted(range(len(self.messages)), key=lambda i: (-self.messages[i].score, -i))
-        informative = [self.messages[i].text for i in ranked[:INFORMATIVE] if self.messages[i].score > 0]
+        informative = [self.messages[i].text for i in ranked[:self.informative] if self.messages[i].score > 0]
         suggestion = f"Suggestion from earlier games: {self.suggestion[1]}\n" if self.suggestion else ""
         return template("baseline/respond").render(
             night="\n".join(self.night) or "(nothing)",
