@@ -31,7 +31,7 @@ from avalon_agents.records.run_dir import (
     read_seating,
     read_trace,
 )
-from avalon_agents.records.trace import Annotation, Extraction, LLMCall, ModuleOutput, Probe
+from avalon_agents.records.trace import Annotation, Extraction, LLMCall, ModuleOutput, Probe, SpeechCheck
 
 SEAT_COLUMNS = ["role", "side", "kind", "agent"]
 SERIES = re.compile(r"^series-(\d+)$")
@@ -65,8 +65,11 @@ class RunData(Tables):
         votes: one row per seat and team vote: vote ("approve"/"reject"), team, leader, leader_role,
             leader_side, clean, approved.
         quests: one row per quest that went out: team, fails, success.
-        cards: one row per quest card: seat (+ seat columns), success (False: a fail card).
+        cards: one row per quest card: seat (+ seat columns), success (False: a fail card), could_fail (the
+            rules let this seat fail the quest: an evil seat, or any seat under `good_may_fail`).
         extractions: the extractor's records (method, valid, answers, problems).
+        speech_checks: the speech guard's records (records.trace.SpeechCheck): per LLM seat's speech, the words
+            of its prompt it copied (`echo` at profiles.ECHO_WORDS), re-asked, trimmed, cut, mid_sentence.
         calls: LLM calls without their messages: stage, name, part, request, module (the call's label: the
             module or step it served), spec, prompt id, tokens, latency, outcome, step.
         modules: module outputs (module, slot, text).
@@ -86,6 +89,7 @@ class RunData(Tables):
     quests: pd.DataFrame
     cards: pd.DataFrame
     extractions: pd.DataFrame
+    speech_checks: pd.DataFrame
     calls: pd.DataFrame
     modules: pd.DataFrame
     probes: pd.DataFrame
@@ -191,8 +195,9 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
                         "clean": not set(e["team"]) & set(evil), "approved": e["approved"]}))
             pending = None
         elif kind == "quest_card":
+            could = bool(meta.rules.get("good_may_fail")) or seat_info.get(e["seat"], {}).get("side") == "evil"
             rows["cards"].append(seat_row(e["seat"], {"seq": e["seq"], "quest": e["quest"], "attempt": e["attempt"],
-                                                      "success": e["success"]}))
+                                                      "success": e["success"], "could_fail": could}))
         elif kind == "quest_completed":
             rows["quests"].append({**place, "seq": e["seq"], "quest": e["quest"], "attempt": e["attempt"],
                                    "team": tuple(e["team"]), "fails": e["fails"], "success": e["success"]})
@@ -209,6 +214,8 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
             record = r.model_dump(exclude={"type"})
             record["request"] = record.pop("kind")  # the request's kind; `kind` is the seat's agent kind
             rows["extractions"].append(seat_row(r.seat, record))
+        elif isinstance(r, SpeechCheck):
+            rows["speech_checks"].append(seat_row(r.seat, r.model_dump(exclude={"type"})))
         elif isinstance(r, ModuleOutput):
             rows["modules"].append(seat_row(r.seat, r.model_dump(exclude={"type"})))
         elif isinstance(r, Probe):
@@ -224,6 +231,7 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
         **place, "path": str(path), "seed": meta.seed, "rules": meta.rules.get("name"),
         "players": len(roles), "winner": result.winner.value, "reason": result.reason.value,
         "models": "+".join(sorted({m.get("spec") for m in meta.models() if m.get("spec")})) or None,
+        "cards": meta.cards, "extractor": meta.extractor(),
         "merlin_seat": merlin, "evil_seats": evil, "assassin_seat": assassin,
         "assassination_target": result.assassination_target, "quests_played": len(result.quests),
         "proposals": result.proposals, "llm_calls": calls,
@@ -244,10 +252,9 @@ def _holder(meta: GameMeta, roles: dict[int, Role]) -> int | None:
 
 BASE = ["game", "variant", "series", "game_index"]
 COLUMNS = {
-    "games": [*BASE, "path", "seed", "rules", "models", "players", "winner", "reason", "merlin_seat", "evil_seats",
-              "assassin_seat", "assassination_target", "quests_played", "proposals", "llm_calls", "input_tokens",
-              "output_tokens",
-              "good_agents", "evil_agents"],
+    "games": [*BASE, "path", "seed", "rules", "models", "cards", "extractor", "players", "winner", "reason",
+              "merlin_seat", "evil_seats", "assassin_seat", "assassination_target", "quests_played", "proposals",
+              "llm_calls", "input_tokens", "output_tokens", "good_agents", "evil_agents"],
     "seats": [*BASE, "seat", *SEAT_COLUMNS],
     "events": [*BASE, "seq", "type", "quest", "attempt", "visible_to"],
     "speeches": [*BASE, "seq", "quest", "attempt", "seat", *SEAT_COLUMNS, "text"],
@@ -256,8 +263,10 @@ COLUMNS = {
     "votes": [*BASE, "seq", "quest", "attempt", "seat", *SEAT_COLUMNS, "vote", "team", "leader", "leader_role",
               "leader_side", "leader_agent", "clean", "approved"],
     "quests": [*BASE, "seq", "quest", "attempt", "team", "fails", "success"],
-    "cards": [*BASE, "seq", "quest", "attempt", "seat", *SEAT_COLUMNS, "success"],
+    "cards": [*BASE, "seq", "quest", "attempt", "seat", *SEAT_COLUMNS, "success", "could_fail"],
     "extractions": [*BASE, "seat", *SEAT_COLUMNS, "request", "quest", "attempt", "method", "valid"],
+    "speech_checks": [*BASE, "seat", *SEAT_COLUMNS, "quest", "attempt", "profile", "copied", "echo", "reasked",
+                      "trimmed", "cut", "words", "mid_sentence"],
     "calls": [*BASE, "seat", *SEAT_COLUMNS, "stage", "name", "part", "request", "module", "spec", "quest",
               "attempt", "input_tokens", "output_tokens", "latency_s", "outcome", "step"],
     "modules": [*BASE, "seat", *SEAT_COLUMNS, "module", "slot", "quest", "attempt", "text"],

@@ -112,10 +112,13 @@ def small_sample(low: float, high: float, units: int,
 
 def game_interval(num: Sequence[float], den: Sequence[float], counts: tuple[float, float] | None = None,
                   seed: int = 0, level: float = LEVEL) -> tuple[float, float]:
-    """The interval of sum(num) / sum(den) resampling games (one value of each per game, `ratio_ci`), under the
-    small-sample rule with Wilson's interval of `counts` (hits, trials; default the pooled num and den where
-    those are counts)."""
+    """The interval of sum(num) / sum(den) over games (one value of each per game): one yes/no per game (every
+    den 1, every num 0 or 1) is a binomial proportion over independent games, Wilson's interval; otherwise the
+    bootstrap resampling games (`ratio_ci`) under the small-sample rule with Wilson's interval of `counts` (hits,
+    trials; default the pooled num and den where those are counts)."""
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    if len(num) and (den == 1).all() and np.isin(num, (0.0, 1.0)).all():
+        return wilson(int(num.sum()), len(num), level)
     low, high = ratio_ci(num, den, seed, level)
     if counts is None and _counts(num.sum(), den.sum()):
         counts = (num.sum(), den.sum())
@@ -201,10 +204,7 @@ def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = Non
     for key, g in per_game.groupby(by, dropna=False, sort=True) if by else [((), per_game)]:
         key = key if isinstance(key, tuple) else (key,)
         total = g["_den"].sum()
-        if (g["_den"] == 1).all() and g["_num"].isin((0.0, 1.0)).all():  # one yes/no per game: Wilson
-            low, high = wilson(int(g["_num"].sum()), len(g))
-        else:
-            low, high = game_interval(g["_num"].to_numpy(), g["_den"].to_numpy())
+        low, high = game_interval(g["_num"].to_numpy(), g["_den"].to_numpy())
         games = g["game"].nunique()
         rows.append({**dict(zip(by, key)), "value": g["_num"].sum() / total if total else float("nan"),
                      "ci_low": low, "ci_high": high, "n": total, "games": games, FEW: few(games)})

@@ -269,22 +269,25 @@ def test_camouflage_shares_by_hand():
         "role": ["Merlin", "Merlin", "Merlin", "Morgana", "Merlin", "Merlin"],
         "label": ["self_disclosure", "self_disclosure", "withholding", "camouflage", "camouflage", None],
         "valid": [True, True, True, True, True, False],
+        "game": ["g1"] * 6,
     })
     out = camouflage_shares(camo).set_index(["variant", "agent", "role"])
-    assert list(out.columns) == [*share_columns(CAMOUFLAGE_LABELS), "n"]
+    assert list(out.columns) == [*share_columns(CAMOUFLAGE_LABELS), "n", "games", "few_games"]
     labels = [*CAMOUFLAGE_LABELS, "n"]
     assert out.loc[("v", "a", "Merlin"), labels].tolist() == pytest.approx([2 / 3, 0, 1 / 3, 3])
     assert out.loc[("v", "a", "Morgana"), labels].tolist() == [0, 1, 0, 1]
     assert out.loc[("v", "b", "Merlin"), labels].tolist() == [0, 1, 0, 1]  # the invalid row is left out
-    assert tuple(out.loc[("v", "a", "Merlin"), ["self_disclosure_low", "self_disclosure_high"]]) == pytest.approx(
-        wilson(2, 3))
+    low, high = out.loc[("v", "a", "Merlin"), ["self_disclosure_low", "self_disclosure_high"]]
+    assert low <= wilson(2, 3)[0] and high >= wilson(2, 3)[1]  # one game: at least the pooled Wilson interval
+    assert out["few_games"].all() and (out["games"] == 1).all()
     by_role = camouflage_shares(camo, by="role").set_index("role")
     assert by_role.loc["Merlin", "n"] == 4 and by_role.loc["Merlin", "self_disclosure"] == 0.5
 
 
 def test_judged_shares_are_per_variant_with_intervals_never_zero_wide():
     camo = pd.DataFrame({"variant": ["full", "full", "full", "ablated"], "agent": ["a"] * 4, "role": ["Merlin"] * 4,
-                         "label": ["camouflage", "camouflage", "camouflage", "withholding"], "valid": [True] * 4})
+                         "label": ["camouflage", "camouflage", "camouflage", "withholding"], "valid": [True] * 4,
+                         "game": ["g1", "g2", "g3", "g4"]})
     out = camouflage_shares(camo).set_index("variant")
     assert out.loc["full", "camouflage"] == 1 and out.loc["full", "n"] == 3  # not pooled with "ablated"
     assert out.loc["ablated", "withholding"] == 1 and out.loc["ablated", "n"] == 1
@@ -309,18 +312,18 @@ def teamwork_rows() -> pd.DataFrame:
         ("a", "Merlin", 1, "Morgana", "evil", None),
     ]
     frame = pd.DataFrame(rows, columns=["agent", "role", "quest", "target_role", "target_side", "label"])
-    return frame.assign(valid=frame["label"].notna(), variant="v")
+    return frame.assign(valid=frame["label"].notna(), variant="v", game="g1")
 
 
 def test_teamwork_matrix_by_hand():
     out = teamwork_matrix(teamwork_rows()).set_index(["variant", "agent", "role", "target_role"])
-    assert list(out.columns) == [*share_columns(ATTITUDES), "n"]
+    assert list(out.columns) == [*share_columns(ATTITUDES), "n", "games", "few_games"]
     labels = [*ATTITUDES, "n"]
     assert out.loc[("v", "a", "Loyal Servant", "Assassin"), labels].tolist() == [0, 1, 0, 2]
     assert out.loc[("v", "a", "Percival", "Morgana"), labels].tolist() == [0.5, 0.5, 0, 2]
     assert out.loc[("v", "a", "Merlin", "Morgana"), labels].tolist() == [0, 1, 0, 1]
-    assert tuple(out.loc[("v", "a", "Percival", "Morgana"), ["trust_low", "trust_high"]]) == pytest.approx(
-        wilson(1, 2))
+    low, high = out.loc[("v", "a", "Percival", "Morgana"), ["trust_low", "trust_high"]]
+    assert low <= wilson(1, 2)[0] and high >= wilson(1, 2)[1]
     assert len(out) == 8  # Loyal Servant: 4 target roles, Percival: 3, Merlin: 1
     two = pd.concat([teamwork_rows(), teamwork_rows().assign(variant="w", label="trust")])
     both = teamwork_matrix(two).set_index(["variant", "agent", "role", "target_role"])
@@ -356,9 +359,11 @@ def test_sharing_rates_by_hand():
         "valid": [True, True, True, True, False],
     })
     per_speech = sharing_rates(share).set_index(["variant", "agent", "role"])
-    assert list(per_speech.columns) == ["share_rate", "ci_low", "ci_high", "n"]
+    assert list(per_speech.columns) == ["share_rate", "ci_low", "ci_high", "n", "games", "few_games"]
     assert per_speech.loc[("v", "a", "Merlin"), ["share_rate", "n"]].tolist() == pytest.approx([2 / 3, 3])
-    assert tuple(per_speech.loc[("v", "a", "Merlin"), ["ci_low", "ci_high"]]) == pytest.approx(wilson(4, 6))
+    low, high = per_speech.loc[("v", "a", "Merlin"), ["ci_low", "ci_high"]]
+    assert low <= wilson(4, 6)[0] and high >= wilson(4, 6)[1]  # two games: at least the pooled Wilson interval
+    assert per_speech.loc[("v", "a", "Merlin"), ["games", "few_games"]].tolist() == [2, True]
     assert per_speech.loc[("v", "a", "Percival"), ["share_rate", "n"]].tolist() == [0, 1]
     assert per_speech.loc[("v", "a", "Percival"), "ci_high"] > 0  # 0 of 2 known seats: not a zero-width interval
     per_game = sharing_rates(share, unit="game").set_index(["variant", "agent", "role"])

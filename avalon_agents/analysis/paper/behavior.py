@@ -1,10 +1,13 @@
 """Summaries of the LLM-judged behavior tables (see `analysis.judges.speeches`), as in the paper's Figures 4-6.
 
 Pure pandas: each function takes one table of `Judgments` and returns one row per group, with the share of
-each label (or the mean rate), its 95% Wilson interval (`<label>_low`, `<label>_high`; `ci_low`, `ci_high`
-for a single rate; `stats.wilson`, counting each judged row as one trial) and `n`, the number of judged rows
-behind it. Groups are per variant by default (`variant` first in `by`): a run directory holding several
-variants is never pooled. Rows the judge could not answer (`valid` False) are left out.
+each label (or the mean rate), its 95% interval (`<label>_low`, `<label>_high`; `ci_low`, `ci_high` for a
+single rate), `n` (the judged rows behind it), `games` and `few_games`. The interval resamples whole games
+(`stats.game_interval`: the speeches of one game are not independent trials, they share players and talk),
+seeded; from fewer than 5 games (`few_games` True), or where the bootstrap sees no spread, it is widened to
+cover the Wilson interval of the pooled counts, the rule of every resampled interval (`stats.small_sample`).
+Groups are per variant by default (`variant` first in `by`): a run directory holding several variants is never
+pooled. Rows the judge could not answer (`valid` False) are left out.
 
 - `self_recommendation` (Fig. 3b, c): the share of discussion speeches in which the speaker recommends
   themself for the team (`metric` "rate"), and of those, the share whose speaker was on the team that went
@@ -26,7 +29,7 @@ from typing import Literal
 import pandas as pd
 
 from avalon_agents.analysis.judges.labels import ATTITUDES, CAMOUFLAGE_LABELS
-from avalon_agents.analysis.stats import wilson
+from avalon_agents.analysis.stats import FEW, few, game_interval, rate
 from avalon_agents.core.types import Role
 
 By = str | Sequence[str]
@@ -47,24 +50,25 @@ def _share_columns(labels: Sequence[str]) -> list[str]:
     return [c for label in labels for c in (label, f"{label}_low", f"{label}_high")]
 
 
+COUNT_COLUMNS = ["n", "games", FEW]
+"""What every judged summary row ends with: the judged rows, the games they come from, fewer than 5 games."""
+
+
 def _shares(frame: pd.DataFrame, keys: list[str], column: str, labels: Sequence[str]) -> pd.DataFrame:
-    """Per group of `keys`: the share of each label in `column` with its Wilson interval, and n."""
+    """Per group of `keys`: the share of each label in `column` with its interval resampling games, n, games
+    and few_games."""
     if frame.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in keys}
                             | {c: pd.Series(dtype=float) for c in _share_columns(labels)}
-                            | {"n": pd.Series(dtype=int)})
-    counts = (frame.groupby(keys, dropna=False)[column].value_counts().unstack(fill_value=0)
-              .reindex(columns=list(labels), fill_value=0))
-    n = counts.sum(axis=1)
-    out = pd.DataFrame(index=counts.index)
+                            | {"n": pd.Series(dtype=int), "games": pd.Series(dtype=int), FEW: pd.Series(dtype=bool)})
+    out = None
     for label in labels:
-        out[label] = counts[label] / n
-        bounds = [wilson(int(k), int(t)) for k, t in zip(counts[label], n)]
-        out[f"{label}_low"] = [b[0] for b in bounds]
-        out[f"{label}_high"] = [b[1] for b in bounds]
-    out["n"] = n
-    out.columns.name = None
-    return out.reset_index()
+        found = rate(frame.assign(_hit=frame[column] == label), keys, "_hit").rename(
+            columns={"value": label, "ci_low": f"{label}_low", "ci_high": f"{label}_high"})
+        out = found if out is None else out.merge(found[[*keys, label, f"{label}_low", f"{label}_high"]], on=keys,
+                                                  how="left")
+    out["n"] = out["n"].astype(int)
+    return out[[*keys, *_share_columns(labels), *COUNT_COLUMNS]]
 
 
 def camouflage_shares(camouflage: pd.DataFrame, by: By = GROUP) -> pd.DataFrame:
@@ -76,7 +80,7 @@ def camouflage_shares(camouflage: pd.DataFrame, by: By = GROUP) -> pd.DataFrame:
 
     Returns:
         Columns: *by, then for each of self_disclosure, camouflage, withholding its share (the shares sum to
-        1) and Wilson interval (`<label>_low`, `<label>_high`), n (speeches).
+        1) and interval (`<label>_low`, `<label>_high`), n (speeches), games, few_games.
     """
     keys = _keys(by)
     return _shares(_valid(camouflage, "label", CAMOUFLAGE_LABELS), keys, "label", CAMOUFLAGE_LABELS)
@@ -91,7 +95,7 @@ def teamwork_matrix(teamwork: pd.DataFrame, by: By = ("variant", "agent")) -> pd
 
     Returns:
         Long form, columns: *by, role, target_role, then for each of trust, distrust, ambivalent its share
-        (the shares sum to 1) and Wilson interval, n (speaker-target judgments).
+        (the shares sum to 1) and interval, n (speaker-target judgments), games, few_games.
     """
     keys = _keys(by, "role", "target_role")
     return _shares(_valid(teamwork, "label", ATTITUDES), keys, "label", ATTITUDES)
@@ -108,8 +112,9 @@ def sharing_rates(sharing: pd.DataFrame, by: By = GROUP,
             player shared over all their first-round speeches of a game, then averages per player and game.
 
     Returns:
-        Columns: *by, share_rate (mean), ci_low, ci_high (the Wilson interval of the pooled counts: seats
-        shared / seats known, each known seat one trial), n (speeches, or player-games).
+        Columns: *by, share_rate (mean), ci_low, ci_high (resampling games; the small-sample floor is the
+        Wilson interval of the pooled counts, seats shared / seats known), n (speeches, or player-games), games,
+        few_games.
     """
     keys = _keys(by)
     frame = sharing[sharing["valid"].astype(bool) & sharing["known"].map(lambda k: len(k) > 0)]
@@ -121,17 +126,22 @@ def sharing_rates(sharing: pd.DataFrame, by: By = GROUP,
         frame["share_rate"] = [len(s & k) / len(k) for s, k in zip(frame["shared"], frame["known"])]
     elif unit not in ("speech", "game"):
         raise ValueError(f"unit: 'speech' or 'game', got {unit!r}")
+    columns = [*keys, "share_rate", "ci_low", "ci_high", *COUNT_COLUMNS]
     if frame.empty:
         return pd.DataFrame({**{k: pd.Series(dtype=object) for k in keys},
                              **{c: pd.Series(dtype=float) for c in ("share_rate", "ci_low", "ci_high")},
-                             "n": pd.Series(dtype=int)})
+                             "n": pd.Series(dtype=int), "games": pd.Series(dtype=int), FEW: pd.Series(dtype=bool)})
     frame = frame.assign(_shared=[len(set(s) & set(k)) for s, k in zip(frame["shared"], frame["known"])],
-                         _known=frame["known"].map(len))
-    out = frame.groupby(keys, dropna=False).agg(share_rate=("share_rate", "mean"), _shared=("_shared", "sum"),
-                                                _known=("_known", "sum"), n=("share_rate", "size"))
-    bounds = [wilson(int(k), int(t)) for k, t in zip(out["_shared"], out["_known"])]
-    out["ci_low"], out["ci_high"] = [b[0] for b in bounds], [b[1] for b in bounds]
-    return out.reset_index()[[*keys, "share_rate", "ci_low", "ci_high", "n"]]
+                         _known=frame["known"].map(len), _rows=1, share_rate=frame["share_rate"].astype(float))
+    rows = []
+    for key, part in frame.groupby(keys, dropna=False, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        per_game = part.groupby("game")[["share_rate", "_rows"]].sum()
+        low, high = game_interval(per_game["share_rate"], per_game["_rows"],
+                                  counts=(part["_shared"].sum(), part["_known"].sum()))
+        rows.append({**dict(zip(keys, key)), "share_rate": part["share_rate"].mean(), "ci_low": low, "ci_high": high,
+                     "n": len(part), "games": len(per_game), FEW: few(len(per_game))})
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _target_group(role: str, target_role: str, target_side: str) -> str | None:
@@ -154,7 +164,7 @@ def vacillation(teamwork: pd.DataFrame, by: By = ("variant", "agent")) -> pd.Dat
 
     Returns:
         Columns: *by, role, quest, target_group, then for each of trust, distrust, ambivalent its share (the
-        shares sum to 1) and Wilson interval, n.
+        shares sum to 1) and interval, n, games, few_games.
     """
     frame = _valid(teamwork, "label", ATTITUDES)
     groups = [_target_group(r, tr, ts) for r, tr, ts in zip(frame["role"], frame["target_role"],
@@ -164,18 +174,11 @@ def vacillation(teamwork: pd.DataFrame, by: By = ("variant", "agent")) -> pd.Dat
     return _shares(frame, _keys(by, "role", "quest", "target_group"), "label", ATTITUDES)
 
 
-RATE_COLUMNS = ["metric", "value", "ci_low", "ci_high", "n", "games"]
+RATE_COLUMNS = ["metric", "value", "ci_low", "ci_high", *COUNT_COLUMNS]
 
 
 def _rate_rows(frame: pd.DataFrame, keys: list[str], column: str, metric: str) -> list[dict]:
-    rows = []
-    for key, part in frame.groupby(keys, dropna=False, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        hits, n = int(part[column].sum()), len(part)
-        low, high = wilson(hits, n)
-        rows.append({**dict(zip(keys, key)), "metric": metric, "value": hits / n, "ci_low": low, "ci_high": high,
-                     "n": n, "games": part["game"].nunique()})
-    return rows
+    return rate(frame.assign(_hit=frame[column].astype(bool)), keys, "_hit").assign(metric=metric).to_dict("records")
 
 
 def went_on_quest(judged: pd.DataFrame, quests: pd.DataFrame,
@@ -214,8 +217,8 @@ def self_recommendation(judged: pd.DataFrame, quests: pd.DataFrame, by: By = GRO
 
     Returns:
         Long form, columns: *by, metric ("rate": speeches recommending the speaker / judged speeches;
-        "success": of those, speeches whose speaker was on the team that went), value, ci_low, ci_high (Wilson),
-        n (speeches behind the value), games.
+        "success": of those, speeches whose speaker was on the team that went), value, ci_low, ci_high
+        (resampling games), n (speeches behind the value), games, few_games.
     """
     keys = _keys(by)
     frame = judged[judged["valid"].astype(bool) & judged["recommends_self"].notna()]

@@ -1,7 +1,9 @@
 """Outcome metrics of the paper (Section 5.2, 6.1, 6.2, Appendix C) computed from the structured records.
 
 Each function takes a `RunData` and the columns to group by, and returns one row per group with `value`,
-its 95% bootstrap CI (`ci_low`, `ci_high`, resampling games), `n` (what the rate is over) and `games`.
+its 95% CI (`ci_low`, `ci_high`: Wilson's over games for one yes/no per game, else resampling games; see
+`analysis.stats`), `n` (what the rate is over), `games` and `few_games` (fewer than 5 games: the interval is
+widened to the pooled counts' Wilson interval, a floor).
 Definitions, as implemented:
 
 - Winning Rate (eq. 5): games the group's side won / games played.
@@ -12,8 +14,8 @@ Definitions, as implemented:
   on the quest / self-including proposals. (Not the paper's self-recommendation, which judges every
   discussion speech: `behavior.self_recommendation`. Saved outputs before the rename call this table
   `self_recommendation`.)
-- Valid Response Rate (eq. 8): answers the extractor turned into a legal action without a fallback /
-  answers asked for (see the extractor's `valid` flag).
+- Valid Response Rate (eq. 8): decisions whose first answer gave a legal action (no re-ask, no fallback) /
+  decisions, LLM seats only (the extractor's `valid` flag; docs/analysis.md).
 - Merlin assassination rate: assassinations that named Merlin / assassinations (by whoever carried them).
 - Votes on clean and dirty teams: reject votes / votes, for teams without and with an evil player.
 - Cost: LLM calls and tokens per game, per module.
@@ -51,9 +53,22 @@ def quest_engagement(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
 
 
 def failure_votes(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
-    """Failure Vote Rate: fail cards / quest cards played."""
+    """Failure Vote Rate: fail cards / quest cards played. `applies` False: none of the group's cards could fail
+    (good seats under rules without `good_may_fail`): its 0 is the rules', not a measurement, and it gets no
+    interval (NaN; a figure shows n/a)."""
     cards = data.cards.assign(fail=~data.cards["success"].astype(bool))
-    return rate(cards, by, "fail")
+    could = cards["could_fail"] if "could_fail" in cards else pd.Series(True, index=cards.index)
+    table = rate(cards, by, "fail")
+    if table.empty:
+        return table.assign(applies=pd.Series(dtype=bool))
+    keys = list(by)
+    possible = cards.assign(applies=could.fillna(True).astype(bool))
+    possible = (possible.groupby(keys, dropna=False)["applies"].any().reset_index() if keys
+                else pd.DataFrame({"applies": [bool(possible["applies"].any())]}))
+    table = table.merge(possible, on=keys, how="left") if keys else table.assign(applies=possible["applies"].iloc[0])
+    table["applies"] = table["applies"].fillna(True).astype(bool)
+    table.loc[~table["applies"], ["ci_low", "ci_high"]] = float("nan")
+    return table
 
 
 def leader_approval(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
@@ -72,7 +87,8 @@ def leader_self_inclusion(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFr
 
 
 def valid_responses(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
-    """Valid Response Rate over the extractor's records (LLM seats only)."""
+    """Valid Response Rate (eq. 8): decisions whose first answer gave a legal action, without a re-ask or a
+    fallback, over decisions (the extractor's records of LLM seats)."""
     return rate(data.extractions, by, "valid")
 
 
@@ -125,9 +141,11 @@ def cost(data: RunData, by: Sequence[str] = ("variant", "module"), prices: Price
 def health(data: RunData, by: Sequence[str] = ("variant",)) -> pd.DataFrame:
     """Whether each group's games are a result: LLM calls, failed calls (after their retries) and their share,
     decisions, re-asks, fallbacks and their share, and the valid response rate (decisions whose first answer
-    was legal; shown beside every figure; see records.health)."""
+    was legal; shown beside every figure; see records.health); and the LLM seats' speeches: how many, the share
+    whose first answer echoed its prompt (profiles.ECHO_WORDS consecutive words or more) and the share that
+    ends mid-sentence (NaN for runs recorded without the speech guard's records)."""
     columns = [*by, "games", "llm_calls", "failed_calls", "failed_share", "decisions", "reasks", "fallbacks",
-               "fallback_share", "valid_response_rate"]
+               "fallback_share", "valid_response_rate", "speeches", "echo_rate", "mid_sentence_rate"]
     if data.games.empty:
         return pd.DataFrame(columns=columns)
     games = data.games.groupby(list(by)).size().rename("games")
@@ -137,13 +155,20 @@ def health(data: RunData, by: Sequence[str] = ("variant",)) -> pd.DataFrame:
                                         reask=data.extractions.get("answers", 1) - 1).groupby(list(by)).agg(
         decisions=("fallback", "size"), reasks=("reask", "sum"), fallbacks=("fallback", "sum"),
         valid_first=("valid", "sum")) if not data.extractions.empty else None
-    table = pd.concat([t for t in (games, calls, decisions) if t is not None], axis=1).fillna(0).reset_index()
-    for column in ("llm_calls", "failed_calls", "decisions", "reasks", "fallbacks"):
+    speeches = data.speech_checks.groupby(list(by)).agg(
+        speeches=("echo", "size"), echoes=("echo", "sum"), unfinished=("mid_sentence", "sum")
+    ) if not data.speech_checks.empty else None
+    table = pd.concat([t for t in (games, calls, decisions, speeches) if t is not None], axis=1).fillna(0)
+    table = table.reset_index()
+    for column in ("llm_calls", "failed_calls", "decisions", "reasks", "fallbacks", "speeches"):
         table[column] = table.get(column, 0)
         table[column] = table[column].astype(int)
     table["failed_share"] = (table["failed_calls"] / table["llm_calls"].where(table["llm_calls"] > 0)).fillna(0.0)
     table["fallback_share"] = (table["fallbacks"] / table["decisions"].where(table["decisions"] > 0)).fillna(0.0)
     table["valid_response_rate"] = table.get("valid_first", 0) / table["decisions"].where(table["decisions"] > 0)
+    said = table["speeches"].where(table["speeches"] > 0)
+    table["echo_rate"] = table.get("echoes", 0) / said
+    table["mid_sentence_rate"] = table.get("unfinished", 0) / said
     return table[columns]
 
 

@@ -217,21 +217,19 @@ def _shown_path(path: str | Path | None, root: Path | None = None) -> str | None
 
 def footer(result: Analysis) -> str:
     """The figures' one-line provenance: the run folder (relative to the working directory), games, models, judge,
-    rules, the experiment's config (relative) and commit; the whole provenance is `provenance`, in report.md."""
+    the experiment's commit, rules and config (relative); the whole provenance is `provenance`, in report.md."""
     games = result.data.games
     run = Path(result.run_dir)
-    shown = plots.relative_paths(str(run.resolve())) if run.is_absolute() or run.exists() else str(run)
     judge = result.judge_spec or "none"
     if result.judge_spec == "scripted":
-        judge += " (canned labels, not a real judgment)"
-    parts = [f"run {shown}", f"{len(games)} game(s)",
-             f"models {', '.join(map(str, games['models'].dropna().unique())) or 'none (bots)'}", f"judge {judge}",
-             f"rules {', '.join(map(str, games['rules'].dropna().unique()))}"]
-    meta = read_experiment(run)
-    if meta:
-        config = _shown_path(meta.get("config_file"))
-        parts += [f"config {config}"] if config else []
-        parts += [f"commit {str(meta['commit'])[:10]}"] if meta.get("commit") else []
+        judge += " (not a real judgment)"
+    parts = [f"run {plots.relative_paths(str(run.resolve()))}", f"{len(games)} games",
+             f"models {', '.join(map(str, games['models'].dropna().unique())) or 'none (bots)'}", f"judge {judge}"]
+    meta = read_experiment(run) or {}
+    parts += [f"commit {str(meta['commit'])[:8]}"] if meta.get("commit") else []
+    parts.append(f"rules {', '.join(map(str, games['rules'].dropna().unique()))}")
+    config = _shown_path(meta.get("config_file"))
+    parts += [f"config {config}"] if config else []
     return " · ".join(parts) + " · provenance: report.md"
 
 
