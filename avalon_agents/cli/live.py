@@ -1,0 +1,217 @@
+"""`avalon play`'s live view of one game: the transcript printed as the game goes, and on a terminal one line,
+kept up to date in place, naming who the game is waiting for ("waiting for Player 3 to vote, 12 s").
+
+The view is the host's `GameWatcher` (host.watching). Its transcript lines are the end-of-game transcript's
+(records.transcript), printed as their events arrive, so `avalon play` prints at the end only those not yet
+printed. The waiting line goes to stderr, only when stderr is a terminal; anything else written meanwhile (a
+transcript line, a human seat's view, a log message) clears it first, and while a human seat is asked it is
+not drawn at all, so it never overwrites the person's prompt or typing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TextIO
+
+import click
+
+from avalon_agents.core.actions import RequestKind
+from avalon_agents.core.types import Seat, seat_name
+from avalon_agents.records.transcript import transcript
+
+if TYPE_CHECKING:
+    from avalon_agents.core.actions import ActionRequest
+    from avalon_agents.core.events import GameEvent
+
+ASKED = {RequestKind.PROPOSE: "propose a team", RequestKind.VOTE: "vote", RequestKind.QUEST: "play a quest card",
+         RequestKind.SPEAK: "speak", RequestKind.ASSASSINATE: "name Merlin"}
+"""Each request kind in the words of the waiting line."""
+
+TICK = 0.5
+"""Seconds between redraws of the waiting line (its clock counts whole seconds)."""
+
+CLEAR = "\r\x1b[K"
+"""Back to the start of the line and erase it (the waiting line is never longer than the terminal is wide)."""
+
+
+def is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+def waiting_line(pending: Sequence[tuple[Seat, RequestKind]], seconds: float) -> str:
+    """"waiting for Player 3 to vote, 12 s": the seats waited on, by request kind ("" for none)."""
+    if not pending:
+        return ""
+    kinds: dict[RequestKind, list[Seat]] = {}
+    for seat, kind in pending:
+        kinds.setdefault(kind, []).append(seat)
+    parts = []
+    for kind, seats in kinds.items():
+        listed = [seat_name(s) for s in sorted(seats)]
+        who = listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
+        parts.append(f"{who} to {ASKED[kind]}")
+    return f"waiting for {'; '.join(parts)}, {int(seconds)} s"
+
+
+class LiveView:
+    """Follows one game (a host.GameWatcher): prints its transcript as it goes and draws the waiting line.
+
+    Args:
+        out: where the transcript lines go as their events arrive (None: none; the command prints the transcript
+            at the end as before).
+        status: the terminal the waiting line is drawn on (None: no waiting line).
+        human: the seat a person plays: while it is asked, the waiting line is not drawn.
+        tick: seconds between redraws of the waiting line (default TICK).
+        clock: the time in seconds (tests may pass their own).
+    """
+
+    def __init__(self, out: TextIO | None = None, status: TextIO | None = None, *, human: Seat | None = None,
+                 tick: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.out = out
+        self.status = status
+        self.human = human
+        self.tick = TICK if tick is None else tick
+        self.clock = clock
+        self.events: list[GameEvent] = []
+        self.printed = 0
+        """How many lines of the game's transcript have been printed."""
+        self._pending: dict[tuple[Seat, RequestKind], float] = {}
+        self._shown = ""
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ the host's GameWatcher
+
+    def waiting(self, request: ActionRequest) -> None:
+        with self._lock:
+            self._pending[(request.seat, request.kind)] = self.clock()
+            self._draw()
+
+    def answered(self, request: ActionRequest) -> None:
+        with self._lock:
+            self._pending.pop((request.seat, request.kind), None)
+            self._draw()
+
+    def delivered(self, events: Sequence[GameEvent]) -> None:
+        self.events.extend(events)
+        if self.out is None:
+            return
+        lines = transcript(self.events)
+        if len(lines) > self.printed:
+            with self._lock:
+                shown = self._erase()
+                for line in lines[self.printed:]:
+                    click.echo(line, file=self.out)  # as the end-of-game transcript: ANSI stripped when piped
+                self.printed = len(lines)
+                self.out.flush()
+                self._draw(again=shown)
+
+    # ------------------------------------------------------------------ others writing to the terminal
+
+    def guard(self, stream: TextIO) -> TextIO:
+        """`stream`, written to only after the waiting line is cleared (a human seat's Terminal writes here)."""
+        return _Guarded(stream, self) if self.status is not None else stream  # type: ignore[return-value]
+
+    def log(self, message: str) -> None:
+        """A log message for stderr (logs.stderr_through), on its own line, the waiting line drawn again below."""
+        with self._lock:
+            shown = self._erase()
+            if self.status is not None:
+                self.status.write(message)
+                self.status.flush()
+            self._draw(again=shown)
+
+    # ------------------------------------------------------------------ the waiting line
+
+    @contextmanager
+    def running(self) -> Iterator[LiveView]:
+        """While the block runs the waiting line is kept up to date (and log messages go through `log`); it is
+        cleared at the end, however the block ends."""
+        from avalon_agents import logs
+
+        if self.status is None:
+            yield self
+            return
+        self._stop.clear()
+        self._ticker = threading.Thread(target=self._tick, name="live-view", daemon=True)
+        self._ticker.start()
+        try:
+            with logs.stderr_through(self.log):
+                yield self
+        finally:
+            self._stop.set()
+            self._ticker.join()
+            with self._lock:
+                self._pending.clear()
+                self._erase()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.tick):
+            with self._lock:
+                self._draw(again=True)
+
+    def line(self) -> str:
+        """The waiting line as it reads now ("" when nothing is waited on, or a human seat is asked)."""
+        with self._lock:
+            if not self._pending or any(seat == self.human for seat, _ in self._pending):
+                return ""
+            started = min(self._pending.values())
+            return waiting_line(list(self._pending), self.clock() - started)
+
+    def _draw(self, again: bool = False) -> None:
+        """Bring the waiting line up to date: erase it when nothing is waited on; else update it if it shows, or
+        draw it `again` (a new line is drawn by the ticker, so answers that come at once never flicker)."""
+        if self.status is None:
+            return
+        text = self.line()
+        if not text:
+            self._erase()
+            return
+        text = text[: _width(self.status) - 1]
+        if text != self._shown and (self._shown or again):
+            self.status.write(CLEAR + text)
+            self.status.flush()
+            self._shown = text
+
+    def _erase(self) -> bool:
+        """Erase the waiting line; whether it showed."""
+        if self._shown and self.status is not None:
+            self.status.write(CLEAR)
+            self.status.flush()
+            self._shown = ""
+            return True
+        return False
+
+
+class _Guarded:
+    """A text stream that clears the live view's waiting line before each write."""
+
+    def __init__(self, stream: TextIO, view: LiveView) -> None:
+        self._stream = stream
+        self._view = view
+
+    def write(self, text: str) -> int:
+        with self._view._lock:
+            self._view._erase()
+            return self._stream.write(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _width(stream: TextIO) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
