@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import io
 import os
 import pty
 import re
@@ -182,19 +183,32 @@ def test_the_waiting_line_in_words():
                      RequestKind.ASSASSINATE: "waiting for Player 1 to name Merlin, 1 s"}
 
 
-def test_the_waiting_line_is_not_drawn_while_a_person_is_asked():
+class Tty(io.StringIO):
+    """A terminal's stream in memory."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_waiting_line_is_not_drawn_while_a_person_is_asked_and_says_when_all_seats_think():
     now = [100.0]
-    view = live.LiveView(human=3, clock=lambda: now[0])
+    view = live.LiveView(status=Tty(), human=3, tick=60, clock=lambda: now[0])
     vote = {s: ActionRequest(seat=s, kind=RequestKind.VOTE, quest=1, attempt=1, team=(1, 2)) for s in (1, 3)}
-    view.waiting(vote[1])
-    now[0] += 5
-    assert view.line() == "waiting for Player 1 to vote, 5 s"
-    view.waiting(vote[3])
-    assert view.line() == ""  # the person is typing
-    view.answered(vote[3])
-    assert view.line() == "waiting for Player 1 to vote, 5 s"
-    view.answered(vote[1])
-    assert view.line() == ""
+    with view.running():
+        assert view.line() == ""
+        now[0] += 2  # a round's preparation: every seat thinks, none is asked
+        assert view.line() == "waiting for the seats to think, 2 s"
+        view.waiting(vote[1])
+        now[0] += 5
+        assert view.line() == "waiting for Player 1 to vote, 5 s"
+        view.waiting(vote[3])
+        assert view.line() == ""  # the person is typing
+        view.answered(vote[3])
+        assert view.line() == "waiting for Player 1 to vote, 5 s"
+        view.answered(vote[1])
+        assert view.line() == ""
+        now[0] += 0.5
+        assert view.line() == ""  # answers and events come in a stream: no line in between
 
 
 def test_one_game_streams_on_a_terminal_and_names_who_it_waits_for(monkeypatch):
@@ -325,15 +339,9 @@ def test_a_run_on_the_embedded_model_says_so_at_its_start(embedded, tmp_path):
 def test_a_log_message_never_lands_on_the_waiting_line(monkeypatch):
     """A warning during the game goes on its own line: the waiting line is erased before it and drawn again
     below it; after the game the stderr sink is back."""
-    import io
-
     from loguru import logger
 
     from avalon_agents import logs
-
-    class Tty(io.StringIO):
-        def isatty(self) -> bool:
-            return True
 
     status, before = Tty(), io.StringIO()
     monkeypatch.setattr(sys, "stderr", before)

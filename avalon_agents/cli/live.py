@@ -34,6 +34,10 @@ ASKED = {RequestKind.PROPOSE: "propose a team", RequestKind.VOTE: "vote", Reques
 TICK = 0.5
 """Seconds between redraws of the waiting line (its clock counts whole seconds)."""
 
+THINKING = 1.0
+"""Seconds without a request or an event after which the line says the seats are thinking (a round's
+preparation, the belief probes, the learning at the game's end: the host waits on every seat at once)."""
+
 CLEAR = "\r\x1b[K"
 """Back to the start of the line and erase it (the waiting line is never longer than the terminal is wide)."""
 
@@ -83,6 +87,7 @@ class LiveView:
         self.printed = 0
         """How many lines of the game's transcript have been printed."""
         self._pending: dict[tuple[Seat, RequestKind], float] = {}
+        self._quiet_since: float | None = None  # since when nothing was asked or told (None: not running)
         self._shown = ""
         self._lock = threading.RLock()
         self._stop = threading.Event()
@@ -98,10 +103,14 @@ class LiveView:
     def answered(self, request: ActionRequest) -> None:
         with self._lock:
             self._pending.pop((request.seat, request.kind), None)
+            if not self._pending and self._quiet_since is not None:
+                self._quiet_since = self.clock()
             self._draw()
 
     def delivered(self, events: Sequence[GameEvent]) -> None:
         self.events.extend(events)
+        if self._quiet_since is not None:
+            self._quiet_since = self.clock()
         if self.out is None:
             return
         lines = transcript(self.events)
@@ -141,6 +150,7 @@ class LiveView:
             yield self
             return
         self._stop.clear()
+        self._quiet_since = self.clock()
         self._ticker = threading.Thread(target=self._tick, name="live-view", daemon=True)
         self._ticker.start()
         try:
@@ -151,6 +161,7 @@ class LiveView:
             self._ticker.join()
             with self._lock:
                 self._pending.clear()
+                self._quiet_since = None
                 self._erase()
 
     def _tick(self) -> None:
@@ -159,9 +170,13 @@ class LiveView:
                 self._draw(again=True)
 
     def line(self) -> str:
-        """The waiting line as it reads now ("" when nothing is waited on, or a human seat is asked)."""
+        """The waiting line as it reads now: the seats asked, or that all are thinking when nothing was asked or
+        told for THINKING seconds ("" otherwise, or while a human seat is asked)."""
         with self._lock:
-            if not self._pending or any(seat == self.human for seat, _ in self._pending):
+            if not self._pending:
+                quiet = self.clock() - self._quiet_since if self._quiet_since is not None else 0.0
+                return f"waiting for the seats to think, {int(quiet)} s" if quiet >= THINKING else ""
+            if any(seat == self.human for seat, _ in self._pending):
                 return ""
             started = min(self._pending.values())
             return waiting_line(list(self._pending), self.clock() - started)
