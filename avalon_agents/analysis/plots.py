@@ -356,7 +356,7 @@ def caption(fig: Figure, text: str | None = None, judge: str | None = None, root
     figure (any figure, e.g. `report.figures`')."""
     text = caption_text(text, judge)
     if text:
-        line, size = one_line(relative_paths(text, root), fig.get_figwidth() * 0.96)
+        line, size = one_line(relative_paths(text, root), fig.get_figwidth() * 0.93)
         scripted = judge == "scripted" or "scripted: canned labels" in text or SCRIPTED_JUDGE in text
         fig.supxlabel(line, x=0.01, ha="left", fontsize=size, color="#B00020" if scripted else "#444444")
     return fig

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from avalon_agents.analysis.load import RunData, load_run
-from avalon_agents.analysis.tournaments.leaderboard import leaderboard
+from avalon_agents.analysis.tournaments.leaderboard import format_leaderboard, leaderboard, markdown, rank_ranges
 from avalon_agents.analysis.tournaments.ratings import rate_games
 from avalon_agents.cli import cli
 from avalon_agents.core import make_rules
@@ -81,12 +81,60 @@ def test_ratings_are_the_same_whatever_order_the_games_are_read_in(tmp_path):
     assert (first.groupby("scope")["games"].sum() > 0).all()
     assert not first["mu"].eq(25.0).any()  # every rating moved
     board = leaderboard(data)
-    assert list(board.table["rank"]) == [1, 2, 3]
-    assert board.table["ordinal"].is_monotonic_decreasing
+    assert board.table["win_rate"].is_monotonic_decreasing  # the sort key
+    assert (board.table["rank"] <= board.table.index + 1).all()
+    assert (board.table["rank_worst"] >= board.table.index + 1).all()
     assert set(board.win_rates["by"]) >= {"all", "good", "evil", "Merlin", "Assassin"}
     h = board.head_to_head
     assert set(zip(h["agent"], h["opponent"])) == {(a, b) for a in ("bot", "weak", "rnd")
                                                    for b in ("bot", "weak", "rnd") if a != b}
+
+
+def one_on_one(games: list[tuple[str, str, str]]) -> RunData:
+    """A run of one-on-one games, (good entrant, evil entrant, winning side) each, in this order."""
+    import pandas as pd
+
+    from avalon_agents.analysis.load import COLUMNS
+
+    tables = {name: pd.DataFrame(columns=columns) for name, columns in COLUMNS.items()}
+    rows, seats = [], []
+    for i, (good, evil, winner) in enumerate(games):
+        game = f"main/series-1/game-{i:05d}"
+        rows.append({"game": game, "variant": "main", "series": 1, "game_index": i, "winner": winner})
+        seats += [{"game": game, "variant": "main", "series": 1, "game_index": i, "seat": seat, "agent": agent,
+                   "side": side, "role": role}
+                  for seat, agent, side, role in ((1, good, "good", "Merlin"), (2, evil, "evil", "Assassin"))]
+    return RunData(**{**tables, "games": pd.DataFrame(rows), "seats": pd.DataFrame(seats)})
+
+
+def test_the_leaderboard_follows_its_win_rates_and_shows_ties():
+    """The defect: blunder_60 ranked above blunder_30 (by ordinal, 0.1 apart inside ±3.3) although its win rate
+    was lower and it lost head to head, with no tie shown. Here B beats C early, A beats C late (openskill weighs
+    late games more: A's ordinal is higher), and B beats A head to head with the higher win rate."""
+    games = [("B", "C", "good"), ("C", "A", "good")] * 10 + [("B", "A", "good")] * 4 + [("A", "B", "good")] * 2
+    games += [("C", "B", "good"), ("A", "C", "good")] * 6
+    board = leaderboard(one_on_one(games))
+    table = board.table.set_index("agent")
+    assert table.loc["A", "ordinal"] > table.loc["B", "ordinal"]  # the old sort key would put A first
+    assert table.loc["B", "win_rate"] > table.loc["A", "win_rate"]
+    h2h = board.head_to_head.set_index(["agent", "opponent"])
+    assert h2h.loc[("B", "A"), "value"] > 0.5
+    assert list(board.table["agent"]).index("B") < list(board.table["agent"]).index("A")
+    # their intervals overlap: a tie, shown as a shared range of ranks
+    assert table.loc["A", "win_high"] > table.loc["B", "win_low"]
+    assert table.loc["A", "rank"] <= table.loc["B", "rank_worst"] and table.loc["A", "rank"] == table.loc["B", "rank"]
+    assert table.loc["B", "ranks"] == f"1-{table.loc['B', 'rank_worst']}" and "-" in table.loc["A", "ranks"]
+    text = format_leaderboard(board)
+    assert "sorted by win rate" in text and f"{table.loc['A', 'ranks']:>5}  A " in text
+    assert "| " + table.loc["A", "ranks"] + " | A |" in markdown(board, "t")
+
+
+def test_rank_ranges_share_ranks_where_intervals_overlap():
+    import pandas as pd
+
+    low = pd.Series([0.60, 0.48, 0.43, 0.35, 0.30])  # the shipped bots' win-rate intervals at 400 games
+    high = pd.Series([0.70, 0.58, 0.52, 0.44, 0.39])
+    assert rank_ranges(low, high) == ([1, 2, 2, 3, 4], [1, 3, 4, 5, 5])
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -110,7 +158,7 @@ def test_the_command_plays_rates_and_writes_the_leaderboard(tmp_path):
     out = tmp_path / "run"
     result = CliRunner().invoke(cli, ["tournament", str(path), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert " 1  " in result.output and "entrant" in result.output
+    assert "    #  entrant" in result.output and "sorted by win rate" in result.output
     folder = out / "tournament"
     for name in ("leaderboard.csv", "ratings.csv", "win_rates.csv", "head_to_head.csv", "ratings.png",
                  "leaderboard.md"):
@@ -136,6 +184,9 @@ def test_rule_bots_rank_above_weakened_bots_above_random_agents(tmp_path):
     assert order[0] == "rulebot"
     assert set(order[1:3]) == {"blunder_30", "blunder_60"}
     assert set(order[3:]) == {"random", "random_b"}
+    assert board.table["win_rate"].is_monotonic_decreasing
+    ranks = board.table.set_index("agent")["rank"]
+    assert ranks["rulebot"] == 1 and ranks["blunder_30"] == ranks["blunder_60"] == 2  # a tie, shown
 
 
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute

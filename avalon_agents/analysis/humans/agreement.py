@@ -6,7 +6,8 @@ crosstab of (human, judge) labels; kappa is (p_o - p_e) / (1 - p_e), p_o the sha
 agreement expected from the two sets of marginals alone. The intervals resample whole games, as
 `stats.ratio_ci` does (the labels of one game are not independent: the same players, the same talk): one
 confusion matrix per game, BOOTSTRAP seeded resamples of the games, the percentile interval of the statistic
-over the resamples' summed matrices. With one game there is nothing to resample and the interval has no width.
+over the resamples' summed matrices. From fewer than 5 games the accuracy's interval is widened to cover the
+Wilson interval of the pooled counts (`stats.small_sample`, the rule of every resampled interval).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from avalon_agents.analysis.stats import BOOTSTRAP, LEVEL, SMALL, wilson
+from avalon_agents.analysis.stats import BOOTSTRAP, LEVEL, small_sample, wilson
 
 
 def confusion(truth: Sequence[str], guess: Sequence[str], labels: Sequence[str]) -> pd.DataFrame:
@@ -97,10 +98,8 @@ def agreement(frame: pd.DataFrame, labels: Sequence[str], seed: int = 0, level: 
     else:
         kappa_ci = accuracy_ci = (float("nan"), float("nan"))
     n, right = int(matrix.to_numpy().sum()), int(np.trace(matrix.to_numpy()))
-    if n and (len(games) < SMALL or not accuracy_ci[1] > accuracy_ci[0]):
-        # few games, or a bootstrap that sees no spread: at least the Wilson interval of the pooled counts
-        low, high = wilson(right, n, level)
-        accuracy_ci = (float(np.fmin(accuracy_ci[0], low)), float(np.fmax(accuracy_ci[1], high)))
+    if n:  # few games, or a bootstrap that sees no spread: at least the Wilson interval of the pooled counts
+        accuracy_ci = small_sample(*accuracy_ci, len(games), lambda: wilson(right, n, level))
     if not kappa_ci[1] > kappa_ci[0]:
         kappa_ci = (float("nan"), float("nan"))  # e.g. a judge that always gives one answer: no interval, not [0, 0]
     return Agreement(n=int(matrix.to_numpy().sum()), games=len(games), kappa=float(kappa(matrix.to_numpy())),

@@ -1,6 +1,12 @@
 """A tournament's tables: the leaderboard (ratings and win rates per entrant), win rates per entrant and role
 (and side) with Wilson intervals, and the head-to-head matrix; as text, CSV, a Markdown page and a figure.
 
+The leaderboard is sorted by win rate (every entrant plays every role equally often on the same deals, so the win
+rate is a fair score with a sampling interval), then by openskill's ordinal, then by name. Its ranks show ties
+(`rank_ranges`): an entrant's ranks run from 1 + the entrants whose win-rate interval lies wholly above its own to
+the entrants less those whose interval lies wholly below; entrants whose intervals overlap share ranks ("2-3"),
+and the order within a shared range is not a result.
+
 An agent on several seats of a game counts that game once per role (and once per side) it held there, so a
 rate is one yes/no per game wherever it can be (Wilson's interval); the overall rate of an agent that sat on
 both sides of some games is resampled by game instead (analysis.stats.rate).
@@ -70,9 +76,37 @@ def leaderboard(data: RunData) -> Leaderboard:
         table[f"{prefix}_high"] = table["agent"].map(part["ci_high"])
     seats = seat_outcomes(data)
     table["games"] = table["agent"].map(seats.drop_duplicates(["game", "agent"]).groupby("agent").size())
-    table = table.sort_values(["ordinal", "agent"], ascending=[False, True], ignore_index=True)
-    table.insert(0, "rank", range(1, len(table) + 1))
+    table = table.sort_values(SORT_KEY, ascending=[False, False, True], ignore_index=True)
+    best, worst = rank_ranges(table["win_low"], table["win_high"])
+    table.insert(0, "rank", best)
+    table.insert(1, "rank_worst", worst)
+    table.insert(2, "ranks", [_ranks(b, w) for b, w in zip(best, worst)])
     return Leaderboard(table, ratings, rates, head_to_head(data), len(data.games))
+
+
+SORT_KEY = ["win_rate", "ordinal", "agent"]
+"""The leaderboard's order: win rate (highest first), then ordinal (highest first), then the entrant's name."""
+SORTED_BY = ("sorted by win rate (Wilson 95% CI), then ordinal (mu - 3σ); # is the ranks the win-rate intervals "
+             "allow: from 1 + the entrants wholly above to the entrants less those wholly below; a range such as "
+             "2-3 is a tie: the order inside it is not a result")
+
+
+def rank_ranges(low: pd.Series, high: pd.Series) -> tuple[list[int], list[int]]:
+    """Per entrant, (best rank, worst rank) its interval [low, high] allows among all of them: best = 1 + those
+    whose low is above its high, worst = all less those whose high is below its low. Overlapping intervals give
+    overlapping ranges (a tie); an entrant without an interval ranks anywhere."""
+    lows, highs = list(low.astype(float)), list(high.astype(float))
+    best, worst = [], []
+    for mine_low, mine_high in zip(lows, highs):
+        above = sum(1 for other in lows if other == other and mine_high == mine_high and other > mine_high)
+        below = sum(1 for other in highs if other == other and mine_low == mine_low and other < mine_low)
+        best.append(1 + above)
+        worst.append(len(lows) - below)
+    return best, worst
+
+
+def _ranks(best: int, worst: int) -> str:
+    return str(best) if best == worst else f"{best}-{worst}"
 
 
 def _pct(x: float) -> str:
@@ -85,14 +119,14 @@ def _ci(low: float, high: float) -> str:
 
 def format_leaderboard(board: Leaderboard) -> str:
     """The leaderboard as a terminal table."""
-    lines = [f"{'#':>2}  {'entrant':<20}{'rating':>8}{'± 95%':>8}{'ordinal':>9}{'good':>8}{'evil':>8}"
-             f"{'win rate':>10}  {'95% CI':<12}{'good wins':>10}{'evil wins':>10}{'games':>7}"]
+    lines = [f"{'#':>5}  {'entrant':<20}{'win rate':>9}  {'95% CI':<12}{'good wins':>10}{'evil wins':>10}"
+             f"{'rating':>8}{'± 95%':>8}{'ordinal':>9}{'good':>8}{'evil':>8}{'games':>7}"]
     for r in board.table.itertuples():
-        lines.append(f"{r.rank:>2}  {r.agent:<20}{r.mu:>8.1f}{1.96 * r.sigma:>8.1f}{r.ordinal:>9.1f}"
-                     f"{r.good_mu:>8.1f}{r.evil_mu:>8.1f}{_pct(r.win_rate):>10}  {_ci(r.win_low, r.win_high):<12}"
-                     f"{_pct(r.good_win_rate):>10}{_pct(r.evil_win_rate):>10}{r.games:>7}")
-    lines.append(f"{board.games} games rated in order (openskill Plackett-Luce); rating: mu ± 1.96 sigma, sorted by "
-                 "ordinal (mu - 3 sigma); good/evil: the side ratings; win rate: Wilson 95% CI")
+        lines.append(f"{r.ranks:>5}  {r.agent:<20}{_pct(r.win_rate):>9}  {_ci(r.win_low, r.win_high):<12}"
+                     f"{_pct(r.good_win_rate):>10}{_pct(r.evil_win_rate):>10}{r.mu:>8.1f}{1.96 * r.sigma:>8.1f}"
+                     f"{r.ordinal:>9.1f}{r.good_mu:>8.1f}{r.evil_mu:>8.1f}{r.games:>7}")
+    lines.append(f"{board.games} games; {SORTED_BY}. Rating: openskill Plackett-Luce, games rated in order, "
+                 "mu ± 1.96 sigma; good/evil: the side ratings.")
     return "\n".join(lines)
 
 
@@ -110,16 +144,16 @@ def markdown(board: Leaderboard, title: str, provenance: str = "", figure: str |
     the head-to-head matrix."""
     t = board.table
     out = [f"# {title}", "", provenance, "", *([f"Games' {health}", ""] if health else []),
-           "| # | entrant | rating (mu ± 1.96 σ) | ordinal | good | evil | win rate [95% CI] | good wins | evil wins "
+           "| # | entrant | win rate [95% CI] | good wins | evil wins | rating (mu ± 1.96 σ) | ordinal | good | evil "
            "| games |",
-           "|---:|---|---|---:|---|---|---|---:|---:|---:|"]
+           "|---:|---|---|---:|---:|---|---:|---|---|---:|"]
     for r in t.itertuples():
-        out.append(f"| {r.rank} | {r.agent} | {r.mu:.1f} ± {1.96 * r.sigma:.1f} | {r.ordinal:.1f} | "
-                   f"{r.good_mu:.1f} ± {1.96 * r.good_sigma:.1f} | {r.evil_mu:.1f} ± {1.96 * r.evil_sigma:.1f} | "
-                   f"{_pct(r.win_rate)} {_ci(r.win_low, r.win_high)} | {_pct(r.good_win_rate)} | "
-                   f"{_pct(r.evil_win_rate)} | {r.games} |")
-    out += ["", f"{board.games} games, rated one at a time in game order with openskill's Plackett-Luce model; "
-            "sorted by ordinal (mu - 3σ). See docs/tournaments.md.", ""]
+        out.append(f"| {r.ranks} | {r.agent} | {_pct(r.win_rate)} {_ci(r.win_low, r.win_high)} | "
+                   f"{_pct(r.good_win_rate)} | {_pct(r.evil_win_rate)} | {r.mu:.1f} ± {1.96 * r.sigma:.1f} | "
+                   f"{r.ordinal:.1f} | {r.good_mu:.1f} ± {1.96 * r.good_sigma:.1f} | "
+                   f"{r.evil_mu:.1f} ± {1.96 * r.evil_sigma:.1f} | {r.games} |")
+    out += ["", f"{board.games} games; {SORTED_BY}. Ratings: openskill's Plackett-Luce model, the games rated one at "
+            "a time in game order. See docs/tournaments.md.", ""]
     if figure:
         out += [f"![ratings]({figure})", ""]
     rates = board.win_rates
