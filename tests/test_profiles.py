@@ -182,3 +182,18 @@ def test_a_small_profile_seat_gets_the_short_rules_and_is_asked_for_the_decision
     assert all(r.valid for r in records if r.type == "extraction" and r.kind == "vote")  # read at once
     checks = [r for r in records if r.type == "speech_check"]
     assert checks and all(r.profile == "small" and r.words <= PROFILES["small"].speech_words for r in checks)
+
+
+def test_a_small_profile_baseline_is_asked_for_its_concise_answer_first():
+    from avalon_agents.agents.baseline import BaselineAgent, concise
+    from avalon_agents.core.types import Role
+    from avalon_agents.llm import ClientPool
+
+    setup = scripted_setup(settings=ModelSettings(spec="scripted", profile="small"), learn=False)
+    agent = BaselineAgent(seat=2, context=setup.context(ClientPool().for_game(None)))
+    agent.rules, agent.role = make_rules("official", 5), Role.MERLIN
+    assert agent.system().startswith("You play The Resistance: Avalon")  # the short rules text
+    form = agent._respond_prompt("Vote on the team.").splitlines()[-2:]
+    assert form == ["My concise talking content: ...", "My step-by-step thought process: ..."]
+    assert concise("My concise talking content: I approve. My step-by-step thought process: it is") == "I approve."
+    assert concise("My step-by-step thought process: hm. My concise talking content: Reject.") == "Reject."

@@ -39,14 +39,14 @@ import numpy as np
 
 from avalon_agents.agents.base import AgentBase
 from avalon_agents.agents.context import SeatContext
-from avalon_agents.core.actions import ActionRequest, Reply
+from avalon_agents.core.actions import ActionRequest, Reply, RequestKind
 from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAssigned
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, Team, seat_name
 from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.llm.tokens import newest_that_fit
 from avalon_agents.modules.experience import LOG_TOKENS, role_map
-from avalon_agents.narrate import announce, role_card, system_prompt
+from avalon_agents.narrate import announce, decision_first, role_card, system_prompt
 from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
@@ -60,6 +60,7 @@ EXTRA_QUESTIONS = 2  # questions the model proposes per answer
 REFLECTION_WORDS = 80
 SUGGESTION_WORDS = 60
 ANSWER_MARK = "my concise talking content:"
+THOUGHT_MARK = "my step-by-step thought process:"
 
 INFORMATIVENESS = [  # (pattern, score): a message's score is the sum of the rules it matches
     (re.compile(r"\bI(?: am|'m) (?:Merlin|Percival|Morgana|the Assassin|an? Loyal Servant|loyal|good|evil)\b",
@@ -94,8 +95,13 @@ def recent_start(count: int, recent: int = RECENT) -> int:
 
 def concise(text: str) -> str:
     """The part of a chain-of-thought answer the host should hear."""
-    at = text.lower().rfind(ANSWER_MARK)
-    return text[at + len(ANSWER_MARK):].strip() if at >= 0 else text.strip()
+    lower = text.lower()
+    at = lower.rfind(ANSWER_MARK)
+    if at < 0:
+        return text.strip()
+    start = at + len(ANSWER_MARK)
+    end = lower.find(THOUGHT_MARK, start)  # the small profile's form: the answer first, the thinking after it
+    return text[start:end if end >= 0 else None].strip()
 
 
 @dataclass
@@ -131,6 +137,7 @@ class BaselineAgent(AgentBase):
         self.respond_llm = self.llm if respond_temperature is None else context.clients.get(
             context.settings.model_copy(update={"temperature": float(respond_temperature)}))
         self.cards = context.cards
+        self.shape = self.llm.settings.shape  # its model's profile (avalon_agents.profiles)
         self.pool: Any = context.pool() if context.pool is not None else None
         self.learned = Experience()  # what earlier games taught its role: the strategy it plays with
         self.rules: RuleSet | None = None
@@ -164,10 +171,13 @@ class BaselineAgent(AgentBase):
             questions = await self._questions(instruction)
             self.reflection = await self._reflect(questions, request)
             await self._suggest(request)
-        text = await self._call(self._respond_prompt(instruction), "respond", request)
+        if self.shape.decision_first and request.kind is not RequestKind.SPEAK:
+            instruction = decision_first(instruction, request.kind.value)
+        asked = self._respond_prompt(instruction)
+        text = await self._call(asked, "respond", request)
         answer = concise(text or "")
         self.turns.append((self.reflection, answer))
-        return Reply(text=answer)
+        return Reply(text=answer, prompt=self.system() + "\n\n" + asked, profile=self.shape.name)
 
     async def on_game_end(self, result: GameResult) -> None:
         if self.pool is None or self.role is None or not self.end_learning:
@@ -196,7 +206,8 @@ class BaselineAgent(AgentBase):
     def system(self) -> str:
         """The same system prompt as every LLM seat's: the rules of the active preset and the role card (the
         paper gave both agents the same rules text), with the strategy earlier games taught its role."""
-        return system_prompt(self.rules, self.seat, self.role, strategy=self.learned.strategy, cards=self.cards)
+        return system_prompt(self.rules, self.seat, self.role, strategy=self.learned.strategy, cards=self.cards,
+                             rules_text=self.shape.rules)
 
     async def _call(self, text: str, step: str, request: ActionRequest | None = None, *, prompt: str | None = None,
                     quest: int | None = None) -> str | None:
@@ -326,7 +337,8 @@ class BaselineAgent(AgentBase):
         ranked = sorted(range(len(self.messages)), key=lambda i: (-self.messages[i].score, -i))
         informative = [self.messages[i].text for i in ranked[:self.informative] if self.messages[i].score > 0]
         suggestion = f"Suggestion from earlier games: {self.suggestion[1]}\n" if self.suggestion else ""
-        return template("baseline/respond").render(
+        # the small profile asks for the concise answer first, so that a short cap cuts the thinking, not it
+        return template("baseline/respond_small" if self.shape.decision_first else "baseline/respond").render(
             night="\n".join(self.night) or "(nothing)",
             recent="\n".join(recent) or "(none yet)", informative="\n".join(informative) or "(none yet)",
             reflection=self.reflection or "(none)", suggestion=suggestion, instruction=instruction)
