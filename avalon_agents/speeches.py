@@ -42,24 +42,24 @@ def echoes(answer: str, prompt: str) -> bool:
     return copied_run(answer, prompt) >= ECHO_WORDS
 
 
+def sentences(text: str) -> list[str]:
+    """The text's sentences (a sentence ends at . ! ? or … followed by a space or the end, or at a line end)."""
+    parts = re.split(r"(?<=[.!?…])[\"'”’)\]]*\s+|\n+", text.strip())
+    return [p.strip() for p in parts if p and p.strip()]
+
+
 def trim_copies(answer: str, prompt: str, run: int = ECHO_WORDS) -> str:
-    """`answer` without every stretch of `run` or more consecutive words that stands in `prompt`: what is left
-    is the speaker's own words."""
-    tokens = [(m.group(), _norm(m.group())) for m in TOKEN.finditer(answer)]
-    kept = [i for i, (_, w) in enumerate(tokens) if w]  # the tokens that are words
-    said = [tokens[i][1] for i in kept]
+    """`answer` without every sentence that holds a stretch of `run` or more consecutive words standing in
+    `prompt`: what is left is the speaker's own sentences, whole (a trimmed fragment would read as nonsense)."""
     given = words(prompt)
     grams = {tuple(given[i:i + run]) for i in range(len(given) - run + 1)}
+    parts = sentences(answer)
+    flat = [(k, w) for k, part in enumerate(parts) for w in words(part)]  # a copy may cross sentences
     copied: set[int] = set()
-    for i in range(len(said) - run + 1):
-        if tuple(said[i:i + run]) in grams:
-            copied.update(kept[i:i + run])
-    # punctuation-only tokens inside a copied stretch go with it
-    for i, (_, w) in enumerate(tokens):
-        if not w and i - 1 in copied and i + 1 in copied:
-            copied.add(i)
-    text = " ".join(t for i, (t, _) in enumerate(tokens) if i not in copied)
-    return re.sub(r"\s+([,.;:!?])", r"\1", text).strip(" ,;:-")
+    for i in range(len(flat) - run + 1):
+        if tuple(w for _, w in flat[i:i + run]) in grams:
+            copied.update(k for k, _ in flat[i:i + run])
+    return " ".join(part for k, part in enumerate(parts) if k not in copied)
 
 
 LABEL = re.compile(r"^\s*(?:host|you|me|player\s*\d+)\s*:\s*", re.IGNORECASE)

@@ -37,6 +37,9 @@ def test_copied_words_are_counted_case_blind_and_without_punctuation():
 def test_trimming_keeps_only_the_speakers_own_words():
     assert trim_copies(ECHO, PROMPT) == "I trust Player 2."
     assert trim_copies("I trust Player 2.", PROMPT) == "I trust Player 2."  # nothing copied: unchanged
+    # a sentence that holds a copy goes whole: no fragment of it is left to read as nonsense
+    mixed = "Well, the host has asked me to make a decision based on my role, so: Player 5. I trust Player 2!"
+    assert trim_copies(mixed, PROMPT) == "I trust Player 2!"
     # a short quote of the prompt (under ECHO_WORDS) stays
     assert trim_copies("As the host has asked me, I vote for Player 1.", PROMPT).startswith("As the host")
 
