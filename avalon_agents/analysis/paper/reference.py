@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 FILE = Path(__file__).resolve().parents[2] / "data" / "paper_figures.yaml"
 METRICS = {"quest_engagement": metrics.quest_engagement, "failure_votes": metrics.failure_votes,
            "leader_approval": metrics.leader_approval}
-COLUMNS = ["figure", "label", "kind", "paper", "paper_shown", "variant", "value", "ci_low", "ci_high", "n", "games"]
+COLUMNS = ["figure", "label", "kind", "paper", "paper_shown", "variant", "value", "ci_low", "ci_high", "n", "games",
+           "few_games"]
 
 
 class Figure(BaseModel):
@@ -70,7 +71,7 @@ def ours(fig: Figure, data: RunData, judgments: Judgments | None = None) -> pd.D
     """The figure's measure from a run, per variant (`metrics.rate`'s columns); empty without the data."""
     if fig.metric == "camouflage":
         if judgments is None or judgments.camouflage.empty:
-            return pd.DataFrame(columns=["variant", "value", "ci_low", "ci_high", "n", "games"])
+            return pd.DataFrame(columns=["variant", "value", "ci_low", "ci_high", "n", "games", "few_games"])
         speeches = judgments.camouflage[judgments.camouflage["valid"].astype(bool)]
         speeches = _who(speeches, fig)
         return rate(speeches.assign(hit=speeches["label"] == "camouflage"), ["variant"], "hit")
