@@ -123,14 +123,19 @@ def one_line(text: str, width: float, size: float = FOOTER_SIZE, smallest: float
     """(text, size): `text` on one line no wider than `width` inches: at `size`, else at a smaller size down to
     `smallest`, else cut at a word and ended with an ellipsis."""
     text = " ".join(str(text).split())
-    while size > smallest and text_width(text, size) > width:
-        size = max(smallest, size - 0.5)
+    if size > smallest and text_width(text, size) > width:  # as small as allowed before cutting anything
+        size = max(smallest, size * width / text_width(text, size))
     if text_width(text, size) <= width:
         return text, size
     words = text.split(" ")
-    while len(words) > 1 and text_width(" ".join(words) + " …", size) > width:
-        words.pop()
-    return " ".join(words) + " …", size
+    keep, over = 1, len(words)  # the most words that fit, by halving: a long provenance is measured a few times
+    while over - keep > 1:
+        middle = (keep + over) // 2
+        if text_width(" ".join(words[:middle]) + " …", size) <= width:
+            keep = middle
+        else:
+            over = middle
+    return " ".join(words[:keep]) + " …", size
 
 
 ABSOLUTE = re.compile(r"(?<![\w.~:/…-])(/[^\s;,()\[\]'\"]+)")
