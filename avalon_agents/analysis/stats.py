@@ -163,7 +163,7 @@ def paired_p(fixed_k: Sequence[int], fixed_n: Sequence[int], treated_k: Sequence
              seed: int = 0) -> float:
     """Two-sided p-value of the pooled difference treated - fixed over paired games: the permutation test that
     swaps the two games of each pair (scipy's `permutation_test`, paired; exact up to 13 pairs, else PERMUTATIONS
-    seeded resamples). One pair, or every pair alike: 1.0."""
+    seeded resamples). One pair, or no difference within any pair: 1.0."""
     from scipy.stats import permutation_test
 
     k = np.concatenate([np.asarray(fixed_k, dtype=float), np.asarray(treated_k, dtype=float)])
