@@ -133,7 +133,9 @@ def test_one_pair_is_flagged_too_few_and_never_significant():
     printed as a result: now the row says few pairs, the p-value of one pair is 1 and the table says why."""
     one = compare([((0, 3), (3, 3))])
     assert one["few_pairs"] and one["method"] == WIDENED and one["p_value"] == 1.0
-    assert (one["ci_low"], one["ci_high"]) == pytest.approx(newcombe(3, 3, 0, 3))  # the floor, not a result
+    # the floor: one game a side is one trial a side, and the interval holds no difference
+    assert (one["ci_low"], one["ci_high"]) == pytest.approx((newcombe(1, 1, 0, 1)[0], 1.0))
+    assert one["ci_low"] < 0 < one["ci_high"]
     lines = table_lines(pd.DataFrame([{"list": "seats", "agent": "cognitive", "measure": "wins", **one,
                                        "q_value": 1.0}]))
     assert lines[1].endswith("few pairs") and any(line.startswith("few pairs: fewer than 5") for line in lines)

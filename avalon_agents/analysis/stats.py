@@ -55,14 +55,19 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, seed: int = 0, level: float = LEV
     return float(np.percentile(ratios, tail)), float(np.percentile(ratios, 100 - tail))
 
 
-def wilson(successes: int, trials: int, level: float = LEVEL) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (never zero width for trials > 0)."""
-    from scipy.stats import binomtest
+def wilson(successes: float, trials: float, level: float = LEVEL) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (never zero width for trials > 0). The closed form, which for
+    whole counts is scipy's `binomtest(...).proportion_ci(method="wilson")` (the tests hold it to that), and
+    which also takes the fractional counts of `as_games`."""
+    from scipy.stats import norm
 
     if trials <= 0:
         return float("nan"), float("nan")
-    ci = binomtest(successes, trials).proportion_ci(confidence_level=level, method="wilson")
-    return float(ci.low), float(ci.high)
+    z = float(norm.ppf(1 - (1 - level) / 2))
+    p, z2 = successes / trials, z * z / trials
+    center = (p + z2 / 2) / (1 + z2)
+    half = z / (1 + z2) * np.sqrt(p * (1 - p) / trials + z2 / (4 * trials))
+    return float(max(0.0, center - half)), float(min(1.0, center + half))
 
 
 def newcombe(x1: int, n1: int, x2: int, n2: int, level: float = LEVEL) -> tuple[float, float]:
@@ -96,12 +101,22 @@ def few(units: int) -> bool:
     return units < SMALL
 
 
+def as_games(hits: float, trials: float, games: int) -> tuple[float, float]:
+    """Counts as if each game were one trial at the pooled rate: (hits, trials) scaled down to `games` trials
+    where a game holds more than one (rows of one game are not independent); the floor of the small-sample
+    rule, so that a flagged interval is as wide as the games, not the rows, allow (`wilson` takes the
+    fractions)."""
+    if trials <= games:
+        return float(hits), float(trials)
+    return hits / trials * games, float(games)
+
+
 def small_sample(low: float, high: float, units: int,
                  fallback: Callable[[], tuple[float, float]] | None) -> tuple[float, float]:
     """The small-sample rule for a bootstrap interval (low, high) over `units` games or pairs: from fewer than
     SMALL units, or where the bootstrap saw no spread, widened to cover `fallback()` (the score interval of the
-    pooled counts: never zero width); with no fallback (values that are not counts) an interval without spread
-    is NaN rather than a falsely exact one."""
+    pooled counts as if each game were one trial, `as_games`: never zero width); with no fallback (values that
+    are not counts) an interval without spread is NaN rather than a falsely exact one."""
     if fallback is not None and (few(units) or not high > low):
         f_low, f_high = fallback()
         return float(np.fmin(low, f_low)), float(np.fmax(high, f_high))
@@ -124,7 +139,7 @@ def game_interval(num: Sequence[float], den: Sequence[float], counts: tuple[floa
         counts = (num.sum(), den.sum())
     if counts is None or not counts[1]:
         return small_sample(low, high, len(num), None)
-    k, n = (int(round(c)) for c in counts)
+    k, n = as_games(*counts, len(num))
     return small_sample(low, high, len(num), lambda: wilson(k, n, level))
 
 
@@ -139,7 +154,7 @@ def paired_interval(fixed_k: Sequence[int], fixed_n: Sequence[int], treated_k: S
     """The interval of the pooled difference treated - fixed (sum(treated_k) / sum(treated_n) - the same of
     fixed) over paired games, one (k, n) per game of each pair: the percentile bootstrap resampling whole pairs
     (scipy's `bootstrap`, paired, seeded), under the small-sample rule with Newcombe's interval of the pooled
-    counts; cut to [-1, 1]. Returns (low, high, widened: the rule applied)."""
+    counts as if each game were one trial; cut to [-1, 1]. Returns (low, high, widened: the rule applied)."""
     from scipy.stats import bootstrap
 
     arrays = [np.asarray(a, dtype=float) for a in (fixed_k, fixed_n, treated_k, treated_n)]
@@ -153,7 +168,8 @@ def paired_interval(fixed_k: Sequence[int], fixed_n: Sequence[int], treated_k: S
         low, high = float(found.confidence_interval.low), float(found.confidence_interval.high)
     if low != low or high != high:  # a resample without a trial on one side: no spread measured
         low = high = float(_pooled_difference(*arrays))
-    fk, fn, tk, tn = (int(round(a.sum())) for a in arrays)
+    (fk, fn), (tk, tn) = as_games(arrays[0].sum(), arrays[1].sum(), pairs), as_games(arrays[2].sum(),
+                                                                                     arrays[3].sum(), pairs)
     widened = few(pairs) or not high > low
     low, high = small_sample(low, high, pairs, lambda: newcombe(tk, tn, fk, fn, level))
     return max(-1.0, low), min(1.0, high), widened

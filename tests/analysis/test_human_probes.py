@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from avalon_agents.analysis.humans.games import imported_games
-from avalon_agents.analysis.stats import wilson
+from avalon_agents.analysis.stats import as_games, wilson
 from avalon_agents.host.human_probes import probe_humans, seat_view
 from avalon_agents.llm import ClientPool, ModelSettings, ScriptedChatModel
 from avalon_agents.narrate import announce
@@ -121,7 +121,9 @@ def test_scores_against_the_truth_and_the_stated_beliefs_match_a_count_by_hand(t
     q = result.quests.set_index("quest")
     # Merlin (seat 1) asked of seats 2..6: even seats name 1, odd 4 -> 3 of 5 each quest
     assert list(q["merlin_accuracy_n"]) == [5, 5, 5, 5, 20] and list(q["merlin_accuracy"]) == [0.6] * 5
-    assert (q.loc["all", "merlin_accuracy_low"], q.loc["all", "merlin_accuracy_high"]) == pytest.approx(wilson(12, 20))
+    # one game: its 20 answers are not 20 independent trials (stats.as_games)
+    assert (q.loc["all", "merlin_accuracy_low"], q.loc["all", "merlin_accuracy_high"]) == pytest.approx(
+        wilson(*as_games(12, 20, 1)))
     # evil (3, 5) asked of seats 2, 4, 6: 2 and 4 rank 3 and 6 top, 6 ranks 3 then 5 -> 1 of 3
     assert list(q["evil_accuracy_n"]) == [3, 3, 3, 3, 12] and list(q["evil_accuracy"]) == pytest.approx([1 / 3] * 5)
     assert q.loc["all", "brier"] == pytest.approx((0.218 + 0.218 + 0.058) / 3)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from avalon_agents.analysis.stats import SMALL, fisher_p, newcombe, rate, wilson
+from avalon_agents.analysis.stats import SMALL, as_games, fisher_p, newcombe, rate, wilson
 
 # Newcombe (1998), Statistics in Medicine 17:873-890, Table II, method 10 (the hybrid score interval)
 NEWCOMBE_TABLE_II = [
@@ -96,7 +96,18 @@ def test_from_small_n_on_the_bootstrap_stands_unless_it_sees_no_spread():
     row = rate(frame(varied), [], "hit").iloc[0]
     assert row["ci_high"] > row["ci_low"]
     alike = rate(frame([(1, 2)] * SMALL), [], "hit").iloc[0]  # five games, all 1 of 2: no spread to resample
-    assert (alike["ci_low"], alike["ci_high"]) == pytest.approx(wilson(SMALL, 2 * SMALL))
+    assert (alike["ci_low"], alike["ci_high"]) == pytest.approx(wilson(*as_games(SMALL, 2 * SMALL, SMALL)))
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 1), (1, 1), (3, 7), (12, 20), (50, 50), (0, 400)])
+def test_wilson_is_scipys_for_whole_counts_and_takes_a_games_fractions(k, n):
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n).proportion_ci(method="wilson")
+    assert wilson(k, n) == pytest.approx((ci.low, ci.high))
+    assert as_games(8, 14, 2) == pytest.approx((8 / 7, 2))  # 8 of 14 rows from 2 games: 1.14 of 2 trials
+    low, high = wilson(*as_games(8, 14, 2))
+    assert low < wilson(8, 14)[0] and high > wilson(8, 14)[1]  # wider than counting the rows
 
 
 def test_values_that_are_not_counts_get_no_interval_rather_than_a_zero_width_one():

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from avalon_agents.analysis.stats import BOOTSTRAP, LEVEL, small_sample, wilson
+from avalon_agents.analysis.stats import BOOTSTRAP, LEVEL, as_games, small_sample, wilson
 
 
 def confusion(truth: Sequence[str], guess: Sequence[str], labels: Sequence[str]) -> pd.DataFrame:
@@ -98,8 +98,9 @@ def agreement(frame: pd.DataFrame, labels: Sequence[str], seed: int = 0, level: 
     else:
         kappa_ci = accuracy_ci = (float("nan"), float("nan"))
     n, right = int(matrix.to_numpy().sum()), int(np.trace(matrix.to_numpy()))
-    if n:  # few games, or a bootstrap that sees no spread: at least the Wilson interval of the pooled counts
-        accuracy_ci = small_sample(*accuracy_ci, len(games), lambda: wilson(right, n, level))
+    if n:  # few games, or a bootstrap that sees no spread: at least the Wilson interval of the games' counts
+        floor = as_games(right, n, len(games))
+        accuracy_ci = small_sample(*accuracy_ci, len(games), lambda: wilson(*floor, level))
     if not kappa_ci[1] > kappa_ci[0]:
         kappa_ci = (float("nan"), float("nan"))  # e.g. a judge that always gives one answer: no interval, not [0, 0]
     return Agreement(n=int(matrix.to_numpy().sum()), games=len(games), kappa=float(kappa(matrix.to_numpy())),
