@@ -62,11 +62,12 @@ def trim_copies(answer: str, prompt: str, run: int = ECHO_WORDS) -> str:
     return " ".join(part for k, part in enumerate(parts) if k not in copied)
 
 
-LABEL = re.compile(r"^\s*(?:host|you|me|player\s*\d+)\s*:\s*", re.IGNORECASE)
+LABEL = re.compile(r"^\s*(?:(?:host|you|me|player\s*\d+)\s*|[A-Z][a-z]{0,11}):\s+", re.IGNORECASE)
 
 
 def unlabelled(text: str) -> str:
-    """The text without the speaker labels a small model starts with ("Host:", "Player 3:", "You:")."""
+    """The text without the labels a small model starts with ("Host:", "Player 3:", "You:", "A:",
+    "Preliminary:")."""
     while (match := LABEL.match(text)) is not None:
         text = text[match.end():]
     return text

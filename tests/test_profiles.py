@@ -15,7 +15,7 @@ from avalon_agents.llm import ModelSettings, ScriptedChatModel
 from avalon_agents.profiles import ECHO_WORDS, PROFILES
 from avalon_agents.records import MemoryTracer, usage
 from avalon_agents.records.health import health_line
-from avalon_agents.speeches import copied_run, cut_speech, mid_sentence, trim_copies
+from avalon_agents.speeches import copied_run, cut_speech, mid_sentence, trim_copies, unlabelled
 from tests.helpers import scripted_setup
 
 PROMPT = ("You are Player 4, and your role is Merlin. The host has asked me to make a decision based on my role "
@@ -141,6 +141,8 @@ def test_a_speech_with_nothing_of_its_own_left_says_so_and_labels_go():
     speech, _ = asyncio.run(guard_speech(SPEAK, Reply(text="Host: Player 4: I trust Player 2.", prompt=PROMPT,
                                                        profile="small")))
     assert speech.text == "I trust Player 2."
+    assert unlabelled("Preliminary: A: I chose Player 2.") == "I chose Player 2."
+    assert unlabelled("Team of three: no") == "Team of three: no" and unlabelled("I think: yes.") == "I think: yes."
 
 
 def test_any_other_model_is_measured_not_changed():

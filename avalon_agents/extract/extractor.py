@@ -95,7 +95,7 @@ async def guard_speech(request: ActionRequest, reply: Reply, ask_again: AskAgain
     if copied >= ECHO_WORDS:
         echo = True
         if shape.echo_reask and ask_again is not None:
-            again = await ask_again(template("host/echo").render(words=ECHO_WORDS))
+            again = await ask_again(template("host/echo").render())
             reasked, text = True, again.text
             prompt = again.prompt or reply.prompt
             if copied_run(text, prompt) >= ECHO_WORDS:
