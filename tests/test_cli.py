@@ -113,3 +113,15 @@ def test_run_files_are_readable_by_colleagues(tmp_path):
     assert CliRunner().invoke(cli, ["play", "--out", str(tmp_path), "--json"]).exit_code == 0
     for name in ("meta.json", "result.json", "events.jsonl"):
         assert (tmp_path / "game-00001" / name).stat().st_mode & 0o777 == 0o644, name
+
+
+def test_a_speech_cannot_drive_the_terminal_that_shows_the_transcript():
+    """A model or a person may write an escape sequence, a right-to-left override or a line separator: the
+    transcript shows them as escapes, and a new line stays under its speaker."""
+    from avalon_agents.core.events import SpeechGiven
+    from avalon_agents.records.transcript import transcript
+
+    said = "hi \x1b[31mred\x1b[0m \u202eexe\u2028two\nnext"
+    (line,) = transcript([SpeechGiven(seq=1, quest=1, attempt=1, seat=3, text=said)])
+    assert "\x1b" not in line and "\u202e" not in line and "\u2028" not in line
+    assert line == "  Player 3: hi \\u001b[31mred\\u001b[0m \\u202eexe\\u2028two\n    next"

@@ -15,6 +15,7 @@ from avalon_agents.cli.base import (
     RunUnhealthy,
     cli,
     echo_json,
+    embedded_notice,
     model_options,
     one_line_errors,
     progress_bar,
@@ -37,6 +38,7 @@ def _paired_study(load: Callable[[], tuple[Any, Any]], games: int | None, settin
         override = settings if settings.model_dump(exclude_defaults=True) else None
         if settings.spec:
             check_reachable(settings.spec)
+        embedded_notice(settings.spec or (cfg.model.spec if cfg.model else None))  # the study's LLM seats' model
         out = out or Path("runs") / cfg.name
         if not check:
             out.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 
 from avalon_agents.core.events import (
@@ -31,6 +32,21 @@ REASONS = {
 }
 
 
+def printable(text: str) -> str:
+    """What a seat said, safe to print on a terminal: control and format characters (an escape sequence, a
+    right-to-left override, a line separator) shown as `\\uXXXX` escapes, never obeyed; a new line stays one,
+    indented under the speaker."""
+    out = []
+    for ch in text:
+        if ch == "\n":
+            out.append("\n    ")
+        elif ch != "\t" and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _names(seats: Iterable[int]) -> str:
     return ", ".join(seat_name(s) for s in seats)
 
@@ -55,7 +71,7 @@ def transcript(events: Iterable[GameEvent], speeches: bool = True) -> list[str]:
             lines.append(f"Quest {e.quest}.{e.attempt}: {seat_name(e.leader)} leads; team of {e.team_size}{last}")
         elif isinstance(e, SpeechGiven):
             if speeches:
-                lines.append(f"  {seat_name(e.seat)}: {e.text}")
+                lines.append(f"  {seat_name(e.seat)}: {printable(e.text)}")
         elif isinstance(e, TeamProposed):
             how = "assigns" if e.assigned else "proposes"
             lines.append(f"  {seat_name(e.leader)} {how} {_names(e.team)}")
