@@ -85,5 +85,10 @@ def test_health_is_beside_the_results(analysis_run, tmp_path):
     assert all("calls failed (0.0%)" in line for line in lines)
     report = (tmp_path / "a" / "report.md").read_text()
     assert "## Health" in report and (tmp_path / "a" / "metrics" / "health.csv").is_file()
+    import pandas as pd
+
+    health = pd.read_csv(tmp_path / "a" / "metrics" / "health.csv")  # every LLM seat's speeches read: echo rate
+    assert (health["speeches"] > 0).all() and health["echo_rate"].between(0, 1).all()
+    assert all("speeches echo their prompt" in line for line in lines)
     assert "Produced by: models scripted; judge none" in report and "fingerprint" in report
     assert result.output.startswith("Produced by: models scripted")

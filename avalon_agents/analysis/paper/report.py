@@ -267,7 +267,9 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
         markdown_table(result.headline),
         "## Health",
         "Failed LLM calls (after their retries), re-asks and the paper's fallbacks per variant: a variant with many "
-        "of them is not a result (`avalon run` marks those over its `health:` limits).",
+        "of them is not a result (`avalon run` marks those over its `health:` limits). `echo_rate`: the LLM seats' "
+        "speeches whose first answer repeated 8 or more consecutive words of its own prompt; `mid_sentence_rate`: "
+        "those spoken that stop mid-sentence.",
         markdown_table(result.tables["health"]),
     ]
     parts += ["## Intervals",
@@ -275,8 +277,8 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
               "rate, the judged behaviors included, resamples whole games (2,000 seeded bootstrap resamples): the "
               "speeches, votes and cards of one game are not independent trials. From fewer than 5 games "
               "(`few_games` True, `*` on the figures), or where the resamples show no spread, the interval is "
-              "widened to cover the Wilson interval of the pooled counts, which counts every row as independent: "
-              "read it as a floor, not a measurement. `n` is the rows behind a value, `games` the games they come "
+              "widened to cover the Wilson interval of the pooled counts taken as one trial a game: read it as "
+              "\"too few games\", not a measurement. `n` is the rows behind a value, `games` the games they come "
               "from. A failure vote rate with `applies` False is fixed by the rules (good players cannot fail a "
               "quest): no interval, n/a on the figure. See docs/analysis.md#intervals."]
     few = sorted({name for name, t in result.tables.items() if "few_games" in t and t["few_games"].fillna(False).any()})
