@@ -64,7 +64,8 @@ def _args(name: str, tmp_path: Path, out: Path) -> list[str]:
     return make(config, out)
 
 
-@pytest.mark.parametrize("name", sorted(COMMANDS))
+@pytest.mark.parametrize("name", [name if name == "run" else pytest.param(name, marks=pytest.mark.slow)
+                                  for name in sorted(COMMANDS)])  # the fast suite: run's; every command: -m slow
 def test_every_command_guards_its_directory_alike(name, tmp_path):
     out = tmp_path / "out"
     args = _args(name, tmp_path, out)

@@ -5,6 +5,7 @@ model client."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import subprocess
 import sys
@@ -42,6 +43,7 @@ def module_name(path: Path) -> str:
     return ".".join(rel.parts).removesuffix(".__init__")
 
 
+@functools.lru_cache(maxsize=1)  # the package's files do not change during a test run: parsed once
 def imports() -> dict[str, set[str]]:
     """Module -> the avalon_agents modules it imports (resolved to modules that exist)."""
     modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}

@@ -228,6 +228,7 @@ def test_suggestion_contrasts_two_answers_with_different_scores():
     assert "ended badly (score -1.0): I approve." in prompts[0]
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_its_night_information_is_in_every_answer_it_gives(mixed_game):
     """The paper's baseline keeps what its role card showed it: the night line is in every answer's prompt, also
     when it has left the windows of recent and informative messages."""

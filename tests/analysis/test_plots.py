@@ -114,6 +114,7 @@ def test_y_limits_hold_every_interval_whole():
         assert ax.get_ylim()[0] < 1.5 and ax.get_ylim()[1] > 3.5
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_every_axis_is_labelled(figures):
     matrix = pd.DataFrame([{"variant": "full", "agent": "ours", "role": r, "target_role": t, "trust": 0.5,
                             "distrust": 0.2, "ambivalent": 0.3, "n": 3} for r in ROLES for t in ROLES if r != t])
@@ -186,6 +187,7 @@ def test_empty_tables_draw_a_labelled_empty_panel(table):
     assert ax.get_xlabel() and PROVENANCE[:60] in caption(fig)  # one line: cut to the narrow figure's width
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_returned_figure_shows_as_one_png_in_a_notebook():
     """What Jupyter does with a cell's last value: the figure's PNG, whether or not matplotlib's inline backend
     is active (it is once anything imports pyplot in the kernel), and nothing left for the backend to show again."""

@@ -73,12 +73,28 @@ def test_analyze_a_folder_without_games_is_a_one_line_error(tmp_path):
     assert result.exit_code != 0 and "no finished game" in result.output
 
 
-def test_health_is_beside_the_results(analysis_run, tmp_path):
-    from click.testing import CliRunner
+LIGHT_RUN = """\
+name: light
+model: scripted
+agents:
+  ours: {kind: llm}
+  bots: {kind: rulebot}
+sides: {good: ours, evil: bots}
+series: 1
+games_per_series: 1
+variants:
+  full: {}
+  wo_analysis: {agents: {ours: {cards: improved}}}
+"""
 
-    from avalon_agents.cli import cli
 
-    result = CliRunner().invoke(cli, ["analyze", str(analysis_run), "--out", str(tmp_path / "a")])
+def test_health_is_beside_the_results(tmp_path):
+    """On a light run (vanilla LLM seats against rule bots, two variants): the fast suite's `avalon analyze`."""
+    (tmp_path / "light.yaml").write_text(LIGHT_RUN)
+    run = tmp_path / "run"
+    made = CliRunner().invoke(cli, ["run", str(tmp_path / "light.yaml"), "--out", str(run)])
+    assert made.exit_code == 0, made.output
+    result = CliRunner().invoke(cli, ["analyze", str(run), "--out", str(tmp_path / "a")])
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if ": health: " in line]
     assert {line.split(":")[0] for line in lines} == {"full", "wo_analysis"}

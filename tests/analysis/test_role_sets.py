@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from avalon_agents.analysis.load import load_run
 from avalon_agents.analysis.paper import metrics
 from avalon_agents.core import Role, make_rules
 from avalon_agents.host.batch import play_games
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_mordred_holder_is_counted_and_named(tmp_path):
     rules = make_rules(roles="merlin,percival,loyal_servant,loyal_servant,morgana,mordred,minion".split(","),
                        assassin="mordred")

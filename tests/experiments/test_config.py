@@ -171,6 +171,7 @@ def test_the_plan_leaves_out_learning_after_each_series_last_game():
         calls_per_game(exp) * exp.games)
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_check_says_how_precise_the_planned_games_are():
     from avalon_agents.analysis.stats import wilson
     from avalon_agents.experiments.plan import plan_lines, precision

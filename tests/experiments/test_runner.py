@@ -48,12 +48,13 @@ def write(tmp_path, text=CONFIG) -> Path:
 
 def test_scripted_experiment_end_to_end(tmp_path):
     out = tmp_path / "run"
-    result = CliRunner().invoke(cli, ["run", str(write(tmp_path)), "--out", str(out)])
+    config = CONFIG.replace("\nseries: 2", "\nseries: 1")  # one series of two games per variant: the fast suite's run
+    result = CliRunner().invoke(cli, ["run", str(write(tmp_path, config)), "--out", str(out)])
     assert result.exit_code == 0, result.output
     meta = json.loads((out / "experiment.json").read_text())
     assert meta["name"] == "tiny" and set(meta["variants"]) == {"full", "no_plan"}
     games = sorted(out.glob("*/series-*/game-*"))
-    assert len(games) == 8
+    assert len(games) == 4
     for game in games:
         assert all((game / f).is_file() for f in FILES), game
         seating = json.loads((game / "seating.json").read_text())
@@ -63,7 +64,7 @@ def test_scripted_experiment_end_to_end(tmp_path):
     no_plan = [r for g in out.glob("no_plan/*/game-*") for r in read_trace(g) if r.type == "llm_call"]
     assert no_plan and not any(r.name == "plan" for r in no_plan)
     table = results_table(out)
-    assert set(table["variant"]) == {"full", "no_plan"} and (table["games"] == 4).all()
+    assert set(table["variant"]) == {"full", "no_plan"} and (table["games"] == 2).all()
     for _, pair in table.groupby("variant"):
         assert abs(pair["win_rate"].sum() - 1) < 1e-9  # one side wins each game
         assert (pair["ci_low"] <= pair["win_rate"]).all() and (pair["win_rate"] <= pair["ci_high"]).all()

@@ -114,6 +114,7 @@ def test_rule_bot_games_have_nothing_to_probe():
 
 
 @pytest.mark.parametrize("answer", ["garbage", '{"merlin": 9, "evil": {}}', None])
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_bad_answer_or_a_failed_call_is_invalid_and_the_game_ends(answer):
     scripted = ScriptedChatModel()
 

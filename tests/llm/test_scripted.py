@@ -32,6 +32,7 @@ def events(host) -> list:
     return [(type(e).__name__, getattr(e, "text", None), getattr(e, "team", None)) for e in host.engine.events]
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_game_replays_the_same_when_another_game_shares_the_model():
     rules = make_rules("official", 6)
 

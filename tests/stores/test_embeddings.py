@@ -31,6 +31,7 @@ def test_semantic_textual_similarity_table(model):
     assert np.abs(first @ second.T - expected).max() < 6e-4
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_batching_and_padding_do_not_change_a_vector(model):
     alone = model.encode(["Merlin hides among the loyal servants."])
     batched = model.encode(["Merlin hides among the loyal servants.", "a much longer sentence " * 20])

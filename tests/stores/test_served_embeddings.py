@@ -31,6 +31,7 @@ def minilm() -> MiniLM:
     return embedder()
 
 
+@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_served_vectors_are_minilms_and_each_text_is_sent_once(minilm):
     with openai_server(embed=minilm.encode) as server:
         model = served(f"openai-compatible:minilm@{server.base_url}")
