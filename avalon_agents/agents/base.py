@@ -50,3 +50,8 @@ class AgentBase:
 
     async def on_game_end(self, result: GameResult) -> None:
         return None
+
+    async def close(self) -> None:
+        """The game is over or stopped (finished, aborted, failed or interrupted): release what the agent holds
+        (a program's process). The host calls it, if an agent has it, after every game."""
+        return None

@@ -11,6 +11,7 @@ from avalon_agents.agents.base import Agent
 from avalon_agents.agents.baseline import BaselineAgent
 from avalon_agents.agents.cognitive import CognitiveAgent
 from avalon_agents.agents.context import SeatContext
+from avalon_agents.agents.external import ExternalAgent
 from avalon_agents.agents.human import HumanAgent, Terminal
 from avalon_agents.agents.llm_agent import LLMAgent
 from avalon_agents.agents.random_agent import RandomAgent
@@ -18,10 +19,12 @@ from avalon_agents.agents.rulebot import RuleBot
 from avalon_agents.core.types import Seat
 from avalon_agents.plugins import refuse_builtin
 from avalon_agents.prices import Cost
+from avalon_agents.records.trace import Tracer
 
 AgentFactory = Callable[..., Agent]
 """Called with keywords `seat` and `seed`, `context` (a SeatContext) if it has `needs_llm = True`, and `terminal`
-(where a person reads and types) if it has `needs_terminal = True`."""
+(where a person reads and types) if it has `needs_terminal = True`, and `tracer` (where the game's trace records
+go) if it has `needs_tracer = True`."""
 
 
 
@@ -34,7 +37,7 @@ def attacker(*, seat: Seat, seed: int, inner: dict[str, Any], attack: Any = None
         raise ValueError("inner: the inner agent as {kind: NAME, ...its options}")
     options = dict(inner)
     kind = options.pop("kind")
-    if kind == "attacker" or needs_terminal(kind):
+    if kind in ("attacker", "external") or needs_terminal(kind):
         raise ValueError(f"inner: an attacker cannot play through a {kind!r} seat")
     agent = make_agent(kind, seat=seat, seed=seed, context=context if needs_llm(kind) else None, **options)
     return AttackerAgent(agent, seat=seat, seed=seed, attack=as_attack(attack), rate=rate)
@@ -44,7 +47,7 @@ attacker.needs_llm = True  # its context goes to an inner agent that needs a mod
 
 AGENT_KINDS: dict[str, AgentFactory] = {"random": RandomAgent, "rulebot": RuleBot, "llm": LLMAgent,
                                         "cognitive": CognitiveAgent, "baseline": BaselineAgent, "human": HumanAgent,
-                                        "attacker": attacker}
+                                        "attacker": attacker, "external": ExternalAgent}
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:
@@ -62,6 +65,11 @@ def expected_cost(kind: str) -> Cost | None:
     """The calls and tokens per game of six seats a kind declares (its factory's `expected`), None if it
     declares none (`avalon run --check` counts it as none). The cognitive agent's are its modules'."""
     return getattr(AGENT_KINDS.get(kind), "expected", None)
+
+
+def needs_tracer(kind: str) -> bool:
+    """This kind of seat records trace records of its own (a program's protocol errors: `external`)."""
+    return getattr(AGENT_KINDS.get(kind), "needs_tracer", False)
 
 
 def needs_terminal(kind: str) -> bool:
@@ -83,7 +91,7 @@ def check_options(kind: str, options: dict[str, Any]) -> None:
     framework's), or an option value its factory refuses: a kind that needs no model is built to see; one that
     needs a model is asked through its `check_options(options)`, if it has one."""
     factory = AGENT_KINDS[kind]
-    _check_names(kind, options, reserved=("seat", "seed", "context", "terminal"))
+    _check_names(kind, options, reserved=("seat", "seed", "context", "terminal", "tracer"))
     if (check := getattr(factory, "check_options", None)) is not None:  # a model seat's own check of its values
         check(options)
     if options and not needs_llm(kind):
@@ -118,7 +126,7 @@ def take_seat(kinds: list[str], seat: int, games: int) -> list[str]:
 
 
 def make_agent(kind: str, *, seat: Seat, seed: int, context: SeatContext | None = None,
-               terminal: Terminal | None = None, **options: Any) -> Agent:
+               terminal: Terminal | None = None, tracer: Tracer | None = None, **options: Any) -> Agent:
     """Build one seat's agent. Raises ValueError naming an unknown kind, a missing model or terminal, or an
     option the kind's factory does not take."""
     if kind not in AGENT_KINDS:
@@ -136,4 +144,6 @@ def make_agent(kind: str, *, seat: Seat, seed: int, context: SeatContext | None 
         if terminal is None:
             raise ValueError(f"seats: a {kind!r} seat needs a terminal: take it with `avalon play --human SEAT`")
         options["terminal"] = terminal
+    if needs_tracer(kind):
+        options["tracer"] = tracer
     return factory(seat=seat, seed=seed, **options)

@@ -64,10 +64,12 @@ class Played:
     kept: bool = False
 
 
-def batch(rules: RuleSet, kinds: Sequence[str], seed: int, games: int, setup: AgentSetup | None = None,
-          probes: bool = False, order: dict[str, str] | None = None) -> list[GameJob]:
+def batch(rules: RuleSet, kinds: Sequence[str], seed: int, games: int,
+          setup: AgentSetup | tuple[AgentSetup, ...] | None = None, probes: bool = False,
+          order: dict[str, str] | None = None) -> list[GameJob]:
     """`avalon play`'s games: seeds seed, seed+1, ...; one setup every seat shares (a fresh one per game if
-    None); `order`: list -> mode, the listing orders of each game's wording (`Orders.make`)."""
+    None), or one per seat (program seats get their command); `order`: list -> mode, the listing orders of each
+    game's wording (`Orders.make`)."""
     return [GameJob(rules=rules, seed=seed + i, kinds=tuple(kinds), setups=setup or AgentSetup(),
                     orders=Orders.make(seed + i, rules.players, modes=order) if order else FIXED, probes=probes,
                     experience_game=i + 1) for i in range(games)]

@@ -181,8 +181,21 @@ class GameHost:
                 self._finish(result)
             return result
         finally:
-            if self.recorder:
-                self.recorder.close()
+            try:
+                await self._close_agents()
+            finally:
+                if self.recorder:
+                    self.recorder.close()
+
+    async def _close_agents(self) -> None:
+        """Every agent's `close` (if it has one), however the game ended: a program's process never outlives it."""
+        for agent in self.agents.values():
+            close = getattr(agent, "close", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:  # noqa: BLE001  (one agent's failure to close must not keep the others open)
+                    continue
 
     def _finish(self, result: GameResult) -> None:
         """health.json, then result.json (a kill between them leaves an unfinished game, never a finished one

@@ -122,7 +122,7 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
     contexts = {seat: setup.context(setup.clients.for_game(tracer))
                 for seat, kind, setup in zip(rules.seats, kinds, per_seat) if needs_llm(kind)}
     agents: dict[Seat, Agent] = {seat: make_agent(kind, seat=seat, seed=agent_seed(seed, seat),
-                                                  context=contexts.get(seat), terminal=setup.terminal,
+                                                  context=contexts.get(seat), terminal=setup.terminal, tracer=tracer,
                                                   **setup.options)
                                  for seat, kind, setup in zip(rules.seats, kinds, per_seat)}
     probe = BeliefProbe(clients={seat: contexts[seat].llm for seat in llm_seats},

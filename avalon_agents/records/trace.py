@@ -155,6 +155,26 @@ class SpeechCheck(Record):
     mid_sentence: bool = False
 
 
+SeatProblem = Literal["bad_json", "unknown_id", "illegal", "timeout", "crash", "fallback"]
+
+
+class SeatFault(Record):
+    """A protocol error of a program playing a seat (agents.external, docs/seats.md): a line that is no JSON
+    object (`bad_json`), an answer to no open request (`unknown_id`), an answer no legal action could be read
+    from (`illegal`, asked again with the reason), no answer in time (`timeout`), a program that ended or whose
+    pipes broke (`crash`); and each decision its fallback made for it (`fallback`: after too many illegal
+    answers, or for the rest of a game after a timeout or crash). `kind` is the request's kind (None outside a
+    request)."""
+
+    type: Literal["seat_fault"] = "seat_fault"
+    seat: int
+    problem: SeatProblem
+    detail: str = ""
+    kind: str | None = None
+    quest: int | None = None
+    attempt: int | None = None
+
+
 class Probe(Record):
     """A belief probe's answer (see host.probe): never an event, never shown to an agent."""
 
@@ -194,7 +214,7 @@ class Annotation(Record):
     source: str
 
 
-TraceRecord = Annotated[Union[LLMCall, ModuleOutput, Extraction, SpeechCheck, Probe, Annotation],
+TraceRecord = Annotated[Union[LLMCall, ModuleOutput, Extraction, SpeechCheck, SeatFault, Probe, Annotation],
                         Field(discriminator="type")]
 TRACE_ADAPTER: TypeAdapter[TraceRecord] = TypeAdapter(TraceRecord)
 

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from avalon_agents.records.trace import Extraction, LLMCall, Record, SpeechCheck
+from avalon_agents.records.trace import Extraction, LLMCall, Record, SeatFault, SpeechCheck
 
 
 def usage(records: Iterable[Record]) -> dict[str, Any]:
@@ -22,6 +22,7 @@ def usage(records: Iterable[Record]) -> dict[str, Any]:
     outcomes: Counter[str] = Counter()
     methods: Counter[str] = Counter()
     causes: Counter[str] = Counter()
+    seat_faults: Counter[str] = Counter()
     models: dict[str, dict[str, int]] = {}
     for r in records:
         if isinstance(r, LLMCall):
@@ -47,6 +48,8 @@ def usage(records: Iterable[Record]) -> dict[str, Any]:
             unfinished += r.mid_sentence
             echo_reasks += r.reasked
             trimmed += r.trimmed
+        elif isinstance(r, SeatFault):
+            seat_faults[r.problem] += 1
         elif isinstance(r, Extraction):
             extractions += 1
             valid += r.valid
@@ -76,6 +79,9 @@ def usage(records: Iterable[Record]) -> dict[str, Any]:
         "echoes_trimmed": trimmed,
         "mid_sentence": unfinished,
         "by_model": dict(sorted(models.items())),
+        "seat_faults": sum(n for p, n in seat_faults.items() if p != "fallback"),
+        "seat_faults_by_problem": {p: n for p, n in sorted(seat_faults.items()) if p != "fallback"},
+        "seat_fallbacks": seat_faults["fallback"],
     }
 
 

@@ -1,0 +1,139 @@
+"""The seat protocol (docs/seats.md): the messages a program playing a seat gets, and the reading of its answers.
+
+Messages are JSON objects. The framework sends `start` (the seat, the number of players, its role and its system
+prompt), `event` (the host's narration of one event the seat may see, and the event as in events.jsonl),
+`request` (a unique id, the request's kind, the host's instruction and the legal answers) and `end` (the result).
+The seat answers each request with `{"id": ID, "answer": TEXT}` (read as a person's line is: a JSON decision in
+it, else the whole-word rule parse) or `{"id": ID, "action": {...}}`, a typed action keyed as the constrained
+answers of decisions.kinds are: `{"team": [1, 2]}`, `{"vote": "approve"}`, `{"card": "fail"}`, `{"merlin": 4}`
+(0: pass, where allowed), `{"text": "..."}` for a speech.
+
+The builders return plain dicts and `read_line` / `read_answer` take what came back, so the same objects can go
+over any transport (the subprocess pipes of agents.external, or HTTP later). Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from avalon_agents.core.actions import Action, ActionRequest, IllegalAction, RequestKind, Speak
+from avalon_agents.core.events import EVENT_ADAPTER, GameEvent, GameResult
+from avalon_agents.core.types import Role, Seat
+from avalon_agents.decisions.kinds import kind_of
+
+MAX_LINE = 1 << 20
+"""The longest line a program may write (bytes); a longer one is a protocol error."""
+
+
+class ProtocolError(ValueError):
+    """A message that breaks the protocol. `problem` is its SeatFault problem (`bad_json`, `unknown_id`,
+    `illegal`)."""
+
+    def __init__(self, problem: str, detail: str) -> None:
+        super().__init__(detail)
+        self.problem = problem
+
+
+def start(seat: Seat, players: int, role: Role, system: str) -> dict[str, Any]:
+    return {"type": "start", "seat": seat, "players": players, "role": role.value, "system": system}
+
+
+def event(e: GameEvent, text: str | None) -> dict[str, Any]:
+    """One event the seat may see: the host's narration of it ("" for an event the host does not narrate) and the
+    event as events.jsonl holds it."""
+    return {"type": "event", "text": text or "", "event": EVENT_ADAPTER.dump_python(e, mode="json")}
+
+
+def legal(request: ActionRequest) -> dict[str, Any]:
+    """The legal answers of a request, as its message carries them."""
+    kind = request.kind
+    if kind is RequestKind.PROPOSE:
+        return {"team_size": request.team_size, "players": list(request.options)}
+    if kind is RequestKind.VOTE:
+        return {"options": ["approve", "reject"]}
+    if kind is RequestKind.QUEST:
+        return {"options": ["success", "fail"] if request.can_fail else ["success"]}
+    if kind is RequestKind.ASSASSINATE:
+        return {"players": list(request.options), **({"may_pass": True} if request.may_pass else {})}
+    return {}
+
+
+def request_message(id: str, request: ActionRequest, text: str) -> dict[str, Any]:
+    return {"type": "request", "id": id, "kind": request.kind.value, "text": text, "legal": legal(request)}
+
+
+def end(result: GameResult) -> dict[str, Any]:
+    return {"type": "end", "result": result.model_dump(mode="json")}
+
+
+def dumps(message: dict[str, Any]) -> str:
+    """One message as one line (ASCII-escaped JSON: no character in it can break the line)."""
+    return json.dumps(message, ensure_ascii=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A program's answer to a request: its id, and its text or its typed action's JSON object."""
+
+    id: str
+    text: str | None = None
+    action: dict[str, Any] | None = None
+
+
+def read_line(line: str | bytes) -> Answer:
+    """One line a program wrote, as an answer; ProtocolError `bad_json` if it is none."""
+    if len(line) > MAX_LINE:
+        raise ProtocolError("bad_json", f"a line of {len(line)} bytes (at most {MAX_LINE})")
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        raise ProtocolError("bad_json", f"not JSON: {_short(line)}") from None
+    if not isinstance(value, dict):
+        raise ProtocolError("bad_json", f"not a JSON object: {_short(line)}")
+    id = value.get("id")
+    if not isinstance(id, str):
+        raise ProtocolError("bad_json", f"no string \"id\": {_short(line)}")
+    answer, action = value.get("answer"), value.get("action")
+    if (answer is None) == (action is None):
+        raise ProtocolError("bad_json", f"give one of \"answer\" (a string) or \"action\" (an object): {_short(line)}")
+    if answer is not None and not isinstance(answer, str):
+        raise ProtocolError("bad_json", "\"answer\" must be a string")
+    if action is not None and not isinstance(action, dict):
+        raise ProtocolError("bad_json", "\"action\" must be a JSON object")
+    return Answer(id=id, text=answer, action=action)
+
+
+def read_answer(answer: Answer, request: ActionRequest) -> Action:
+    """The legal action an answer gives `request`; ProtocolError `illegal` naming why there is none."""
+    spec = kind_of(request)
+    if answer.action is not None:
+        key = spec.key or "text"
+        if key not in answer.action:
+            raise ProtocolError("illegal", f"the action of a {request.kind.value} request is {{\"{key}\": ...}}")
+        value = answer.action[key]
+        if request.kind is RequestKind.SPEAK:
+            if not isinstance(value, str):
+                raise ProtocolError("illegal", "a speech's \"text\" must be a string")
+            return Speak(text=value)
+        action = spec.value_of(value)
+        if action is None:
+            raise ProtocolError("illegal", f"{key}: {_short(json.dumps(value))} names no {request.kind.value}")
+    else:
+        text = answer.text or ""
+        if request.kind is RequestKind.SPEAK:
+            return Speak(text=text)
+        action = spec.read_json(text) or spec.parse(text, request)
+        if action is None:
+            raise ProtocolError("illegal", "no clear answer")
+    try:
+        return request.validate(action)
+    except IllegalAction as exc:
+        raise ProtocolError("illegal", str(exc)) from None
+
+
+def _short(text: str | bytes, limit: int = 80) -> str:
+    text = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    text = text.strip()
+    return repr(text if len(text) <= limit else text[:limit] + "...")

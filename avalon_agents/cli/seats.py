@@ -1,0 +1,66 @@
+"""`avalon seat-test`: a program plays a few games as a seat among rule bots; every protocol error it made."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import click
+
+from avalon_agents.cli.base import GAMES, PLAYERS, SEEDS, cli, one_line_errors
+
+EXIT_FAULTS = 1
+
+
+@cli.command("seat-test", context_settings={"ignore_unknown_options": True})
+@click.option("--games", default=3, show_default=True, type=GAMES,
+              help="How many games (game i seats the program at seat i, counted round the table).")
+@click.option("--players", default=6, show_default=True, type=PLAYERS, help="Players per game.")
+@click.option("--seed", default=0, show_default=True, type=SEEDS, help="Seed of the first game; game i uses seed+i.")
+@click.option("--timeout", default=10.0, show_default=True, type=click.FloatRange(0, 3600, min_open=True),
+              help="Seconds the program may take to answer one request.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def seat_test(games: int, players: int, seed: int, timeout: float, command: tuple[str, ...]) -> None:
+    """Test a program that plays a seat (the protocol of docs/seats.md): it plays GAMES games, one seat among
+    rule bots, and every protocol error it made is printed (bad JSON, an answer to an unknown id, an illegal
+    answer, a timeout, a crash) with the fallbacks they cost.
+
+    \b
+    Exit codes: 0 no protocol error; 1 the program made protocol errors (each printed); 2 a mistake in the
+    input (one line naming it).
+
+    \b
+    Example:
+      avalon seat-test -- python3 experiments/bots/random_bot.py
+    """
+    from avalon_agents.agents.external import ExternalAgent
+
+    with one_line_errors():
+        ExternalAgent.check_options({"command": list(command), "timeout": timeout})
+    faults = asyncio.run(_play(list(command), games, players, seed, timeout))
+    for game, fault in faults:
+        where = f" quest {fault.quest}.{fault.attempt} {fault.kind}" if fault.kind else ""
+        click.echo(f"game {game}, seat {fault.seat}{where}: {fault.problem}: {fault.detail}")
+    errors = [f for _, f in faults if f.problem != "fallback"]
+    fallbacks = len(faults) - len(errors)
+    if errors:
+        click.echo(f"{len(errors)} protocol errors, {fallbacks} fallbacks in {games} games", err=True)
+        sys.exit(EXIT_FAULTS)
+    click.echo(f"no protocol error in {games} games")
+
+
+async def _play(command: list[str], games: int, players: int, seed: int, timeout: float) -> list:
+    from avalon_agents.core.rules import make_rules
+    from avalon_agents.host.play import AgentSetup, play_one
+    from avalon_agents.records.trace import SeatFault
+
+    rules = make_rules("official", players)
+    program, bots = AgentSetup(options={"command": command, "timeout": timeout}), AgentSetup()
+    found = []
+    for i in range(games):
+        seat = i % players + 1
+        kinds = ["external" if s == seat else "rulebot" for s in rules.seats]
+        setups = [program if s == seat else bots for s in rules.seats]
+        host = await play_one(rules, kinds, seed + i, setups=setups)
+        found += [(i + 1, r) for r in host.tracer.records if isinstance(r, SeatFault)]
+    return found
