@@ -72,3 +72,7 @@ def test_seat_test_reports_a_bad_program_and_exits_1(tmp_path):
     assert "bad_json: not JSON: 'oops'" in done.stdout
     assert "illegal: no clear answer" in done.stdout
     assert "protocol errors" in done.stderr
+    as_json = avalon("seat-test", "--json", "--games", "1", "--timeout", "2", "--", sys.executable, str(program))
+    found = json.loads(as_json.stdout)
+    assert as_json.returncode == 1 and found["errors"] > 0 and found["games"] == 1
+    assert {"bad_json", "illegal"} <= {f["problem"] for f in found["faults"]}

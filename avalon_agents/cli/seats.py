@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from avalon_agents.cli.base import GAMES, PLAYERS, SEEDS, cli, one_line_errors
+from avalon_agents.cli.base import GAMES, PLAYERS, SEEDS, cli, echo_json, json_option, one_line_errors
 
 EXIT_FAULTS = 1
 
@@ -19,8 +19,9 @@ EXIT_FAULTS = 1
 @click.option("--seed", default=0, show_default=True, type=SEEDS, help="Seed of the first game; game i uses seed+i.")
 @click.option("--timeout", default=10.0, show_default=True, type=click.FloatRange(0, 3600, min_open=True),
               help="Seconds the program may take to answer one request.")
+@json_option
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def seat_test(games: int, players: int, seed: int, timeout: float, command: tuple[str, ...]) -> None:
+def seat_test(games: int, players: int, seed: int, timeout: float, as_json: bool, command: tuple[str, ...]) -> None:
     """Test a program that plays a seat (the protocol of docs/seats.md): it plays GAMES games, one seat among
     rule bots, and every protocol error it made is printed (bad JSON, an answer to an unknown id, an illegal
     answer, a timeout, a crash) with the fallbacks they cost.
@@ -38,10 +39,14 @@ def seat_test(games: int, players: int, seed: int, timeout: float, command: tupl
     with one_line_errors():
         ExternalAgent.check_options({"command": list(command), "timeout": timeout})
     faults = asyncio.run(_play(list(command), games, players, seed, timeout))
+    errors = [f for _, f in faults if f.problem != "fallback"]
+    if as_json:
+        echo_json({"games": games, "errors": len(errors), "fallbacks": len(faults) - len(errors),
+                   "faults": [{"game": game, **fault.model_dump(exclude={"type"})} for game, fault in faults]})
+        sys.exit(EXIT_FAULTS if errors else 0)
     for game, fault in faults:
         where = f" quest {fault.quest}.{fault.attempt} {fault.kind}" if fault.kind else ""
         click.echo(f"game {game}, seat {fault.seat}{where}: {fault.problem}: {fault.detail}")
-    errors = [f for _, f in faults if f.problem != "fallback"]
     fallbacks = len(faults) - len(errors)
     if errors:
         click.echo(f"{len(errors)} protocol errors, {fallbacks} fallbacks in {games} games", err=True)
