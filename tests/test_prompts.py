@@ -90,6 +90,21 @@ def exercise_everything() -> None:
     # the baseline (three seats: its embeddings are the costly part), and a suggestion from a pool whose answers
     # ended differently (one game's turns of a role all score the same, and draw none)
     asyncio.run(play_one(make_rules(), ["baseline", "rulebot"] * 3, 0, setups=scripted_setup()))
+    # the small-model profile: its rules text and the baseline's answer-first form; the echo re-ask and the speech
+    # left with no words of its own
+    small = scripted_setup(settings=ModelSettings(spec="scripted", profile="small"))
+    asyncio.run(play_one(make_rules(), ["baseline", "rulebot"] * 3, 0, setups=small))
+    from avalon_agents.core.actions import Reply
+    from avalon_agents.extract.extractor import guard_speech
+
+    prompt = "Your turn to speak about the proposed team for quest 1, and share your view in at most 100 words."
+
+    async def echo_again(reason: str) -> Reply:
+        return Reply(text=prompt, prompt=prompt, profile="small")
+
+    speech, _ = asyncio.run(guard_speech(ActionRequest(seat=1, kind=RequestKind.SPEAK, quest=1, attempt=1),
+                                         Reply(text=prompt, prompt=prompt, profile="small"), echo_again))
+    assert speech.text == prompting.template("host/no_speech").render()
     agent = baseline_with_pool([("I approve.", 1.0), ("I reject.", -1.0)])
     asyncio.run(agent._suggest(SUGGEST_REQUEST))
     assert agent.suggestion

@@ -264,6 +264,7 @@ def test_run_json_gives_the_results_per_variant_and_side(tmp_path):
     (fig3,) = summary["paper_figures"]
     assert (fig3["figure"], fig3["paper"], fig3["variant"]) == ("3a", 0.80, "full") and fig3["value"] is not None
     assert set(summary["health"]) == {"full", "no_plan"} and summary["aborted"] == []
-    assert summary["provenance"].startswith("produced by: models scripted; rules official; experiment tiny (config ")
+    assert summary["provenance"].startswith("produced by: models scripted; rules official; role cards paper; "
+                                            "extractor scripted at T=0; experiment tiny (config ")
     assert "decisions: " in summary["provenance"] and "off: plan) in no_plan" in summary["provenance"]
     assert "fingerprint" in summary["provenance"] and "2 of 8 planned games finished" in summary["provenance"]
