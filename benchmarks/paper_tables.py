@@ -88,8 +88,10 @@ def main() -> None:
             start = time.perf_counter()
             proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
             wall = time.perf_counter() - start
-            if proc.returncode not in (0, 3):
-                print(f"table {table}, {model}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}", flush=True)
+            if proc.returncode not in (0, 3) or not any(out.glob("*/series-*/game-*/result.json")):
+                # a failed run, or one whose game was aborted (replayed on the next run): nothing to record yet
+                print(f"table {table}, {model}: exit {proc.returncode}, no finished game yet: "
+                      f"{proc.stderr.strip()[-300:]}", flush=True)
                 continue
             row = {"table": table, "model": model, "tag": args.tag,
                    "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
