@@ -281,7 +281,8 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
               "\"too few games\", not a measurement. `n` is the rows behind a value, `games` the games they come "
               "from. A failure vote rate with `applies` False is fixed by the rules (good players cannot fail a "
               "quest): no interval, n/a on the figure. See docs/analysis.md#intervals."]
-    few = sorted({name for name, t in result.tables.items() if "few_games" in t and t["few_games"].astype("boolean").fillna(False).any()})
+    few = sorted({name for name, t in result.tables.items()
+                  if "few_games" in t and t["few_games"].astype("boolean").fillna(False).any()})
     if few:
         parts.append(f"_Fewer than 5 games behind some rows of: {', '.join(few)}._")
     if result.judgments is None:
