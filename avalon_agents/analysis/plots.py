@@ -24,20 +24,17 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import re
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from avalon_agents.analysis.figure_text import one_line, relative_paths, wrap
 from avalon_agents.core import Role
 
 ROLE_ORDER = [r.value for r in Role]  # Merlin, Percival, Loyal Servant, Morgana, Assassin, Mordred, ...
@@ -54,8 +51,6 @@ RATE_LIMITS = (0.0, 1.0)
 MARGIN = 0.05  # of the y-range, above and below, so no cap or marker sits on the frame
 TITLE_SIZE = 11
 PANEL_TITLE_SIZE = 9
-FOOTER_SIZE = 6.0
-FOOTER_MIN_SIZE = 5.0
 FEW_MARK = "*"
 FEW_NOTE = "* fewer than 5 games:\nthe interval is a floor\n(pooled Wilson), not\nthe spread between games"
 NOT_APPLICABLE = "n/a"
@@ -90,73 +85,6 @@ def side_of(name: object) -> str | None:
 
 def side_colour(name: object) -> str:
     return SIDE_COLOURS.get(side_of(name) or "", NO_SIDE)
-
-
-@lru_cache(maxsize=4096)
-def text_width(text: str, size: float) -> float:
-    """The width in inches of one line of `text` at `size` points in the default font (no renderer needed)."""
-    from matplotlib.textpath import TextToPath
-
-    width, _, _ = TextToPath().get_text_width_height_descent(text, FontProperties(size=size), ismath=False)
-    return width / 72
-
-
-def wrap(text: str, size: float, width: float) -> str:
-    """`text` broken at spaces into lines no wider than `width` inches at `size` points (a word wider than that
-    keeps its own line)."""
-    lines: list[str] = []
-    for paragraph in str(text).split("\n"):
-        line = ""
-        for word in paragraph.split(" "):
-            trial = f"{line} {word}" if line else word
-            if line and text_width(trial, size) > width:
-                lines.append(line)
-                line = word
-            else:
-                line = trial
-        lines.append(line)
-    return "\n".join(lines)
-
-
-def one_line(text: str, width: float, size: float = FOOTER_SIZE, smallest: float = FOOTER_MIN_SIZE
-             ) -> tuple[str, float]:
-    """(text, size): `text` on one line no wider than `width` inches: at `size`, else at a smaller size down to
-    `smallest`, else cut at a word and ended with an ellipsis."""
-    text = " ".join(str(text).split())
-    if size > smallest and text_width(text, size) > width:  # as small as allowed before cutting anything
-        size = max(smallest, size * width / text_width(text, size))
-    if text_width(text, size) <= width:
-        return text, size
-    words = text.split(" ")
-    keep, over = 1, len(words)  # the most words that fit, by halving: a long provenance is measured a few times
-    while over - keep > 1:
-        middle = (keep + over) // 2
-        if text_width(" ".join(words[:middle]) + " …", size) <= width:
-            keep = middle
-        else:
-            over = middle
-    return " ".join(words[:keep]) + " …", size
-
-
-ABSOLUTE = re.compile(r"(?<![\w.~:/…-])(/[^\s;,()\[\]'\"]+)")
-
-
-def relative_paths(text: str, root: str | Path | None = None) -> str:
-    """`text` with every absolute path made relative: to `root` (e.g. the run folder) or else the working
-    directory when the path lies under it, else its last two parts after "…/"."""
-    bases = [Path(b).resolve() for b in (root, os.getcwd()) if b is not None]
-
-    def relative(match: re.Match[str]) -> str:
-        path = Path(match.group(1))
-        for base in bases:
-            try:
-                found = path.resolve().relative_to(base)
-            except (ValueError, OSError):
-                continue
-            return str(found) if str(found) != "." else (base.name or ".")
-        return "…/" + "/".join(path.parts[-2:])
-
-    return ABSOLUTE.sub(relative, str(text))
 
 
 def _few(part: pd.DataFrame) -> pd.Series:

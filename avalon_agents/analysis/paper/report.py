@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 
-from avalon_agents.analysis import plots
+from avalon_agents.analysis import figure_text, plots
 from avalon_agents.analysis.humans import players
 from avalon_agents.analysis.judges.registry import JUDGES
 from avalon_agents.analysis.judges.run import Judgments, Progress, judge_run
@@ -212,7 +212,7 @@ def _shown_path(path: str | Path | None, root: Path | None = None) -> str | None
     """A path as a figure may print it: relative to `root` or the working directory (never absolute)."""
     if not path:
         return None
-    return plots.relative_paths(str(Path(path).resolve()) if Path(path).is_absolute() else str(path), root)
+    return figure_text.relative_paths(str(Path(path).resolve()) if Path(path).is_absolute() else str(path), root)
 
 
 def footer(result: Analysis) -> str:
@@ -223,7 +223,7 @@ def footer(result: Analysis) -> str:
     judge = result.judge_spec or "none"
     if result.judge_spec == "scripted":
         judge += " (not a real judgment)"
-    parts = [f"run {plots.relative_paths(str(run.resolve()))}", f"{len(games)} games",
+    parts = [f"run {figure_text.relative_paths(str(run.resolve()))}", f"{len(games)} games",
              f"models {', '.join(map(str, games['models'].dropna().unique())) or 'none (bots)'}", f"judge {judge}"]
     meta = read_experiment(run) or {}
     parts += [f"commit {str(meta['commit'])[:8]}"] if meta.get("commit") else []
