@@ -1,28 +1,60 @@
-"""HumanAgent: a person takes a seat, in a terminal; `Terminal`: the plain lines it reads and writes."""
+"""HumanAgent: a person takes a seat; `Desk`: where the person sits (`Terminal`: plain lines on a terminal; the web
+table's seats, table.desk)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import threading
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from avalon_agents.agents.base import AgentBase
-from avalon_agents.core.actions import ActionRequest, IllegalAction, Reply
-from avalon_agents.core.events import GameEvent, GameStarted, RoleAssigned
+from avalon_agents.core.actions import Action, ActionRequest, IllegalAction, Reply
+from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAssigned
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat, seat_name
 from avalon_agents.decisions.kinds import kind_of
 from avalon_agents.narrate import announce, reask, system_prompt
+from avalon_agents.records.trace import SeatFault, Tracer
 
 
 class InputEnded(EOFError):
     """The person's input ended before the game did."""
 
 
+class NoAnswer(TimeoutError):
+    """The person gave no answer in the time a decision may take (a web table's --decision-timeout)."""
+
+
+class Desk(Protocol):
+    """Where a person sits: shown what the seat may see, asked for its answers."""
+
+    def show(self, text: str, event: GameEvent | None = None) -> None:
+        """A line for the person: the seat's system prompt (event: its RoleAssigned), the host's narration of an
+        event (`event`), or a re-ask."""
+
+    async def ask(self, request: ActionRequest, text: str) -> str:
+        """The person's answer to `request`, worded `text`. Raises InputEnded (no more answers will come) or
+        NoAnswer (none came in time: the fallback decides)."""
+
+    def end(self, result: GameResult) -> None:
+        """The game is over."""
+
+
+def read_answer(text: str, request: ActionRequest) -> Action:
+    """The legal action a person's answer gives `request` (the decision kind's rule parse: `aprove` reads as
+    approve); IllegalAction with the reason (the re-ask) if there is none."""
+    action = kind_of(request).parse(text.strip(), request)
+    if action is None:
+        raise IllegalAction("no clear answer")
+    return request.validate(action)
+
+
 class Terminal:
-    """The one writer of what a human seat is shown, and the reader of the lines it types (one line each).
+    """A desk on a terminal: the one writer of what a human seat is shown, and the reader of the lines it types
+    (one line each).
 
     Args:
         input: where the lines come from (the CLI gives standard input, so answers can be piped in).
@@ -44,6 +76,16 @@ class Terminal:
         if not line:
             raise InputEnded("input ended")
         return line.rstrip("\r\n")
+
+    def show(self, text: str, event: GameEvent | None = None) -> None:
+        self.say(text + "\n" if isinstance(event, RoleAssigned) else text)
+
+    async def ask(self, request: ActionRequest, text: str) -> str:
+        self.say(f"\n{text}\nYour answer ({kind_of(request).answers(request)}):")
+        return (await self.read()).strip()
+
+    def end(self, result: GameResult) -> None:
+        return None  # the command prints the game's end
 
 
 async def _in_thread(read: Callable[[], str]) -> str:
@@ -69,25 +111,31 @@ async def _in_thread(read: Callable[[], str]) -> str:
 
 
 class HumanAgent(AgentBase):
-    """A person plays the seat: shown exactly what an LLM seat is given, answering with typed lines.
+    """A person plays the seat: shown exactly what an LLM seat is given, answering at a desk (a terminal, or a
+    web table's seat page).
 
     At the start the seat's system prompt (the rules and its role card); then the host's narration of every
-    event the seat may see, its night information included; for each request the host's instruction and the
-    legal answers in a few words. The typed line is read by the decision kind's rule parse (decisions.kinds)
-    and checked against the request; an unclear or illegal answer is asked again with the reason, in the
-    host's re-ask wording, until a legal one comes.
+    event the seat may see, its night information included; for each request the host's instruction (the desk
+    adds the legal answers). The answer is read by the decision kind's rule parse (decisions.kinds) and checked
+    against the request; an unclear or illegal answer is asked again with the reason, in the host's re-ask
+    wording, until a legal one comes. A desk that gets no answer in time (NoAnswer) leaves the decision to the
+    request kind's fallback (the extractor's), recorded as a `seat_fault` record (problem `fallback`).
 
     Args:
         seat: the seat it plays.
-        seed: unused (the person is the randomness); kept for a uniform factory.
-        terminal: where it reads and writes (the CLI's standard input and output).
+        seed: seeds the fallbacks' random choices.
+        terminal: the desk (the CLI's standard input and output, or a web table's seat).
+        tracer: where its seat_fault records go (the game's).
     """
 
     needs_terminal = True
+    needs_tracer = True
 
-    def __init__(self, *, seat: Seat, seed: int = 0, terminal: Terminal) -> None:
+    def __init__(self, *, seat: Seat, seed: int = 0, terminal: Desk, tracer: Tracer | None = None) -> None:
         self.seat = seat
         self.terminal = terminal
+        self.tracer = tracer
+        self.rng = random.Random(seed)
         self.rules: RuleSet | None = None
 
     async def observe(self, events: Sequence[GameEvent]) -> None:
@@ -95,24 +143,31 @@ class HumanAgent(AgentBase):
             if isinstance(e, GameStarted):
                 self.rules = e.rules
             elif isinstance(e, RoleAssigned):
-                self.terminal.say(system_prompt(self.rules, self.seat, e.role) + "\n")
+                self.terminal.show(system_prompt(self.rules, self.seat, e.role), e)
             elif (text := announce(e, self.rules)) is not None:
-                self.terminal.say(text)
+                self.terminal.show(text, e)
 
     async def act(self, request: ActionRequest, instruction: str) -> Reply:
-        spec = kind_of(request)
         shown = instruction
         while True:
-            self.terminal.say(f"\n{shown}\nYour answer ({spec.answers(request)}):")
             try:
-                text = (await self.terminal.read()).strip()
+                text = await self.terminal.ask(request, shown)
             except InputEnded:
                 raise InputEnded(f"human: the input ended before the game did ({seat_name(self.seat)} was asked "
                                  f"to {request.kind.value})") from None
-            action = spec.parse(text, request)
+            except NoAnswer as exc:
+                return self._fallback(request, str(exc))
             try:
-                if action is None:
-                    raise IllegalAction("no clear answer")
-                return Reply(text=text, action=request.validate(action), source="rule")
+                return Reply(text=text, action=read_answer(text, request), source="rule")
             except IllegalAction as exc:
                 shown = reask(str(exc), instruction)
+
+    async def on_game_end(self, result: GameResult) -> None:
+        self.terminal.end(result)
+
+    def _fallback(self, request: ActionRequest, why: str) -> Reply:
+        action = kind_of(request).fallback(request, None, self.rng)
+        if self.tracer is not None:
+            self.tracer.trace(SeatFault(seat=self.seat, problem="fallback", detail=why or "no answer in time",
+                                        kind=request.kind.value, quest=request.quest, attempt=request.attempt))
+        return Reply(text="", action=action, source="typed")

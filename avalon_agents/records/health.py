@@ -46,7 +46,7 @@ def health_line(u: dict[str, Any]) -> str:
                  if u.get("throttled") else "")
     speeches = (f"; speeches {u['echoes']}/{u['speeches']} echo their prompt, {u['mid_sentence']} end mid-sentence"
                 if u.get("speeches") else "")
-    programs = (f"; program seats: {u['seat_faults']} protocol errors, {u['seat_fallbacks']} fallbacks"
+    programs = (f"; program and web seats: {u['seat_faults']} protocol errors, {u['seat_fallbacks']} fallbacks"
                 if u.get("seat_faults") or u.get("seat_fallbacks") else "")
     return (f"health: calls {failed}, {u['attempts'] - calls} retries{throttled}; decisions {u['reasks']} re-asks, "
             f"{u['fallbacks']}/{decisions} fallbacks, valid response rate {'n/a' if vrr is None else f'{vrr:.1%}'}"

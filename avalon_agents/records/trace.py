@@ -163,8 +163,8 @@ class SeatFault(Record):
     object (`bad_json`), an answer to no open request (`unknown_id`), an answer no legal action could be read
     from (`illegal`, asked again with the reason), no answer in time (`timeout`), a program that ended or whose
     pipes broke (`crash`); and each decision its fallback made for it (`fallback`: after too many illegal
-    answers, or for the rest of a game after a timeout or crash). `kind` is the request's kind (None outside a
-    request)."""
+    answers, or for the rest of a game after a timeout or crash; and for a person at a web table who gave no
+    answer in time, agents.human). `kind` is the request's kind (None outside a request)."""
 
     type: Literal["seat_fault"] = "seat_fault"
     seat: int

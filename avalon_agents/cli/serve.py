@@ -1,0 +1,160 @@
+"""`avalon serve`: one game at a web table, people at their seats' pages (docs/table.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from avalon_agents import logs
+from avalon_agents.cli.base import (
+    PLAYERS,
+    SEEDS,
+    UserError,
+    cli,
+    embedded_notice,
+    logging_options,
+    model_options,
+    one_line_errors,
+    plugin_option,
+)
+from avalon_agents.core.rules import PRESETS, make_rules
+from avalon_agents.llm.settings import ModelSettings
+
+DEFAULT_OUT = Path("runs") / "table"
+
+
+@cli.command()
+@click.option("--human", "humans", default="1", show_default=True, metavar="SEAT,SEAT,...",
+              help="The seats people take, each at its own page (a comma list).")
+@click.option("--seats", default="rulebot", show_default=True,
+              help="Agent kind of the other seats (rulebot, random, llm, cognitive, baseline; or a plugin's), or a "
+                   "comma list, one per seat (the people's seats are left out of it or named 'human').")
+@click.option("--players", default=6, show_default=True, type=PLAYERS, help="Players at the table.")
+@click.option("--rules", "preset", default="official", show_default=True,
+              help=f"Rule preset: {' or '.join(PRESETS)}.")
+@click.option("--seed", default=0, show_default=True, type=SEEDS, help="The game's seed (the deal, the first leader).")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="The port to listen on (0: any free one).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address to listen on. Only this machine can reach 127.0.0.1; any other address lets other "
+                   "machines play (a warning says so).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the game is recorded (game-00001/, replay/, run.log), like any game; people's seats are "
+                   "recorded as 'human'. Default: runs/table/DATE-TIME. Must be new or empty.")
+@click.option("--decision-timeout", default=300.0, show_default=True, type=click.FloatRange(0),
+              help="Seconds a person may take over one decision or speech; then the documented fallback decides "
+                   "(recorded in the run's health). 0: no limit.")
+@click.option("--linger", default=30.0, show_default=True, type=click.FloatRange(0, 3600),
+              help="Seconds the table stays up after the game, so people see the end and open the replay.")
+@model_options
+@click.option("--constrained/--unconstrained", default=True, show_default=True,
+              help="Decisions of llm seats use JSON-schema constrained output.")
+@plugin_option
+@logging_options
+def serve(humans: str, seats: str, players: int, preset: str, seed: int, port: int, host: str, out: Path | None,
+          decision_timeout: float, linger: float, settings: ModelSettings, constrained: bool) -> None:
+    """Play one game at a web table: people take seats in their browsers, the other seats are agents or bots.
+
+    Prints one address per person's seat (`Player N: http://127.0.0.1:PORT/seat/N?token=TOKEN`: the token is
+    the seat's key, give each person only theirs) and one for spectators (public events, the roles at the end);
+    serves the table until the game ends, records it in --out like any game, writes its replay and exits 0.
+
+    \b
+    Examples:
+      avalon serve                                     you at seat 1 against 5 rule bots
+      avalon serve --human 1,4 --players 7             two people, 5 rule bots
+      avalon serve --human 2 --seats llm --model openai:gpt-4o-mini
+      avalon serve --host 0.0.0.0 --port 8080          reachable from other machines (a warning says so)
+    """
+    from avalon_agents.agents.registry import needs_llm
+    from avalon_agents.host.batch import play_setup
+    from avalon_agents.table.serve import TableGame
+
+    with one_line_errors():
+        rules = make_rules(preset, players)
+        kinds = table_seats(seats, humans, rules.players)
+        out = out if out is not None else DEFAULT_OUT / datetime.now().strftime("%Y%m%d-%H%M%S")
+        if out.exists() and any(out.iterdir()):
+            raise UserError(f"out: {out} is not empty (a table records one new game; choose a new folder)")
+        if any(needs_llm(k) for k in kinds):
+            embedded_notice(settings.spec)
+        setup = play_setup(kinds, settings.model_copy(update={"constrained": constrained}))
+        game = TableGame(rules=rules, kinds=tuple(kinds), seed=seed, setup=setup,
+                         decision_timeout=decision_timeout or None)
+        out.mkdir(parents=True, exist_ok=True)
+    if not _loopback(host):
+        click.echo(f"warning: the table listens on {host}: anyone who can reach this machine and holds a seat's "
+                   "address can play that seat; give each person only their own address", err=True)
+    with logs.run_log(out), one_line_errors(out, stopped="the table stopped; the game has no result"):
+        played = asyncio.run(_serve(game, out, host, port, linger))
+    result = played.result
+    click.echo(f"{result.winner.value} wins ({result.reason.value.replace('_', ' ')}); recorded in {out}")
+    click.echo(f"replay: {out / 'replay' / 'index.html'}")
+    click.echo(_people_line(played.records, game))
+
+
+async def _serve(game, out: Path, host: str, port: int, linger: float):
+    from avalon_agents.table.serve import serve_table
+
+    def ready(table, address) -> None:
+        for seat in game.humans:
+            click.echo(f"Player {seat}: {address.url(table.seat_path(seat))}")
+        click.echo(f"Spectators: {address.url(table.watch_path())}")
+        click.echo(f"the table is open; it closes {linger:g} s after the game ends (Ctrl-C stops it)", err=True)
+        sys.stdout.flush()
+
+    try:
+        return await serve_table(game, out, host=host, port=port, ready=ready, linger=linger)
+    except OSError as exc:
+        if exc.filename is None and exc.errno is not None:
+            raise UserError(f"port: cannot listen on {host}:{port} ({exc.strerror})") from None
+        raise
+
+
+def table_seats(seats: str, humans: str, players: int) -> list[str]:
+    """The kind at each seat: `--seats` (one kind, or one per seat) with `human` at each of `--human`'s seats.
+    Raises UserError naming the bad option."""
+    from avalon_agents.agents.registry import AGENT_KINDS
+
+    try:
+        taken = sorted({int(part) for part in humans.split(",") if part.strip()})
+    except ValueError:
+        raise UserError(f"human: seats as a comma list of numbers, e.g. 1,3; not {humans!r}") from None
+    if not taken or not all(1 <= s <= players for s in taken):
+        raise UserError(f"human: seats from 1 to {players}, e.g. 1,3; not {humans!r}")
+    kinds = [k.strip() for k in seats.split(",")]
+    if len(kinds) == 1:
+        kinds *= players
+    if len(kinds) != players:
+        raise UserError(f"seats: {len(kinds)} kinds given for {players} players (give one, or one per seat)")
+    for seat, kind in enumerate(kinds, 1):
+        if kind == "human" and seat not in taken:
+            raise UserError(f"seats: seat {seat} is 'human' but not in --human")
+        if kind not in AGENT_KINDS:
+            raise UserError(f"seats: unknown seat kind {kind!r} (choose from {', '.join(sorted(AGENT_KINDS))})")
+        if kind in ("external", "attacker"):
+            raise UserError(f"seats: a {kind!r} seat needs options: put it in a config (`avalon run`), not at a table")
+    return ["human" if seat in taken else kind for seat, kind in enumerate(kinds, 1)]
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _people_line(records, game) -> str:
+    from avalon_agents.records.trace import SeatFault
+
+    missed = [r for r in records if isinstance(r, SeatFault) and r.seat in game.humans and r.problem == "fallback"]
+    limit = f"{game.decision_timeout:g} s" if game.decision_timeout else "no limit"
+    return f"people's seats {', '.join(map(str, game.humans))}: {len(missed)} answers by the fallback (no answer " \
+           f"in {limit})"

@@ -1,0 +1,142 @@
+"""A person's seat at the web table (a `Desk` of agents.human): what the seat's page shows, and the answers typed
+there, read and checked as a terminal's are.
+
+`state()` is exactly what `GET /api/seat/N` answers: built only from what the host showed this seat (its system
+prompt, the narration of the events it may see, its own requests), so it can hold nothing the seat may not know.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from avalon_agents.agents.human import NoAnswer, read_answer
+from avalon_agents.agents.protocol import request_message
+from avalon_agents.core.actions import ActionRequest, IllegalAction, RequestKind
+from avalon_agents.core.events import GameEnded, GameEvent, GameResult, LeaderChosen, QuestCompleted, RoleAssigned
+from avalon_agents.core.rules import RuleSet
+from avalon_agents.core.types import Seat
+
+MAX_SPEECH = 1000
+"""The most characters a speech typed at the table may have (a longer one is refused with the reason)."""
+MAX_ANSWER = 200
+"""The most characters any other answer may have."""
+
+
+class QuestTrack:
+    """The public state of the table: each quest's team size and result, the current leader and proposal."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        self.results: dict[int, bool] = {}
+        self.leader: Seat | None = None
+        self.quest: int = 1
+        self.proposal: int = 1
+
+    def see(self, event: GameEvent) -> None:
+        if isinstance(event, LeaderChosen):
+            self.leader, self.quest, self.proposal = event.leader, event.quest, event.attempt
+        elif isinstance(event, QuestCompleted):
+            self.results[event.quest] = event.success
+
+    def state(self) -> dict[str, Any]:
+        quests = [{"quest": q, "team_size": size, "fails_required": fails,
+                   "result": None if q not in self.results else ("success" if self.results[q] else "fail")}
+                  for q, (size, fails) in enumerate(zip(self.rules.quest_sizes, self.rules.fails_required), 1)]
+        return {"players": self.rules.players, "quests": quests, "leader": self.leader, "quest": self.quest,
+                "proposal": self.proposal, "max_proposals": self.rules.max_proposals}
+
+
+def ending(result: GameResult | GameEnded) -> dict[str, Any]:
+    """The end as the table shows it: the winner, why, and every seat's role."""
+    return {"winner": result.winner.value, "reason": result.reason.value,
+            "roles": {str(s): r.value for s, r in sorted(result.roles.items())}}
+
+
+class WebDesk:
+    """One person's seat at the web table.
+
+    Args:
+        seat: the seat.
+        rules: the game's rules (the quest track's sizes).
+        decision_timeout: seconds a person may take over one request before the fallback decides (None: no
+            limit).
+    """
+
+    def __init__(self, seat: Seat, rules: RuleSet, decision_timeout: float | None = None) -> None:
+        self.seat = seat
+        self.decision_timeout = decision_timeout
+        self.track = QuestTrack(rules)
+        self.role: str | None = None
+        self.system = ""
+        self.lines: list[str] = []
+        self.request: dict[str, Any] | None = None  # the open request's protocol message
+        self.result: dict[str, Any] | None = None
+        self.replay: str | None = None  # the replay's address, once written
+        self.changed = asyncio.Event()  # set at every change (a page waiting on the state wakes)
+        self._open: ActionRequest | None = None
+        self._answer: asyncio.Future[str] | None = None
+        self._asked = 0
+
+    # ------------------------------------------------------------------ the Desk the seat's HumanAgent uses
+
+    def show(self, text: str, event: GameEvent | None = None) -> None:
+        if isinstance(event, RoleAssigned):
+            self.role, self.system = event.role.value, text
+        else:
+            self.lines.append(text)
+            if event is not None:
+                self.track.see(event)
+        self._changed()
+
+    async def ask(self, request: ActionRequest, text: str) -> str:
+        self._asked += 1
+        self._open = request
+        self.request = request_message(f"{self.seat}-{self._asked}", request, text)
+        self._answer = asyncio.get_running_loop().create_future()
+        self._changed()
+        try:
+            return await asyncio.wait_for(self._answer, self.decision_timeout)
+        except TimeoutError:
+            self.lines.append(f"No answer in {self.decision_timeout:g} s: the host decided for you.")
+            raise NoAnswer(f"no answer in {self.decision_timeout:g} s (--decision-timeout)") from None
+        finally:
+            self._open = self.request = self._answer = None
+            self._changed()
+
+    def end(self, result: GameResult) -> None:
+        self.result = ending(result)
+        self._changed()
+
+    # ------------------------------------------------------------------ the page's side
+
+    def answer(self, text: str) -> str | None:
+        """Take the person's answer to the open request: None if taken, else why not (the re-ask's reason)."""
+        request = self._open
+        if request is None or self._answer is None or self._answer.done():
+            return "no request is open for this seat"
+        limit = MAX_SPEECH if request.kind is RequestKind.SPEAK else MAX_ANSWER
+        if len(text) > limit:
+            return f"at most {limit} characters, not {len(text)}"
+        if request.kind is RequestKind.SPEAK:
+            if not text.strip():
+                return "say something (a speech cannot be empty)"
+        else:
+            try:
+                read_answer(text, request)
+            except IllegalAction as exc:
+                return str(exc)
+        self._answer.set_result(text)
+        self.request = None  # taken: a page asking now sees no open request
+        self._changed()
+        return None
+
+    def state(self) -> dict[str, Any]:
+        """What `GET /api/seat/N` answers."""
+        return {"seat": self.seat, "role": self.role, "system": self.system, "lines": list(self.lines),
+                "request": self.request, "over": self.result is not None, **self.track.state(),
+                "result": self.result, "replay": self.replay}
+
+    def _changed(self) -> None:
+        self.changed.set()
+        self.changed = asyncio.Event()

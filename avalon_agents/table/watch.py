@@ -1,0 +1,56 @@
+"""The spectator's view of a web table: public events only (what every seat may see), who the game is waiting
+for, and the roles once the game has ended. A GameWatcher (host.host): told, never asked."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from avalon_agents.core.actions import ActionRequest
+from avalon_agents.core.events import GameEnded, GameEvent
+from avalon_agents.core.rules import RuleSet
+from avalon_agents.core.types import Seat
+from avalon_agents.records.transcript import transcript
+from avalon_agents.table.desk import QuestTrack, ending
+
+
+class Spectator:
+    """What `GET /api/watch` answers: the transcript of the public events, the quest track, the seats the game
+    waits on (a public fact: everyone sees who has not voted yet), the end with every role."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.track = QuestTrack(rules)
+        self.events: list[GameEvent] = []
+        self.waiting_on: dict[int, tuple[Seat, str]] = {}
+        self.result: dict[str, Any] | None = None
+        self.replay: str | None = None
+        self.changed = asyncio.Event()
+
+    def waiting(self, request: ActionRequest) -> None:
+        self.waiting_on[id(request)] = (request.seat, request.kind.value)
+        self._changed()
+
+    def answered(self, request: ActionRequest) -> None:
+        self.waiting_on.pop(id(request), None)
+        self._changed()
+
+    def delivered(self, events: Sequence[GameEvent]) -> None:
+        for e in events:
+            if e.visible_to != "all":
+                continue
+            self.events.append(e)
+            self.track.see(e)
+            if isinstance(e, GameEnded):
+                self.result = ending(e)
+        self._changed()
+
+    def state(self) -> dict[str, Any]:
+        waiting = sorted({(seat, kind) for seat, kind in self.waiting_on.values()})
+        return {"seat": None, "role": None, "lines": transcript(self.events), "request": None,
+                "over": self.result is not None, "waiting": [{"seat": s, "kind": k} for s, k in waiting],
+                **self.track.state(), "result": self.result, "replay": self.replay}
+
+    def _changed(self) -> None:
+        self.changed.set()
+        self.changed = asyncio.Event()
