@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import random
 import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol, TextIO
 
 from avalon_agents.agents.base import AgentBase
-from avalon_agents.core.actions import Action, ActionRequest, IllegalAction, Reply
+from avalon_agents.core.actions import Action, ActionRequest, IllegalAction, Reply, RequestKind
 from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAssigned
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat, seat_name
@@ -43,10 +44,22 @@ class Desk(Protocol):
         """The game is over."""
 
 
+SPELLED = {RequestKind.VOTE: ("approve", "reject"), RequestKind.QUEST: ("success", "fail"),
+           RequestKind.ASSASSINATE: ("pass",)}
+"""The one-word answers a person may misspell (`aprove`), by request kind."""
+
+
 def read_answer(text: str, request: ActionRequest) -> Action:
-    """The legal action a person's answer gives `request` (the decision kind's rule parse: `aprove` reads as
-    approve); IllegalAction with the reason (the re-ask) if there is none."""
-    action = kind_of(request).parse(text.strip(), request)
+    """The legal action a person's answer gives `request`: the decision kind's rule parse, or, for a one-word
+    answer it cannot read, the one answer word it is a near spelling of (`aprove`, `rejct`, `sucess`);
+    IllegalAction with the reason (the re-ask) if there is none."""
+    spec = kind_of(request)
+    action = spec.parse(text.strip(), request)
+    if action is None:
+        word = text.strip().strip(".!").lower()
+        near = difflib.get_close_matches(word, SPELLED.get(request.kind, ()), n=2, cutoff=0.75)
+        if len(near) == 1 and " " not in word:
+            action = spec.parse(near[0], request)
     if action is None:
         raise IllegalAction("no clear answer")
     return request.validate(action)

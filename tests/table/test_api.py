@@ -1,0 +1,201 @@
+"""The web table's JSON API over real HTTP on loopback: a whole game played by two people's pages, the tokens,
+the answers refused with their reasons, the decision timeout's fallback, the spectator's public view, the
+records and the replay."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import aiohttp
+import pytest
+
+from avalon_agents.records.run_dir import read_meta, read_result, read_trace
+from avalon_agents.records.trace import SeatFault
+from avalon_agents.records.usage import usage
+from avalon_agents.table.desk import MAX_SPEECH
+from avalon_agents.table.server import MAX_BODY
+from tests.table.helpers import SPEECH, Browser, answer_for, open_table
+
+STATE_KEYS = {"seat", "role", "lines", "request", "over"}
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_two_people_play_a_whole_game_over_http(tmp_path):
+    async def main():
+        task, table, base = await open_table(tmp_path, humans=(2, 5))
+        async with aiohttp.ClientSession() as session:
+            people = [Browser(session, base, seat, table.tokens[seat]) for seat in (2, 5)]
+            spectator_states = []
+
+            async def watch():
+                while True:
+                    async with session.get(f"{base}/api/watch", params={"token": table.watch_token}) as r:
+                        state = await r.json()
+                    spectator_states.append(state)
+                    if state["over"]:
+                        return
+                    await asyncio.sleep(0.01)
+
+            ends = await asyncio.gather(*(p.play() for p in people), watch())
+            async with session.get(f"{base}/replay", params={"token": table.tokens[2]}) as r:
+                replay = (r.status, r.headers.get("Content-Security-Policy", ""), await r.text())
+        played = await task
+        return people, ends, spectator_states, replay, played
+
+    people, ends, spectator_states, replay, played = run(main())
+    for person, end in zip(people, ends):
+        assert STATE_KEYS <= set(end) and end["over"] is True and end["seat"] == person.seat
+        assert end["role"] == end["result"]["roles"][str(person.seat)]
+        assert all(status == 200 for status, _ in person.posts), person.posts
+        kinds = {s["request"]["kind"] for s in person.states if s["request"]}
+        assert {"vote", "speak"} <= kinds
+        for s in person.states:
+            if s["request"]:
+                assert set(s["request"]) == {"type", "id", "kind", "text", "legal"}
+                assert s["request"]["type"] == "request" and s["request"]["id"].startswith(f"{person.seat}-")
+        assert any(SPEECH in line for line in end["lines"])
+        assert end["replay"] == f"/replay?token={people[0].token if person.seat == 2 else people[1].token}"
+    # the game is recorded like any other, the people's seats as `human`
+    game = tmp_path / "game-00001"
+    meta, result = read_meta(game), read_result(game)
+    assert meta.seats == {1: "rulebot", 2: "human", 3: "rulebot", 4: "rulebot", 5: "human", 6: "rulebot"}
+    assert result == played.result and {k: v.value for k, v in result.roles.items()} == {
+        int(k): v for k, v in ends[0]["result"]["roles"].items()}
+    assert (tmp_path / "replay" / "index.html").is_file()
+    status, policy, page = replay
+    assert status == 200 and "script-src 'sha256-" in policy and "game-00001" in page
+    # the spectator saw every speech, no night information, and the roles only at the end
+    last = spectator_states[-1]
+    assert last["over"] and last["result"]["roles"] == ends[0]["result"]["roles"]
+    assert sum(SPEECH in line for line in last["lines"]) >= 2
+    assert not any("(night)" in line for s in spectator_states for line in s["lines"])
+    assert all(s["result"] is None for s in spectator_states if not s["over"])
+    assert any(s["waiting"] for s in spectator_states)
+
+
+def test_tokens_guard_every_address(tmp_path):
+    async def main():
+        task, table, base = await open_table(tmp_path, humans=(1, 2), decision_timeout=0.2)
+        got = {}
+        async with aiohttp.ClientSession() as session:
+            other = table.tokens[2]
+            for name, method, path, params in [
+                ("page, no token", "GET", "/seat/1", {}),
+                ("page, wrong token", "GET", "/seat/1", {"token": "x" * 24}),
+                ("page, another seat's token", "GET", "/seat/1", {"token": other}),
+                ("state, no token", "GET", "/api/seat/1", {}),
+                ("state, spectator token", "GET", "/api/seat/1", {"token": table.watch_token}),
+                ("answer, another seat's token", "POST", "/api/seat/1/answer", {"token": other}),
+                ("a bot's seat", "GET", "/api/seat/3", {"token": other}),
+                ("watch, seat token", "GET", "/api/watch", {"token": other}),
+                ("replay, no token", "GET", "/replay", {}),
+                ("the page itself", "GET", "/seat/1", {"token": table.tokens[1]}),
+                ("the spectator's page", "GET", "/watch", {"token": table.watch_token}),
+            ]:
+                async with session.request(method, base + path, params=params, json={"answer": "x"}) as r:
+                    got[name] = (r.status, r.headers.get("Content-Security-Policy", ""), r.headers.get("Cache-Control"))
+        await task
+        return got
+
+    got = run(main())
+    for name, (status, _, _) in got.items():
+        if not name.startswith("the "):
+            assert status == 403, name
+    for name in ("the page itself", "the spectator's page"):
+        status, policy, cache = got[name]
+        assert status == 200 and cache == "no-store"
+        assert "default-src 'none'" in policy and "'unsafe-inline'" not in policy.split("script-src")[1].split(";")[0]
+
+
+def test_answers_are_refused_with_their_reason(tmp_path):
+    async def main():
+        task, table, base = await open_table(tmp_path, humans=(1,))
+        found: dict[str, tuple[int, dict]] = {}
+        async with aiohttp.ClientSession() as session:
+            person = Browser(session, base, 1, table.tokens[1])
+
+            async def post_raw(data: bytes) -> tuple[int, str]:
+                async with session.post(f"{base}/api/seat/1/answer", params={"token": table.tokens[1]},
+                                        data=data, headers={"Content-Type": "application/json"}) as r:
+                    return r.status, await r.text()
+
+            seen_kinds: set[str] = set()
+            while len(seen_kinds) < 2:
+                state = await person.get()
+                request = state["request"]
+                if request is None or request["kind"] in seen_kinds:
+                    if request is not None:
+                        await person.post({"answer": answer_for(request)})
+                    await asyncio.sleep(0.01)
+                    continue
+                kind = request["kind"]
+                if kind == "speak":
+                    found["long speech"] = await person.post({"answer": "x" * (MAX_SPEECH + 1)})
+                    found["empty speech"] = await person.post({"answer": "  "})
+                    found["speech with markup"] = await person.post({"answer": "<b>hi</b> & <script>x</script>"})
+                    seen_kinds.add(kind)
+                elif kind == "vote":
+                    found["unclear vote"] = await person.post({"answer": "maybe"})
+                    found["not JSON"] = await post_raw(b"approve")
+                    found["wrong shape"] = await person.post({"vote": "approve"})
+                    found["extra field"] = await person.post({"answer": "approve", "x": 1})
+                    found["too big"] = await post_raw(json.dumps({"answer": "a" * (MAX_BODY + 10)}).encode())
+                    found["misspelt vote"] = await person.post({"answer": "aprove"})
+                    seen_kinds.add(kind)
+                else:
+                    await person.post({"answer": answer_for(request)})
+            await Browser(session, base, 1, table.tokens[1]).play()
+            found["after the game"] = await person.post({"answer": "approve"})
+        await task
+        return found
+
+    found = run(main())
+    assert found["long speech"] == (422, {"error": f"at most {MAX_SPEECH} characters, not {MAX_SPEECH + 1}"})
+    assert found["empty speech"][0] == 422
+    assert found["speech with markup"] == (200, {"ok": True})
+    assert found["unclear vote"] == (422, {"error": "no clear answer"})
+    for name in ("not JSON", "wrong shape", "extra field"):
+        assert found[name][0] == 400, name
+    assert found["too big"][0] == 413
+    assert found["misspelt vote"] == (200, {"ok": True})
+    assert found["after the game"] == (422, {"error": "no request is open for this seat"})
+    speeches = [e for e in map(json.loads, (tmp_path / "game-00001" / "events.jsonl").read_text().splitlines())
+                if e["type"] == "speech" and e["seat"] == 1]
+    assert speeches[0]["text"] == "<b>hi</b> & <script>x</script>"  # kept as typed: shown as text everywhere
+
+
+def test_a_person_who_does_not_answer_costs_a_recorded_fallback(tmp_path):
+    async def main():
+        task, table, base = await open_table(tmp_path, humans=(3,), decision_timeout=0.05)
+        async with aiohttp.ClientSession() as session:
+            silent = Browser(session, base, 3, table.tokens[3], answer=lambda request: None)
+            end = await silent.play()
+        return end, await task
+
+    end, played = run(main())
+    assert end["over"]
+    faults = [r for r in read_trace(tmp_path / "game-00001") if isinstance(r, SeatFault)]
+    assert faults and all(f.seat == 3 and f.problem == "fallback" for f in faults)
+    assert "no answer in 0.05 s" in faults[0].detail
+    assert usage(played.records)["seat_fallbacks"] == len(faults)
+    assert any("No answer in 0.05 s" in line for line in end["lines"])
+
+
+@pytest.mark.parametrize("players", [5, 10])
+def test_the_quest_track_follows_the_game(tmp_path, players):
+    async def main():
+        task, table, base = await open_table(tmp_path, humans=(1,), players=players)
+        async with aiohttp.ClientSession() as session:
+            person = Browser(session, base, 1, table.tokens[1])
+            end = await person.play()
+        return person, end, await task
+
+    person, end, played = run(main())
+    assert end["players"] == players and len(end["quests"]) == 5
+    results = [q["result"] for q in end["quests"] if q["result"]]
+    assert results == ["success" if q.success else "fail" for q in played.result.quests]
+    assert {s["leader"] for s in person.states if s["leader"]} <= set(range(1, players + 1))
