@@ -1,29 +1,23 @@
-"""ExternalAgent: a program plays the seat, speaking the seat protocol (agents.protocol, docs/seats.md) as JSON
-lines on its standard input and output."""
+"""ExternalAgent: a program plays the seat, speaking the seat protocol (agents.protocol, docs/seats.md): as JSON
+lines on its standard input and output (`command`, agents.pipes), or as HTTP POSTs to a server (`url`,
+agents.web_seat). The re-asks, fallbacks and faults are here, the same over either transport."""
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import contextlib
 import json
 import random
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 from avalon_agents.agents.base import AgentBase
-from avalon_agents.agents.protocol import (
-    MAX_LINE,
-    Answer,
-    ProtocolError,
-    dumps,
-    read_answer,
-    read_line,
-    request_message,
-)
+from avalon_agents.agents.pipes import Pipes
+from avalon_agents.agents.protocol import Answer, ProtocolError, SeatDown, Transport, read_answer, request_message
 from avalon_agents.agents.protocol import end as end_message
 from avalon_agents.agents.protocol import event as event_message
 from avalon_agents.agents.protocol import start as start_message
+from avalon_agents.agents.web_seat import WebSeat
 from avalon_agents.core.actions import Action, ActionRequest, Reply
 from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAssigned
 from avalon_agents.core.rules import RuleSet
@@ -38,38 +32,26 @@ MAX_REASKS = 2
 """Answers after the first a request may take before its fallback decides (as the extractor's)."""
 STRIKES = 3
 """Requests in a row decided by their fallback after which the program is asked nothing more this game."""
-EXIT_WAIT = 1.0
-"""Seconds a program has to exit after its `end` message (and its input closed) before it is killed."""
-
-_EOF = object()
-_LIVE: set[asyncio.subprocess.Process] = set()
-
-
-@atexit.register
-def _kill_left() -> None:
-    """The last resort: a program still running when Python exits (a loop torn down mid-game) is killed."""
-    for proc in list(_LIVE):
-        with contextlib.suppress(ProcessLookupError, OSError):
-            if proc.returncode is None:
-                proc.kill()
 
 
 class ExternalAgent(AgentBase):
-    """A program plays the seat: one process per seat per game, started when the seat learns its role and
-    killed at the game's end (or when the game stops for any reason).
+    """A program plays the seat: a process started when the seat learns its role and killed at the game's end (or
+    when the game stops for any reason), or a server asked over one HTTP session per seat per game.
 
     It gets exactly what an LLM seat in its place is given: the seat's system prompt in `start`, then the host's
     narration of each event the seat may see (and the event itself), each request with the host's instruction
-    and its legal answers. An answer no legal action can be read from (or a line that is no JSON object) is asked
+    and its legal answers. An answer no legal action can be read from (or one that is no JSON object) is asked
     again with the reason, as a person's is, up to `max_reasks` times; then the request kind's fallback decides
     (the extractor's, decisions.kinds). After `strikes` requests in a row so decided, after a timeout, or when
-    the program ends or breaks its pipes, every request of the rest of the game gets its fallback. Each protocol
-    error and each fallback is a `seat_fault` trace record (the health counts them); the game always finishes.
+    the program ends or breaks its pipes (the server refuses, resets or answers an error status), every request
+    of the rest of the game gets its fallback. Each protocol error and each fallback is a `seat_fault` trace
+    record (the health counts them); the game always finishes.
 
     Args:
         seat: the seat it plays.
         seed: seeds the fallbacks' random choices.
-        command: the program and its arguments, e.g. `["python3", "examples/random_bot.py"]`.
+        command: the program and its arguments, e.g. `["python3", "experiments/bots/random_bot.py"]`.
+        url: instead of a command, the server's URL, e.g. `"http://127.0.0.1:8000/"`.
         timeout: seconds the program may take to answer one request (or to take in one message).
         tracer: where its seat_fault records go (the game's; None: kept in `faults` only).
         max_reasks: answers after the first one request may take.
@@ -78,12 +60,14 @@ class ExternalAgent(AgentBase):
 
     needs_tracer = True
 
-    def __init__(self, *, seat: Seat, seed: int = 0, command: Sequence[str], timeout: float = TIMEOUT,
-                 tracer: Tracer | None = None, max_reasks: int = MAX_REASKS, strikes: int = STRIKES) -> None:
-        self.check_options({"command": command, "timeout": timeout})
+    def __init__(self, *, seat: Seat, seed: int = 0, command: Sequence[str] | None = None, url: str | None = None,
+                 timeout: float = TIMEOUT, tracer: Tracer | None = None, max_reasks: int = MAX_REASKS,
+                 strikes: int = STRIKES) -> None:
+        self.check_options({"command": command, "url": url, "timeout": timeout})
         self.seat = seat
-        self.command = [str(part) for part in command]
         self.timeout = float(timeout)
+        self.transport: Transport = (Pipes([str(part) for part in command], self.timeout) if command is not None
+                                     else WebSeat(url, seat, self.timeout))
         self.tracer = tracer
         self.max_reasks = max_reasks
         self.strikes = strikes
@@ -91,21 +75,26 @@ class ExternalAgent(AgentBase):
         self.rules: RuleSet | None = None
         self.faults: list[SeatFault] = []
         self.down: str | None = None  # why the program is asked nothing more this game
-        self._proc: asyncio.subprocess.Process | None = None
-        self._reader: asyncio.Task | None = None
-        self._inbox: asyncio.Queue | None = None
+        self._open = False
         self._asked = 0
         self._streak = 0
         self._closed = False
 
     @staticmethod
     def check_options(options: dict[str, Any]) -> None:
-        """Raise ValueError for a missing or malformed `command`, or a `timeout` that is no positive number."""
-        command = options.get("command")
-        if (not isinstance(command, (list, tuple)) or not command
-                or not all(isinstance(part, str) and part for part in command)):
+        """Raise ValueError for neither or both of `command` and `url`, a malformed one, or a `timeout` that is no
+        positive number."""
+        command, url = options.get("command"), options.get("url")
+        if (command is None) == (url is None):
+            raise ValueError(f"command or url: an external seat runs a program (command: [python3, bot.py]) or asks "
+                             f"a server (url: http://127.0.0.1:8000/): give one, {'not both' if url else 'not none'}")
+        if command is not None and (not isinstance(command, (list, tuple)) or not command
+                                    or not all(isinstance(part, str) and part for part in command)):
             raise ValueError("command: the program and its arguments as a list of strings, e.g. "
-                             "[python3, examples/random_bot.py]")
+                             "[python3, experiments/bots/random_bot.py]")
+        if url is not None and not _is_http(url):
+            raise ValueError(f"url: the seat's server as an http:// or https:// URL, e.g. http://127.0.0.1:8000/, "
+                             f"not {url!r}")
         timeout = options.get("timeout", TIMEOUT)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
             raise ValueError(f"timeout: seconds a request may take, above 0 and at most 3600, not {timeout!r}")
@@ -126,17 +115,17 @@ class ExternalAgent(AgentBase):
     async def act(self, request: ActionRequest, instruction: str) -> Reply:
         text, near = instruction, None
         for _ in range(self.max_reasks + 1):
-            if self.down is not None:
+            if not self._ready():
                 break
             self._asked += 1
             id = f"{self.seat}-{self._asked}"
-            if not await self._send(request_message(id, request, text)):
-                break
             try:
-                answer = await self._receive(id, request)
-                if answer is None:  # timed out or ended: down
-                    break
+                answer = await self.transport.ask(request_message(id, request, text),
+                                                  partial(self._stray, id=id, request=request))
                 action = read_answer(answer, request)
+            except SeatDown as exc:
+                self._go_down(exc.problem, exc.detail, request)
+                break
             except ProtocolError as exc:
                 self._fault(exc.problem, str(exc), request)
                 text = reask(str(exc), instruction)
@@ -152,107 +141,34 @@ class ExternalAgent(AgentBase):
         await self.close()
 
     async def close(self) -> None:
-        """End the program: its input closed, a moment to exit, then killed. Safe to call more than once."""
-        if self._closed:
-            return
-        self._closed = True
-        proc = self._proc
-        if proc is None:
-            return
-        try:
-            if proc.returncode is None:
-                with contextlib.suppress(Exception):
-                    proc.stdin.close()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(proc.wait()), EXIT_WAIT)
-        finally:
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError, OSError):
-                    proc.kill()
-            if self._reader is not None:
-                self._reader.cancel()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(proc.wait()), EXIT_WAIT)
-            _LIVE.discard(proc)
+        """End the program (its process, its session). Safe to call more than once."""
+        if not self._closed:
+            self._closed = True
+            await self.transport.close()
 
-    # ------------------------------------------------------------------ the pipes
+    # ------------------------------------------------------------------ the transport
+
+    def _ready(self) -> bool:
+        return self._open and self.down is None and not self._closed
 
     async def _start(self) -> bool:
         try:
-            self._proc = await asyncio.create_subprocess_exec(
-                *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=MAX_LINE + 1)
-        except OSError as exc:
-            self._go_down("crash", f"cannot start {self.command[0]!r}: {exc.strerror or exc}")
+            await self.transport.open()
+        except SeatDown as exc:
+            self._go_down(exc.problem, exc.detail)
             return False
-        _LIVE.add(self._proc)
-        self._inbox = asyncio.Queue()
-        self._reader = asyncio.create_task(self._read(), name=f"seat-{self.seat}-reader")
+        self._open = True
         return True
 
-    async def _read(self) -> None:
-        """The one reader of the program's output: each line, read, into the inbox; _EOF at its end."""
-        stream = self._proc.stdout
-        while True:
+    async def _send(self, message: dict[str, Any]) -> None:
+        if self._ready():
             try:
-                line = await stream.readline()
-            except ValueError:  # longer than MAX_LINE: asyncio drops it
-                self._inbox.put_nowait(ProtocolError("bad_json", f"a line longer than {MAX_LINE} bytes"))
-                continue
-            except Exception as exc:  # noqa: BLE001  (a broken pipe ends the reading)
-                self._inbox.put_nowait(_EOF)
-                self._inbox.put_nowait(exc)
-                return
-            if not line:
-                self._inbox.put_nowait(_EOF)
-                return
-            if not line.strip():
-                continue
-            try:
-                self._inbox.put_nowait(read_line(line))
-            except ProtocolError as exc:
-                self._inbox.put_nowait(exc)
+                await self.transport.send(message)
+            except SeatDown as exc:
+                self._go_down(exc.problem, exc.detail)
 
-    async def _send(self, message: dict[str, Any]) -> bool:
-        """Write one message; False (and the program down) if it cannot take it in."""
-        if self.down is not None or self._proc is None or self._closed:
-            return False
-        try:
-            self._proc.stdin.write((dumps(message) + "\n").encode())
-            await asyncio.wait_for(self._proc.stdin.drain(), self.timeout)
-        except TimeoutError:
-            self._go_down("timeout", f"took in no message for {self.timeout:g} s")
-            return False
-        except (BrokenPipeError, ConnectionResetError, RuntimeError, OSError):
-            self._go_down("crash", self._ended())
-            return False
-        return True
-
-    async def _receive(self, id: str, request: ActionRequest) -> Answer | None:
-        """The program's answer to request `id` (other ids are recorded and skipped); ProtocolError for a line
-        that is no answer; None (and the program down) on a timeout or the program's end."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.timeout
-        while True:
-            try:
-                item = await asyncio.wait_for(self._inbox.get(), max(deadline - loop.time(), 0))
-            except TimeoutError:
-                self._go_down("timeout", f"no answer to {request.kind.value} request {id} in {self.timeout:g} s",
-                              request)
-                return None
-            if item is _EOF:
-                await asyncio.sleep(0)
-                self._go_down("crash", self._ended(), request)
-                return None
-            if isinstance(item, ProtocolError):
-                raise item
-            if isinstance(item, Answer):
-                if item.id == id:
-                    return item
-                self._fault("unknown_id", f"an answer to {item.id!r}, not to the open request {id!r}", request)
-
-    def _ended(self) -> str:
-        code = self._proc.returncode if self._proc is not None else None
-        return "the program ended" + (f" (exit code {code})" if code is not None else "")
+    def _stray(self, answer: Answer, *, id: str, request: ActionRequest) -> None:
+        self._fault("unknown_id", f"an answer to {answer.id!r}, not to the open request {id!r}", request)
 
     # ------------------------------------------------------------------ faults and fallbacks
 
@@ -268,9 +184,7 @@ class ExternalAgent(AgentBase):
         if self.down is None:
             self.down = f"{problem}: {detail}"
             self._fault(problem, detail, request)
-            if self._proc is not None and self._proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError, OSError):
-                    self._proc.kill()  # a hung or broken program is not waited for again
+            self.transport.abandon()
 
     def _fallback(self, request: ActionRequest, near: Action | None) -> Reply:
         action = kind_of(request).fallback(request, near, self.rng)
@@ -281,3 +195,15 @@ class ExternalAgent(AgentBase):
             if self._streak >= self.strikes:
                 self._go_down("illegal", f"{self.strikes} requests in a row decided by their fallback", request)
         return Reply(text="", action=action, source="typed")
+
+
+def _is_http(url: Any) -> bool:
+    """An http:// or https:// URL naming a host (and, if any, a port that is a number)."""
+    if not isinstance(url, str):
+        return False
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (raises ValueError for a port that is no number)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)

@@ -9,14 +9,17 @@ answers of decisions.kinds are: `{"team": [1, 2]}`, `{"vote": "approve"}`, `{"ca
 (0: pass, where allowed), `{"text": "..."}` for a speech.
 
 The builders return plain dicts and `read_line` / `read_answer` take what came back, so the same objects can go
-over any transport (the subprocess pipes of agents.external, or HTTP later). Nothing here does I/O.
+over any transport: a `Transport` carries them (agents.pipes: a process's standard input and output;
+agents.web_seat: HTTP POSTs to a server) and raises `SeatDown` when its program can be asked nothing more. Nothing
+here does I/O.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from avalon_agents.core.actions import Action, ActionRequest, IllegalAction, RequestKind, Speak
 from avalon_agents.core.events import EVENT_ADAPTER, GameEvent, GameResult
@@ -34,6 +37,17 @@ class ProtocolError(ValueError):
     def __init__(self, problem: str, detail: str) -> None:
         super().__init__(detail)
         self.problem = problem
+
+
+class SeatDown(Exception):
+    """The program (or server) can be asked nothing more this game. `problem` is its SeatFault problem: `timeout`
+    (no answer in time) or `crash` (it cannot start, ended, broke its pipes; a server that refuses, resets or
+    answers an error status)."""
+
+    def __init__(self, problem: str, detail: str) -> None:
+        super().__init__(detail)
+        self.problem = problem
+        self.detail = detail
 
 
 def start(seat: Seat, players: int, role: Role, system: str) -> dict[str, Any]:
@@ -80,6 +94,29 @@ class Answer:
     id: str
     text: str | None = None
     action: dict[str, Any] | None = None
+
+
+class Transport(Protocol):
+    """What carries one seat's messages to its program and the program's answers back, for one game (built
+    with the request timeout, `timeout` seconds). Each method but `abandon` and `close` raises SeatDown when the
+    program can be asked nothing more; ExternalAgent decides what follows (re-asks, fallbacks, faults)."""
+
+    async def open(self) -> None:
+        """The seat learns its role: start the program (or the connection to it)."""
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Deliver a `start`, `event` or `end` message (or hold it until the next request; never an `end`)."""
+
+    async def ask(self, message: dict[str, Any], stray: Callable[[Answer], None]) -> Answer:
+        """Deliver a `request` message and return the program's answer to it. Raises ProtocolError for a reply
+        that is no answer to it; calls `stray` with an answer to another id that is skipped (over pipes, where the
+        right answer may still come)."""
+
+    def abandon(self) -> None:
+        """The program is down: stop it at once; nothing more is sent."""
+
+    async def close(self) -> None:
+        """The game is over or stopped: release the program (a process, a session). Safe to call more than once."""
 
 
 def read_line(line: str | bytes) -> Answer:

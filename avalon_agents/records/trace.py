@@ -162,9 +162,10 @@ class SeatFault(Record):
     """A protocol error of a program playing a seat (agents.external, docs/seats.md): a line that is no JSON
     object (`bad_json`), an answer to no open request (`unknown_id`), an answer no legal action could be read
     from (`illegal`, asked again with the reason), no answer in time (`timeout`), a program that ended or whose
-    pipes broke (`crash`); and each decision its fallback made for it (`fallback`: after too many illegal
-    answers, or for the rest of a game after a timeout or crash; and for a person at a web table who gave no
-    answer in time, agents.human). `kind` is the request's kind (None outside a request)."""
+    pipes broke, or a server that refused, reset or answered an error status (`crash`); and each decision its
+    fallback made for it (`fallback`: after too many illegal answers, or for the rest of a game after a timeout
+    or crash; and for a person at a web table who gave no answer in time, agents.human). `kind` is the request's
+    kind (None outside a request)."""
 
     type: Literal["seat_fault"] = "seat_fault"
     seat: int

@@ -62,9 +62,10 @@ def faults(host) -> list[SeatFault]:
 
 
 def assert_no_process_left(agent: ExternalAgent) -> None:
-    assert agent._proc is not None and agent._proc.returncode is not None
+    proc = agent.transport.proc
+    assert proc is not None and proc.returncode is not None
     with pytest.raises(ProcessLookupError):
-        os.kill(agent._proc.pid, 0)  # reaped, gone
+        os.kill(proc.pid, 0)  # reaped, gone
 
 
 def test_the_example_bot_plays_a_game_without_a_fault():
