@@ -1,9 +1,10 @@
-"""Programs as seats on the command line: `avalon play --seats external --seat-command`, an `external` agent in
-an `avalon run` config, and `avalon seat-test` (its report and exit codes)."""
+"""Programs as seats on the command line: `avalon play --seats external --seat-command` (or `--seat-url`, a server),
+an `external` agent in an `avalon run` config, and `avalon seat-test` (its report and exit codes)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,7 +13,21 @@ import pytest
 from tests.helpers import avalon
 
 BOT = Path(__file__).resolve().parents[1] / "experiments" / "bots" / "random_bot.py"
+HTTP_BOT = BOT.with_name("http_bot.py")
 COMMAND = f"{sys.executable} {BOT}"
+
+
+@pytest.fixture
+def http_bot():
+    """The example HTTP bot serving on a free loopback port: its URL (the first line it prints)."""
+    server = subprocess.Popen([sys.executable, str(HTTP_BOT), "0"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    try:
+        yield server.stdout.readline().strip()
+    finally:
+        server.kill()
+        server.wait()
+        server.stdout.close()
 
 
 def test_play_seats_the_example_bot(tmp_path):
@@ -27,11 +42,34 @@ def test_play_seats_the_example_bot(tmp_path):
         assert health["seat_faults"] == health["seat_fallbacks"] == 0
 
 
+def test_play_seats_the_example_http_bot(tmp_path, http_bot):
+    assert http_bot.startswith("http://127.0.0.1:")
+    done = avalon("play", "--seats", "rulebot,external,rulebot,rulebot,rulebot,external", "--seat-url", http_bot,
+                  "--seat-timeout", "10", "--out", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    meta = json.loads((tmp_path / "game-00001" / "meta.json").read_text())
+    assert meta["seats"]["2"] == meta["seats"]["6"] == "external"
+    health = json.loads((tmp_path / "game-00001" / "health.json").read_text())
+    assert health["seat_faults"] == health["seat_fallbacks"] == 0 and (tmp_path / "game-00001" / "result.json").exists()
+
+
 def test_play_refuses_a_program_seat_without_its_command():
     done = avalon("play", "--seats", "external")
     assert done.returncode == 2 and "seat-command" in done.stderr
     done = avalon("play", "--seat-command", COMMAND)
     assert done.returncode == 2 and "no seat is 'external'" in done.stderr
+
+
+@pytest.mark.parametrize("args, error", [
+    (["--seat-url", "http://127.0.0.1:8000/"], "seat-url: no seat is 'external'"),
+    (["--seats", "external", "--seat-url", "http://127.0.0.1:8000/", "--seat-command", COMMAND],
+     "seat-url: give --seat-command or --seat-url, not both"),
+    (["--seats", "external", "--seat-url", "ftp://127.0.0.1/"], "seat-url: the seat's server as an http://"),
+    (["--seats", "external", "--seat-url", "127.0.0.1:8000"], "seat-url: the seat's server as an http://"),
+])
+def test_play_refuses_a_wrong_seat_url_in_one_line(args, error):
+    done = avalon("play", *args)
+    assert done.returncode == 2 and error in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.slow
@@ -59,6 +97,32 @@ def test_seat_test_passes_the_example_bot():
     done = avalon("seat-test", "--games", "2", "--", sys.executable, str(BOT))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no protocol error in 2 games" in done.stdout
+
+
+def test_seat_test_passes_the_example_http_bot(http_bot):
+    done = avalon("seat-test", "--games", "2", "--url", http_bot)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no protocol error in 2 games" in done.stdout
+
+
+def test_seat_test_reports_a_server_that_is_down(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/"
+    done = avalon("seat-test", "--games", "1", "--url", url)
+    assert done.returncode == 1 and "crash:" in done.stdout and "fallback" in done.stdout
+
+
+@pytest.mark.parametrize("args, error", [
+    ([], "command or url: give the program after --"),
+    (["--url", "http://127.0.0.1:8000/", "--", sys.executable, str(BOT)], "not both"),
+    (["--url", "ftp://127.0.0.1/"], "url: the seat's server as an http://"),
+])
+def test_seat_test_takes_a_program_or_a_url_in_one_line(args, error):
+    done = avalon("seat-test", *args)
+    assert done.returncode == 2 and error in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 def test_seat_test_reports_a_bad_program_and_exits_1(tmp_path):

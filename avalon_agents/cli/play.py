@@ -53,8 +53,11 @@ from avalon_agents.records.transcript import transcript
               help="The program every 'external' seat runs (one process per seat per game, speaking the seat "
                    "protocol of docs/seats.md on its standard input and output), as one string split like a shell "
                    "line, e.g. --seat-command 'python3 experiments/bots/random_bot.py'.")
+@click.option("--seat-url", default=None, metavar="URL",
+              help="Instead of --seat-command: the server every 'external' seat asks, one HTTP POST per request "
+                   "(docs/seats.md, 'Programs over HTTP'), e.g. --seat-url http://127.0.0.1:8000/.")
 @click.option("--seat-timeout", default=60.0, show_default=True, type=click.FloatRange(0, 3600, min_open=True),
-              help="Seconds an 'external' seat's program may take to answer one request.")
+              help="Seconds an 'external' seat's program (or server) may take to answer one request.")
 @click.option("--human", type=int, default=None, metavar="SEAT",
               help="You take this seat: you see what it may see, and type each speech and decision as one line "
                    "on standard input (answers can be piped in). One game only.")
@@ -91,8 +94,8 @@ from avalon_agents.records.transcript import transcript
 @plugin_option
 @logging_options
 def play(preset: str, players: int | None, role_set: str | None, assassin: str | None, seats: str,
-         seat_command: str | None, seat_timeout: float, human: int | None, seed: int, games: int, out: Path | None,
-         as_json: bool, stream: bool | None,
+         seat_command: str | None, seat_url: str | None, seat_timeout: float, human: int | None, seed: int,
+         games: int, out: Path | None, as_json: bool, stream: bool | None,
          settings: ModelSettings, extractor_model: str | None, constrained: bool, agent_config: Path | None,
          cards: str, experience_dir: Path | None, probes: bool, order_modes: tuple[str, ...]) -> None:
     """Play Avalon games and print a transcript (one game) or a summary (many).
@@ -112,6 +115,7 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
       avalon play --seats llm --model scripted --probes --out runs/probed
       avalon play --human 3 --seats rulebot        you play seat 3 against rule bots
       avalon play --seats external,rulebot,rulebot,rulebot,rulebot,rulebot --seat-command 'python3 bot.py'
+      avalon play --seats external,rulebot,rulebot,rulebot,rulebot,rulebot --seat-url http://127.0.0.1:8000/
       avalon play --seats llm --model scripted --order options=reversed --order players=shuffled
     """
     from avalon_agents.agents.registry import needs_llm, parse_seats, take_seat
@@ -137,8 +141,8 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
                            cards=cards, terminal=Terminal(sys.stdin, output) if human is not None else None,
                            agent_config=config,
                            experience_dir=experience_dir)
-        jobs = batch(rules, kinds, seed, games, program_seats(kinds, setup, seat_command, seat_timeout), probes,
-                     order)
+        programs = program_seats(kinds, setup, seat_command, seat_url, seat_timeout)
+        jobs = batch(rules, kinds, seed, games, programs, probes, order)
         guard = study_dir(out, batch_fingerprint(jobs, order), "play") if out else nullcontext()
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
@@ -167,22 +171,31 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
         raise RunUnhealthy("unhealthy run, not a result: " + "; ".join(problems))
 
 
-def program_seats(kinds: list[str], setup, command: str | None, timeout: float):
-    """The setup of each seat, the 'external' ones running `command` (--seat-command), or the one shared setup
-    when no seat is a program. Raises UserError for a program seat without a command, or a command without one."""
+def program_seats(kinds: list[str], setup, command: str | None, url: str | None, timeout: float):
+    """The setup of each seat, the 'external' ones running `command` (--seat-command) or asking the server at
+    `url` (--seat-url), or the one shared setup when no seat is a program. Raises UserError for a program seat
+    without a command or URL, both, a malformed one, or one without a program seat."""
+    given = "seat-command" if command is not None else "seat-url" if url is not None else None
     if "external" not in kinds:
-        if command is not None:
-            raise UserError("seat-command: no seat is 'external' (name it in --seats)")
+        if given is not None:
+            raise UserError(f"{given}: no seat is 'external' (name it in --seats)")
         return setup
-    if not command:
-        raise UserError("seat-command: an 'external' seat runs a program: give --seat-command 'PROGRAM ARGS'")
+    if command is not None and url is not None:
+        raise UserError("seat-url: give --seat-command or --seat-url, not both")
+    if not command and not url:
+        raise UserError("seat-command: an 'external' seat runs a program: give --seat-command 'PROGRAM ARGS' (or "
+                        "its server: --seat-url URL)")
     import shlex
     from dataclasses import replace
 
     from avalon_agents.agents.external import ExternalAgent
 
-    options = {"command": shlex.split(command), "timeout": timeout}
-    ExternalAgent.check_options(options)
+    options = {"command": shlex.split(command)} if command else {"url": url}
+    options["timeout"] = timeout
+    try:
+        ExternalAgent.check_options(options)
+    except ValueError as exc:  # named by its field (command: or url:), the option's name without its "seat-"
+        raise UserError(f"seat-{exc}") from None
     program = replace(setup, options=options)
     return tuple(program if kind == "external" else setup for kind in kinds)
 

@@ -1,4 +1,5 @@
-"""`avalon seat-test`: a program plays a few games as a seat among rule bots; every protocol error it made."""
+"""`avalon seat-test`: a program (or a server) plays a few games as a seat among rule bots; every protocol error it
+made."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 
 import click
 
-from avalon_agents.cli.base import GAMES, PLAYERS, SEEDS, cli, echo_json, json_option, one_line_errors
+from avalon_agents.cli.base import GAMES, PLAYERS, SEEDS, UserError, cli, echo_json, json_option, one_line_errors
 
 EXIT_FAULTS = 1
 
@@ -18,27 +19,36 @@ EXIT_FAULTS = 1
 @click.option("--players", default=6, show_default=True, type=PLAYERS, help="Players per game.")
 @click.option("--seed", default=0, show_default=True, type=SEEDS, help="Seed of the first game; game i uses seed+i.")
 @click.option("--timeout", default=10.0, show_default=True, type=click.FloatRange(0, 3600, min_open=True),
-              help="Seconds the program may take to answer one request.")
+              help="Seconds the program (or server) may take to answer one request.")
+@click.option("--url", default=None, metavar="URL",
+              help="Test the server at this URL (a seat over HTTP: docs/seats.md, 'Programs over HTTP') instead of "
+                   "a program given after --.")
 @json_option
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def seat_test(games: int, players: int, seed: int, timeout: float, as_json: bool, command: tuple[str, ...]) -> None:
-    """Test a program that plays a seat (the protocol of docs/seats.md): it plays GAMES games, one seat among
-    rule bots, and every protocol error it made is printed (bad JSON, an answer to an unknown id, an illegal
-    answer, a timeout, a crash) with the fallbacks they cost.
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def seat_test(games: int, players: int, seed: int, timeout: float, url: str | None, as_json: bool,
+              command: tuple[str, ...]) -> None:
+    """Test a program that plays a seat (the protocol of docs/seats.md), given after -- or as a server's --url:
+    it plays GAMES games, one seat among rule bots, and every protocol error it made is printed (bad JSON, an
+    answer to an unknown id, an illegal answer, a timeout, a crash) with the fallbacks they cost.
 
     \b
     Exit codes: 0 no protocol error; 1 the program made protocol errors (each printed); 2 a mistake in the
     input (one line naming it).
 
     \b
-    Example:
+    Examples:
       avalon seat-test -- python3 experiments/bots/random_bot.py
+      avalon seat-test --url http://127.0.0.1:8000/
     """
     from avalon_agents.agents.external import ExternalAgent
 
+    if bool(command) == (url is not None):
+        raise UserError("command or url: give the program after -- (avalon seat-test -- python3 bot.py) or its "
+                        "server with --url URL" + (", not both" if command else ""))
+    options = {"command": list(command)} if command else {"url": url}
     with one_line_errors():
-        ExternalAgent.check_options({"command": list(command), "timeout": timeout})
-    faults = asyncio.run(_play(list(command), games, players, seed, timeout))
+        ExternalAgent.check_options({**options, "timeout": timeout})
+    faults = asyncio.run(_play(options, games, players, seed, timeout))
     errors = [f for _, f in faults if f.problem != "fallback"]
     if as_json:
         echo_json({"games": games, "errors": len(errors), "fallbacks": len(faults) - len(errors),
@@ -54,13 +64,13 @@ def seat_test(games: int, players: int, seed: int, timeout: float, as_json: bool
     click.echo(f"no protocol error in {games} games")
 
 
-async def _play(command: list[str], games: int, players: int, seed: int, timeout: float) -> list:
+async def _play(options: dict, games: int, players: int, seed: int, timeout: float) -> list:
     from avalon_agents.core.rules import make_rules
     from avalon_agents.host.play import AgentSetup, play_one
     from avalon_agents.records.trace import SeatFault
 
     rules = make_rules("official", players)
-    program, bots = AgentSetup(options={"command": command, "timeout": timeout}), AgentSetup()
+    program, bots = AgentSetup(options={**options, "timeout": timeout}), AgentSetup()
     found = []
     for i in range(games):
         seat = i % players + 1
