@@ -1,5 +1,5 @@
-"use strict";
 // The replay page: renders the embedded game (#game-data) and filters it by seat. No network.
+// main.js runs the page; calls.js, step.js and search.js add the LLM calls, stepping and search.
 const DATA = JSON.parse(document.getElementById("game-data").textContent);
 const SEATS = Object.keys(DATA.seats).map(Number).sort((a, b) => a - b);
 const KNOWN_AS = {
@@ -74,19 +74,32 @@ function describeRecord(r) {
     return [who, r.valid ? `Merlin is ${r.merlin_guess ? player(r.merlin_guess) : "unknown"}; P(evil):` : "no valid answer",
       ...(r.valid ? beliefs : [])];
   }
+  if (r.type === "llm_call") return [describeCall(r)];
+  if (r.type === "speech_check") {
+    const flags = ["echo", "reasked", "trimmed", "cut", "mid_sentence"].filter((f) => r[f]).map(words);
+    return [who, `speech read against its prompt: ${r.words} words, at most ${r.copied} in a row copied from it`
+      + (flags.length ? ` (${flags.join(", ")})` : "") + "."];
+  }
   return [who, JSON.stringify(r)];
 }
 
-function renderItem(item) {
+// An entry's id (a link to it is #e-N): its place in the timeline, from 1, whatever the seat filter shows.
+const entryId = (i) => `e-${i + 1}`;
+
+function renderItem(item, i) {
   const isEvent = item.item === "event";
   const node = el("li", `item ${item.item} ${isEvent ? "ev-" + item.type : "rec-" + item.type}`,
+    Object.assign(el("a", "link"), { href: `#${entryId(i)}`, title: "link to this entry" }),
     ...(isEvent ? describeEvent(item) : describeRecord(item)));
+  node.id = entryId(i);
+  node.dataset.index = i;
+  node.firstChild.dataset.n = i + 1; // the link shows #N (page.css), no text of the entry's
   if (isEvent && item.visible_to !== "all") node.classList.add("private");
   if (item.type === "quest_completed") node.classList.add(item.success ? "success" : "fail");
   if (item.type === "game_ended") node.classList.add(item.winner);
   node.dataset.type = item.type;
   node.dataset.visible = item.visible_to === "all" ? "all" : item.visible_to.join(",");
-  if (!isEvent) node.dataset.seat = item.seat;
+  if (!isEvent && item.seat != null) node.dataset.seat = item.seat;
   return node;
 }
 
@@ -132,21 +145,3 @@ function applyFilter() {
   document.getElementById("shown").textContent = `${shown} of ${DATA.items.length} timeline entries shown`;
 }
 
-const r = DATA.result;
-document.getElementById("title").textContent = `Avalon replay: ${DATA.game}`;
-document.title = `Avalon replay: ${DATA.game}`;
-document.getElementById("outcome").textContent = `${words(r.winner)} wins (${words(r.reason)}) · ${SEATS.length} players`
-  + ` · ${DATA.rules} rules · seed ${DATA.seed} · ${r.proposals} proposals`;
-document.getElementById("quests").append(el("span", "track", ...r.quests.map((q) =>
-  Object.assign(el("span", q.success ? "success" : "fail", q.quest), { title: `team ${players(q.team)}, ${q.fails} fails` }))));
-const select = document.getElementById("seat-filter");
-for (const s of SEATS) select.append(Object.assign(el("option", "", `${player(s)} (${DATA.seats[s].kind})`), { value: s }));
-select.addEventListener("change", applyFilter);
-const button = document.getElementById("roles-button");
-button.addEventListener("click", () => {
-  const shown = document.body.classList.toggle("roles-shown");
-  button.textContent = shown ? "Hide roles" : "Show roles";
-});
-const NODES = DATA.items.map(renderItem);
-document.getElementById("timeline").append(...NODES);
-applyFilter();

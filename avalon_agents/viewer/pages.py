@@ -1,7 +1,7 @@
 """Write replay pages: one self-contained HTML file per game (its data embedded as JSON, the page's CSS and
 script inline: no network), and an index linking every game with its outcome.
 
-The templates are files beside this one: game.html (with page.css and page.js put inline) and index.html.
+The templates are files beside this one: game.html (with page.css and the SCRIPTS put inline) and index.html.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from avalon_agents.viewer.timeline import game_data
 
 REPLAY = "replay"
 """The default output folder, inside the replayed directory."""
+SCRIPTS = ("page.js", "calls.js", "step.js", "search.js", "main.js")
+"""The game page's script, in this order: rendering, LLM calls, stepping, search, then main.js runs it all."""
 
 
 def template(name: str) -> str:
@@ -34,7 +36,7 @@ def game_page(data: dict[str, Any]) -> str:
     return (template("game.html")
             .replace("{{title}}", html.escape(f"Avalon replay: {data['game']}"))
             .replace("/*{{css}}*/", template("page.css"))
-            .replace("/*{{js}}*/", template("page.js"))
+            .replace("/*{{js}}*/", "\n".join(template(name) for name in SCRIPTS))
             .replace("{{data}}", embed(data)))
 
 

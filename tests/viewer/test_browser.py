@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from avalon_agents.analysis.load import game_dirs
+from avalon_agents.viewer import game_data, write_replay
 from avalon_agents.viewer.pages import page_name
 
 pytestmark = pytest.mark.slow
@@ -50,9 +51,12 @@ def browser() -> Iterator:
     driver.quit()
 
 
-def open_page(driver, page: Path) -> None:
-    """Load a page and check that the browser logged no error (a script error, a blocked load)."""
-    driver.get(page.as_uri())
+def open_page(driver, page: Path, fragment: str = "") -> None:
+    """Load a page (afresh, with `fragment` in its URL if given) and check that the browser logged no error (a
+    script error, a blocked load)."""
+    if fragment:
+        driver.get("about:blank")  # else a page already open only takes the new fragment
+    driver.get(page.as_uri() + fragment)
     errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
     assert errors == [], errors
 
@@ -92,7 +96,7 @@ def test_the_page_shows_every_event_of_the_game(browser, replay_run, tmp_path):
         events = jsonl(game / "events.jsonl")
         shown = browser.execute_script(SHOWN)
         assert sorted(t for t, _, _, record in shown if not record) == sorted(e["type"] for e in events)
-        records = [r for r in jsonl(game / "trace.jsonl") if r["type"] != "llm_call"]
+        records = jsonl(game / "trace.jsonl")
         assert len([s for s in shown if s[3]]) == len(records)
         speeches = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".item.ev-speech")]
         assert [s.split(": ", 1)[1] for s in speeches] == [e["text"] for e in events if e["type"] == "speech"]
@@ -116,7 +120,7 @@ def test_a_loyal_servant_sees_only_what_it_could_see(browser, replay_run, tmp_pa
         assert visible_to == "all" or str(servant) in visible_to.split(","), (kind, visible_to)
         assert not record or seat == str(servant), (kind, seat)
     assert [v for t, v, _, _ in shown if t == "night_info"] == [str(servant)]
-    own = [r for r in jsonl(game / "trace.jsonl") if r["type"] != "llm_call" and r["seat"] == servant]
+    own = [r for r in jsonl(game / "trace.jsonl") if r["seat"] == servant]
     assert len([s for s in shown if s[3]]) == len(own) > 0
     from selenium.webdriver.common.by import By
 
@@ -177,3 +181,226 @@ def test_the_index_links_every_game(browser, replay_run, tmp_path):
         row.find_element(By.TAG_NAME, "a").click()
         assert browser.find_element(By.ID, "title").text == f"Avalon replay: {game.name}"
         assert browser.get_log("browser") == []
+
+
+# the current entry: its id, the URL's hash, the counter, whether it lies in the window below the header
+CURRENT = """const node = document.querySelector('#timeline .item.current');
+  const all = document.querySelectorAll('#timeline .item.current').length;
+  const box = node && node.getBoundingClientRect();
+  const below = document.querySelector('header').getBoundingClientRect().bottom;
+  return {id: node && node.id, count: all, hash: location.hash,
+          position: document.getElementById('position').textContent,
+          seen: !!box && box.top >= below - 1 && box.bottom <= innerHeight + 1};"""
+
+
+def current(driver) -> dict:
+    return driver.execute_script(CURRENT)
+
+
+def press(driver, *keys: str) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    for key in keys:
+        ActionChains(driver).send_keys(key).perform()
+
+
+def entry_ids(driver) -> list[str]:
+    """The ids of the entries the seat filter shows, in order."""
+    return driver.execute_script("return [...document.querySelectorAll('#timeline .item')]"
+                                 ".filter(n => !n.hidden).map(n => n.id);")
+
+
+def test_stepping_moves_the_marker_and_the_hash(browser, replay_run, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    game = game_dirs(replay_run)[0]
+    open_page(browser, replay_run / "replay" / page_name(game.name))
+    ids = entry_ids(browser)
+    total = len(ids)
+    assert ids == [f"e-{n}" for n in range(1, total + 1)]
+    assert current(browser) == {"id": None, "count": 0, "hash": "", "position": f"entry – of {total}", "seen": False}
+    nxt, prev = browser.find_element(By.ID, "step-next"), browser.find_element(By.ID, "step-prev")
+    nxt.click()
+    assert current(browser) == {"id": "e-1", "count": 1, "hash": "#e-1", "position": f"entry 1 of {total}",
+                                "seen": True}
+    assert not prev.is_enabled() and nxt.is_enabled()
+    for _ in range(10):
+        nxt.click()
+    browser.execute_script("document.getElementById('e-41').click()")  # a click on an entry selects it
+    assert current(browser)["id"] == "e-41"
+    nxt.click()
+    prev.click()
+    assert current(browser) == {"id": "e-41", "count": 1, "hash": "#e-41", "position": f"entry 41 of {total}",
+                                "seen": True}
+    press(browser, Keys.ARROW_RIGHT, "j")
+    assert current(browser)["hash"] == "#e-43"
+    press(browser, Keys.ARROW_LEFT, "k", "k")
+    assert current(browser)["hash"] == "#e-40"
+    prev.click()
+    assert current(browser)["id"] == "e-39"
+    press(browser, Keys.END)
+    assert current(browser) == {"id": f"e-{total}", "count": 1, "hash": f"#e-{total}",
+                                "position": f"entry {total} of {total}", "seen": True}
+    assert not nxt.is_enabled() and prev.is_enabled()
+    press(browser, "j")  # nothing after the last
+    assert current(browser)["id"] == f"e-{total}"
+    press(browser, Keys.HOME)
+    assert current(browser)["hash"] == "#e-1" and current(browser)["seen"]
+    browser.find_element(By.ID, "search").send_keys("jj")  # keys typed in the search box are not steps
+    press(browser, Keys.ARROW_RIGHT)
+    assert current(browser)["id"] == "e-1"
+    screenshot(browser, tmp_path, "replay-stepping")
+
+    servant = seat_of(game, "Loyal Servant")  # steps go through the entries the seat filter shows, only those
+    view_as(browser, servant)
+    shown = entry_ids(browser)
+    assert len(shown) < total
+    assert shown[:12] != ids[:12]
+    browser.find_element(By.TAG_NAME, "h1").click()  # out of the seat filter's list
+    press(browser, Keys.HOME)
+    seen = [current(browser)["id"]]
+    for _ in range(11):
+        press(browser, "j")
+        seen.append(current(browser)["id"])
+    assert seen == shown[:12]
+    press(browser, Keys.END)
+    assert current(browser)["id"] == shown[-1]
+    assert current(browser)["position"] == f"entry {len(shown)} of {len(shown)}"
+
+
+def test_a_link_opens_its_entry(browser, replay_run, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    game = game_dirs(replay_run)[0]
+    page = replay_run / "replay" / page_name(game.name)
+    items = game_data(game, game.name)["items"]
+    n = next(i for i, item in enumerate(items) if item["type"] == "speech" and i > 60) + 1
+    open_page(browser, page, f"#e-{n}")
+    assert current(browser) == {"id": f"e-{n}", "count": 1, "hash": f"#e-{n}",
+                                "position": f"entry {n} of {len(items)}", "seen": True}
+    assert browser.find_element(By.ID, f"e-{n}").text.endswith(items[n - 1]["text"])
+    screenshot(browser, tmp_path, "replay-link")
+    browser.execute_script("location.hash = '#e-5'")  # a new hash selects its entry
+    assert current(browser)["id"] == "e-5" and current(browser)["seen"]
+    link = browser.find_element(By.CSS_SELECTOR, f"#e-{n} a.link")  # each entry links to itself
+    assert link.get_attribute("href") == page.as_uri() + f"#e-{n}"
+    link.click()
+    assert current(browser)["id"] == f"e-{n}"
+
+    servant = seat_of(game, "Loyal Servant")  # a link to an entry the seat filter hides shows everyone
+    hidden = next(i for i, item in enumerate(items) if item["item"] == "record" and item["seat"] != servant) + 1
+    view_as(browser, servant)
+    assert not browser.find_element(By.ID, f"e-{hidden}").is_displayed()
+    browser.execute_script(f"location.hash = '#e-{hidden}'")
+    assert current(browser)["id"] == f"e-{hidden}" and current(browser)["seen"]
+    assert browser.find_element(By.ID, "seat-filter").get_attribute("value") == "all"
+    open_page(browser, page, "#e-99999")  # no such entry: nothing selected, no error
+    assert current(browser)["id"] is None
+
+
+def test_search_finds_a_speech_and_enter_steps_through_the_matches(browser, replay_run):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    game = game_dirs(replay_run)[0]
+    open_page(browser, replay_run / "replay" / page_name(game.name))
+    speeches = [e for e in jsonl(game / "events.jsonl") if e["type"] == "speech"]
+    words = "am wary of"  # a rule bot's words
+    said = [e for e in speeches if words in e["text"].lower()]
+    assert 0 < len(said) < len(speeches)
+    box = browser.find_element(By.ID, "search")
+    box.send_keys(words.upper())
+    hits = browser.find_elements(By.CSS_SELECTOR, "#timeline .item.match")
+    assert all(words in h.get_attribute("textContent").lower() for h in hits)
+    found = [h.text.split(": ", 1)[1] for h in hits if "ev-speech" in h.get_attribute("class")]
+    assert found == [e["text"] for e in said]
+    assert browser.find_element(By.ID, "matches").text == f"{len(hits)} matches"
+    ids = [h.get_attribute("id") for h in hits]
+    stepped = []
+    for _ in range(len(ids) + 1):
+        box.send_keys(Keys.ENTER)
+        stepped.append(current(browser)["id"])
+        assert current(browser)["seen"]
+    assert stepped == ids + ids[:1]  # round the end to the first again
+    assert browser.find_element(By.ID, "matches").text == f"match 1 of {len(hits)}"
+    box.send_keys(Keys.SHIFT, Keys.ENTER)
+    assert current(browser)["id"] == ids[-1]
+    box.clear()
+    box.send_keys("no such words anywhere")
+    assert browser.find_element(By.ID, "matches").text == "no match"
+    assert not browser.find_elements(By.CSS_SELECTOR, "#timeline .item.match")
+
+
+def test_an_llm_call_opens_on_click_and_shows_its_prompt_and_reply(browser, replay_run, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    game = game_dirs(replay_run)[0]
+    open_page(browser, replay_run / "replay" / page_name(game.name))
+    data = game_data(game, game.name)
+    n, call = next((i, item) for i, item in enumerate(data["items"])
+                   if item["type"] == "llm_call" and item["request"] == "speak")
+    entry = browser.find_element(By.ID, f"e-{n + 1}")
+    details = entry.find_element(By.TAG_NAME, "details")
+    assert details.get_attribute("open") is None and not entry.find_elements(By.CSS_SELECTOR, ".call-body")
+    summary = entry.find_element(By.TAG_NAME, "summary")
+    assert summary.text.startswith(f"Player {call['seat']} · LLM call · quest {call['quest']}")
+    assert all(w in summary.text for w in (call["name"], "speak", "scripted", f"{call['input_tokens']} in",
+                                           f"{call['output_tokens']} out tokens"))
+    assert entry.size["height"] < 60  # collapsed: one line
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", summary)
+    summary.click()
+    body = WebDriverWait(browser, 5).until(lambda d: entry.find_element(By.CSS_SELECTOR, ".call-body"))
+    messages = body.find_elements(By.CSS_SELECTOR, ".message")
+    expected = [(m["role"], data["texts"][m["text"]]) for m in call["messages"]] + [("reply", call["reply"])]
+    assert [(m.find_element(By.CSS_SELECTOR, ".speaker").get_attribute("textContent"),
+             m.find_element(By.CSS_SELECTOR, "pre").get_attribute("textContent")) for m in messages] == expected
+    assert all(m.is_displayed() for m in messages) and "Player" in messages[0].text
+    screenshot(browser, tmp_path, "replay-llm-call")
+    summary.click()
+    assert details.get_attribute("open") is None and not messages[0].is_displayed()
+
+
+PAYLOADS = ('<script>window.__pwned=1</script>', '<img src=x onerror="window.__pwned=1">')
+
+
+def test_text_that_looks_like_html_is_shown_as_text(browser, replay_run, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    game = tmp_path / "game-00001"
+    shutil.copytree(game_dirs(replay_run)[0], game)
+    events = jsonl(game / "events.jsonl")
+    speeches = [e for e in events if e["type"] == "speech"]
+    for e, payload in zip(speeches, PAYLOADS * len(speeches)):
+        e["text"] = payload
+    (game / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    trace = jsonl(game / "trace.jsonl")
+    for r in trace:  # the calls' prompts and replies, the module outputs
+        if r["type"] == "llm_call":
+            r["messages"][-1]["content"] += PAYLOADS[1]
+            r["reply"] = PAYLOADS[0]
+        if r["type"] == "module":
+            r["text"] = PAYLOADS[1]
+    (game / "trace.jsonl").write_text("".join(json.dumps(r) + "\n" for r in trace))
+    page = write_replay(game, tmp_path / "pwned.html")
+    open_page(browser, page)  # no console error: no image tried to load
+    pwned = "return typeof window.__pwned"
+    assert browser.execute_script(pwned) == "undefined"
+    shown = [n.text.split(": ", 1)[1] for n in browser.find_elements(By.CSS_SELECTOR, ".item.ev-speech")]
+    assert shown == [e["text"] for e in speeches] and set(shown) == set(PAYLOADS)
+    browser.execute_script("document.querySelectorAll('#timeline details').forEach((d) => { d.open = true; })")
+    WebDriverWait(browser, 5).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".call-body")) == len(
+        [r for r in trace if r["type"] == "llm_call"]))
+    replies = {p.get_attribute("textContent") for p in browser.find_elements(By.CSS_SELECTOR,
+                                                                              ".message:last-child pre")}
+    assert replies == {PAYLOADS[0]}
+    box = browser.find_element(By.ID, "search")
+    box.send_keys("<script>window.__pwned")  # search reads the text too
+    assert browser.find_element(By.ID, "matches").text.endswith(" matches")
+    assert not browser.find_elements(By.CSS_SELECTOR, "#timeline img, #timeline script")
+    assert len(browser.find_elements(By.TAG_NAME, "script")) == 2
+    assert browser.execute_script(pwned) == "undefined"
+    assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
+    screenshot(browser, tmp_path, "replay-html-as-text")
