@@ -31,6 +31,7 @@ FLOORS = [  # lowest first; a unit imports only from its own floor or the floors
     {"analysis"},
     {"host", "importers"},
     {"viewer"},
+    {"table"},
     {"experiments"},
     {"bench", "extract_check"},
     {"cli"},

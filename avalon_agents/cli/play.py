@@ -34,6 +34,25 @@ from avalon_agents.records.health import health_line
 from avalon_agents.records.transcript import transcript
 
 
+def program_options(command):
+    """--seat-command, --seat-url and --seat-timeout: what the 'external' seats play (`program_seats`)."""
+    options = [
+        click.option("--seat-command", default=None, metavar="COMMAND",
+                     help="The program every 'external' seat runs (one process per seat per game, speaking the seat "
+                          "protocol of docs/seats.md on its standard input and output), as one string split like a "
+                          "shell line, e.g. --seat-command 'python3 experiments/bots/random_bot.py'."),
+        click.option("--seat-url", default=None, metavar="URL",
+                     help="Instead of --seat-command: the server every 'external' seat asks, one HTTP POST per "
+                          "request (docs/seats.md, 'Programs over HTTP'), e.g. --seat-url http://127.0.0.1:8000/."),
+        click.option("--seat-timeout", default=60.0, show_default=True,
+                     type=click.FloatRange(0, 3600, min_open=True),
+                     help="Seconds an 'external' seat's program (or server) may take to answer one request."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @cli.command()
 @click.option("--rules", "preset", default="official", show_default=True,
               help=f"Rule preset: {' or '.join(PRESETS)} (see README, 'Rules').")
@@ -49,15 +68,7 @@ from avalon_agents.records.transcript import transcript
 @click.option("--seats", default="rulebot", show_default=True,
               help="Agent kind for every seat (rulebot, random, llm, cognitive, baseline, external: a program, "
                    "with --seat-command; or a plugin's), or a comma list, one per seat.")
-@click.option("--seat-command", default=None, metavar="COMMAND",
-              help="The program every 'external' seat runs (one process per seat per game, speaking the seat "
-                   "protocol of docs/seats.md on its standard input and output), as one string split like a shell "
-                   "line, e.g. --seat-command 'python3 experiments/bots/random_bot.py'.")
-@click.option("--seat-url", default=None, metavar="URL",
-              help="Instead of --seat-command: the server every 'external' seat asks, one HTTP POST per request "
-                   "(docs/seats.md, 'Programs over HTTP'), e.g. --seat-url http://127.0.0.1:8000/.")
-@click.option("--seat-timeout", default=60.0, show_default=True, type=click.FloatRange(0, 3600, min_open=True),
-              help="Seconds an 'external' seat's program (or server) may take to answer one request.")
+@program_options
 @click.option("--human", type=int, default=None, metavar="SEAT",
               help="You take this seat: you see what it may see, and type each speech and decision as one line "
                    "on standard input (answers can be piped in). One game only.")

@@ -22,6 +22,7 @@ from avalon_agents.cli.base import (
     one_line_errors,
     plugin_option,
 )
+from avalon_agents.cli.play import program_options, program_seats
 from avalon_agents.core.rules import PRESETS, make_rules
 from avalon_agents.llm.settings import ModelSettings
 
@@ -32,7 +33,8 @@ DEFAULT_OUT = Path("runs") / "table"
 @click.option("--human", "humans", default="1", show_default=True, metavar="SEAT,SEAT,...",
               help="The seats people take, each at its own page (a comma list).")
 @click.option("--seats", default="rulebot", show_default=True,
-              help="Agent kind of the other seats (rulebot, random, llm, cognitive, baseline; or a plugin's), or a "
+              help="Agent kind of the other seats (rulebot, random, llm, cognitive, baseline, external: a program, "
+                   "with --seat-command or --seat-url; or a plugin's), or a "
                    "comma list, one per seat (the people's seats are left out of it or named 'human').")
 @click.option("--players", default=6, show_default=True, type=PLAYERS, help="Players at the table.")
 @click.option("--rules", "preset", default="official", show_default=True,
@@ -51,13 +53,15 @@ DEFAULT_OUT = Path("runs") / "table"
                    "(recorded in the run's health). 0: no limit.")
 @click.option("--linger", default=30.0, show_default=True, type=click.FloatRange(0, 3600),
               help="Seconds the table stays up after the game, so people see the end and open the replay.")
+@program_options
 @model_options
 @click.option("--constrained/--unconstrained", default=True, show_default=True,
               help="Decisions of llm seats use JSON-schema constrained output.")
 @plugin_option
 @logging_options
 def serve(humans: str, seats: str, players: int, preset: str, seed: int, port: int, host: str, out: Path | None,
-          decision_timeout: float, linger: float, settings: ModelSettings, constrained: bool) -> None:
+          decision_timeout: float, linger: float, seat_command: str | None, seat_url: str | None,
+          seat_timeout: float, settings: ModelSettings, constrained: bool) -> None:
     """Play one game at a web table: people take seats in their browsers, the other seats are agents or bots.
 
     Prints one address per person's seat (`Player N: http://127.0.0.1:PORT/seat/N?token=TOKEN`: the token is
@@ -69,6 +73,7 @@ def serve(humans: str, seats: str, players: int, preset: str, seed: int, port: i
       avalon serve                                     you at seat 1 against 5 rule bots
       avalon serve --human 1,4 --players 7             two people, 5 rule bots
       avalon serve --human 2 --seats llm --model openai:gpt-4o-mini
+      avalon serve --human 1 --seats external --seat-command 'python3 experiments/bots/random_bot.py'
       avalon serve --host 0.0.0.0 --port 8080          reachable from other machines (a warning says so)
     """
     from avalon_agents.agents.registry import needs_llm
@@ -84,6 +89,7 @@ def serve(humans: str, seats: str, players: int, preset: str, seed: int, port: i
         if any(needs_llm(k) for k in kinds):
             embedded_notice(settings.spec)
         setup = play_setup(kinds, settings.model_copy(update={"constrained": constrained}))
+        setup = program_seats(kinds, setup, seat_command, seat_url, seat_timeout)
         game = TableGame(rules=rules, kinds=tuple(kinds), seed=seed, setup=setup,
                          decision_timeout=decision_timeout or None)
         out.mkdir(parents=True, exist_ok=True)
@@ -137,8 +143,8 @@ def table_seats(seats: str, humans: str, players: int) -> list[str]:
             raise UserError(f"seats: seat {seat} is 'human' but not in --human")
         if kind not in AGENT_KINDS:
             raise UserError(f"seats: unknown seat kind {kind!r} (choose from {', '.join(sorted(AGENT_KINDS))})")
-        if kind in ("external", "attacker"):
-            raise UserError(f"seats: a {kind!r} seat needs options: put it in a config (`avalon run`), not at a table")
+        if kind == "attacker":
+            raise UserError("seats: an 'attacker' seat needs its options in a config (`avalon redteam`)")
     return ["human" if seat in taken else kind for seat, kind in enumerate(kinds, 1)]
 
 

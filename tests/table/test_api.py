@@ -79,7 +79,7 @@ def test_two_people_play_a_whole_game_over_http(tmp_path):
 
 def test_tokens_guard_every_address(tmp_path):
     async def main():
-        task, table, base = await open_table(tmp_path, humans=(1, 2), decision_timeout=0.2)
+        task, table, base = await open_table(tmp_path, humans=(1, 2), decision_timeout=0.01)
         got = {}
         async with aiohttp.ClientSession() as session:
             other = table.tokens[2]

@@ -75,3 +75,14 @@ def test_another_address_than_loopback_is_warned_about(tmp_path):
     assert result.exit_code == 0, result.output
     assert "warning: the table listens on 0.0.0.0" in result.output
     assert re.search(r"^Player 1: http://0\.0\.0\.0:\d+/seat/1\?token=", result.output, re.M)
+
+
+@pytest.mark.slow  # five bot processes
+def test_programs_take_the_other_seats(tmp_path):
+    out = tmp_path / "t"
+    result = CliRunner().invoke(cli, ["serve", "--out", str(out), "--port", "0", "--human", "3", "--seats", "external",
+                                      "--seat-command", f"{sys.executable} experiments/bots/random_bot.py",
+                                      "--decision-timeout", "0.01", "--linger", "0"])
+    assert result.exit_code == 0, result.output
+    seats = read_meta(out / "game-00001").seats
+    assert seats[3] == "human" and [seats[s] for s in (1, 2, 4, 5, 6)] == ["external"] * 5

@@ -1,0 +1,123 @@
+"""The web table as people use it: two headless Chromium sessions take two seats against rule bots and play a
+whole game by clicking through the page; speeches holding markup are shown as text and never run (slow)."""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from avalon_agents.core.rules import make_rules
+from avalon_agents.narrate import quote
+from avalon_agents.host.play import AgentSetup
+from avalon_agents.table.serve import TableGame, serve_table
+from tests.browser import chromium, console_errors
+
+pytestmark = pytest.mark.slow
+
+ATTACKS = ['<script>window.__pwned = 1</script>', '<img src=x onerror="window.__pwned = 1">',
+           '"><svg onload="window.__pwned = 1">']
+SEATS = (2, 5)
+
+
+@pytest.fixture(scope="module")
+def browsers() -> Iterator[list]:
+    drivers = [chromium(1200, 1000) for _ in SEATS]
+    yield drivers
+    for d in drivers:
+        d.quit()
+
+
+def start_table(out: Path, linger: float = 30.0):
+    """The table in a thread of its own (selenium blocks): (its addresses by seat and 'watch', the thread)."""
+    rules = make_rules("official", 6)
+    game = TableGame(rules=rules, kinds=tuple("human" if s in SEATS else "rulebot" for s in rules.seats), seed=3,
+                     setup=AgentSetup(), decision_timeout=120)
+    addresses: queue.Queue = queue.Queue()
+
+    def ready(table, address) -> None:
+        addresses.put({**{s: address.url(table.seat_path(s)) for s in SEATS}, "watch": address.url(table.watch_path())})
+
+    thread = threading.Thread(target=lambda: asyncio.run(serve_table(game, out, port=0, ready=ready, linger=linger)),
+                              daemon=True)
+    thread.start()
+    return addresses.get(timeout=60), thread
+
+
+def act(driver, speeches: list[str]) -> str | None:
+    """Answer the open request by clicking, as a person would; the request's kind, or None if none is open."""
+    from selenium.webdriver.common.by import By
+
+    if driver.find_element(By.ID, "request").get_attribute("hidden") is not None:
+        return None
+    choices = driver.find_elements(By.CSS_SELECTOR, "#choices .choice")
+    picks = driver.find_elements(By.CSS_SELECTOR, "#choices input.pick")
+    if picks:  # propose: tick players until the Send button allows it
+        submit = driver.find_element(By.ID, "submit")
+        for box in picks:
+            if submit.is_enabled():
+                break
+            box.click()
+        submit.click()
+        return "propose"
+    if choices:  # vote, quest, assassinate
+        wanted = [c for c in choices if c.get_attribute("data-answer") in ("approve", "success")]
+        (wanted or choices)[0].click()
+        return "choice"
+    speech = driver.find_element(By.ID, "speech")
+    if speech.is_displayed():
+        speech.send_keys(speeches.pop(0) if speeches else "I have nothing to add.")
+        driver.find_element(By.ID, "submit").click()
+        return "speak"
+    return None
+
+
+def test_two_people_play_a_whole_game_in_chromium(browsers, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    addresses, thread = start_table(tmp_path / "table")
+    for seat, driver in zip(SEATS, browsers):
+        driver.get(addresses[seat])
+    speeches = {SEATS[0]: list(ATTACKS), SEATS[1]: []}
+    done: dict[str, int] = {}
+    deadline = time.monotonic() + 600
+    while not all(d.find_element(By.TAG_NAME, "body").get_attribute("data-over") == "yes" for d in browsers):
+        assert time.monotonic() < deadline, "the game did not end in 10 minutes"
+        for seat, driver in zip(SEATS, browsers):
+            kind = act(driver, speeches[seat])
+            if kind:
+                done[kind] = done.get(kind, 0) + 1
+                time.sleep(0.3)  # the page sends and polls before the next look
+        time.sleep(0.1)
+    assert done.get("propose", 0) + done.get("choice", 0) >= 4 and done.get("speak", 0) >= 2, done
+    assert speeches[SEATS[0]] == []  # every attack was said
+    for seat, driver in zip(SEATS, browsers):
+        assert driver.execute_script("return window.__pwned") is None
+        log = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#log li")]
+        for attack in ATTACKS:
+            assert any(quote(attack) in line for line in log), (seat, attack)  # shown literally, as text
+        assert not driver.find_elements(By.CSS_SELECTOR, "#log img, #log script, #log svg")
+        roles = driver.find_elements(By.CSS_SELECTOR, "#roles tr")
+        assert len(roles) == 6 and "(you)" in roles[seat - 1].text
+        assert driver.find_element(By.ID, "winner").text.split()[0] in ("Good", "Evil")
+        assert console_errors(driver) == []
+    # the spectator, then the replay through the end's link
+    watcher = browsers[0]
+    watcher.get(addresses["watch"])
+    time.sleep(1.5)
+    public = "\n".join(li.text for li in watcher.find_elements(By.CSS_SELECTOR, "#log li"))
+    assert "(night)" not in public and all(attack in public for attack in ATTACKS)
+    assert watcher.execute_script("return window.__pwned") is None
+    browsers[1].find_element(By.ID, "replay-link").click()
+    browsers[1].switch_to.window(browsers[1].window_handles[-1])
+    time.sleep(1.0)
+    assert "Avalon replay" in browsers[1].title
+    assert browsers[1].execute_script("return window.__pwned") is None
+    browsers[1].save_screenshot(str(tmp_path / "replay.png"))
+    assert (tmp_path / "table" / "game-00001" / "result.json").is_file()
+    thread.join(timeout=0)  # it closes after its linger; the daemon thread ends with the tests
