@@ -18,11 +18,10 @@ import pytest
 from avalon_agents.analysis.load import game_dirs
 from avalon_agents.viewer import game_data, write_replay
 from avalon_agents.viewer.pages import page_name
+from tests.browser import chromium, console_errors
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 ROLES = ("Merlin", "Percival", "Loyal Servant", "Morgana", "Assassin", "Mordred", "Oberon", "Minion")
 # each timeline entry the browser lays out (a hidden one has no box): its type, visible_to and record seat
 SHOWN = """return [...document.querySelectorAll('#timeline .item')].filter(n => n.getClientRects().length > 0)
@@ -31,22 +30,7 @@ SHOWN = """return [...document.querySelectorAll('#timeline .item')].filter(n => 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator:
-    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).is_file()]
-    if missing:
-        pytest.fail(f"the replay browser tests need Debian's chromium and its driver ({', '.join(missing)} missing): "
-                    "apt-get install -y chromium chromium-driver", pytrace=False)
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        pytest.fail("the replay browser tests need selenium: pip install -e '.[dev]'", pytrace=False)
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1400,1600"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    driver = chromium(1400, 1600)
     yield driver
     driver.quit()
 
@@ -57,8 +41,7 @@ def open_page(driver, page: Path, fragment: str = "") -> None:
     if fragment:
         driver.get("about:blank")  # else a page already open only takes the new fragment
     driver.get(page.as_uri() + fragment)
-    errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
-    assert errors == [], errors
+    assert console_errors(driver) == []
 
 
 def screenshot(driver, tmp_path: Path, name: str) -> Path:
@@ -402,5 +385,5 @@ def test_text_that_looks_like_html_is_shown_as_text(browser, replay_run, tmp_pat
     assert not browser.find_elements(By.CSS_SELECTOR, "#timeline img, #timeline script")
     assert len(browser.find_elements(By.TAG_NAME, "script")) == 2
     assert browser.execute_script(pwned) == "undefined"
-    assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
+    assert console_errors(browser) == []
     screenshot(browser, tmp_path, "replay-html-as-text")
