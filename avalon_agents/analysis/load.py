@@ -31,7 +31,7 @@ from avalon_agents.records.run_dir import (
     read_seating,
     read_trace,
 )
-from avalon_agents.records.trace import Annotation, Extraction, LLMCall, ModuleOutput, Probe, SpeechCheck
+from avalon_agents.records.trace import Annotation, Extraction, LLMCall, ModuleOutput, Probe, SeatFault, SpeechCheck
 
 SEAT_COLUMNS = ["role", "side", "kind", "agent"]
 SERIES = re.compile(r"^series-(\d+)$")
@@ -70,6 +70,8 @@ class RunData(Tables):
         extractions: the extractor's records (method, valid, answers, problems).
         speech_checks: the speech guard's records (records.trace.SpeechCheck): per LLM seat's speech, the words
             of its prompt it copied (`echo` at profiles.ECHO_WORDS), re-asked, trimmed, cut, mid_sentence.
+        seat_faults: the protocol errors of program seats and the fallbacks of program and web seats
+            (records.trace.SeatFault): problem (`fallback` for a decision the fallback made), detail, request.
         calls: LLM calls without their messages: stage, name, part, request, module (the call's label: the
             module or step it served), spec, prompt id, tokens, latency, outcome, step.
         modules: module outputs (module, slot, text).
@@ -90,6 +92,7 @@ class RunData(Tables):
     cards: pd.DataFrame
     extractions: pd.DataFrame
     speech_checks: pd.DataFrame
+    seat_faults: pd.DataFrame
     calls: pd.DataFrame
     modules: pd.DataFrame
     probes: pd.DataFrame
@@ -216,6 +219,10 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
             rows["extractions"].append(seat_row(r.seat, record))
         elif isinstance(r, SpeechCheck):
             rows["speech_checks"].append(seat_row(r.seat, r.model_dump(exclude={"type"})))
+        elif isinstance(r, SeatFault):
+            record = r.model_dump(exclude={"type"})
+            record["request"] = record.pop("kind")  # `kind` is the seat's agent kind
+            rows["seat_faults"].append(seat_row(r.seat, record))
         elif isinstance(r, ModuleOutput):
             rows["modules"].append(seat_row(r.seat, r.model_dump(exclude={"type"})))
         elif isinstance(r, Probe):
@@ -267,6 +274,7 @@ COLUMNS = {
     "extractions": [*BASE, "seat", *SEAT_COLUMNS, "request", "quest", "attempt", "method", "valid"],
     "speech_checks": [*BASE, "seat", *SEAT_COLUMNS, "quest", "attempt", "profile", "copied", "echo", "reasked",
                       "trimmed", "cut", "words", "mid_sentence"],
+    "seat_faults": [*BASE, "seat", *SEAT_COLUMNS, "problem", "detail", "request", "quest", "attempt"],
     "calls": [*BASE, "seat", *SEAT_COLUMNS, "stage", "name", "part", "request", "module", "spec", "quest",
               "attempt", "input_tokens", "output_tokens", "latency_s", "outcome", "step"],
     "modules": [*BASE, "seat", *SEAT_COLUMNS, "module", "slot", "quest", "attempt", "text"],

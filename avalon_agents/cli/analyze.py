@@ -82,9 +82,11 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
     for row in result.tables["health"].itertuples(index=False):
         speeches = (f", {row.echo_rate:.1%} of {row.speeches} speeches echo their prompt"
                     if row.speeches else "")
+        seats = (f"; program and web seats: {row.seat_faults} protocol errors, {row.seat_fallbacks} fallbacks"
+                 if row.seat_faults or row.seat_fallbacks else "")
         click.echo(f"{row.variant}: health: {row.failed_calls}/{row.llm_calls} calls failed ({row.failed_share:.1%}), "
                    f"{row.reasks} re-asks, {row.fallbacks}/{row.decisions} fallbacks ({row.fallback_share:.1%})"
-                   f"{speeches}")
+                   f"{speeches}{seats}")
     click.echo(f"{len(result.data.games)} game(s); report: {result.out / 'report.md'}")
 
 

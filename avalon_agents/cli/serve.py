@@ -16,7 +16,9 @@ from avalon_agents.cli.base import (
     SEEDS,
     UserError,
     cli,
+    echo_json,
     embedded_notice,
+    json_option,
     logging_options,
     model_options,
     one_line_errors,
@@ -53,6 +55,7 @@ DEFAULT_OUT = Path("runs") / "table"
                    "(recorded in the run's health). 0: no limit.")
 @click.option("--linger", default=30.0, show_default=True, type=click.FloatRange(0, 3600),
               help="Seconds the table stays up after the game, so people see the end and open the replay.")
+@json_option
 @program_options
 @model_options
 @click.option("--constrained/--unconstrained", default=True, show_default=True,
@@ -60,13 +63,15 @@ DEFAULT_OUT = Path("runs") / "table"
 @plugin_option
 @logging_options
 def serve(humans: str, seats: str, players: int, preset: str, seed: int, port: int, host: str, out: Path | None,
-          decision_timeout: float, linger: float, seat_command: str | None, seat_url: str | None,
+          decision_timeout: float, linger: float, as_json: bool, seat_command: str | None, seat_url: str | None,
           seat_timeout: float, settings: ModelSettings, constrained: bool) -> None:
     """Play one game at a web table: people take seats in their browsers, the other seats are agents or bots.
 
     Prints one address per person's seat (`Player N: http://127.0.0.1:PORT/seat/N?token=TOKEN`: the token is
     the seat's key, give each person only theirs) and one for spectators (public events, the roles at the end);
     serves the table until the game ends, records it in --out like any game, writes its replay and exits 0.
+    With --json: two JSON lines instead, the addresses when the table opens ({"seats": {N: URL}, "watch": URL})
+    and the game's end ({"winner", "reason", "out", "replay", "fallbacks": {N: count}}).
 
     \b
     Examples:
@@ -97,20 +102,31 @@ def serve(humans: str, seats: str, players: int, preset: str, seed: int, port: i
         click.echo(f"warning: the table listens on {host}: anyone who can reach this machine and holds a seat's "
                    "address can play that seat; give each person only their own address", err=True)
     with logs.run_log(out), one_line_errors(out, stopped="the table stopped; the game has no result"):
-        played = asyncio.run(_serve(game, out, host, port, linger))
-    result = played.result
+        played = asyncio.run(_serve(game, out, host, port, linger, as_json))
+    result, missed = played.result, _missed(played.records, game)
+    replay = out / "replay" / "index.html"
+    if as_json:
+        echo_json({"winner": result.winner.value, "reason": result.reason.value, "out": str(out),
+                   "replay": str(replay), "fallbacks": {str(s): missed.count(s) for s in game.humans}})
+        return
     click.echo(f"{result.winner.value} wins ({result.reason.value.replace('_', ' ')}); recorded in {out}")
-    click.echo(f"replay: {out / 'replay' / 'index.html'}")
-    click.echo(_people_line(played.records, game))
+    click.echo(f"replay: {replay}")
+    limit = f"{game.decision_timeout:g} s" if game.decision_timeout else "no limit"
+    click.echo(f"people's seats {', '.join(map(str, game.humans))}: {len(missed)} answers by the fallback (no "
+               f"answer in {limit})")
 
 
-async def _serve(game, out: Path, host: str, port: int, linger: float):
+async def _serve(game, out: Path, host: str, port: int, linger: float, as_json: bool):
     from avalon_agents.table.serve import serve_table
 
     def ready(table, address) -> None:
-        for seat in game.humans:
-            click.echo(f"Player {seat}: {address.url(table.seat_path(seat))}")
-        click.echo(f"Spectators: {address.url(table.watch_path())}")
+        seats = {seat: address.url(table.seat_path(seat)) for seat in game.humans}
+        if as_json:
+            echo_json({"seats": {str(s): url for s, url in seats.items()}, "watch": address.url(table.watch_path())})
+        else:
+            for seat, url in seats.items():
+                click.echo(f"Player {seat}: {url}")
+            click.echo(f"Spectators: {address.url(table.watch_path())}")
         click.echo(f"the table is open; it closes {linger:g} s after the game ends (Ctrl-C stops it)", err=True)
         sys.stdout.flush()
 
@@ -157,10 +173,8 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def _people_line(records, game) -> str:
+def _missed(records, game) -> list[int]:
+    """The people's seats, once per answer their fallback made."""
     from avalon_agents.records.trace import SeatFault
 
-    missed = [r for r in records if isinstance(r, SeatFault) and r.seat in game.humans and r.problem == "fallback"]
-    limit = f"{game.decision_timeout:g} s" if game.decision_timeout else "no limit"
-    return f"people's seats {', '.join(map(str, game.humans))}: {len(missed)} answers by the fallback (no answer " \
-           f"in {limit})"
+    return [r.seat for r in records if isinstance(r, SeatFault) and r.seat in game.humans and r.problem == "fallback"]

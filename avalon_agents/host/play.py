@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from avalon_agents.stores.experience import ExperienceStore
 
 
+NO_MODEL = {"model": None, "extractor_model": None, "agent_config": None}
+"""What meta.json says of the models of a game no seat of which asks a model (rule bots, people, programs)."""
+
+
 def agent_seed(game_seed: int, seat: Seat) -> int:
     """Each seat's agent gets its own seed, derived from the game's."""
     return game_seed * 1009 + seat
@@ -140,7 +144,8 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
         extract=extract,
         recorder=recorder,
         tracer=tracer,
-        meta={"seats": dict(zip(rules.seats, kinds)), **first.meta(), "probes": probe is not None,
+        meta={"seats": dict(zip(rules.seats, kinds)),
+              **(first.meta() if llm_seats else {**NO_MODEL, "cards": first.cards}), "probes": probe is not None,
               **({"seat_models": {s: per_seat[rules.seats.index(s)].meta() for s in llm_seats}}
                  if isinstance(setups, Sequence) else {})},
         probe=probe,

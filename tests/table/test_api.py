@@ -9,7 +9,9 @@ import json
 
 import aiohttp
 import pytest
+from click.testing import CliRunner
 
+from avalon_agents.cli import cli
 from avalon_agents.records.run_dir import read_meta, read_result, read_trace
 from avalon_agents.records.trace import SeatFault
 from avalon_agents.records.usage import usage
@@ -183,6 +185,10 @@ def test_a_person_who_does_not_answer_costs_a_recorded_fallback(tmp_path):
     assert "no answer in 0.05 s" in faults[0].detail
     assert usage(played.records)["seat_fallbacks"] == len(faults)
     assert any("No answer in 0.05 s" in line for line in end["lines"])
+    analyzed = CliRunner().invoke(cli, ["analyze", str(tmp_path), "--out", str(tmp_path / "analysis")])
+    assert analyzed.exit_code == 0, analyzed.output
+    assert f"program and web seats: 0 protocol errors, {len(faults)} fallbacks" in analyzed.output
+    assert "models none (bots)" in analyzed.output  # the provenance: no seat asked a model
 
 
 @pytest.mark.parametrize("players", [5, 10])

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from avalon_agents.core.rules import make_rules
-from avalon_agents.narrate import quote
 from avalon_agents.host.play import AgentSetup
+from avalon_agents.narrate import quote
 from avalon_agents.table.serve import TableGame, serve_table
 from tests.browser import chromium, console_errors
 

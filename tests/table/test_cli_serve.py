@@ -86,3 +86,13 @@ def test_programs_take_the_other_seats(tmp_path):
     assert result.exit_code == 0, result.output
     seats = read_meta(out / "game-00001").seats
     assert seats[3] == "human" and [seats[s] for s in (1, 2, 4, 5, 6)] == ["external"] * 5
+
+
+def test_json_gives_the_addresses_then_the_end(tmp_path):
+    result = CliRunner().invoke(cli, ["serve", "--out", str(tmp_path / "t"), "--port", "0", "--human", "1,2",
+                                      "--decision-timeout", "0.01", "--linger", "0", "--json"])
+    assert result.exit_code == 0, result.output
+    opened, end = [json.loads(line) for line in result.stdout.splitlines()]
+    assert set(opened["seats"]) == {"1", "2"} and "/watch?token=" in opened["watch"]
+    assert end["winner"] in ("good", "evil") and set(end["fallbacks"]) == {"1", "2"}
+    assert sum(end["fallbacks"].values()) > 0 and end["replay"].endswith("index.html")

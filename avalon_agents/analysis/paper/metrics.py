@@ -143,9 +143,11 @@ def health(data: RunData, by: Sequence[str] = ("variant",)) -> pd.DataFrame:
     decisions, re-asks, fallbacks and their share, and the valid response rate (decisions whose first answer
     was legal; shown beside every figure; see records.health); and the LLM seats' speeches: how many, the share
     whose first answer echoed its prompt (profiles.ECHO_WORDS consecutive words or more) and the share that
-    ends mid-sentence (NaN for runs recorded without the speech guard's records)."""
+    ends mid-sentence (NaN for runs recorded without the speech guard's records); and the program and web
+    seats' protocol errors and the decisions their fallback made (`seat_faults`, `seat_fallbacks`)."""
     columns = [*by, "games", "llm_calls", "failed_calls", "failed_share", "decisions", "reasks", "fallbacks",
-               "fallback_share", "valid_response_rate", "speeches", "echo_rate", "mid_sentence_rate"]
+               "fallback_share", "valid_response_rate", "speeches", "echo_rate", "mid_sentence_rate",
+               "seat_faults", "seat_fallbacks"]
     if data.games.empty:
         return pd.DataFrame(columns=columns)
     games = data.games.groupby(list(by)).size().rename("games")
@@ -158,9 +160,12 @@ def health(data: RunData, by: Sequence[str] = ("variant",)) -> pd.DataFrame:
     speeches = data.speech_checks.groupby(list(by)).agg(
         speeches=("echo", "size"), echoes=("echo", "sum"), unfinished=("mid_sentence", "sum")
     ) if not data.speech_checks.empty else None
-    table = pd.concat([t for t in (games, calls, decisions, speeches) if t is not None], axis=1).fillna(0)
+    faults = data.seat_faults.assign(fallback=data.seat_faults["problem"] == "fallback").groupby(list(by)).agg(
+        seat_fallbacks=("fallback", "sum"), seat_records=("fallback", "size")) if not data.seat_faults.empty else None
+    table = pd.concat([t for t in (games, calls, decisions, speeches, faults) if t is not None], axis=1).fillna(0)
     table = table.reset_index()
-    for column in ("llm_calls", "failed_calls", "decisions", "reasks", "fallbacks", "speeches"):
+    for column in ("llm_calls", "failed_calls", "decisions", "reasks", "fallbacks", "speeches", "seat_fallbacks",
+                   "seat_records"):
         table[column] = table.get(column, 0)
         table[column] = table[column].astype(int)
     table["failed_share"] = (table["failed_calls"] / table["llm_calls"].where(table["llm_calls"] > 0)).fillna(0.0)
@@ -169,6 +174,7 @@ def health(data: RunData, by: Sequence[str] = ("variant",)) -> pd.DataFrame:
     said = table["speeches"].where(table["speeches"] > 0)
     table["echo_rate"] = table.get("echoes", 0) / said
     table["mid_sentence_rate"] = table.get("unfinished", 0) / said
+    table["seat_faults"] = table["seat_records"] - table["seat_fallbacks"]
     return table[columns]
 
 
