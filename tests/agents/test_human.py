@@ -9,8 +9,17 @@ import pytest
 from pydantic import ValidationError
 
 from avalon_agents.agents import make_agent
-from avalon_agents.agents.human import HumanAgent, InputEnded, Terminal
-from avalon_agents.core import ActionRequest, Assassinate, ProposeTeam, QuestCard, RequestKind, Role, make_rules
+from avalon_agents.agents.human import HumanAgent, InputEnded, Terminal, read_answer
+from avalon_agents.core import (
+    ActionRequest,
+    Assassinate,
+    IllegalAction,
+    ProposeTeam,
+    QuestCard,
+    RequestKind,
+    Role,
+    make_rules,
+)
 from avalon_agents.core.events import GameStarted, NightInfoRevealed, RoleAssigned
 from avalon_agents.decisions.kinds import instruct
 from avalon_agents.extract.extractor import Extractor
@@ -102,3 +111,16 @@ def test_the_extractor_records_a_human_answer_as_read_by_the_rule_parse():
     reply = answer(agent, request)
     extraction = asyncio.run(Extractor().extract(request, reply))
     assert extraction.method == "rule" and extraction.valid and extraction.action.approve is True
+
+
+@pytest.mark.parametrize("typed, read", [("aprove", True), ("rejct", False), ("Apprve.", True), ("REJECT", False)])
+def test_a_misspelt_vote_is_read_as_the_word_it_is_near(typed, read):
+    request = ActionRequest(seat=1, kind=RequestKind.VOTE, quest=1, attempt=1, team=(1, 2))
+    assert read_answer(typed, request).approve is read
+
+
+@pytest.mark.parametrize("typed", ["maybe", "xyz", "approve reject", "a"])
+def test_an_answer_near_no_word_or_near_two_is_asked_again(typed):
+    request = ActionRequest(seat=1, kind=RequestKind.VOTE, quest=1, attempt=1, team=(1, 2))
+    with pytest.raises(IllegalAction):
+        read_answer(typed, request)
