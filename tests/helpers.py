@@ -173,3 +173,19 @@ def registries_restored() -> Iterator[None]:
             current.update(before)
         base.SLOTS[:] = slots
         pacer._share = share
+
+
+def seat_faults(host, seat: int, problem: str) -> list:
+    """The seat_fault records of a finished game whose program seat `seat` broke with `problem`: the game
+    finished, the problem and the fallbacks it cost are recorded, and usage() counts them. Returns the records."""
+    from avalon_agents.records.trace import SeatFault
+    from avalon_agents.records.usage import usage
+
+    assert host.engine.is_over  # the game always finishes
+    found = [r for r in host.tracer.records if isinstance(r, SeatFault)]
+    assert problem in {f.problem for f in found}
+    fallbacks = [f for f in found if f.problem == "fallback"]
+    assert fallbacks and all(f.seat == seat and f.kind for f in fallbacks)
+    u = usage(host.tracer.records)
+    assert u["seat_fallbacks"] == len(fallbacks) and u["seat_faults"] == len(found) - len(fallbacks)
+    return found

@@ -18,7 +18,7 @@ from avalon_agents.agents.registry import check_options
 from avalon_agents.core import make_rules
 from avalon_agents.host.play import AgentSetup, play_one
 from avalon_agents.records.trace import SeatFault
-from avalon_agents.records.usage import usage
+from tests.helpers import seat_faults
 
 BOT = Path(__file__).resolve().parents[2] / "experiments" / "bots" / "random_bot.py"
 SEAT = 2
@@ -91,13 +91,7 @@ def test_a_broken_program_costs_only_recorded_fallbacks(tmp_path, name, problem)
     program = tmp_path / f"{name}.py"
     program.write_text(BAD[name])
     host = play([sys.executable, str(program)], timeout=0.5)
-    assert host.engine.is_over  # the game always finishes
-    found = faults(host)
-    assert problem in {f.problem for f in found}
-    fallbacks = [f for f in found if f.problem == "fallback"]
-    assert fallbacks and all(f.seat == SEAT and f.kind for f in fallbacks)
-    u = usage(host.tracer.records)
-    assert u["seat_fallbacks"] == len(fallbacks) and u["seat_faults"] == len(found) - len(fallbacks)
+    found = seat_faults(host, SEAT, problem)
     agent = host.agents[SEAT]
     if name in ("crash", "hang"):  # down at once: every request after it is its fallback, no waiting again
         assert agent.down is not None and len([f for f in found if f.problem == problem]) == 1
