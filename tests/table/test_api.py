@@ -185,6 +185,18 @@ def test_a_person_who_does_not_answer_costs_a_recorded_fallback(tmp_path):
     assert "no answer in 0.05 s" in faults[0].detail
     assert usage(played.records)["seat_fallbacks"] == len(faults)
     assert any("No answer in 0.05 s" in line for line in end["lines"])
+
+
+@pytest.mark.slow  # seconds of analysis
+def test_avalon_analyze_reads_a_table_game_and_its_fallbacks(tmp_path):
+    async def main():
+        task, table, base = await open_table(tmp_path, humans=(3,), decision_timeout=0.01)
+        async with aiohttp.ClientSession() as session:
+            await Browser(session, base, 3, table.tokens[3], answer=lambda request: None).play()
+        return await task
+
+    run(main())
+    faults = [r for r in read_trace(tmp_path / "game-00001") if isinstance(r, SeatFault)]
     analyzed = CliRunner().invoke(cli, ["analyze", str(tmp_path), "--out", str(tmp_path / "analysis")])
     assert analyzed.exit_code == 0, analyzed.output
     assert f"program and web seats: 0 protocol errors, {len(faults)} fallbacks" in analyzed.output
