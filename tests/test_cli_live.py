@@ -219,6 +219,17 @@ def test_the_waiting_line_is_not_drawn_while_a_person_is_asked_and_says_when_all
         assert view.line() == ""  # answers and events come in a stream: no line in between
 
 
+def test_a_person_at_the_terminal_never_learns_whom_an_assassination_is_asked_of():
+    now = [100.0]
+    strike = ActionRequest(seat=5, kind=RequestKind.ASSASSINATE, quest=2, attempt=1, options=(1, 2, 3, 4, 6),
+                           may_pass=True)
+    for human, shown in ((3, ""), (None, "waiting for Player 5 to name Merlin, 0 s")):
+        view = live.LiveView(status=Tty(), human=human, tick=60, clock=lambda: now[0])
+        with view.running():
+            view.waiting(strike)
+            assert view.line() == shown  # without a person, the transcript shows everything anyway
+
+
 def test_one_game_streams_on_a_terminal_and_names_who_it_waits_for(monkeypatch):
     """The first speech is on the screen while the game waits for the next speaker, whom the waiting line names;
     then for one seat's vote while the others have voted. At the end the screen, without the waiting line, is

@@ -21,6 +21,7 @@ import click
 
 from avalon_agents.core.actions import RequestKind
 from avalon_agents.core.types import Seat, seat_name
+from avalon_agents.decisions.kinds import kind_of
 from avalon_agents.records.transcript import transcript
 
 if TYPE_CHECKING:
@@ -96,6 +97,8 @@ class LiveView:
     # ------------------------------------------------------------------ the host's GameWatcher
 
     def waiting(self, request: ActionRequest) -> None:
+        if self.human is not None and request.seat != self.human and not kind_of(request).asked_in_public:
+            return  # the person at the terminal may not learn whom an assassination is asked of
         with self._lock:
             self._pending[(request.seat, request.kind)] = self.clock()
             self._draw()

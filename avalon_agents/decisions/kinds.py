@@ -77,6 +77,10 @@ class DecisionKind:
     scripted: Callable[[str, random.Random, int, list[int]], str | None]
     answers: Callable[[ActionRequest], str]
     """The legal answers in a few words, e.g. 'approve or reject' (shown to a human seat)."""
+    asked_in_public: bool = True
+    """Every seat may know that this request is being asked, and of whom (a leader's proposal, the votes, the
+    team's cards, a speech). False for the assassination: asking it names the seat that carries it (under the
+    paper's rules, mid-game), so a waiting line or a spectator view shown to people leaves it out."""
 
     def answer_model(self, request: ActionRequest) -> type[BaseModel] | None:
         """The pydantic model of a constrained answer to `request` (None for a speech)."""
@@ -331,6 +335,7 @@ ASSASSINATE = DecisionKind(
     instruction=_assassinate_instruction,
     scripted=_scripted_target,
     answers=_target_answers,
+    asked_in_public=False,
 )
 
 

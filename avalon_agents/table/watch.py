@@ -11,6 +11,7 @@ from avalon_agents.core.actions import ActionRequest
 from avalon_agents.core.events import GameEnded, GameEvent
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
+from avalon_agents.decisions.kinds import kind_of
 from avalon_agents.records.transcript import transcript
 from avalon_agents.table.desk import QuestTrack, ending
 
@@ -23,13 +24,16 @@ class Spectator:
         self.track = QuestTrack(rules)
         self.events: list[GameEvent] = []
         self.waiting_on: dict[int, tuple[Seat, str]] = {}
+        self.asked: set[tuple[Seat, str]] = set()  # every (seat, kind) shown as waited on
         self.result: dict[str, Any] | None = None
         self.replay: str | None = None
         self.changed = asyncio.Event()
 
     def waiting(self, request: ActionRequest) -> None:
-        self.waiting_on[id(request)] = (request.seat, request.kind.value)
-        self._changed()
+        if kind_of(request).asked_in_public:  # never whom an assassination is asked of
+            self.waiting_on[id(request)] = (request.seat, request.kind.value)
+            self.asked.add(self.waiting_on[id(request)])
+            self._changed()
 
     def answered(self, request: ActionRequest) -> None:
         self.waiting_on.pop(id(request), None)
