@@ -112,7 +112,9 @@ class Table:
 
     async def _seat_state(self, request: web.Request) -> web.Response:
         desk = self._desk(request)
-        return web.json_response(desk.state()) if desk else _error(403, "wrong or missing token")
+        if desk is None:
+            return _error(403, "wrong or missing token")
+        return web.json_response({**desk.state(), "waiting": self.spectator.waited_on()})
 
     async def _watch_state(self, request: web.Request) -> web.Response:
         if not self._watching(request):

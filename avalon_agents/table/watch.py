@@ -49,10 +49,13 @@ class Spectator:
                 self.result = ending(e)
         self._changed()
 
+    def waited_on(self) -> list[dict[str, Any]]:
+        """The seats the game is waiting for, and for what (never an assassination: see `waiting`)."""
+        return [{"seat": s, "kind": k} for s, k in sorted(set(self.waiting_on.values()))]
+
     def state(self) -> dict[str, Any]:
-        waiting = sorted({(seat, kind) for seat, kind in self.waiting_on.values()})
         return {"seat": None, "role": None, "lines": transcript(self.events), "request": None,
-                "over": self.result is not None, "waiting": [{"seat": s, "kind": k} for s, k in waiting],
+                "over": self.result is not None, "waiting": self.waited_on(),
                 **self.track.state(), "result": self.result, "replay": self.replay}
 
     def _changed(self) -> None:

@@ -60,6 +60,7 @@ def test_two_people_play_a_whole_game_over_http(tmp_path):
                 assert set(s["request"]) == {"type", "id", "kind", "text", "legal"}
                 assert s["request"]["type"] == "request" and s["request"]["id"].startswith(f"{person.seat}-")
         assert any(SPEECH in line for line in end["lines"])
+        assert any(s["waiting"] for s in person.states)  # whom the table waits for, as the spectator sees it
         assert end["replay"] == f"/replay?token={people[0].token if person.seat == 2 else people[1].token}"
     # the game is recorded like any other, the people's seats as `human`
     game = tmp_path / "game-00001"
