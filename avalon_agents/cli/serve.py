@@ -53,6 +53,8 @@ DEFAULT_OUT = Path("runs") / "table"
 @click.option("--decision-timeout", default=300.0, show_default=True, type=click.FloatRange(0),
               help="Seconds a person may take over one decision or speech; then the documented fallback decides "
                    "(recorded in the run's health). 0: no limit.")
+@click.option("--lobby/--no-lobby", default=True, show_default=True,
+              help="Start the game once every person has opened their page (--no-lobby: at once).")
 @click.option("--linger", default=30.0, show_default=True, type=click.FloatRange(0, 3600),
               help="Seconds the table stays up after the game, so people see the end and open the replay.")
 @json_option
@@ -63,13 +65,14 @@ DEFAULT_OUT = Path("runs") / "table"
 @plugin_option
 @logging_options
 def serve(humans: str, seats: str, players: int, preset: str, seed: int, port: int, host: str, out: Path | None,
-          decision_timeout: float, linger: float, as_json: bool, seat_command: str | None, seat_url: str | None,
-          seat_timeout: float, settings: ModelSettings, constrained: bool) -> None:
+          decision_timeout: float, lobby: bool, linger: float, as_json: bool, seat_command: str | None,
+          seat_url: str | None, seat_timeout: float, settings: ModelSettings, constrained: bool) -> None:
     """Play one game at a web table: people take seats in their browsers, the other seats are agents or bots.
 
     Prints one address per person's seat (`Player N: http://127.0.0.1:PORT/seat/N?token=TOKEN`: the token is
     the seat's key, give each person only theirs) and one for spectators (public events, the roles at the end);
-    serves the table until the game ends, records it in --out like any game, writes its replay and exits 0.
+    starts the game once every person has opened their page, serves the table until the game ends, records it
+    in --out like any game, writes its replay and exits 0.
     With --json: two JSON lines instead, the addresses when the table opens ({"seats": {N: URL}, "watch": URL})
     and the game's end ({"winner", "reason", "out", "replay", "fallbacks": {N: count}}).
 
@@ -102,7 +105,7 @@ def serve(humans: str, seats: str, players: int, preset: str, seed: int, port: i
         click.echo(f"warning: the table listens on {host}: anyone who can reach this machine and holds a seat's "
                    "address can play that seat; give each person only their own address", err=True)
     with logs.run_log(out), one_line_errors(out, stopped="the table stopped; the game has no result"):
-        played = asyncio.run(_serve(game, out, host, port, linger, as_json))
+        played = asyncio.run(_serve(game, out, host, port, lobby, linger, as_json))
     result, missed = played.result, _missed(played.records, game)
     replay = out / "replay" / "index.html"
     if as_json:
@@ -116,7 +119,7 @@ def serve(humans: str, seats: str, players: int, preset: str, seed: int, port: i
                f"answer in {limit})")
 
 
-async def _serve(game, out: Path, host: str, port: int, linger: float, as_json: bool):
+async def _serve(game, out: Path, host: str, port: int, lobby: bool, linger: float, as_json: bool):
     from avalon_agents.table.serve import serve_table
 
     def ready(table, address) -> None:
@@ -127,11 +130,13 @@ async def _serve(game, out: Path, host: str, port: int, linger: float, as_json: 
             for seat, url in seats.items():
                 click.echo(f"Player {seat}: {url}")
             click.echo(f"Spectators: {address.url(table.watch_path())}")
-        click.echo(f"the table is open; it closes {linger:g} s after the game ends (Ctrl-C stops it)", err=True)
+        start = "once every person has opened their page" if lobby else "now"
+        click.echo(f"the table is open: the game starts {start} and the table closes {linger:g} s after it ends "
+                   "(Ctrl-C stops it)", err=True)
         sys.stdout.flush()
 
     try:
-        return await serve_table(game, out, host=host, port=port, ready=ready, linger=linger)
+        return await serve_table(game, out, host=host, port=port, ready=ready, linger=linger, lobby=lobby)
     except OSError as exc:
         if exc.filename is None and exc.errno is not None:
             raise UserError(f"port: cannot listen on {host}:{port} ({exc.strerror})") from None

@@ -62,10 +62,10 @@ class Address:
 
 async def serve_table(game: TableGame, out: Path, *, host: str = "127.0.0.1", port: int = 0,
                       ready: Callable[[Table, Address], None] = lambda table, address: None,
-                      linger: float = LINGER) -> Played:
-    """Serve `game`'s table on `host`:`port` (0: any free port), call `ready` once it listens, play the game into
-    OUT/game-00001, write its replay (OUT/replay/), keep the table up `linger` seconds for the end to be seen,
-    and return the game."""
+                      linger: float = LINGER, lobby: bool = True) -> Played:
+    """Serve `game`'s table on `host`:`port` (0: any free port), call `ready` once it listens, wait until every
+    person has opened their page (`lobby`; else start at once), play the game into OUT/game-00001, write its
+    replay (OUT/replay/), keep the table up `linger` seconds for the end to be seen, and return the game."""
     desks = {seat: WebDesk(seat, game.rules, game.decision_timeout) for seat in game.humans}
     spectator = Spectator(game.rules)
     table = Table(desks, spectator)
@@ -76,6 +76,9 @@ async def serve_table(game: TableGame, out: Path, *, host: str = "127.0.0.1", po
         await site.start()
         bound = runner.addresses[0]
         ready(table, Address(bound[0], bound[1]))
+        if lobby:
+            await table.everyone_joined.wait()
+        table.started = True
         jobs = batch(game.rules, game.kinds, game.seed, 1, seat_setups(game, desks))
         with watching(spectator):
             played = (await play_batch(jobs, out))[0]

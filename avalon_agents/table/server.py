@@ -9,6 +9,7 @@ also shows every line as text). Request bodies are JSON objects of at most MAX_B
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -69,6 +70,9 @@ class Table:
         self.watch_token = secrets.token_urlsafe(18)
         self.replay_page: str | None = None
         self.page = files("avalon_agents.table").joinpath("page.html").read_text()
+        self.joined: set[Seat] = set()  # the seats whose page has asked for their state
+        self.everyone_joined = asyncio.Event()
+        self.started = False
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY, middlewares=[_headers])
@@ -90,6 +94,16 @@ class Table:
             for seat, desk in self.desks.items():
                 desk.replay = f"/replay?token={self.tokens[seat]}"
             self.spectator.replay = f"/replay?token={self.watch_token}"
+
+    def _join(self, seat: Seat) -> None:
+        self.joined.add(seat)
+        if self.joined >= set(self.desks):
+            self.everyone_joined.set()
+
+    def _lobby(self) -> dict[str, Any]:
+        """Whether the game has started, who has joined, and whom the game waits for (public)."""
+        return {"started": self.started, "joined": sorted(self.joined), "people": sorted(self.desks),
+                "waiting": self.spectator.waited_on()}
 
     # ------------------------------------------------------------------ handlers
 
@@ -114,12 +128,13 @@ class Table:
         desk = self._desk(request)
         if desk is None:
             return _error(403, "wrong or missing token")
-        return web.json_response({**desk.state(), "waiting": self.spectator.waited_on()})
+        self._join(desk.seat)
+        return web.json_response({**desk.state(), **self._lobby()})
 
     async def _watch_state(self, request: web.Request) -> web.Response:
         if not self._watching(request):
             return _error(403, "wrong or missing token")
-        return web.json_response(self.spectator.state())
+        return web.json_response({**self.spectator.state(), **self._lobby()})
 
     async def _answer(self, request: web.Request) -> web.Response:
         desk = self._desk(request)

@@ -71,8 +71,10 @@ class Browser:
 
 
 async def open_table(out: Path, humans: tuple[int, ...] = (1,), players: int = 6, seed: int = 0,
-                     decision_timeout: float | None = None, kinds: str = "rulebot", linger: float = 0.3):
-    """Start a table on a free port; returns (the serving task, the Table, its base URL)."""
+                     decision_timeout: float | None = None, kinds: str = "rulebot", linger: float = 0.3,
+                     lobby: bool = False):
+    """Start a table on a free port (the game starting at once, or with `lobby` once every person's page has
+    asked for its state); returns (the serving task, the Table, its base URL)."""
     rules = make_rules("official", players)
     seat_kinds = tuple("human" if s in humans else kinds for s in rules.seats)
     game = TableGame(rules=rules, kinds=seat_kinds, seed=seed, setup=AgentSetup(),
@@ -82,7 +84,7 @@ async def open_table(out: Path, humans: tuple[int, ...] = (1,), players: int = 6
     def ready(table: Table, address: Address) -> None:
         opened.set_result((table, address.url("")))
 
-    task = asyncio.create_task(serve_table(game, out, port=0, ready=ready, linger=linger))
+    task = asyncio.create_task(serve_table(game, out, port=0, ready=ready, linger=linger, lobby=lobby))
     done, _ = await asyncio.wait({task, opened}, return_when=asyncio.FIRST_COMPLETED)
     if task in done:
         task.result()  # raises what stopped it

@@ -28,7 +28,7 @@ def run(coro):
 
 def test_two_people_play_a_whole_game_over_http(tmp_path):
     async def main():
-        task, table, base = await open_table(tmp_path, humans=(2, 5))
+        task, table, base = await open_table(tmp_path, humans=(2, 5), lobby=True)
         async with aiohttp.ClientSession() as session:
             people = [Browser(session, base, seat, table.tokens[seat]) for seat in (2, 5)]
             spectator_states = []
@@ -50,6 +50,7 @@ def test_two_people_play_a_whole_game_over_http(tmp_path):
 
     people, ends, spectator_states, replay, played = run(main())
     for person, end in zip(people, ends):
+        assert not person.states[0]["started"] or person.states[0]["joined"] == [2, 5]  # the lobby waited
         assert STATE_KEYS <= set(end) and end["over"] is True and end["seat"] == person.seat
         assert end["role"] == end["result"]["roles"][str(person.seat)]
         assert all(status == 200 for status, _ in person.posts), person.posts

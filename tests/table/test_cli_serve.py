@@ -7,6 +7,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 import urllib.request
 
 import pytest
@@ -29,9 +30,16 @@ def test_serve_prints_each_seat_address_records_the_game_and_exits_0(tmp_path):
     assert all(seats), first
     assert [m.group(1) for m in seats] == ["2", "4"] and seats[0].group(4) != seats[1].group(4)
     assert first[2].startswith("Spectators: http://127.0.0.1:") and "/watch?token=" in first[2]
-    with urllib.request.urlopen(seats[0].group(2).replace("/seat/", "/api/seat/"), timeout=10) as r:
-        state = json.load(r)
-    assert state["seat"] == 2 and state["role"]
+    def state(seat: re.Match) -> dict:
+        with urllib.request.urlopen(seat.group(2).replace("/seat/", "/api/seat/"), timeout=10) as r:
+            return json.load(r)
+
+    first_state = state(seats[0])  # the lobby: the game waits for Player 4's page
+    assert first_state["seat"] == 2 and not first_state["started"] and first_state["joined"] == [2]
+    assert first_state["people"] == [2, 4] and first_state["role"] is None
+    time.sleep(0.5)
+    assert state(seats[0])["lines"] == [] and proc.poll() is None
+    state(seats[1])
     rest, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert "wins (" in rest and f"replay: {out / 'replay' / 'index.html'}" in rest
@@ -71,7 +79,7 @@ def test_a_used_folder_or_port_is_refused(tmp_path):
 
 def test_another_address_than_loopback_is_warned_about(tmp_path):
     result = CliRunner().invoke(cli, ["serve", "--out", str(tmp_path / "t"), "--port", "0", "--host", "0.0.0.0",
-                                      "--decision-timeout", "0.01", "--linger", "0"])
+                                      "--decision-timeout", "0.01", "--linger", "0", "--no-lobby"])
     assert result.exit_code == 0, result.output
     assert "warning: the table listens on 0.0.0.0" in result.output
     assert re.search(r"^Player 1: http://0\.0\.0\.0:\d+/seat/1\?token=", result.output, re.M)
@@ -82,7 +90,7 @@ def test_programs_take_the_other_seats(tmp_path):
     out = tmp_path / "t"
     result = CliRunner().invoke(cli, ["serve", "--out", str(out), "--port", "0", "--human", "3", "--seats", "external",
                                       "--seat-command", f"{sys.executable} experiments/bots/random_bot.py",
-                                      "--decision-timeout", "0.01", "--linger", "0"])
+                                      "--decision-timeout", "0.01", "--linger", "0", "--no-lobby"])
     assert result.exit_code == 0, result.output
     seats = read_meta(out / "game-00001").seats
     assert seats[3] == "human" and [seats[s] for s in (1, 2, 4, 5, 6)] == ["external"] * 5
@@ -90,7 +98,7 @@ def test_programs_take_the_other_seats(tmp_path):
 
 def test_json_gives_the_addresses_then_the_end(tmp_path):
     result = CliRunner().invoke(cli, ["serve", "--out", str(tmp_path / "t"), "--port", "0", "--human", "1,2",
-                                      "--decision-timeout", "0.01", "--linger", "0", "--json"])
+                                      "--decision-timeout", "0.01", "--linger", "0", "--no-lobby", "--json"])
     assert result.exit_code == 0, result.output
     opened, end = [json.loads(line) for line in result.stdout.splitlines()]
     assert set(opened["seats"]) == {"1", "2"} and "/watch?token=" in opened["watch"]
