@@ -16,7 +16,7 @@ the paper's Valid Response Rate, eq. 8, counts these).
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -119,14 +119,18 @@ class Extractor:
         tracer: receives one record per extraction.
         max_reasks: how many times the agent is asked again before the fallback.
         seed: seeds the random fill of the fallback.
+        seats: the seats whose decisions are recorded as extraction records (the seats that ask a model: the valid
+            response rate is theirs; a rule bot's, a person's or a program's answer is not counted in it); None:
+            every seat's.
     """
 
     def __init__(self, *, llm: LLMClient | None = None, tracer: Tracer | None = None,
-                 max_reasks: int = MAX_REASKS, seed: int = 0) -> None:
+                 max_reasks: int = MAX_REASKS, seed: int = 0, seats: Collection[int] | None = None) -> None:
         self.llm = llm
         self.tracer = tracer
         self.max_reasks = max_reasks
         self.rng = random.Random(seed)
+        self.seats = None if seats is None else frozenset(seats)
 
     async def __call__(self, request: ActionRequest, reply: Reply, ask_again: AskAgain | None = None,
                        instruction: str = "") -> Action:
@@ -137,7 +141,7 @@ class Extractor:
             return speech
         extraction = await self.extract(request, reply, ask_again, instruction)
         if request.kind is not RequestKind.SPEAK:
-            if self.tracer is not None:
+            if self.tracer is not None and (self.seats is None or request.seat in self.seats):
                 self.tracer.trace(extraction.record(request))
             if extraction.method == "fallback":
                 logger.info("fallback: seat {} {} (quest {}.{}) -> {} after {} answer(s): {}", request.seat,

@@ -136,7 +136,7 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
     if llm_seats:
         settings = first.extractor_settings()
         extractor_llm = first.clients.get(settings, tracer) if settings is not None else None
-        extract = Extractor(llm=extractor_llm, tracer=tracer, seed=seed)
+        extract = Extractor(llm=extractor_llm, tracer=tracer, seed=seed, seats=llm_seats)
     host = GameHost(
         rules=rules,
         agents=agents,

@@ -159,3 +159,20 @@ def test_round_hook_runs_for_every_seat_at_once_with_its_events_delivered():
         assert len({q for _, _, q in starts[i:i + 6]}) == 1
     ends = [entry[0] for entry in Preparing.log if entry[0].startswith("game_end")]
     assert ends[:6] == ["game_end"] * 6  # experience learning at the end is concurrent too
+
+
+def test_only_model_seats_count_in_the_valid_response_rate():
+    """A rule bot's typed decision (or a person's, or a program's) is no answer of a model: the extractor records
+    only the model seats' decisions, so a mixed game's valid response rate is theirs alone."""
+    from avalon_agents.host.play import play_one
+    from avalon_agents.records.usage import usage
+    from tests.helpers import scripted_setup
+
+    rules = make_rules("official", 6)
+    kinds = ["llm", "rulebot", "rulebot", "llm", "rulebot", "rulebot"]
+    host = asyncio.run(play_one(rules, kinds, 3, setups=scripted_setup()))
+    extractions = [r for r in host.tracer.records if r.type == "extraction"]
+    assert extractions and {r.seat for r in extractions} == {1, 4}
+    bot_decisions = [e for e in host.engine.events if e.type == "team_proposed" and e.leader not in (1, 4)]
+    assert bot_decisions  # the bots did decide: they are only not counted
+    assert usage(host.tracer.records)["decisions"] == len(extractions)
