@@ -129,3 +129,10 @@ def test_the_plans_estimates_are_what_bench_cost_measures(seats, config, table):
     assert measured["calls_per_game"] == pytest.approx(expected.calls, rel=0.02)
     assert measured["input_tokens_per_game"] == pytest.approx(expected.input_tokens, rel=0.02)
     assert measured["output_tokens_per_game"] == pytest.approx(expected.output_tokens, rel=0.02)
+    if table == "baseline":  # the part a series' last game does not spend
+        from avalon_agents.agents.baseline import BaselineAgent
+
+        end = [measured["per_module"][f"baseline {part}"] for part in ("suggestions", "strategy")]
+        assert sum(m["calls_per_game"] for m in end) == pytest.approx(BaselineAgent.learning.calls, rel=0.02)
+        assert sum(m["input_tokens_per_game"] for m in end) == pytest.approx(BaselineAgent.learning.input_tokens,
+                                                                             rel=0.02)

@@ -121,6 +121,9 @@ class BaselineAgent(AgentBase):
     expected = Cost(284.6, 336_875, 13_794)
     """Calls and tokens per game of six seats of this kind (`avalon bench cost --seats baseline --games 5`,
     2026-11-26, the strategy update between games included), what `avalon run --check` counts."""
+    learning = Cost(12.0, 18_389, 96)
+    """The part of `expected` spent at game end (the suggestions and the strategy update: `baseline suggestions`
+    and `baseline strategy` in the same measurement), which a series' last game does not spend."""
 
     def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext, embeddings: str = "local:minilm",
                  recent: int = RECENT, informative: int = INFORMATIVE, respond_temperature: float | None = None,

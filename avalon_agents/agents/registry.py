@@ -67,6 +67,12 @@ def expected_cost(kind: str) -> Cost | None:
     return getattr(AGENT_KINDS.get(kind), "expected", None)
 
 
+def learning_cost(kind: str) -> Cost:
+    """The part of `expected_cost` a kind spends learning at game end (its factory's `learning`), which a series'
+    last game does not spend; none if it declares none."""
+    return getattr(AGENT_KINDS.get(kind), "learning", None) or Cost()
+
+
 def needs_tracer(kind: str) -> bool:
     """This kind of seat records trace records of its own (a program's protocol errors: `external`)."""
     return getattr(AGENT_KINDS.get(kind), "needs_tracer", False)

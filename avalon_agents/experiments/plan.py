@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from avalon_agents.agents.registry import expected_cost, needs_llm
+from avalon_agents.agents.registry import expected_cost, learning_cost, needs_llm
 from avalon_agents.analysis.stats import wilson
 from avalon_agents.experiments.config import AgentSpec, Experiment
 from avalon_agents.host.probe import PROBE_COST, PROBES_PER_SEAT
@@ -56,7 +56,8 @@ def seat_cost(agent: AgentSpec, learning: bool = True) -> Cost:
     if agent.kind == "cognitive":
         table = module_table(agent.modules or AgentConfig())
         return sum((cost for slot, cost in table.items() if learning or slot != "experience"), Cost()) * (1 / 6)
-    return (expected_cost(agent.kind) or Cost()) * (1 / 6)
+    cost = expected_cost(agent.kind) or Cost()
+    return (cost if learning else cost + learning_cost(agent.kind) * -1) * (1 / 6)
 
 
 def seats_of(exp: Experiment) -> list[tuple[str, float]]:

@@ -160,11 +160,13 @@ def test_the_plan_counts_only_the_modules_that_are_on():
 
 
 def test_the_plan_leaves_out_learning_after_each_series_last_game():
+    from avalon_agents.agents.baseline import BaselineAgent
     from avalon_agents.experiments.plan import calls_per_game, calls_per_run
     from avalon_agents.modules import MODULES
 
     exp = load_experiments(ROOT / "experiments" / "paper" / "table2.yaml")["good_full"]
-    learning = MODULES["experience"].expected.per_turn.calls / 6 * 4  # ours on the four good seats
+    # ours on the four good seats, the baseline (its suggestions and strategy update) on the two evil ones
+    learning = MODULES["experience"].expected.per_turn.calls / 6 * 4 + BaselineAgent.learning.calls / 6 * 2
     assert calls_per_game(exp) - calls_per_game(exp, learning=False) == pytest.approx(learning)
     assert calls_per_run(exp) == pytest.approx(calls_per_game(exp) * exp.games - learning * exp.series)
     assert calls_per_run(exp.model_copy(update={"learn_after_last": True})) == pytest.approx(
