@@ -41,14 +41,18 @@ DEFAULT_OUT = Path("runs") / "table"
 @click.option("--players", default=6, show_default=True, type=PLAYERS, help="Players at the table.")
 @click.option("--rules", "preset", default="official", show_default=True,
               help=f"Rule preset: {' or '.join(PRESETS)}.")
-@click.option("--seed", default=0, show_default=True, type=SEEDS, help="The game's seed (the deal, the first leader).")
+@click.option("--seed", default=0, show_default=True, type=SEEDS,
+              help="The first game's seed (the deal, the first leader); game i uses seed+i.")
+@click.option("--games", default=1, show_default=True, type=click.IntRange(1, 100),
+              help="Games the session plays, one after the other at the same seats (the agents carry their "
+                   "experience from game to game).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
               help="The port to listen on (0: any free one).")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on. Only this machine can reach 127.0.0.1; any other address lets other "
                    "machines play (a warning says so).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where the game is recorded (game-00001/, replay/, run.log), like any game; people's seats are "
+              help="Where the games are recorded (game-00001/, ..., replay/, run.log), like any; people's seats are "
                    "recorded as 'human'. Default: runs/table/DATE-TIME. Must be new or empty.")
 @click.option("--decision-timeout", default=300.0, show_default=True, type=click.FloatRange(0),
               help="Seconds a person may take over one decision or speech; then the documented fallback decides "
@@ -56,7 +60,8 @@ DEFAULT_OUT = Path("runs") / "table"
 @click.option("--lobby/--no-lobby", default=True, show_default=True,
               help="Start the game once every person has opened their page (--no-lobby: at once).")
 @click.option("--linger", default=30.0, show_default=True, type=click.FloatRange(0, 3600),
-              help="Seconds the table stays up after the game, so people see the end and open the replay.")
+              help="Seconds each game's end shows (the roles, the replay's link) before the next game starts, and "
+                   "the table stays up after the last.")
 @json_option
 @program_options
 @model_options
@@ -64,22 +69,25 @@ DEFAULT_OUT = Path("runs") / "table"
               help="Decisions of llm seats use JSON-schema constrained output.")
 @plugin_option
 @logging_options
-def serve(humans: str, seats: str, players: int, preset: str, seed: int, port: int, host: str, out: Path | None,
+def serve(humans: str, seats: str, players: int, preset: str, seed: int, games: int, port: int, host: str,
+          out: Path | None,
           decision_timeout: float, lobby: bool, linger: float, as_json: bool, seat_command: str | None,
           seat_url: str | None, seat_timeout: float, settings: ModelSettings, constrained: bool) -> None:
-    """Play one game at a web table: people take seats in their browsers, the other seats are agents or bots.
+    """Play a game (or a session of games) at a web table: people take seats in their browsers, the other seats
+    are agents, bots or programs.
 
     Prints one address per person's seat (`Player N: http://127.0.0.1:PORT/seat/N?token=TOKEN`: the token is
     the seat's key, give each person only theirs) and one for spectators (public events, the roles at the end);
-    starts the game once every person has opened their page, serves the table until the game ends, records it
-    in --out like any game, writes its replay and exits 0.
+    starts once every person has opened their page, serves the table until the last game ends, records the games
+    in --out like any, writes their replay and exits 0. A page keeps its address from game to game.
     With --json: two JSON lines instead, the addresses when the table opens ({"seats": {N: URL}, "watch": URL})
-    and the game's end ({"winner", "reason", "out", "replay", "fallbacks": {N: count}}).
+    and the end ({"games": [{"winner", "reason"}...], "out", "replay", "fallbacks": {N: count}}).
 
     \b
     Examples:
       avalon serve                                     you at seat 1 against 5 rule bots
       avalon serve --human 1,4 --players 7             two people, 5 rule bots
+      avalon serve --human 1,2 --games 5 --seats cognitive --model openai:gpt-4o-mini   a session of 5 games
       avalon serve --human 2 --seats llm --model openai:gpt-4o-mini
       avalon serve --human 1 --seats external --seat-command 'python3 experiments/bots/random_bot.py'
       avalon serve --host 0.0.0.0 --port 8080          reachable from other machines (a warning says so)
@@ -93,27 +101,28 @@ def serve(humans: str, seats: str, players: int, preset: str, seed: int, port: i
         kinds = table_seats(seats, humans, rules.players)
         out = out if out is not None else DEFAULT_OUT / datetime.now().strftime("%Y%m%d-%H%M%S")
         if out.exists() and any(out.iterdir()):
-            raise UserError(f"out: {out} is not empty (a table records one new game; choose a new folder)")
+            raise UserError(f"out: {out} is not empty (a table records new games; choose a new folder)")
         if any(needs_llm(k) for k in kinds):
             embedded_notice(settings.spec)
         setup = play_setup(kinds, settings.model_copy(update={"constrained": constrained}))
         setup = program_seats(kinds, setup, seat_command, seat_url, seat_timeout)
         game = TableGame(rules=rules, kinds=tuple(kinds), seed=seed, setup=setup,
-                         decision_timeout=decision_timeout or None)
+                         decision_timeout=decision_timeout or None, games=games)
         out.mkdir(parents=True, exist_ok=True)
     if not _loopback(host):
         click.echo(f"warning: the table listens on {host}: anyone who can reach this machine and holds a seat's "
                    "address can play that seat; give each person only their own address", err=True)
-    with logs.run_log(out), one_line_errors(out, stopped="the table stopped; the game has no result"):
+    with logs.run_log(out), one_line_errors(out, stopped="the table stopped; finished games are kept"):
         played = asyncio.run(_serve(game, out, host, port, lobby, linger, as_json))
-    result, missed = played.result, _missed(played.records, game)
+    missed = [seat for p in played for seat in _missed(p.records, game)]
     replay = out / "replay" / "index.html"
     if as_json:
-        echo_json({"winner": result.winner.value, "reason": result.reason.value, "out": str(out),
-                   "replay": str(replay), "fallbacks": {str(s): missed.count(s) for s in game.humans}})
+        echo_json({"games": [{"winner": p.result.winner.value, "reason": p.result.reason.value} for p in played],
+                   "out": str(out), "replay": str(replay), "fallbacks": {str(s): missed.count(s) for s in game.humans}})
         return
-    click.echo(f"{result.winner.value} wins ({result.reason.value.replace('_', ' ')}); recorded in {out}")
-    click.echo(f"replay: {replay}")
+    for p in played:
+        click.echo(f"game {p.index + 1}: {p.result.winner.value} wins ({p.result.reason.value.replace('_', ' ')})")
+    click.echo(f"recorded in {out}; replay: {replay}")
     limit = f"{game.decision_timeout:g} s" if game.decision_timeout else "no limit"
     click.echo(f"people's seats {', '.join(map(str, game.humans))}: {len(missed)} answers by the fallback (no "
                f"answer in {limit})")
@@ -131,7 +140,7 @@ async def _serve(game, out: Path, host: str, port: int, lobby: bool, linger: flo
                 click.echo(f"Player {seat}: {url}")
             click.echo(f"Spectators: {address.url(table.watch_path())}")
         start = "once every person has opened their page" if lobby else "now"
-        click.echo(f"the table is open: the game starts {start} and the table closes {linger:g} s after it ends "
+        click.echo(f"the table is open: the first game starts {start}; the table closes {linger:g} s after the last "
                    "(Ctrl-C stops it)", err=True)
         sys.stdout.flush()
 

@@ -5,7 +5,7 @@ kept and read back), and the batch's summary."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -87,11 +87,15 @@ def batch_fingerprint(jobs: Sequence[GameJob], order: dict[str, str] | None = No
 
 
 async def play_batch(jobs: Sequence[GameJob], out: Path | None = None,
-                     on_game: Callable[[Played], None] | None = None, lean: bool = False) -> list[Played]:
+                     on_game: Callable[[Played], None] | None = None, lean: bool = False,
+                     before: Callable[[int], Awaitable[None]] | None = None) -> list[Played]:
     """Play `jobs` in order, game k into OUT/game-0000k if `out` is given (finished ones are kept and read back).
-    `lean`: keep no texts of LLM calls (a long batch keeps only what its usage figures count)."""
+    `lean`: keep no texts of LLM calls (a long batch keeps only what its usage figures count). `before(i)` is
+    awaited before game i (0-based) is played (the web table's lobby and its pause between games)."""
     played = []
     for i, job in enumerate(jobs):
+        if before is not None:
+            await before(i)
         path = game_dir(out, i + 1) if out else None
         host = await play_job(job, path)
         if host is None:

@@ -65,23 +65,31 @@ class WebDesk:
 
     def __init__(self, seat: Seat, rules: RuleSet, decision_timeout: float | None = None) -> None:
         self.seat = seat
+        self.rules = rules
         self.decision_timeout = decision_timeout
-        self.track = QuestTrack(rules)
+        self.game = 0  # the game of the session the seat is in (1-based; 0: none dealt yet)
+        self.changed = asyncio.Event()  # set at every change (a page waiting on the state wakes)
+        self._asked = 0
+        self._new_game()
+
+    def _new_game(self) -> None:
+        """What the seat knows starts afresh at each game's deal."""
+        self.track = QuestTrack(self.rules)
         self.role: str | None = None
         self.system = ""
         self.lines: list[str] = []
         self.request: dict[str, Any] | None = None  # the open request's protocol message
         self.result: dict[str, Any] | None = None
-        self.replay: str | None = None  # the replay's address, once written
-        self.changed = asyncio.Event()  # set at every change (a page waiting on the state wakes)
+        self.replay: str | None = None  # the game's replay address, once written
         self._open: ActionRequest | None = None
         self._answer: asyncio.Future[str] | None = None
-        self._asked = 0
 
     # ------------------------------------------------------------------ the Desk the seat's HumanAgent uses
 
     def show(self, text: str, event: GameEvent | None = None) -> None:
         if isinstance(event, RoleAssigned):
+            self._new_game()
+            self.game += 1
             self.role, self.system = event.role.value, text
         else:
             self.lines.append(text)
@@ -133,9 +141,9 @@ class WebDesk:
 
     def state(self) -> dict[str, Any]:
         """What `GET /api/seat/N` answers."""
-        return {"seat": self.seat, "role": self.role, "system": self.system, "lines": list(self.lines),
-                "request": self.request, "over": self.result is not None, **self.track.state(),
-                "result": self.result, "replay": self.replay}
+        return {"seat": self.seat, "game": self.game, "role": self.role, "system": self.system,
+                "lines": list(self.lines), "request": self.request, "over": self.result is not None,
+                **self.track.state(), "result": self.result, "replay": self.replay}
 
     def _changed(self) -> None:
         self.changed.set()

@@ -17,6 +17,7 @@ from avalon_agents.core.types import Seat
 from avalon_agents.host.batch import Played, batch, play_batch
 from avalon_agents.host.host import watching
 from avalon_agents.host.play import AgentSetup
+from avalon_agents.records.run_dir import game_dir
 from avalon_agents.table.desk import WebDesk
 from avalon_agents.table.server import Table
 from avalon_agents.table.watch import Spectator
@@ -35,6 +36,8 @@ class TableGame:
         seed: the game's seed.
         setup: what the other seats play with (`avalon play`'s setup), or one per seat.
         decision_timeout: seconds a person may take over one request before the fallback decides (None: no limit).
+        games: how many games the session plays, one after the other at the same seats (game i: seed + i; the
+            agents carry their experience from game to game, as in `avalon play`).
     """
 
     rules: RuleSet
@@ -42,6 +45,7 @@ class TableGame:
     seed: int
     setup: AgentSetup | tuple[AgentSetup, ...]
     decision_timeout: float | None = None
+    games: int = 1
 
     @property
     def humans(self) -> list[Seat]:
@@ -62,13 +66,14 @@ class Address:
 
 async def serve_table(game: TableGame, out: Path, *, host: str = "127.0.0.1", port: int = 0,
                       ready: Callable[[Table, Address], None] = lambda table, address: None,
-                      linger: float = LINGER, lobby: bool = True) -> Played:
+                      linger: float = LINGER, lobby: bool = True) -> list[Played]:
     """Serve `game`'s table on `host`:`port` (0: any free port), call `ready` once it listens, wait until every
-    person has opened their page (`lobby`; else start at once), play the game into OUT/game-00001, write its
-    replay (OUT/replay/), keep the table up `linger` seconds for the end to be seen, and return the game."""
+    person has opened their page (`lobby`; else start at once), play the session's games into OUT/game-00001,
+    ..., write each one's replay (OUT/replay/) as it ends, show each end `linger` seconds (before the next game,
+    and before the table closes), and return the games."""
     desks = {seat: WebDesk(seat, game.rules, game.decision_timeout) for seat in game.humans}
     spectator = Spectator(game.rules)
-    table = Table(desks, spectator)
+    table = Table(desks, spectator, game.games)
     runner = web.AppRunner(table.app(), access_log=None, handle_signals=False)
     await runner.setup()
     try:
@@ -76,13 +81,18 @@ async def serve_table(game: TableGame, out: Path, *, host: str = "127.0.0.1", po
         await site.start()
         bound = runner.addresses[0]
         ready(table, Address(bound[0], bound[1]))
-        if lobby:
-            await table.everyone_joined.wait()
-        table.started = True
-        jobs = batch(game.rules, game.kinds, game.seed, 1, seat_setups(game, desks))
+
+        async def before(i: int) -> None:
+            if i == 0 and lobby:
+                await table.everyone_joined.wait()
+            elif i > 0:
+                await asyncio.sleep(linger)  # the last game's end, on every page
+            table.started = True
+
+        jobs = batch(game.rules, game.kinds, game.seed, game.games, seat_setups(game, desks))
         with watching(spectator):
-            played = (await play_batch(jobs, out))[0]
-        table.game_over(_replay(out))
+            played = await play_batch(jobs, out, on_game=lambda p: table.game_over(_replay(out, p.index + 1)),
+                                      before=before)
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.sleep(linger)
         return played
@@ -98,12 +108,13 @@ def seat_setups(game: TableGame, desks: dict[Seat, WebDesk]) -> tuple[AgentSetup
                  for seat, s in zip(game.rules.seats, per_seat))
 
 
-def _replay(out: Path) -> str | None:
-    """The finished game's replay page (also written under OUT/replay/), or None if it cannot be written."""
+def _replay(out: Path, n: int) -> str | None:
+    """Game n's replay page (the replay of every finished game is written under OUT/replay/), or None if it cannot
+    be written."""
     from avalon_agents.viewer.pages import page_name, write_replay
 
     try:
         index = write_replay(out)
     except (FileNotFoundError, ValueError):
         return None
-    return (index.parent / page_name("game-00001")).read_text()
+    return (index.parent / page_name(game_dir(Path(), n).as_posix())).read_text()

@@ -61,10 +61,12 @@ class Table:
     Args:
         desks: the people's seats.
         spectator: the public view.
+        games: how many games the session plays.
     """
 
-    def __init__(self, desks: dict[Seat, WebDesk], spectator: Spectator) -> None:
+    def __init__(self, desks: dict[Seat, WebDesk], spectator: Spectator, games: int = 1) -> None:
         self.desks = desks
+        self.games = games
         self.spectator = spectator
         self.tokens = {seat: secrets.token_urlsafe(18) for seat in desks}
         self.watch_token = secrets.token_urlsafe(18)
@@ -102,8 +104,8 @@ class Table:
 
     def _lobby(self) -> dict[str, Any]:
         """Whether the game has started, who has joined, and whom the game waits for (public)."""
-        return {"started": self.started, "joined": sorted(self.joined), "people": sorted(self.desks),
-                "waiting": self.spectator.waited_on()}
+        return {"games": self.games, "started": self.started, "joined": sorted(self.joined),
+                "people": sorted(self.desks), "waiting": self.spectator.waited_on()}
 
     # ------------------------------------------------------------------ handlers
 

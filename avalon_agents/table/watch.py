@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from avalon_agents.core.actions import ActionRequest
-from avalon_agents.core.events import GameEnded, GameEvent
+from avalon_agents.core.events import GameEnded, GameEvent, GameStarted
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
 from avalon_agents.decisions.kinds import kind_of
@@ -21,13 +21,18 @@ class Spectator:
     waits on (a public fact: everyone sees who has not voted yet), the end with every role."""
 
     def __init__(self, rules: RuleSet) -> None:
-        self.track = QuestTrack(rules)
-        self.events: list[GameEvent] = []
+        self.rules = rules
+        self.game = 0
         self.waiting_on: dict[int, tuple[Seat, str]] = {}
         self.asked: set[tuple[Seat, str]] = set()  # every (seat, kind) shown as waited on
+        self.changed = asyncio.Event()
+        self._new_game()
+
+    def _new_game(self) -> None:
+        self.track = QuestTrack(self.rules)
+        self.events: list[GameEvent] = []
         self.result: dict[str, Any] | None = None
         self.replay: str | None = None
-        self.changed = asyncio.Event()
 
     def waiting(self, request: ActionRequest) -> None:
         if kind_of(request).asked_in_public:  # never whom an assassination is asked of
@@ -41,6 +46,9 @@ class Spectator:
 
     def delivered(self, events: Sequence[GameEvent]) -> None:
         for e in events:
+            if isinstance(e, GameStarted):
+                self._new_game()
+                self.game += 1
             if e.visible_to != "all":
                 continue
             self.events.append(e)
@@ -54,7 +62,7 @@ class Spectator:
         return [{"seat": s, "kind": k} for s, k in sorted(set(self.waiting_on.values()))]
 
     def state(self) -> dict[str, Any]:
-        return {"seat": None, "role": None, "lines": transcript(self.events), "request": None,
+        return {"seat": None, "game": self.game, "role": None, "lines": transcript(self.events), "request": None,
                 "over": self.result is not None, "waiting": self.waited_on(),
                 **self.track.state(), "result": self.result, "replay": self.replay}
 

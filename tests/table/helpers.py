@@ -54,12 +54,12 @@ class Browser:
             return r.status, await r.json()
 
     async def play(self) -> dict:
-        """Answer every request until the game is over; the last state."""
+        """Answer every request until the session's last game is over; the last state."""
         answered = None
         while True:
             state = await self.get()
             self.states.append(state)
-            if state["over"]:
+            if state["over"] and state["game"] == state["games"]:
                 return state
             request = state["request"]
             if request is not None and request["id"] != answered:
@@ -72,13 +72,13 @@ class Browser:
 
 async def open_table(out: Path, humans: tuple[int, ...] = (1,), players: int = 6, seed: int = 0,
                      decision_timeout: float | None = None, kinds: str = "rulebot", linger: float = 0.3,
-                     lobby: bool = False):
+                     lobby: bool = False, games: int = 1):
     """Start a table on a free port (the game starting at once, or with `lobby` once every person's page has
     asked for its state); returns (the serving task, the Table, its base URL)."""
     rules = make_rules("official", players)
     seat_kinds = tuple("human" if s in humans else kinds for s in rules.seats)
     game = TableGame(rules=rules, kinds=seat_kinds, seed=seed, setup=AgentSetup(),
-                     decision_timeout=decision_timeout)
+                     decision_timeout=decision_timeout, games=games)
     opened: asyncio.Future = asyncio.get_running_loop().create_future()
 
     def ready(table: Table, address: Address) -> None:

@@ -45,7 +45,7 @@ def test_two_people_play_a_whole_game_over_http(tmp_path):
             ends = await asyncio.gather(*(p.play() for p in people), watch())
             async with session.get(f"{base}/replay", params={"token": table.tokens[2]}) as r:
                 replay = (r.status, r.headers.get("Content-Security-Policy", ""), await r.text())
-        played = await task
+        [played] = await task
         return people, ends, spectator_states, replay, played
 
     people, ends, spectator_states, replay, played = run(main())
@@ -178,7 +178,7 @@ def test_a_person_who_does_not_answer_costs_a_recorded_fallback(tmp_path):
         async with aiohttp.ClientSession() as session:
             silent = Browser(session, base, 3, table.tokens[3], answer=lambda request: None)
             end = await silent.play()
-        return end, await task
+        return end, (await task)[0]
 
     end, played = run(main())
     assert end["over"]
@@ -212,10 +212,32 @@ def test_the_quest_track_follows_the_game(tmp_path, players):
         async with aiohttp.ClientSession() as session:
             person = Browser(session, base, 1, table.tokens[1])
             end = await person.play()
-        return person, end, await task
+        return person, end, (await task)[0]
 
     person, end, played = run(main())
     assert end["players"] == players and len(end["quests"]) == 5
     results = [q["result"] for q in end["quests"] if q["result"]]
     assert results == ["success" if q.success else "fail" for q in played.result.quests]
     assert {s["leader"] for s in person.states if s["leader"]} <= set(range(1, players + 1))
+
+
+def test_a_session_plays_its_games_at_the_same_addresses(tmp_path):
+    async def main():
+        task, table, base = await open_table(tmp_path, humans=(4,), games=2, seed=5)
+        async with aiohttp.ClientSession() as session:
+            person = Browser(session, base, 4, table.tokens[4])
+            end = await person.play()
+        return person, end, await task
+
+    person, end, played = run(main())
+    assert [p.index for p in played] == [0, 1] and end["game"] == 2 and end["games"] == 2
+    games = [s["game"] for s in person.states]
+    assert games == sorted(games) and set(games) >= {1, 2}  # the same page, game after game
+    first_of_second = next(s for s in person.states if s["game"] == 2)
+    assert first_of_second["result"] is None and len(first_of_second["lines"]) < len(
+        [s for s in person.states if s["game"] == 1][-1]["lines"])  # the second game's view starts afresh
+    for n, p in enumerate(played, 1):
+        game = tmp_path / f"game-{n:05d}"
+        assert read_meta(game).seats[4] == "human" and read_meta(game).seed == 5 + n - 1
+        assert read_result(game) == p.result
+    assert (tmp_path / "replay" / "game-00002.html").is_file()

@@ -42,7 +42,7 @@ def test_serve_prints_each_seat_address_records_the_game_and_exits_0(tmp_path):
     state(seats[1])
     rest, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
-    assert "wins (" in rest and f"replay: {out / 'replay' / 'index.html'}" in rest
+    assert "game 1: " in rest and "wins (" in rest and f"replay: {out / 'replay' / 'index.html'}" in rest
     assert "people's seats 2, 4:" in rest and "answers by the fallback (no answer in 0.05 s)" in rest
     assert read_meta(out / "game-00001").seats[2] == "human"
 
@@ -102,5 +102,5 @@ def test_json_gives_the_addresses_then_the_end(tmp_path):
     assert result.exit_code == 0, result.output
     opened, end = [json.loads(line) for line in result.stdout.splitlines()]
     assert set(opened["seats"]) == {"1", "2"} and "/watch?token=" in opened["watch"]
-    assert end["winner"] in ("good", "evil") and set(end["fallbacks"]) == {"1", "2"}
+    assert [g["winner"] in ("good", "evil") for g in end["games"]] == [True] and set(end["fallbacks"]) == {"1", "2"}
     assert sum(end["fallbacks"].values()) > 0 and end["replay"].endswith("index.html")
