@@ -157,7 +157,7 @@ def test_a_new_provider(tmp_path):
     assert calls and {r.settings["spec"] for r in calls} == {"canned:small"}
     assert all(r.outcome == "ok" for r in calls)
     extractions = [r for r in read_trace(game) if r.type == "extraction"]
-    assert {r.method for r in extractions} == {"typed", "json"}  # bots' typed actions; its constrained output
+    assert {r.method for r in extractions} == {"json"}  # its constrained output (bots' decisions are not recorded)
 
 
 def test_a_changed_decision_kind(tmp_path):
