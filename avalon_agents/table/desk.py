@@ -68,7 +68,7 @@ class WebDesk:
         self.rules = rules
         self.decision_timeout = decision_timeout
         self.game = 0  # the game of the session the seat is in (1-based; 0: none dealt yet)
-        self.changed = asyncio.Event()  # set at every change (a page waiting on the state wakes)
+        self.changed = asyncio.Event()  # set at every change: an in-process client (the tests' pilot) waits on it
         self._asked = 0
         self._new_game()
 

@@ -3,7 +3,6 @@ for, and the roles once the game has ended. A GameWatcher (host.host): told, nev
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +24,6 @@ class Spectator:
         self.game = 0
         self.waiting_on: dict[int, tuple[Seat, str]] = {}
         self.asked: set[tuple[Seat, str]] = set()  # every (seat, kind) shown as waited on
-        self.changed = asyncio.Event()
         self._new_game()
 
     def _new_game(self) -> None:
@@ -38,11 +36,9 @@ class Spectator:
         if kind_of(request).asked_in_public:  # never whom an assassination is asked of
             self.waiting_on[id(request)] = (request.seat, request.kind.value)
             self.asked.add(self.waiting_on[id(request)])
-            self._changed()
 
     def answered(self, request: ActionRequest) -> None:
         self.waiting_on.pop(id(request), None)
-        self._changed()
 
     def delivered(self, events: Sequence[GameEvent]) -> None:
         for e in events:
@@ -55,7 +51,6 @@ class Spectator:
             self.track.see(e)
             if isinstance(e, GameEnded):
                 self.result = ending(e)
-        self._changed()
 
     def waited_on(self) -> list[dict[str, Any]]:
         """The seats the game is waiting for, and for what (never an assassination: see `waiting`)."""
@@ -65,7 +60,3 @@ class Spectator:
         return {"seat": None, "game": self.game, "role": None, "lines": transcript(self.events), "request": None,
                 "over": self.result is not None, "waiting": self.waited_on(),
                 **self.track.state(), "result": self.result, "replay": self.replay}
-
-    def _changed(self) -> None:
-        self.changed.set()
-        self.changed = asyncio.Event()
