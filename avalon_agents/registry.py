@@ -1,0 +1,195 @@
+"""One registry type for every kind of thing a user adds: agent kinds, modules, slots, providers, decision kinds,
+judges, metrics, importers, attacks, studies.
+
+A `Registry` maps names to items in the order they were registered (a slot may be placed `before` another). The
+package's own items are built in: a plugin adds names and never replaces one of them (`NameTaken`); asking for a
+name nobody registered raises `UnknownName`, one line naming the known names. Consumers iterate a registry; none
+lists the built-ins, so an addition reaches every one of them.
+
+Every registry made is kept in `all_registries()`, and `snapshot_all()`/`restore_all()` put every one back as it
+was (the test suite's fixture wraps each test in them): a registry made after the snapshot is restored to its
+built-ins.
+
+This module imports nothing of the package (floor 1).
+"""
+
+from __future__ import annotations
+
+import inspect
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+PACKAGE = "avalon_agents"
+
+
+class NameTaken(ValueError):
+    """A registration under a name the package itself registered."""
+
+
+class UnknownName(ValueError):
+    """A name nobody registered (the message names the known ones)."""
+
+
+def package_code(item: object) -> bool:
+    """True for a class or function defined in this package (a built-in item when registered)."""
+    if not (inspect.isclass(item) or inspect.isfunction(item) or inspect.ismodule(item)):
+        return False
+    owner = getattr(item, "__module__", None) or getattr(item, "__name__", "") or ""
+    return owner == PACKAGE or owner.startswith(PACKAGE + ".")
+
+
+@dataclass(frozen=True)
+class Snapshot(Generic[T]):
+    """A registry's contents at one moment (`Registry.snapshot`)."""
+
+    items: tuple[tuple[str, T], ...]
+    builtin: frozenset[str]
+
+
+_ALL: weakref.WeakSet[Registry] = weakref.WeakSet()
+
+
+class Registry(Generic[T]):
+    """Names -> items, ordered, the built-ins protected.
+
+    Args:
+        what: what an item is, in messages ("agent kind", "slot", "judge").
+        items: the built-in items, in order.
+        check: called as `check(name, item)` before an item is registered; raises ValueError (one line) for an
+            item that lacks what its consumers need.
+    """
+
+    def __init__(self, what: str, items: Iterable[tuple[str, T]] = (), *,
+                 check: Callable[[str, T], None] | None = None) -> None:
+        self.what = what
+        self.check = check
+        self._items: dict[str, T] = {}
+        self._builtin: set[str] = set()
+        for name, item in items:
+            self.register(name, item, builtin=True)
+        self._initial = self.snapshot()
+        _ALL.add(self)
+
+    # ------------------------------------------------------------------ registering
+
+    def register(self, name: str, item: T, *, builtin: bool | None = None, before: str | None = None) -> T:
+        """Add `item` as `name` (at the end, or just before `before`). `builtin`: the package's own item (None:
+        a class or function defined in the package is). Registering the same item again changes nothing; a
+        plugin's item under a built-in name raises NameTaken; a name that is not a plain word or an item its
+        consumers cannot use raises ValueError. Returns the item (so it can decorate)."""
+        if not isinstance(name, str) or not name or not name.replace("-", "_").replace(".", "_").isidentifier():
+            raise ValueError(f"{self.what}: {name!r} cannot be a name")
+        if builtin is None:
+            builtin = package_code(item)
+        existing = self._items.get(name)
+        if existing is not None and name in self._builtin and not builtin and not _same(existing, item):
+            raise NameTaken(f"{self.what} {name!r} is built in: a plugin adds names, never replaces the package's "
+                            "(register yours under another name)")
+        if before is not None and before not in self._items:
+            raise UnknownName(f"{self.what} {name}: before: no {self.what} {before!r} (known: {self.known()})")
+        if self.check is not None:
+            self.check(name, item)
+        if before is not None and name not in self._items:
+            items = list(self._items.items())
+            at = [n for n, _ in items].index(before)
+            items.insert(at, (name, item))
+            self._items = dict(items)
+        else:
+            self._items[name] = item
+        if builtin:
+            self._builtin.add(name)
+        return item
+
+    def decorator(self, name: str, **kwargs) -> Callable[[T], T]:
+        """`@registry.decorator("name")` registers what it decorates."""
+        return lambda item: self.register(name, item, **kwargs)
+
+    # ------------------------------------------------------------------ reading
+
+    def __getitem__(self, name: str) -> T:
+        try:
+            return self._items[name]
+        except (KeyError, TypeError):
+            raise UnknownName(f"unknown {self.what} {name!r} (known: {self.known()})") from None
+
+    def get(self, name: str, default: T | None = None) -> T | None:
+        return self._items.get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def names(self) -> list[str]:
+        return list(self._items)
+
+    def items(self) -> list[tuple[str, T]]:
+        return list(self._items.items())
+
+    def values(self) -> list[T]:
+        return list(self._items.values())
+
+    def index(self, name: str) -> int:
+        return self.names().index(name)
+
+    def is_builtin(self, name: str) -> bool:
+        return name in self._builtin
+
+    def added(self) -> list[str]:
+        """The names registered by plugins (not built in), in order."""
+        return [n for n in self._items if n not in self._builtin]
+
+    def known(self) -> str:
+        return ", ".join(self._items) or "none"
+
+    def __repr__(self) -> str:
+        return f"Registry({self.what!r}: {self.known()})"
+
+    # ------------------------------------------------------------------ tests
+
+    def snapshot(self) -> Snapshot[T]:
+        return Snapshot(tuple(self._items.items()), frozenset(self._builtin))
+
+    def restore(self, snapshot: Snapshot[T] | None = None) -> None:
+        """Put back what `snapshot` holds (None: the items it was made with), in place."""
+        snapshot = snapshot or self._initial
+        self._items.clear()
+        self._items.update(snapshot.items)
+        self._builtin.clear()
+        self._builtin.update(snapshot.builtin)
+
+    def builtins_only(self) -> None:
+        """Drop every item a plugin registered."""
+        for name in self.added():
+            del self._items[name]
+
+
+def _same(a: object, b: object) -> bool:
+    return a is b
+
+
+def all_registries() -> list[Registry]:
+    """Every registry made in this process."""
+    return list(_ALL)
+
+
+def snapshot_all() -> dict[int, tuple[Registry, Snapshot]]:
+    return {id(r): (r, r.snapshot()) for r in _ALL}
+
+
+def restore_all(saved: dict[int, tuple[Registry, Snapshot]]) -> None:
+    """Restore every registry to `saved`; one made since is left with its built-ins only."""
+    for registry in list(_ALL):
+        entry = saved.get(id(registry))
+        if entry is not None and entry[0] is registry:
+            registry.restore(entry[1])
+        else:
+            registry.builtins_only()
