@@ -18,24 +18,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
-LOADED: dict[str, ModuleType] = {}
+from avalon_agents.registry import NameTaken, Registry
+
+LOADED: Registry[ModuleType] = Registry("plugin", words=False)
 """Plugins imported in this process, by the resolved path or module name (each is imported once)."""
-
-
-class NameTaken(ValueError):
-    """A registration under a name the package itself registered."""
-
-
-def refuse_builtin(what: str, name: str, existing: object | None, new: object) -> None:
-    """Raise NameTaken if `name` is already registered (`existing`) by the package itself and `new` comes from
-    elsewhere: a plugin never replaces a built-in agent kind, module or provider. The same code registering again
-    (a module imported twice) is not refused."""
-    owner = getattr(existing, "__module__", None) or ""
-    if existing is None or not (owner == "avalon_agents" or owner.startswith("avalon_agents.")):
-        return
-    if getattr(new, "__module__", None) != owner:
-        raise NameTaken(f"{what} {name!r} is built in: a plugin adds names, never replaces the package's (register "
-                        "yours under another name)")
 
 
 def load_plugin(item: str, base: Path | None = None) -> str:
@@ -74,7 +60,7 @@ def load_plugin(item: str, base: Path | None = None) -> str:
             raise ValueError(f"plugin: cannot import {item!r} ({exc})") from None
         except NameTaken as exc:
             raise ValueError(f"plugin {item}: {exc}") from None
-    LOADED[key] = module
+    LOADED.register(key, module, builtin=False)
     return key
 
 

@@ -61,12 +61,14 @@ class Registry(Generic[T]):
         items: the built-in items, in order.
         check: called as `check(name, item)` before an item is registered; raises ValueError (one line) for an
             item that lacks what its consumers need.
+        words: names must be plain words (letters, digits, `_`, `-`, `.`); False for names such as paths.
     """
 
     def __init__(self, what: str, items: Iterable[tuple[str, T]] = (), *,
-                 check: Callable[[str, T], None] | None = None) -> None:
+                 check: Callable[[str, T], None] | None = None, words: bool = True) -> None:
         self.what = what
         self.check = check
+        self.words = words
         self._items: dict[str, T] = {}
         self._builtin: set[str] = set()
         for name, item in items:
@@ -81,14 +83,11 @@ class Registry(Generic[T]):
         a class or function defined in the package is). Registering the same item again changes nothing; a
         plugin's item under a built-in name raises NameTaken; a name that is not a plain word or an item its
         consumers cannot use raises ValueError. Returns the item (so it can decorate)."""
-        if not isinstance(name, str) or not name or not name.replace("-", "_").replace(".", "_").isidentifier():
+        if not isinstance(name, str) or not name or self.words and not name.replace("-", "_").replace(".", "_").isidentifier():
             raise ValueError(f"{self.what}: {name!r} cannot be a name")
         if builtin is None:
             builtin = package_code(item)
-        existing = self._items.get(name)
-        if existing is not None and name in self._builtin and not builtin and not _same(existing, item):
-            raise NameTaken(f"{self.what} {name!r} is built in: a plugin adds names, never replaces the package's "
-                            "(register yours under another name)")
+        self._refuse_taken(name, item, builtin)
         if before is not None and before not in self._items:
             raise UnknownName(f"{self.what} {name}: before: no {self.what} {before!r} (known: {self.known()})")
         if self.check is not None:
@@ -103,6 +102,22 @@ class Registry(Generic[T]):
         if builtin:
             self._builtin.add(name)
         return item
+
+    def register_names(self, names: Iterable[str], item: T) -> T:
+        """Register `item` under every name (a name and its aliases), or under none if one is refused."""
+        names = list(names)
+        builtin = package_code(item)
+        for name in names:
+            self._refuse_taken(name, item, builtin)
+        for name in names:
+            self.register(name, item, builtin=builtin)
+        return item
+
+    def _refuse_taken(self, name: str, item: T, builtin: bool) -> None:
+        existing = self._items.get(name)
+        if existing is not None and name in self._builtin and not builtin and not _same(existing, item):
+            raise NameTaken(f"{self.what} {name!r} is built in: a plugin adds names, never replaces the package's "
+                            "(register yours under another name)")
 
     def decorator(self, name: str, **kwargs) -> Callable[[T], T]:
         """`@registry.decorator("name")` registers what it decorates."""

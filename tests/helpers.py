@@ -144,35 +144,27 @@ def avalon(*args: str, env: dict[str, str] | None = None, input: str | None = No
 
 @contextmanager
 def registries_restored() -> Iterator[None]:
-    """Leave the process's registries as they were: the agent kinds, the modules and slots, the model providers,
-    the decision kinds, the judges, the importers, the plugins imported (and a plugin file's module in
-    sys.modules), and the pacers with this process's share of their limits. The dicts are restored in place
-    (modules that imported them hold the same objects). tests/conftest.py wraps every test in it."""
-    from avalon_agents import importers, plugins
-    from avalon_agents.agents import registry
-    from avalon_agents.analysis.judges.registry import JUDGES
-    from avalon_agents.decisions.kinds import KINDS
-    from avalon_agents.llm import pacer, providers
-    from avalon_agents.modules import base
+    """Leave the process's registries as they were: every `avalon_agents.registry.Registry` (agent kinds, modules,
+    slots, providers, decision kinds, judges, metrics, importers, attacks, studies, the plugins imported; one made
+    meanwhile keeps its built-ins only), a plugin file's module in sys.modules, and the pacers with this process's
+    share of their limits. tests/conftest.py wraps every test in it."""
+    from avalon_agents import plugins
+    from avalon_agents.llm.pacer import pacers_state, restore_pacers
+    from avalon_agents.registry import restore_all, snapshot_all
 
-    registries = [registry.AGENT_KINDS, base.MODULES, providers.PROVIDERS, importers.IMPORTERS, plugins.LOADED,
-                  pacer._pacers, KINDS, JUDGES]
-    saved = [dict(r) for r in registries]
-    slots = list(base.SLOTS)
-    loaded_before = list(plugins.LOADED.values())
-    share = pacer._share
+    every = snapshot_all()
+    loaded_before = set(plugins.LOADED)
+    pacers = pacers_state()
     try:
         yield
     finally:
-        for module in plugins.LOADED.values():  # a plugin file imported meanwhile (plugins.load_plugin's name)
-            if (module.__name__.startswith("avalon_plugin_") and sys.modules.get(module.__name__) is module
-                    and all(module is not m for m in loaded_before)):
+        for key in plugins.LOADED.added():  # a plugin file imported meanwhile (plugins.load_plugin's name)
+            module = plugins.LOADED[key]
+            if key not in loaded_before and module.__name__.startswith("avalon_plugin_") \
+                    and sys.modules.get(module.__name__) is module:
                 del sys.modules[module.__name__]
-        for current, before in zip(registries, saved, strict=True):
-            current.clear()
-            current.update(before)
-        base.SLOTS[:] = slots
-        pacer._share = share
+        restore_all(every)
+        restore_pacers(pacers)
 
 
 def seat_faults(host, seat: int, problem: str) -> list:

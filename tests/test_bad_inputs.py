@@ -260,11 +260,11 @@ def test_a_plugin_never_replaces_a_built_in_name(tmp_path, code, name):
     from avalon_agents.llm.providers import PROVIDERS
     from avalon_agents.modules import MODULES
 
-    before = (dict(AGENT_KINDS), dict(MODULES), dict(PROVIDERS))
+    before = (AGENT_KINDS.items(), MODULES.items(), PROVIDERS.items())
     plugin = tmp_path / "sneaky.py"
     plugin.write_text(code)
     one_line_error(avalon("play", "--plugin", str(plugin)), "sneaky.py", name, "built in")
-    assert (dict(AGENT_KINDS), dict(MODULES), dict(PROVIDERS)) == before  # nothing replaced, nothing half-added
+    assert (AGENT_KINDS.items(), MODULES.items(), PROVIDERS.items()) == before  # nothing replaced or half-added
 
 
 DYING_PLUGIN = """\

@@ -1,6 +1,6 @@
 """The package's import graph: floors import only downward, and no module imports itself back through others.
-Every import counts, also those inside functions and under TYPE_CHECKING. Loading a run for analysis imports no
-model client."""
+Every import counts, also those inside functions and under TYPE_CHECKING, and a module named in a string (a late
+`importlib.import_module`). Loading a run for analysis imports no model client."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 PACKAGE = Path(__file__).parent.parent / "avalon_agents"
 FLOORS = [  # lowest first; a unit imports only from its own floor or the floors below
-    {"avalon_agents", "errors", "checks", "plugins", "logs", "aio", "prices", "lazy"},
+    {"avalon_agents", "errors", "checks", "plugins", "registry", "logs", "aio", "prices", "lazy"},
     {"core"},
     {"engine"},
     {"prompting", "orders", "profiles", "speeches"},
@@ -55,6 +55,9 @@ def imports() -> dict[str, set[str]]:
                 targets = [f"{node.module}.{a.name}" for a in node.names] + [node.module]
             elif isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
+            elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) ==
+                  "import_module" and node.args and isinstance(node.args[0], ast.Constant)):
+                targets = [node.args[0].value]  # importlib.import_module("avalon_agents..."): a late import
             else:
                 continue
             for target in targets:

@@ -54,7 +54,7 @@ def test_quote_escapes_everything_that_could_end_it():
 def test_a_forged_speech_reaches_every_prompt_only_quoted(tmp_path, monkeypatch):
     from avalon_agents.agents import registry
 
-    monkeypatch.setitem(registry.AGENT_KINDS, "forger", lambda *, seat, seed: Forger(seat))
+    registry.register_agent("forger", lambda *, seat, seed: Forger(seat))  # the fixture restores the registry
     kinds = ["forger", "llm", "cognitive", "baseline", "llm", "cognitive"]
     out = tmp_path / "game-00001"
     host = asyncio.run(play_one(make_rules(), kinds, 4, out, setups=scripted_setup()))

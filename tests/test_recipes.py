@@ -87,8 +87,16 @@ def test_a_new_slot(tmp_path):
                 if turn.request is not None:
                     turn.slots.mood = f"calm at quest {turn.quest}"
         ''', COGNITIVE % "{mood: {enabled: true}}")
-    moods = [r for r in read_trace(game) if r.type == "module" and r.slot == "mood"]
+    trace = read_trace(game)
+    moods = [r for r in trace if r.type == "module" and r.slot == "mood"]
     assert moods and all(r.module == "mood" and r.text.startswith("calm at quest") for r in moods)
+    # the last consumer: the slot's text reaches every later module's prompt, under its own section
+    later = [r for r in trace if r.type == "llm_call" and r.stage == "module" and r.request is not None
+             and r.request != "speak" or r.type == "llm_call" and r.name in ("action+response", "response")]
+    assert later and all("Mood:\ncalm at quest" in r.messages[-1].content for r in later), \
+        [r.messages[-1].content[:300] for r in later[:1]]
+    earlier = [r for r in trace if r.type == "llm_call" and r.name in ("summary", "analysis", "plan")]
+    assert earlier and not any("Mood:" in r.messages[-1].content for r in earlier)  # not before its turn
     assert "no expected calls" not in check(tmp_path)  # the plan reads what the slot's module declares
 
 
@@ -160,30 +168,36 @@ def test_a_new_provider(tmp_path):
     assert {r.method for r in extractions} == {"json"}  # its constrained output (bots' decisions are not recorded)
 
 
-def test_a_changed_decision_kind(tmp_path):
+def test_a_changed_decision_kind(tmp_path, monkeypatch):
     """A request kind is declared once in `decisions/kinds.py` (`KINDS`); the host, the scripted model and the
-    extractor read that spec, so a changed spec (here the vote's instruction) reaches every consumer. A new
-    request kind also needs the engine to ask it, which no plugin can add."""
-    game = play(tmp_path, '''
-        from dataclasses import replace
+    extractor read that spec, so a changed spec (here the vote's instruction, as an edit of kinds.py would change
+    it) reaches every consumer. A plugin cannot replace a built-in kind: it is refused in one line."""
+    from dataclasses import replace
 
-        from avalon_agents.core.actions import RequestKind
-        from avalon_agents.decisions.kinds import KINDS
+    from avalon_agents.decisions.kinds import KINDS
 
-        vote = KINDS[RequestKind.VOTE]
-        KINDS[RequestKind.VOTE] = replace(
-            vote, instruction=lambda request, rules: "Ballot time. " + vote.instruction(request, rules))
-        ''', '''\
+    vote = KINDS["vote"]
+    KINDS.register("vote", replace(vote, instruction=lambda request, rules: "Ballot time. " +
+                                   vote.instruction(request, rules)), builtin=True)
+    game = play(tmp_path, "", """\
         name: recipe
         model: scripted
-        plugins: [my_plugin.py]
         agents:
           vanilla: {kind: llm}
           bots: {kind: rulebot}
         sides: {good: vanilla, evil: bots}
-        ''')
+        """)
     votes = [r for r in read_trace(game) if r.type == "llm_call" and r.purpose.request == "vote"]
     assert votes and all("Ballot time." in r.messages[-1].content for r in votes)
+    (tmp_path / "replacing.py").write_text(textwrap.dedent("""\
+        from dataclasses import replace
+        from avalon_agents.decisions.kinds import KINDS, register_kind
+
+        register_kind(replace(KINDS["vote"], asking="cast a ballot"))
+        """))
+    result = CliRunner().invoke(cli, ["play", "--plugin", str(tmp_path / "replacing.py"), "--seats", "random"])
+    assert result.exit_code == 2 and "decision kind 'vote' is built in" in result.output, result.output
+    assert "Traceback" not in result.output
 
 
 RULEBOTS = """\

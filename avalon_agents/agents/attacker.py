@@ -25,10 +25,11 @@ from avalon_agents.core.actions import ActionRequest, Reply, RequestKind
 from avalon_agents.core.events import GameEvent, GameResult
 from avalon_agents.core.rules import MAX_PLAYERS
 from avalon_agents.core.types import Seat, seat_name
+from avalon_agents.decisions.kinds import KINDS
 from avalon_agents.errors import field_error, load_yaml, parse_yaml
+from avalon_agents.registry import Registry
 
 Target = Literal["self"] | int
-KINDS = tuple(k.value for k in RequestKind)
 
 
 class Goal(BaseModel):
@@ -55,8 +56,8 @@ class Goal(BaseModel):
             if isinstance(seat, int) and not 1 <= seat <= MAX_PLAYERS:
                 raise ValueError(f"goal.{self.kind}: {seat} is not a seat (1 to {MAX_PLAYERS}, or self)")
         if self.judge_says is not None and not isinstance(self.judge_says.get("judge"), str):
-            raise ValueError("goal: judge_says needs `judge: NAME` (camouflage, teamwork, sharing, "
-                             "self_recommendation)")
+            raise ValueError("goal: judge_says needs `judge: NAME` (the name of a registered "
+                             "judge)")
         return self
 
     @property
@@ -98,7 +99,7 @@ class Attack(BaseModel):
     def _kinds(cls, wraps: tuple[str, ...]) -> tuple[str, ...]:
         for kind in wraps:
             if kind not in KINDS:
-                raise ValueError(f"wraps: unknown request kind {kind!r} (choose from {', '.join(KINDS)})")
+                raise ValueError(f"wraps: unknown request kind {kind!r} (choose from {KINDS.known()})")
         return wraps
 
     def render(self, text: str, seat: Seat, other: Seat) -> str:
@@ -139,15 +140,25 @@ def parse_attacks(raw: Any, where: str) -> dict[str, Attack]:
 
 
 @cache
-def library() -> dict[str, Attack]:
-    """The shipped attacks (avalon_agents/data/attacks.yaml)."""
+def library() -> Registry[Attack]:
+    """The attacks by name: the shipped ones (avalon_agents/data/attacks.yaml, built in) and those a plugin
+    registered (`register_attack`)."""
     text = resources.files("avalon_agents").joinpath("data", LIBRARY).read_text()
-    return parse_attacks(parse_yaml(text, f"avalon_agents/data/{LIBRARY}")[0], f"avalon_agents/data/{LIBRARY}")
+    shipped = parse_attacks(parse_yaml(text, f"avalon_agents/data/{LIBRARY}")[0], f"avalon_agents/data/{LIBRARY}")
+    return Registry("attack", shipped.items())
+
+
+def register_attack(attack: Attack | dict) -> Attack:
+    """Add an attack (a plugin's: an Attack or its mapping with `name`) to the library every red team reads.
+    Raises ValueError for a shipped attack's name or an attack that does not validate (one line)."""
+    attack = as_attack(attack)
+    return library().register(attack.name, attack, builtin=False)
 
 
 def load_attacks(paths: Sequence[str | Path] = ()) -> dict[str, Attack]:
-    """The shipped attacks plus the user's files' (a later file's attack replaces one of the same name)."""
-    out = dict(library())
+    """The library (shipped and registered attacks) plus the user's files' (a later file's attack replaces one of
+    the same name)."""
+    out = dict(library().items())
     for path in paths:
         out.update(parse_attacks(load_yaml(Path(path), "attacks"), str(path)))
     return out

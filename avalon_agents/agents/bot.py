@@ -6,24 +6,10 @@ import random
 from collections.abc import Sequence
 
 from avalon_agents.agents.base import AgentBase
-from avalon_agents.core.actions import Action, ActionRequest, Assassinate, ProposeTeam, QuestCard, Reply, Speak, Vote
+from avalon_agents.core.actions import Action, ActionRequest, Reply
 from avalon_agents.core.events import GameEvent
-from avalon_agents.core.types import Seat, seat_name
-
-
-def say(action: Action) -> str:
-    """Plain words for a typed action (the text part of a bot's Reply)."""
-    if isinstance(action, Speak):
-        return action.text
-    if isinstance(action, ProposeTeam):
-        return "I propose " + ", ".join(seat_name(s) for s in action.team) + "."
-    if isinstance(action, Vote):
-        return "I approve." if action.approve else "I reject."
-    if isinstance(action, QuestCard):
-        return "Success." if action.success else "Fail."
-    if isinstance(action, Assassinate):
-        return f"I name {seat_name(action.target)} as Merlin." if action.target else "I hold off."
-    raise TypeError(f"not an action: {action!r}")
+from avalon_agents.core.types import Seat
+from avalon_agents.decisions.kinds import say
 
 
 class Bot(AgentBase):

@@ -19,13 +19,12 @@ from avalon_agents.agents.context import SeatContext
 from avalon_agents.core.actions import ActionRequest, Reply
 from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAssigned
 from avalon_agents.decisions.kinds import decision_schema
-from avalon_agents.modules.base import Mind, Module, Slots, Turn
+from avalon_agents.modules.base import SLOTS, Mind, Module, Slots, Turn
 from avalon_agents.modules.config import AgentConfig
 from avalon_agents.narrate import decision_first
 from avalon_agents.records.trace import ModuleOutput
 from avalon_agents.stores.book import experience_without_seats
 
-REASK_SLOTS = ("action", "response")
 
 
 class CognitiveAgent(AgentBase):
@@ -78,13 +77,13 @@ class CognitiveAgent(AgentBase):
         await self.prepare()
         reask = request is self._last_request
         self._last_request = request
-        self.slots.action = self.slots.response = None
+        self.slots.clear_turn()
         response = self.modules["response"]
         schema = decision_schema(request) if response.llm and response.llm.settings.schema_style != "none" else None
         if schema is None and self.mind.profile.decision_first:
             instruction = decision_first(instruction, request.kind.value)
         turn = Turn(self.mind, self.slots, request, instruction, decision_schema=schema)
-        await self._run(turn, phase="turn", only=REASK_SLOTS if reask else None)
+        await self._run(turn, phase="turn", only=[n for n, s in SLOTS.items() if s.per_turn] if reask else None)
         said = {"prompt": self.mind.prompt, "profile": self.mind.profile.name}
         if turn.decision is not None:
             return Reply(text=self.slots.response or "", action=turn.decision, source="json", **said)

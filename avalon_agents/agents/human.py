@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol, TextIO
 
 from avalon_agents.agents.base import AgentBase
-from avalon_agents.core.actions import Action, ActionRequest, IllegalAction, Reply, RequestKind
+from avalon_agents.core.actions import Action, ActionRequest, IllegalAction, Reply
 from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAssigned
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat, seat_name
@@ -44,11 +44,6 @@ class Desk(Protocol):
         """The game is over."""
 
 
-SPELLED = {RequestKind.VOTE: ("approve", "reject"), RequestKind.QUEST: ("success", "fail"),
-           RequestKind.ASSASSINATE: ("pass",)}
-"""The one-word answers a person may misspell (`aprove`), by request kind."""
-
-
 def read_answer(text: str, request: ActionRequest) -> Action:
     """The legal action a person's answer gives `request`: the decision kind's rule parse, or, for a one-word
     answer it cannot read, the one answer word it is a near spelling of (`aprove`, `rejct`, `sucess`);
@@ -57,7 +52,7 @@ def read_answer(text: str, request: ActionRequest) -> Action:
     action = spec.parse(text.strip(), request)
     if action is None:
         word = text.strip().strip(".!").lower()
-        near = difflib.get_close_matches(word, SPELLED.get(request.kind, ()), n=2, cutoff=0.75)
+        near = difflib.get_close_matches(word, spec.spelled, n=2, cutoff=0.75)
         if len(near) == 1 and " " not in word:
             action = spec.parse(near[0], request)
     if action is None:

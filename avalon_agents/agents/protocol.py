@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from avalon_agents.core.actions import Action, ActionRequest, IllegalAction, RequestKind, Speak
+from avalon_agents.core.actions import Action, ActionRequest, IllegalAction, Speak
 from avalon_agents.core.events import EVENT_ADAPTER, GameEvent, GameResult
 from avalon_agents.core.types import Role, Seat
 from avalon_agents.decisions.kinds import kind_of
@@ -62,16 +62,7 @@ def event(e: GameEvent, text: str | None) -> dict[str, Any]:
 
 def legal(request: ActionRequest) -> dict[str, Any]:
     """The legal answers of a request, as its message carries them."""
-    kind = request.kind
-    if kind is RequestKind.PROPOSE:
-        return {"team_size": request.team_size, "players": list(request.options)}
-    if kind is RequestKind.VOTE:
-        return {"options": ["approve", "reject"]}
-    if kind is RequestKind.QUEST:
-        return {"options": ["success", "fail"] if request.can_fail else ["success"]}
-    if kind is RequestKind.ASSASSINATE:
-        return {"players": list(request.options), **({"may_pass": True} if request.may_pass else {})}
-    return {}
+    return kind_of(request).legal(request)
 
 
 def request_message(id: str, request: ActionRequest, text: str) -> dict[str, Any]:
@@ -150,7 +141,7 @@ def read_answer(answer: Answer, request: ActionRequest) -> Action:
         if key not in answer.action:
             raise ProtocolError("illegal", f"the action of a {request.kind.value} request is {{\"{key}\": ...}}")
         value = answer.action[key]
-        if request.kind is RequestKind.SPEAK:
+        if spec.key is None:  # a speech
             if not isinstance(value, str):
                 raise ProtocolError("illegal", "a speech's \"text\" must be a string")
             return Speak(text=value)
@@ -159,7 +150,7 @@ def read_answer(answer: Answer, request: ActionRequest) -> Action:
             raise ProtocolError("illegal", f"{key}: {_short(json.dumps(value))} names no {request.kind.value}")
     else:
         text = answer.text or ""
-        if request.kind is RequestKind.SPEAK:
+        if spec.key is None:  # a speech
             return Speak(text=text)
         action = spec.read_json(text) or spec.parse(text, request)
         if action is None:

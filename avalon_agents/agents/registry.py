@@ -17,9 +17,9 @@ from avalon_agents.agents.llm_agent import LLMAgent
 from avalon_agents.agents.random_agent import RandomAgent
 from avalon_agents.agents.rulebot import RuleBot
 from avalon_agents.core.types import Seat
-from avalon_agents.plugins import refuse_builtin
 from avalon_agents.prices import Cost
 from avalon_agents.records.trace import Tracer
+from avalon_agents.registry import Registry
 
 AgentFactory = Callable[..., Agent]
 """Called with keywords `seat` and `seed`, `context` (a SeatContext) if it has `needs_llm = True`, and `terminal`
@@ -45,16 +45,15 @@ def attacker(*, seat: Seat, seed: int, inner: dict[str, Any], attack: Any = None
 
 attacker.needs_llm = True  # its context goes to an inner agent that needs a model
 
-AGENT_KINDS: dict[str, AgentFactory] = {"random": RandomAgent, "rulebot": RuleBot, "llm": LLMAgent,
-                                        "cognitive": CognitiveAgent, "baseline": BaselineAgent, "human": HumanAgent,
-                                        "attacker": attacker, "external": ExternalAgent}
+AGENT_KINDS: Registry[AgentFactory] = Registry("agent kind", [
+    ("random", RandomAgent), ("rulebot", RuleBot), ("llm", LLMAgent), ("cognitive", CognitiveAgent),
+    ("baseline", BaselineAgent), ("human", HumanAgent), ("attacker", attacker), ("external", ExternalAgent)])
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:
     """Make an agent kind available by name (e.g. in `avalon play --seats`). Raises ValueError for a built-in
     kind's name."""
-    refuse_builtin("agent kind", name, AGENT_KINDS.get(name), factory)
-    AGENT_KINDS[name] = factory
+    AGENT_KINDS.register(name, factory)
 
 
 def needs_llm(kind: str) -> bool:

@@ -18,16 +18,7 @@ from collections.abc import Sequence
 from avalon_agents.agents.belief import Belief, mask_of, seats_of
 from avalon_agents.agents.bot import Bot
 from avalon_agents.agents.random_agent import random_action
-from avalon_agents.core.actions import (
-    Action,
-    ActionRequest,
-    Assassinate,
-    ProposeTeam,
-    QuestCard,
-    RequestKind,
-    Speak,
-    Vote,
-)
+from avalon_agents.core.actions import Action, ActionRequest
 from avalon_agents.core.events import (
     GameEvent,
     GameStarted,
@@ -39,6 +30,7 @@ from avalon_agents.core.events import (
 )
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, Team, seat_name
+from avalon_agents.decisions.kinds import kind_of
 
 APPROVE_RATIO = 0.75
 """A good bot approves a team whose clean chance is at least this share of its own best team's..."""
@@ -160,18 +152,9 @@ class RuleBot(Bot):
     def decide(self, request: ActionRequest) -> Action:
         if self.blunder and self.rng.random() < self.blunder:  # no draw at 0: the full bot plays as before
             return random_action(request, self.rng)
-        kind = request.kind
-        if kind is RequestKind.PROPOSE:
-            return ProposeTeam(team=tuple(sorted(self._propose(request))))
-        if kind is RequestKind.VOTE:
-            return Vote(approve=self._vote(request))
-        if kind is RequestKind.QUEST:
-            return QuestCard(success=not (request.can_fail and self._fail(request)))
-        if kind is RequestKind.ASSASSINATE:
-            return Assassinate(target=self._assassinate(request))
-        return Speak(text=self._speech(request))
+        return kind_of(request).bot(self, request)
 
-    def _ranked(self, private: bool) -> list[Seat]:
+    def ranked(self, private: bool) -> list[Seat]:
         """Seats from least to most suspected, ties broken by this bot's own random order."""
         view = self.belief.view(private)
         cached = self._ranks.get(private)
@@ -181,14 +164,14 @@ class RuleBot(Bot):
         self._ranks[private] = (view, ranked)
         return ranked
 
-    def _propose(self, request: ActionRequest) -> list[Seat]:
+    def propose(self, request: ActionRequest) -> list[Seat]:
         if self._is_evil:
             return self._propose_evil(request)
         return self._best_team(request.team_size, private=self.role is not Role.MERLIN)
 
     def _best_team(self, size: int, private: bool) -> list[Seat]:
         """Self plus the least suspected seats (Merlin reads the table publicly, then drops known evil)."""
-        ranked = self._ranked(private)
+        ranked = self.ranked(private)
         team = [self.seat] + [s for s in ranked if s != self.seat and not self.evil >> (s - 1) & 1]
         return team[:size]
 
@@ -197,10 +180,10 @@ class RuleBot(Bot):
         mates = [s for s in seats_of(self.evil) if s != self.seat]
         self.rng.shuffle(mates)
         evil_on = [self.seat] + mates[: need - 1]
-        clean_looking = [s for s in self._ranked(private=False) if s not in evil_on and not self.evil >> (s - 1) & 1]
+        clean_looking = [s for s in self.ranked(private=False) if s not in evil_on and not self.evil >> (s - 1) & 1]
         return (evil_on + clean_looking)[: request.team_size]
 
-    def _vote(self, request: ActionRequest) -> bool:
+    def vote(self, request: ActionRequest) -> bool:
         team = mask_of(request.team)
         if self._is_evil:
             need = self.rules.fails_required[request.quest - 1]
@@ -229,7 +212,7 @@ class RuleBot(Bot):
         ratio = APPROVE_RATIO - APPROVE_RATIO_STEP * (attempt - 1)
         return self.belief.p_clean(team, private) >= ratio * best
 
-    def _fail(self, request: ActionRequest) -> bool:
+    def fails(self, request: ActionRequest) -> bool:
         need = self.rules.fails_required[request.quest - 1]
         evil_on = sorted(s for s in request.team if self.evil >> (s - 1) & 1)
         if self.role is Role.OBERON:
@@ -243,7 +226,7 @@ class RuleBot(Bot):
             return False
         return True
 
-    def _assassinate(self, request: ActionRequest) -> Seat | None:
+    def assassinate(self, request: ActionRequest) -> Seat | None:
         candidates = [s for s in request.options if not self.evil >> (s - 1) & 1]
         self.rng.shuffle(candidates)
         ranked = sorted(candidates, key=lambda s: -self.merlin_score[s])
@@ -255,8 +238,8 @@ class RuleBot(Bot):
 
     # ------------------------------------------------------------------ words
 
-    def _speech(self, request: ActionRequest) -> str:
-        ranked = self._ranked(private=False)  # what the table's evidence says
+    def speech(self, request: ActionRequest) -> str:
+        ranked = self.ranked(private=False)  # what the table's evidence says
         others = [s for s in ranked if s != self.seat]
         if self._is_evil:
             others = [s for s in others if not self.evil >> (s - 1) & 1]

@@ -21,16 +21,12 @@ import click
 
 from avalon_agents.core.actions import RequestKind
 from avalon_agents.core.types import Seat, seat_name
-from avalon_agents.decisions.kinds import kind_of
+from avalon_agents.decisions.kinds import KINDS, kind_of
 from avalon_agents.records.transcript import transcript
 
 if TYPE_CHECKING:
     from avalon_agents.core.actions import ActionRequest
     from avalon_agents.core.events import GameEvent
-
-ASKED = {RequestKind.PROPOSE: "propose a team", RequestKind.VOTE: "vote", RequestKind.QUEST: "play a quest card",
-         RequestKind.SPEAK: "speak", RequestKind.ASSASSINATE: "name Merlin"}
-"""Each request kind in the words of the waiting line."""
 
 TICK = 0.5
 """Seconds between redraws of the waiting line (its clock counts whole seconds)."""
@@ -61,7 +57,7 @@ def waiting_line(pending: Sequence[tuple[Seat, RequestKind]], seconds: float) ->
     for kind, seats in kinds.items():
         listed = [seat_name(s) for s in sorted(seats)]
         who = listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
-        parts.append(f"{who} to {ASKED[kind]}")
+        parts.append(f"{who} to {KINDS[kind].asking}")
     return f"waiting for {'; '.join(parts)}, {int(seconds)} s"
 
 

@@ -41,14 +41,18 @@ from avalon_agents.core.actions import (
     Vote,
 )
 from avalon_agents.core.rules import RuleSet
+from avalon_agents.core.types import seat_name
 from avalon_agents.decisions.jsonish import load_json
 from avalon_agents.decisions.parse import parse_quest, parse_target, parse_team, parse_vote, seats_named
 from avalon_agents.narrate import choices, holder, names, phrase, words
 from avalon_agents.orders import current
 from avalon_agents.prompting import template
+from avalon_agents.registry import Registry
 
 REASON_CHARS = 200
 PASS_WORDS = ("pass", "i pass", "hold off", "wait")
+CANNED_SPEECHES = ("I have nothing to add.", "Let's see how this goes.", "I am on the side of good.")
+"""The random seat's speeches."""
 APPROVE_SHARE = 0.7
 """How often the scripted model approves a team (LLM players approve most proposals)."""
 
@@ -81,6 +85,27 @@ class DecisionKind:
     """Every seat may know that this request is being asked, and of whom (a leader's proposal, the votes, the
     team's cards, a speech). False for the assassination: asking it names the seat that carries it (under the
     paper's rules, mid-game), so a waiting line or a spectator view shown to people leaves it out."""
+    random: Callable[[ActionRequest, random.Random], Action] | None = None
+    """The random seat's answer: a legal action drawn uniformly (agents/random_agent.py)."""
+    bot: Callable[[Any, ActionRequest], Action] | None = None
+    """The rule bot's answer, given the bot (agents/rulebot.py: `ranked(private)` lists the seats from least to
+    most suspected, `rng` is its random stream, and it has a method for each built-in kind)."""
+    legal: Callable[[ActionRequest], dict[str, Any]] | None = None
+    """The legal answers as data, in the seat protocol's `request` message and for the web table's page, by shape:
+    `{"players": [...], "team_size": N}` (pick N players), `{"players": [...]}` (one player; `"may_pass": true`
+    adds "pass"), `{"options": [...]}` (one of these words), `{}` (free text)."""
+    asking: str = ""
+    """What the seat is asked, in the words of a waiting line: "waiting for Player 3 to <asking>"."""
+    say: Callable[[Action], str] | None = None
+    """A typed action in plain words (a bot's reply text, "I approve.")."""
+    plain: Callable[[Action], Any] | None = None
+    """A typed action as JSON-friendly data (a seats list, true/false, a seat number or null, a speech)."""
+    spelled: tuple[str, ...] = ()
+    """One-word answers a person may misspell (`aprove`), read as the nearest of these."""
+
+    @property
+    def name(self) -> str:
+        return self.kind.value
 
     def answer_model(self, request: ActionRequest) -> type[BaseModel] | None:
         """The pydantic model of a constrained answer to `request` (None for a speech)."""
@@ -200,6 +225,12 @@ PROPOSE = DecisionKind(
         quest=request.quest, team_size=request.team_size),
     scripted=_scripted_team,
     answers=lambda request: f'name {request.team_size} players as "Player N", from {choices(request.options)}',
+    random=lambda request, rng: ProposeTeam(team=tuple(sorted(rng.sample(request.options, request.team_size)))),
+    bot=lambda bot, request: ProposeTeam(team=tuple(sorted(bot.propose(request)))),
+    legal=lambda request: {"team_size": request.team_size, "players": list(request.options)},
+    asking="propose a team",
+    say=lambda action: "I propose " + ", ".join(seat_name(s) for s in action.team) + ".",
+    plain=lambda action: list(action.team),
 )
 
 
@@ -236,6 +267,13 @@ VOTE = DecisionKind(
     instruction=_vote_instruction,
     scripted=_scripted_vote,
     answers=lambda request: words(current().vote),
+    random=lambda request, rng: Vote(approve=rng.random() < 0.5),
+    bot=lambda bot, request: Vote(approve=bot.vote(request)),
+    legal=lambda request: {"options": ["approve", "reject"]},
+    asking="vote",
+    say=lambda action: "I approve." if action.approve else "I reject.",
+    plain=lambda action: action.approve,
+    spelled=("approve", "reject"),
 )
 
 
@@ -277,6 +315,13 @@ QUEST = DecisionKind(
     instruction=_quest_instruction,
     scripted=_scripted_card,
     answers=lambda request: words(current().card) if request.can_fail else '"success" (good can only succeed)',
+    random=lambda request, rng: QuestCard(success=not request.can_fail or rng.random() < 0.5),
+    bot=lambda bot, request: QuestCard(success=not (request.can_fail and bot.fails(request))),
+    legal=lambda request: {"options": ["success", "fail"] if request.can_fail else ["success"]},
+    asking="play a quest card",
+    say=lambda action: "Success." if action.success else "Fail.",
+    plain=lambda action: action.success,
+    spelled=("success", "fail"),
 )
 
 
@@ -336,6 +381,13 @@ ASSASSINATE = DecisionKind(
     scripted=_scripted_target,
     answers=_target_answers,
     asked_in_public=False,
+    random=lambda request, rng: Assassinate(target=rng.choice(list(request.options) + [None] * request.may_pass)),
+    bot=lambda bot, request: Assassinate(target=bot.assassinate(request)),
+    legal=lambda request: {"players": list(request.options), **({"may_pass": True} if request.may_pass else {})},
+    asking="name Merlin",
+    say=lambda action: f"I name {seat_name(action.target)} as Merlin." if action.target else "I hold off.",
+    plain=lambda action: action.target,
+    spelled=("pass",),
 )
 
 
@@ -361,15 +413,54 @@ SPEAK = DecisionKind(
     instruction=_speak_instruction,
     scripted=lambda prompt, rng, me, others: None,  # the scripted model's speech is its default
     answers=lambda request: "your speech, on one line",
+    random=lambda request, rng: Speak(text=rng.choice(CANNED_SPEECHES)),
+    bot=lambda bot, request: Speak(text=bot.speech(request)),
+    legal=lambda request: {},
+    asking="speak",
+    say=lambda action: action.text,
+    plain=lambda action: action.text,
 )
 
 
-KINDS: dict[RequestKind, DecisionKind] = {k.kind: k for k in (SPEAK, PROPOSE, VOTE, QUEST, ASSASSINATE)}
-"""Every request kind's spec. The scripted model tries the decisions' recognisers in this order."""
+CONSUMERS = ("random", "bot", "legal", "asking", "say", "plain")
+"""What every consumer needs of a decision kind beyond answering it: the random seat, the rule bot, the seat
+protocol and the web table, the live view's waiting line, a bot's words, the records' JSON."""
+
+
+def _check(name: str, spec: DecisionKind) -> None:
+    """Refuse, in one line, a decision kind that a consumer could not handle."""
+    if not isinstance(spec, DecisionKind):
+        raise ValueError(f"decision kind {name}: not a DecisionKind")
+    if spec.kind.value != name:
+        raise ValueError(f"decision kind {name}: registered under its request kind's value {spec.kind.value!r}")
+    missing = [f for f in CONSUMERS if not getattr(spec, f)]
+    if missing:
+        raise ValueError(f"decision kind {name}: no {', '.join(missing)} (every consumer needs them: the random "
+                         "seat, the rule bot, program seats and the web table, the live view, bots' words, records)")
+    for prompt in (spec.extract_prompt,) if spec.key is not None else ():
+        if prompt is None:
+            raise ValueError(f"decision kind {name}: a decision with a JSON key needs its extractor prompt")
+
+
+KINDS: Registry[DecisionKind] = Registry("decision kind", [(k.kind.value, k) for k in (
+    SPEAK, PROPOSE, VOTE, QUEST, ASSASSINATE)], check=_check)
+"""Every request kind's spec, by its value ("vote"). The scripted model tries the decisions' recognisers in this
+order."""
+
+
+def register_kind(spec: DecisionKind) -> DecisionKind:
+    """Add a decision kind (its `RequestKind` and action are in core.actions, the engine asks it). Refused in one
+    line when it lacks what a consumer needs (`CONSUMERS`), or under a built-in kind's name."""
+    return KINDS.register(spec.kind.value, spec)
 
 
 def kind_of(request: ActionRequest) -> DecisionKind:
-    return KINDS[request.kind]
+    return KINDS[request.kind.value]
+
+
+def spec_of(action: Action) -> DecisionKind:
+    """The spec of the kind an action answers (an action's `kind` is its request kind's value)."""
+    return KINDS[action.kind]
 
 
 def decision_schema(request: ActionRequest) -> dict[str, Any] | None:
@@ -393,12 +484,9 @@ def scripted_answer(prompt: str, rng: random.Random, me: int, others: Sequence[i
 
 def plain(action: Action) -> Any:
     """An action as JSON-friendly data: a seats list, true/false, a seat number (or null), a speech."""
-    if isinstance(action, ProposeTeam):
-        return list(action.team)
-    if isinstance(action, Vote):
-        return action.approve
-    if isinstance(action, QuestCard):
-        return action.success
-    if isinstance(action, Assassinate):
-        return action.target
-    return action.text
+    return spec_of(action).plain(action)
+
+
+def say(action: Action) -> str:
+    """Plain words for a typed action (the text part of a bot's Reply)."""
+    return spec_of(action).say(action)

@@ -9,8 +9,9 @@ IMPORTERS names each format's importer module; its `log_files(folder)` lists a f
 
 from avalon_agents.importers import avalonlogs
 from avalon_agents.importers.replay import NO_SPEECH, ImportReport, Replay, ReplayError, write_game
+from avalon_agents.registry import Registry
 
-IMPORTERS = {avalonlogs.NAME: avalonlogs}
+IMPORTERS = Registry("importer", [(avalonlogs.NAME, avalonlogs)])
 """Formats by name (the `avalon import` subcommand)."""
 
 __all__ = ["IMPORTERS", "ImportReport", "NO_SPEECH", "Replay", "ReplayError", "avalonlogs", "write_game"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.llm.registry import register_provider
-from avalon_agents.llm.settings import ModelSpecError
+from avalon_agents.llm.settings import ModelSpecError, compatible_parts
 
 LOCAL_SECONDS_PER_CALL = 3.9
 """The embedded model's measured pace on 2 cores, one call at a time: the quickstart game, 135 calls in 527 s
@@ -28,21 +28,6 @@ def late(name: str) -> Callable[..., Any]:
 
     call.__qualname__ = call.__name__ = name
     return call
-
-
-def compatible_parts(rest: str) -> tuple[str, str]:
-    """(model, base URL) of an `openai-compatible:MODEL@URL` spec. Raises ModelSpecError naming the form."""
-    import httpx
-
-    model, at, url = rest.rpartition("@")
-    if not at or not model or not url.startswith(("http://", "https://")):
-        raise ModelSpecError(f"model: 'openai-compatible:{rest}' needs the form "
-                             "openai-compatible:MODEL@http://host:port/v1")
-    try:
-        httpx.URL(url)
-    except (httpx.InvalidURL, ValueError) as exc:
-        raise ModelSpecError(f"model: {url!r} is not a valid URL ({exc})") from None
-    return model, url.rstrip("/")
 
 
 def _compatible_check(rest: str) -> None:

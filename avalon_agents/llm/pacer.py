@@ -437,6 +437,20 @@ def pacer_for(endpoint: str, rpm: float | None = None, tpm: float | None = None)
     return pacer
 
 
+def pacers_state() -> tuple[dict[str, Pacer], float]:
+    """The process's pacers and its share, to put back with `restore_pacers` (the test suite's fixture)."""
+    with _pacers_lock:
+        return dict(_pacers), _share
+
+
+def restore_pacers(state: tuple[dict[str, Pacer], float]) -> None:
+    global _share
+    with _pacers_lock:
+        _pacers.clear()
+        _pacers.update(state[0])
+        _share = state[1]
+
+
 def forget_pacers() -> None:
     """Drop every pacer (tests; a new run in the same process keeps what it learned otherwise)."""
     with _pacers_lock:

@@ -28,12 +28,11 @@ import httpx
 from langchain_core.caches import InMemoryCache
 from langchain_core.language_models import BaseChatModel
 
-from avalon_agents.llm.builtin import compatible_parts
 from avalon_agents.llm.chat import Chat, LangchainChat, capture_headers
 from avalon_agents.llm.http import OpenAIHTTP
 from avalon_agents.llm.registry import PROVIDERS, provider
 from avalon_agents.llm.scripted import ScriptedChatModel
-from avalon_agents.llm.settings import COLD_START, ModelSettings, ModelSpecError, check_spec, split
+from avalon_agents.llm.settings import COLD_START, ModelSettings, ModelSpecError, check_spec, compatible_parts, split
 
 
 def make_model(settings: ModelSettings | str) -> BaseChatModel:

@@ -4,7 +4,7 @@ one-call prompt, what its rate limits belong to, a measured pace). `ModelSetting
 `avalon run --check` read it here; a provider nobody registered goes through langchain's `init_chat_model`
 with the defaults of `OTHER`.
 
-This module imports nothing of the package but `plugins` (floor 1), so `llm.settings` can read it
+This module imports nothing of the package but `registry` (floor 1), so `llm.settings` can read it
 (`llm.builtin` registers the built-in providers).
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from avalon_agents.plugins import refuse_builtin
+from avalon_agents.registry import Registry, package_code
 
 SchemaStyle = Literal["json_schema", "llama_cpp", "none"]
 """How decisions ask for constrained output: OpenAI's json_schema, llama-cpp-python's json_object+schema, or not
@@ -64,7 +64,7 @@ class Provider:
     profile: str = "standard"
 
 
-PROVIDERS: dict[str, Provider] = {}
+PROVIDERS: Registry[Provider] = Registry("provider")
 
 OTHER = Provider()
 """What the framework assumes of a provider nobody registered (langchain's init_chat_model builds it)."""
@@ -74,9 +74,7 @@ def register_provider(name: str, factory: ProviderFactory | None = None, **decla
     """Make `name:MODEL` specs build their chat model with `factory(MODEL, settings)`; `declared`: the other
     fields of `Provider` (check, reachable, chat, constrained, max_tokens, timeout, history_tokens, endpoint,
     seconds_per_call, profile). Raises ValueError (plugins.NameTaken) for a built-in provider's name."""
-    existing = PROVIDERS.get(name)
-    refuse_builtin("provider", name, existing.factory if existing else None, factory)
-    PROVIDERS[name] = Provider(factory, **declared)
+    PROVIDERS.register(name, Provider(factory, **declared), builtin=package_code(factory))
 
 
 def provider(name: str) -> Provider:

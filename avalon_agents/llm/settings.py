@@ -215,3 +215,18 @@ def check_reachable(settings: ModelSettings | str, timeout: float = 5.0) -> None
     registered = PROVIDERS.get(name)
     if registered is not None and registered.reachable is not None:
         registered.reachable(rest, timeout)
+
+
+def compatible_parts(rest: str) -> tuple[str, str]:
+    """(model, base URL) of an `openai-compatible:MODEL@URL` spec. Raises ModelSpecError naming the form."""
+    import httpx
+
+    model, at, url = rest.rpartition("@")
+    if not at or not model or not url.startswith(("http://", "https://")):
+        raise ModelSpecError(f"model: 'openai-compatible:{rest}' needs the form "
+                             "openai-compatible:MODEL@http://host:port/v1")
+    try:
+        httpx.URL(url)
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise ModelSpecError(f"model: {url!r} is not a valid URL ({exc})") from None
+    return model, url.rstrip("/")

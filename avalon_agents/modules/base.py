@@ -26,12 +26,12 @@ from avalon_agents.core.types import Role, Seat, Team
 from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.modules.memory import Entry, Memory
 from avalon_agents.narrate import DEFAULT_CARDS, role_card, system_prompt
-from avalon_agents.plugins import refuse_builtin
 from avalon_agents.prices import Cost
 from avalon_agents.profiles import Profile
 from avalon_agents.profiles import profile as profile_named
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
+from avalon_agents.registry import Registry
 from avalon_agents.stores.book import Experience
 
 if TYPE_CHECKING:
@@ -98,21 +98,48 @@ class Mind:
         return [s for s in others if s in evil] or others
 
 
-SLOTS: list[str] = ["summary", "analysis", "plan", "action", "response", "experience"]
-"""Every slot, in the order its module runs; the agent config's keys are these names. A new slot is added with
-`register_slot` (and its default module registered under the slot's name)."""
+@dataclass(frozen=True)
+class Slot:
+    """A slot of the per-turn context: its name (a config key, `turn.slots.<name>`), the title its text goes under
+    in every later module's prompt (`section`; None: it reaches no prompt, as the response and experience do),
+    whether it belongs to one turn (cleared before each request) and whether its section comes after the recent
+    history (`late`: it changes within a round, so a server's prompt cache keeps what comes before it)."""
+
+    name: str
+    section: str | None
+    per_turn: bool = False
+    late: bool = True
 
 
-def register_slot(name: str, *, before: str = "action") -> None:
-    """Add a slot (in YAML: a key of the cognitive agent's config; in code: `turn.slots.<name>`), run before the
-    slot `before`. Register its default module under the same name (`@register_module(name)`)."""
-    if not name.isidentifier() or name in ("model", "temperature"):
+def _check_slot(name: str, slot: Slot) -> None:
+    if name in ("model", "temperature") or not name.isidentifier():
         raise ValueError(f"slot: {name!r} cannot be a slot's name")
+    if not isinstance(slot, Slot) or slot.name != name:
+        raise ValueError(f"slot {name}: register it with register_slot({name!r}, before=...)")
+
+
+SLOTS: Registry[Slot] = Registry("slot", [(s.name, s) for s in (
+    Slot("summary", "Summary of the earlier rounds", late=False),
+    Slot("analysis", "Your analysis of the other players", late=False),
+    Slot("plan", "Your current plan", late=False),
+    Slot("action", "The action you chose (private, only you know it)", per_turn=True),
+    Slot("response", None, per_turn=True),
+    Slot("experience", None),
+)], check=_check_slot)
+"""Every slot, in the order its module runs; the agent config's keys are these names. A new slot is added with
+`register_slot` (and its default module registered under the slot's name); its text reaches every later
+module's prompt under its own section (modules/sections.py reads this registry)."""
+
+
+def register_slot(name: str, *, before: str = "action", section: str | None = None, per_turn: bool = False) -> None:
+    """Add a slot (in YAML: a key of the cognitive agent's config; in code: `turn.slots.<name>`), run before the
+    slot `before`. Its text reaches the prompt of every module that runs after it, under `section` (default: the
+    slot's name, "mood" -> "Mood"); `per_turn`: it belongs to one request and is cleared before the next.
+    Register its default module under the same name (`@register_module(name)`)."""
     if name in SLOTS:
         return
-    if before not in SLOTS:
-        raise ValueError(f"slot {name}: before: no slot {before!r} (slots: {', '.join(SLOTS)})")
-    SLOTS.insert(SLOTS.index(before), name)
+    title = section or name.replace("_", " ").capitalize()
+    SLOTS.register(name, Slot(name, title, per_turn=per_turn), before=before)
 
 
 class Slots:
@@ -133,6 +160,12 @@ class Slots:
             raise TypeError(f"Slots: no slot {sorted(unknown)[0]!r}")
         for slot in SLOTS:
             setattr(self, slot, texts.get(slot))
+
+    def clear_turn(self) -> None:
+        """Empty the slots that belong to one request (`Slot.per_turn`: the action and the response)."""
+        for name, slot in SLOTS.items():
+            if slot.per_turn:
+                setattr(self, name, None)
 
     def texts(self) -> dict[str, str | None]:
         """Every slot's text, in the slots' order."""
@@ -254,18 +287,17 @@ class Module:
             return None
 
 
-MODULES: dict[str, type[Module]] = {}
+MODULES: Registry[type[Module]] = Registry("module")
+"""Every module class by name (and alias); a slot's default module is the one registered under the slot's name."""
 
 
 def register_module(name: str, *aliases: str) -> Callable[[type[Module]], type[Module]]:
-    """Class decorator: make a module available by `name` (in YAML: `use: name`), and by any `aliases`."""
+    """Class decorator: make a module available by `name` (in YAML: `use: name`), and by any `aliases`. A plugin
+    never replaces a built-in module's name (plugins.NameTaken)."""
 
     def register(cls: type[Module]) -> type[Module]:
-        for key in (name, *aliases):
-            refuse_builtin("module", key, MODULES.get(key), cls)
+        MODULES.register_names((name, *aliases), cls)
         cls.name = name
-        for key in (name, *aliases):
-            MODULES[key] = cls
         return cls
 
     return register

@@ -96,7 +96,7 @@ class AnalysisModule(Module):
             return
         mind = turn.mind
         text = template(self.prompt).render(
-            context=context(turn, analysis=False, plan=False),
+            context=context(turn, upto=self.slot),
             name=seat_name(mind.seat),
             role=mind.role.value,
             targets=names(targets),
@@ -120,7 +120,7 @@ class PlanningModule(Module):
     async def run(self, turn: Turn) -> None:
         mind = turn.mind
         text = template(self.prompt).render(
-            context=context(turn, plan=False),
+            context=context(turn, upto=self.slot),
             goal=mind.card["goal"],
             strategy=mind.strategy,
             previous_plan=turn.slots.plan or "(none yet)",
@@ -151,7 +151,7 @@ class ActionModule(Module):
         if self.options.combine:
             await self._combined(turn)
             return
-        text = template(self.prompt).render(context=context(turn), instruction=turn.instruction)
+        text = template(self.prompt).render(context=context(turn, upto=self.slot), instruction=turn.instruction)
         turn.slots.action = await self.ask(turn.mind, text, quest=turn.quest, attempt=turn.attempt)
 
     async def _combined(self, turn: Turn) -> None:
@@ -168,7 +168,7 @@ class ActionModule(Module):
         schema = {"type": "object", "properties": {"action": ACTION_FIELD, **answer}, "required": required}
         structured = self.llm is not None and self.llm.settings.schema_style != "none"
         text = template("modules/action_response").render(
-            context=context(turn), instruction=turn.instruction, answer_part=answer_part,
+            context=context(turn, upto=self.slot), instruction=turn.instruction, answer_part=answer_part,
             max_words=self.options.max_words)
         reply = await self.ask(turn.mind, text, name="action+response", request=turn.request,
                                prompt="modules/action_response", quest=turn.quest, attempt=turn.attempt,
@@ -208,7 +208,7 @@ class ResponseModule(Module):
         if request is None or turn.slots.response is not None:  # a combined action already answered
             return
         text = template(self.prompt).render(
-            context=context(turn, analysis=self.options.analysis, action=True),
+            context=context(turn, upto=self.slot, leave_out=() if self.options.analysis else ("analysis",)),
             instruction=turn.instruction,
             max_words=self.options.max_words,
             fit=" Keep it consistent with the action you chose." if turn.slots.action else "",

@@ -24,7 +24,7 @@ import numpy as np
 from loguru import logger
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from avalon_agents.llm.builtin import compatible_parts
+from avalon_agents.llm.settings import compatible_parts
 from avalon_agents.llm.health import ModelUnusable
 from avalon_agents.llm.http import ServerError, error_message, loop_session
 from avalon_agents.llm.providers import server_key

@@ -12,10 +12,11 @@ from typing import Any
 
 from avalon_agents.agents.human import NoAnswer, read_answer
 from avalon_agents.agents.protocol import request_message
-from avalon_agents.core.actions import ActionRequest, IllegalAction, RequestKind
+from avalon_agents.core.actions import ActionRequest, IllegalAction
 from avalon_agents.core.events import GameEnded, GameEvent, GameResult, LeaderChosen, QuestCompleted, RoleAssigned
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
+from avalon_agents.decisions.kinds import kind_of
 
 MAX_SPEECH = 1000
 """The most characters a speech typed at the table may have (a longer one is refused with the reason)."""
@@ -123,10 +124,11 @@ class WebDesk:
         request = self._open
         if request is None or self._answer is None or self._answer.done():
             return "no request is open for this seat"
-        limit = MAX_SPEECH if request.kind is RequestKind.SPEAK else MAX_ANSWER
+        speech = kind_of(request).key is None
+        limit = MAX_SPEECH if speech else MAX_ANSWER
         if len(text) > limit:
             return f"at most {limit} characters, not {len(text)}"
-        if request.kind is RequestKind.SPEAK:
+        if speech:
             if not text.strip():
                 return "say something (a speech cannot be empty)"
         else:

@@ -77,7 +77,7 @@ LENGTH = JudgeSpec(
 def test_a_judge_registered_alone_is_asked_by_tasks_and_shown_in_the_report(monkeypatch):
     data = load_run(RUN)
     before = Judge(client=None, cache_dir=None).tasks(data)  # type: ignore[arg-type]
-    monkeypatch.setitem(JUDGES, "length", LENGTH)
+    JUDGES.register("length", LENGTH)  # the fixture restores the registry
     tasks = Judge(client=None, cache_dir=None).tasks(data)  # type: ignore[arg-type]
     added = [t for t in tasks if t.judge == "length"]
     first = data.speeches[data.speeches["quest"] == 1]

@@ -9,22 +9,18 @@ from __future__ import annotations
 from avalon_agents.analysis.judges.messages import DECEPTION, PERSUASION
 from avalon_agents.analysis.judges.spec import JudgeSpec
 from avalon_agents.analysis.judges.speeches import CAMOUFLAGE, SELF_RECOMMENDATION, SHARING, TEAMWORK
+from avalon_agents.registry import Registry
 
-JUDGES: dict[str, JudgeSpec] = {s.name: s for s in (CAMOUFLAGE, TEAMWORK, SHARING, SELF_RECOMMENDATION,
-                                                    PERSUASION, DECEPTION)}
+JUDGES: Registry[JudgeSpec] = Registry("judge", [(s.name, s) for s in (
+    CAMOUFLAGE, TEAMWORK, SHARING, SELF_RECOMMENDATION, PERSUASION, DECEPTION)])
 """Every judge's spec, in the order `Judge.tasks` asks them."""
-
-BUILT_IN = frozenset(JUDGES)
 
 
 def register_judge(spec: JudgeSpec) -> None:
     """Add a judge (a plugin's: its prompt may be a file of its own, `prompt=` its path without `.txt`); it is asked
     after the built-in ones and its figures come after theirs in the report. Raises ValueError for a built-in
     judge's name: a plugin adds judges, never replaces the package's."""
-    if spec.name in BUILT_IN:
-        raise ValueError(f"judge {spec.name!r} is built in: a plugin adds names, never replaces the package's "
-                         "(register yours under another name)")
-    JUDGES[spec.name] = spec
+    JUDGES.register(spec.name, spec, builtin=False)
 
 
 def judge_spec(name: str) -> JudgeSpec:
@@ -33,7 +29,4 @@ def judge_spec(name: str) -> JudgeSpec:
     Raises:
         ValueError: no judge has that name (one line naming the known ones).
     """
-    spec = JUDGES.get(name)
-    if spec is None:
-        raise ValueError(f"judge: unknown judge {name!r} (known: {', '.join(JUDGES)})")
-    return spec
+    return JUDGES[name]

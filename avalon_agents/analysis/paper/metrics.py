@@ -32,6 +32,7 @@ import pandas as pd
 from avalon_agents.analysis.load import RunData
 from avalon_agents.analysis.stats import fisher_p, newcombe, rate
 from avalon_agents.prices import Prices
+from avalon_agents.registry import Registry
 
 GROUP = ("variant", "agent", "role")
 EVIL_ROLES = ("Morgana", "Assassin", "Mordred", "Oberon", "Minion of Mordred")
@@ -178,30 +179,26 @@ def health(data: RunData, by: Sequence[str] = ("variant",)) -> pd.DataFrame:
     return table[columns]
 
 
-OUTCOMES = {
-    "win_rate": win_rate,
-    "win_rate_by_role": lambda data: win_rate(data, GROUP),
-    "quest_engagement": quest_engagement,
-    "failure_votes": failure_votes,
-    "leader_approval": leader_approval,
-    "leader_self_inclusion": leader_self_inclusion,
-    "valid_responses": valid_responses,
-    "assassinations": assassinations,
-    "team_votes": team_votes,
-    "cost": cost,
-    "health": health,
-}
+OUTCOMES: Registry[Callable[[RunData], pd.DataFrame]] = Registry("metric", [
+    ("win_rate", win_rate),
+    ("win_rate_by_role", lambda data: win_rate(data, GROUP)),
+    ("quest_engagement", quest_engagement),
+    ("failure_votes", failure_votes),
+    ("leader_approval", leader_approval),
+    ("leader_self_inclusion", leader_self_inclusion),
+    ("valid_responses", valid_responses),
+    ("assassinations", assassinations),
+    ("team_votes", team_votes),
+    ("cost", cost),
+    ("health", health),
+])
 """Every outcome metric with its default grouping, by name (the file names `avalon analyze` writes)."""
-
-BUILT_IN = frozenset(OUTCOMES)
 
 
 def register_metric(name: str, metric: Callable[[RunData], pd.DataFrame]) -> None:
     """Add an outcome metric (a plugin's): `avalon analyze` writes metrics/NAME.csv and its rows in metrics.json.
     Raises ValueError for a built-in metric's name."""
-    if name in BUILT_IN:
-        raise ValueError(f"metric {name!r} is built in: a plugin adds names, never replaces the package's")
-    OUTCOMES[name] = metric
+    OUTCOMES.register(name, metric, builtin=False)
 
 
 def outcome_metrics(data: RunData) -> dict[str, pd.DataFrame]:
