@@ -133,15 +133,17 @@ def replay(run_or_game_dir: Path, out: Path | None, as_json: bool) -> None:
 @click.option("--judge-concurrency", default=4, show_default=True, type=IN_FLIGHT,
               help="Judge calls in flight at once.")
 @json_option
+@plugin_option
 @logging_options
 def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, out: Path | None,
               judge_concurrency: int, as_json: bool) -> None:
     """Judges against people: run the judges on the labelled chat messages of an imported Avalon-NLU run and
     report their agreement with the human labels.
 
-    Judges: persuasion (the dataset's eight strategies), deception (influence, commission, omission or none),
-    and the behavior judges camouflage (read as lie or honest) and teamwork (read as agreement,
-    critique/opposition or other). Prints Cohen's kappa and accuracy with 95% CIs (bootstrap over games);
+    Judges: every registered judge that says how it is held to people's labels (a plugin's too, with --plugin):
+    persuasion (the dataset's eight strategies), deception (influence, commission, omission or none), and the
+    behavior judges camouflage (read as lie or honest) and teamwork (read as agreement, critique/opposition or
+    other); the others are named in one line. Prints Cohen's kappa and accuracy with 95% CIs (bootstrap over games);
     writes summary.csv, per_class.csv (precision, recall), confusion.csv, judgments.csv and report.md.
     Judgments are cached under OUT/judgments: a rerun costs nothing. See docs/humans.md.
 
@@ -151,6 +153,7 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
       avalon calibrate runs/avalon-nlu --judge-model local:smollm2 --sample 200 --seed 0
     """
     from avalon_agents.analysis.humans.calibrate import calibrate as run_calibration
+    from avalon_agents.analysis.humans.calibrate import unheld_judges
     from avalon_agents.analysis.humans.calibration import provenance, text_table, write_calibration
     from avalon_agents.analysis.load import load_run
     from avalon_agents.llm import ClientPool, ModelSettings, check_reachable
@@ -176,10 +179,13 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
         files = write_calibration(found, out)
     if as_json:
         echo_json({"provenance": provenance(found), "judge": found.judge_spec, "messages": found.messages,
+                   "not_compared": unheld_judges(),
                    "agreements": {k: vars(v) if hasattr(v, "__dict__") else v for k, v in found.agreements.items()},
                    "files": files, "report": files[-1]})
         return
     click.echo(provenance(found))
+    if unheld := unheld_judges():
+        click.echo(f"judges with no human labels to be held to: {', '.join(unheld)} (not compared)")
     click.echo(text_table(found))
     click.echo(f"report: {files[-1]}")
 

@@ -14,10 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 from avalon_agents.analysis.humans.agreement import agreement, confusion, kappa
-from avalon_agents.analysis.humans.calibrate import LABELS, calibrate, messages, sample
+from avalon_agents.analysis.humans.calibrate import calibrate, held_judges, messages, sample
 from avalon_agents.analysis.judges.cache import CACHE_FILE
 from avalon_agents.analysis.judges.labels import DECEPTION_LABELS, PERSUASION_LABELS
 from avalon_agents.analysis.judges.messages import parse_label
+from avalon_agents.analysis.judges.registry import judge_spec
 from avalon_agents.analysis.load import load_run
 from avalon_agents.cli import cli
 from avalon_agents.llm import LLMClient, ModelSettings
@@ -96,11 +97,47 @@ def test_messages_and_a_stratified_sample(tiny):
         sample(frame, 9)
 
 
+PLUGIN_JUDGES = """\
+from dataclasses import replace
+
+from avalon_agents.analysis.judges.registry import judge_spec, register_judge
+from avalon_agents.analysis.judges.spec import HumanLabels
+
+persuasion = judge_spec("persuasion")
+# a judge of its own that people's labels can hold: does the message argue for agreement?
+register_judge(replace(persuasion, name="agreeing", humans=HumanLabels(
+    ("agreement", "other"), "persuasion label: agreement or other",
+    truth=lambda m: "agreement" if m["persuasion"] == "agreement" else "other",
+    guess=lambda parsed: "agreement" if parsed["label"] == "agreement" else "other")))
+# and one with no human labels
+register_judge(replace(persuasion, name="unlabelled", humans=None))
+"""
+
+
+def test_a_plugin_judge_with_human_labels_is_calibrated_and_one_without_is_named(tiny, tmp_path):
+    """The last consumer of a judge's `humans`: `avalon calibrate` compares a plugin's judge (its rows in
+    summary.csv and in the confusion table) and names a judge it cannot compare."""
+    plugin = tmp_path / "judges_plugin.py"
+    plugin.write_text(PLUGIN_JUDGES)
+    out = tmp_path / "cal"
+    done = avalon("calibrate", str(tiny), "--judge-model", "scripted", "--out", str(out), "--plugin", str(plugin))
+    assert done.exit_code == 0, done.output
+    assert "no human labels to be held to: sharing, self_recommendation, unlabelled" in done.output
+    summary = pd.read_csv(out / "summary.csv").set_index("judge")
+    assert "agreeing" in summary.index and summary.loc["agreeing", "n"] == 8
+    assert summary.loc["agreeing", "against"] == "persuasion label: agreement or other"
+    conf = pd.read_csv(out / "confusion.csv", keep_default_na=False)
+    assert set(conf[conf["judge"] == "agreeing"]["human"]) == {"agreement", "other"}
+
+
 def test_scripted_judge_gives_a_report_of_the_right_shape(tiny, tmp_path):
+    LABELS = {j: judge_spec(j).humans.classes for j in held_judges()}  # noqa: N806
+    assert set(LABELS) == {"persuasion", "deception", "camouflage", "teamwork"}
     out = tmp_path / "cal"
     done = avalon("calibrate", str(tiny), "--judge-model", "scripted", "--out", str(out))
     assert done.exit_code == 0, done.output
     assert "judge model scripted" in done.output and "all 8 labelled messages" in done.output
+    assert "judges with no human labels to be held to: sharing, self_recommendation" in done.output
     for judge in LABELS:
         assert judge in done.output
     summary = pd.read_csv(out / "summary.csv")

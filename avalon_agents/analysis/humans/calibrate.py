@@ -2,7 +2,8 @@
 with the labels the players gave them (`annotation` records, see docs/humans.md).
 
 The unit is one chat message, the unit the humans labelled (an imported speech joins a seat's messages of a
-discussion; each annotation keeps its message's text). Four comparisons:
+discussion; each annotation keeps its message's text). Every registered judge whose spec says how it is held to
+people's labels (`JudgeSpec.humans`) is compared; the built-in four:
 
 - persuasion: the persuasion judge's label against the message's persuasion label (eight classes).
 - deception: the deception judge's label against the message's deception label, "none" where it has none.
@@ -13,6 +14,7 @@ discussion; each annotation keeps its message's text). Four comparisons:
   critique/opposition, else any "trust" as agreement, else other; against the persuasion label collapsed the
   same way (agreement, critique/opposition, everything else: other).
 
+A plugin judge with `humans` is compared likewise; judges without are named in one line by `avalon calibrate`.
 Judgments go through the judges' cache (`judges.cache`) and every call is recorded (`calls.jsonl`).
 """
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,8 +30,8 @@ import pandas as pd
 from avalon_agents.aio import run_sync
 from avalon_agents.analysis.humans.agreement import Agreement, agreement
 from avalon_agents.analysis.judges.context import night_info
-from avalon_agents.analysis.judges.labels import DECEPTION_LABELS, PERSUASION_LABELS
-from avalon_agents.analysis.judges.registry import judge_spec
+from avalon_agents.analysis.judges.labels import NO_LIE
+from avalon_agents.analysis.judges.registry import JUDGES, judge_spec
 from avalon_agents.analysis.judges.run import Judge, JudgeTask, Progress
 from avalon_agents.analysis.judges.spec import Speech
 from avalon_agents.analysis.load import RunData
@@ -39,14 +41,17 @@ from avalon_agents.narrate import quote
 if TYPE_CHECKING:
     from avalon_agents.llm.client import LLMClient
 
-NO_LIE = "none"
-LABELS = {"persuasion": PERSUASION_LABELS, "deception": DECEPTION_LABELS, "camouflage": ("honest", "lie"),
-          "teamwork": ("agreement", "critique/opposition", "other")}
-"""Each comparison's classes, in the order of its confusion matrix."""
-AGAINST = {"persuasion": "persuasion label", "deception": "deception label (none where unset)",
-           "camouflage": "deception label: any kind is a lie (first-quest messages)",
-           "teamwork": "persuasion label: agreement, critique/opposition, or other"}
-"""What each judge's answers are compared with."""
+def held_judges() -> list[str]:
+    """The judges `avalon calibrate` holds to people's labels: every registered judge with `humans`, in the
+    registry's order."""
+    return [name for name, spec in JUDGES.items() if spec.humans is not None]
+
+
+def unheld_judges() -> list[str]:
+    """The registered judges with no human labels to be held to (`avalon calibrate` says so in one line)."""
+    return [name for name, spec in JUDGES.items() if spec.humans is None]
+
+
 MESSAGE_COLUMNS = ["game", "message", "seq", "part", "quest", "attempt", "seat", "role", "side", "text",
                    "persuasion", "deception"]
 
@@ -92,34 +97,15 @@ def sample(frame: pd.DataFrame, n: int | None, seed: int = 0) -> pd.DataFrame:
     return frame.loc[sorted(picked)].reset_index(drop=True)
 
 
-def _truth(judge: str, m: dict[str, Any]) -> str:
-    if judge in ("persuasion", "deception"):
-        return m[judge]
-    if judge == "camouflage":
-        return "honest" if m["deception"] == NO_LIE else "lie"
-    return m["persuasion"] if m["persuasion"] in ("agreement", "critique/opposition") else "other"
-
-
 def _guess(task: JudgeTask, raw: str | None) -> tuple[str | None, bool]:
-    """(the judge's answer as one of LABELS[task.judge], or None; valid)."""
+    """(the judge's answer as one of its `humans.classes`, or None; valid)."""
     if raw is None:
         return None, False
     parsed = task.parse(raw)
     if not parsed["valid"]:
         return None, False
-    if task.judge in ("persuasion", "deception"):
-        return parsed["label"], True
-    if task.judge == "camouflage":
-        return ("lie" if parsed["label"] == "camouflage" else "honest"), True
-    said = set(parsed["attitudes"].values())
-    if None in said:
-        return None, False
-    return ("critique/opposition" if "distrust" in said else "agreement" if "trust" in said else "other"), True
-
-
-ASKED = ("persuasion", "deception", "teamwork", "camouflage")
-"""The judges asked about each message, in this order; each asks what its spec's `ask` says (teamwork: where
-the game has other players; camouflage: first-quest messages)."""
+    guess = judge_spec(task.judge).humans.guess(parsed)
+    return guess, guess is not None
 
 
 def tasks(judge: Judge, data: RunData, frame: pd.DataFrame) -> list[JudgeTask]:
@@ -133,7 +119,7 @@ def tasks(judge: Judge, data: RunData, frame: pd.DataFrame) -> list[JudgeTask]:
         row = {**m, "seat": seat, "seq": int(m["seq"])}
         message = Speech(row=row, speaker=seat_name(seat), text=quote(str(m["text"])), roles=seats.get(game, {}),
                          night=night.get((game, seat), []))
-        for name in ASKED:
+        for name in held_judges():
             if (ask := judge_spec(name).ask(message)) is not None:
                 out.append(judge.task(name, {**row, **ask.row}, ask.subjects, **ask.values))
     return out
@@ -163,7 +149,7 @@ async def _judge(data: RunData, frame: pd.DataFrame, client: LLMClient, cache_di
     for task, (raw, cached) in zip(work, answers):
         guess, valid = _guess(task, raw)
         rows.append({**{c: task.row[c] for c in MESSAGE_COLUMNS}, "judge": task.judge,
-                     "truth": _truth(task.judge, task.row), "guess": guess, "valid": valid, "cached": cached,
+                     "truth": judge_spec(task.judge).humans.truth(task.row), "guess": guess, "valid": valid, "cached": cached,
                      "raw": raw})
     return pd.DataFrame(rows, columns=[*MESSAGE_COLUMNS, "judge", "truth", "guess", "valid", "cached", "raw"])
 
@@ -188,9 +174,9 @@ def calibrate(data: RunData, run: Path, *, client: LLMClient, cache_dir: Path | 
     rows = run_sync(_judge(data, frame, client, cache_dir, progress, concurrency))
     found = Calibration(run=Path(run), judge_spec=client.settings.spec,
                         sample=n, seed=seed, messages=len(everything), rows=rows)
-    for judge in LABELS:
+    for judge in held_judges():
         valid = rows[(rows["judge"] == judge) & rows["valid"]]
-        found.agreements[judge] = agreement(valid, LABELS[judge], seed=seed)
+        found.agreements[judge] = agreement(valid, judge_spec(judge).humans.classes, seed=seed)
     return found
 
 
@@ -200,7 +186,7 @@ def summary(found: Calibration) -> pd.DataFrame:
     rows = []
     for judge, a in found.agreements.items():
         mine = found.rows[found.rows["judge"] == judge]
-        rows.append({"judge": judge, "against": AGAINST[judge], "n": a.n, "invalid": int((~mine["valid"]).sum()),
+        rows.append({"judge": judge, "against": judge_spec(judge).humans.against, "n": a.n, "invalid": int((~mine["valid"]).sum()),
                      "games": a.games, "kappa": a.kappa, "kappa_low": a.kappa_ci[0], "kappa_high": a.kappa_ci[1],
                      "accuracy": a.accuracy, "accuracy_low": a.accuracy_ci[0], "accuracy_high": a.accuracy_ci[1]})
     return pd.DataFrame(rows)

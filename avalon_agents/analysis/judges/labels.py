@@ -10,3 +10,6 @@ PERSUASION_LABELS = ("assertion", "logical deduction", "suggestion", "critique/o
 """Avalon-NLU's eight persuasion strategies, the dataset's own label strings."""
 DECEPTION_LABELS = ("none", "influence", "commission", "omission")
 """Avalon-NLU's three kinds of lie, and "none"."""
+
+NO_LIE = "none"
+"""A chat message's deception label where the players gave none (`avalon calibrate`)."""

@@ -17,8 +17,8 @@ import re
 from typing import Any
 
 from avalon_agents.analysis.judges.context import knowledge_text, roles_in_game
-from avalon_agents.analysis.judges.labels import DECEPTION_LABELS, PERSUASION_LABELS
-from avalon_agents.analysis.judges.spec import Ask, JudgeSpec, Speech
+from avalon_agents.analysis.judges.labels import DECEPTION_LABELS, NO_LIE, PERSUASION_LABELS
+from avalon_agents.analysis.judges.spec import Ask, HumanLabels, JudgeSpec, Speech
 from avalon_agents.decisions.jsonish import load_json
 
 LABELS = {"persuasion": PERSUASION_LABELS, "deception": DECEPTION_LABELS}
@@ -81,12 +81,14 @@ def _ask_deception(s: Speech) -> Ask:
                 "roles_in_game": roles_in_game(list(s.roles.values()))})
 
 
-def _message_judge(name: str, labels: tuple[str, ...], ask) -> JudgeSpec:
-    """A judge of one chat message's label (`labels`), asked through `ask`; calibration only (not in analyze)."""
+def _message_judge(name: str, labels: tuple[str, ...], ask, against: str) -> JudgeSpec:
+    """A judge of one chat message's label (`labels`), asked through `ask`, held to the players' own label of the
+    same name; calibration only (not in analyze)."""
     return JudgeSpec(name=name, prompt=f"judges/{name}", labels=labels, schema=lambda subjects: label_schema(name),
                      parse=lambda raw, subjects: parse_label(raw, name), ask=ask, columns=MESSAGE_COLUMNS,
-                     analyze=False)
+                     analyze=False, humans=HumanLabels(labels, against, truth=lambda m: m[name],
+                                                       guess=lambda parsed: parsed["label"]))
 
 
-PERSUASION = _message_judge("persuasion", PERSUASION_LABELS, _ask_persuasion)
-DECEPTION = _message_judge("deception", DECEPTION_LABELS, _ask_deception)
+PERSUASION = _message_judge("persuasion", PERSUASION_LABELS, _ask_persuasion, "persuasion label")
+DECEPTION = _message_judge("deception", DECEPTION_LABELS, _ask_deception, "deception label (none where unset)")

@@ -12,7 +12,8 @@ A `JudgeSpec` holds, for one judge:
 - `columns` and `rows(base, parsed, subjects, roles)`: its table's columns and the rows of one judgment,
 - `analyze`: whether `Judge.tasks` asks it about every speech of a run (the behavior metrics); the judges of
   Avalon-NLU's labels are asked only by `avalon calibrate`,
-- `figures`: the report's figures of its table (`JudgeFigure`: the summary table and how it is drawn).
+- `figures`: the report's figures of its table (`JudgeFigure`: the summary table and how it is drawn),
+- `humans`: how `avalon calibrate` compares it with people's labels of chat messages (`HumanLabels`; None: none).
 
 `subjects` are the seats a judgment is about (the other players for teamwork, the known seats for sharing).
 """
@@ -83,6 +84,23 @@ class JudgeFigure:
     draw: Callable[[pd.DataFrame], Figure]
 
 
+@dataclass(frozen=True)
+class HumanLabels:
+    """How a judge is held to people's labels of chat messages (`avalon calibrate`, docs/humans.md).
+
+    Attributes:
+        classes: the classes compared, in the order of the confusion matrix.
+        against: what the judge's answers are compared with, in words.
+        truth: a labelled message's row (its `persuasion` and `deception` labels) -> its class.
+        guess: the judge's parsed answer (its `parse`, valid) -> its class, None for an answer it cannot place.
+    """
+
+    classes: tuple[str, ...]
+    against: str
+    truth: Callable[[dict[str, Any]], str]
+    guess: Callable[[dict[str, Any]], str | None]
+
+
 def one_row(base: dict[str, Any], parsed: dict[str, Any], subjects: tuple[int, ...],
             roles: Roles) -> list[dict[str, Any]]:
     """A judgment's row: the speech's columns and the parsed answer."""
@@ -101,3 +119,5 @@ class JudgeSpec:
     rows: Callable[[dict[str, Any], dict[str, Any], tuple[int, ...], Roles], list[dict[str, Any]]] = one_row
     analyze: bool = True
     figures: tuple[JudgeFigure, ...] = ()
+    humans: HumanLabels | None = None
+    """How `avalon calibrate` compares it with people's labels (None: it has none to be held to)."""

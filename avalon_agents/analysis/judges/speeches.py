@@ -27,8 +27,8 @@ from typing import Any
 
 from avalon_agents.analysis import plots
 from avalon_agents.analysis.judges.context import FIRST_QUEST, knowledge_text, roles_in_game, round_text
-from avalon_agents.analysis.judges.labels import ATTITUDES, CAMOUFLAGE_LABELS, NOT_MENTIONED
-from avalon_agents.analysis.judges.spec import SPEECH_COLUMNS, Ask, JudgeFigure, JudgeSpec, Roles, Speech
+from avalon_agents.analysis.judges.labels import ATTITUDES, CAMOUFLAGE_LABELS, NO_LIE, NOT_MENTIONED
+from avalon_agents.analysis.judges.spec import SPEECH_COLUMNS, Ask, HumanLabels, JudgeFigure, JudgeSpec, Roles, Speech
 from avalon_agents.analysis.paper.behavior import (
     camouflage_shares,
     self_recommendation,
@@ -212,6 +212,10 @@ CAMOUFLAGE = JudgeSpec(
     figures=(JudgeFigure("camouflage", "First-round camouflage (paper Fig. 4)", "camouflage_shares",
                          summary=lambda judged, data: camouflage_shares(judged),
                          draw=lambda table: plots.shares_plot(table, list(CAMOUFLAGE_LABELS), CAMOUFLAGE_TITLE)),),
+    # people labelled lies, not camouflage: "camouflage" reads as a lie, the rest as honest (first-quest messages)
+    humans=HumanLabels(("honest", "lie"), "deception label: any kind is a lie (first-quest messages)",
+                       truth=lambda m: "honest" if m["deception"] == NO_LIE else "lie",
+                       guess=lambda parsed: "lie" if parsed["label"] == "camouflage" else "honest"),
 )
 
 
@@ -246,6 +250,18 @@ def _teamwork_rows(base: dict[str, Any], parsed: dict[str, Any], subjects: tuple
     return out
 
 
+TEAMWORK_CLASSES = ("agreement", "critique/opposition", "other")
+"""The teamwork judge held to people's persuasion labels: any "distrust" reads as critique/opposition, else any
+"trust" as agreement, else other."""
+
+
+def _teamwork_class(parsed: dict[str, Any]) -> str | None:
+    said = set(parsed["attitudes"].values())
+    if None in said:
+        return None
+    return "critique/opposition" if "distrust" in said else "agreement" if "trust" in said else "other"
+
+
 TEAMWORK = JudgeSpec(
     name="teamwork",
     prompt="judges/teamwork",
@@ -255,6 +271,9 @@ TEAMWORK = JudgeSpec(
     ask=_ask_teamwork,
     columns=(*SPEECH_COLUMNS, "target", "target_role", "target_side", "label", "raw", "valid", "cached"),
     rows=_teamwork_rows,
+    humans=HumanLabels(TEAMWORK_CLASSES, "persuasion label: agreement, critique/opposition, or other",
+                       truth=lambda m: m["persuasion"] if m["persuasion"] in TEAMWORK_CLASSES[:2] else "other",
+                       guess=_teamwork_class),
     figures=(
         JudgeFigure("teamwork", "Teamwork and confrontation, role to role (paper Fig. 5)", "teamwork_matrix",
                     summary=lambda judged, data: teamwork_matrix(judged), draw=lambda table: plots.heatmaps(table)),
