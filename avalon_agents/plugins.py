@@ -40,6 +40,8 @@ def load_plugin(item: str, base: Path | None = None) -> str:
             raise ValueError(f"plugin: no such file {item!r}")
         name = f"avalon_plugin_{path.stem}_{hashlib.sha256(key.encode()).hexdigest()[:8]}"
         spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ValueError(f"plugin: {item} is not a Python file (give a .py file or a module name)")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         try:

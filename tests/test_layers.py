@@ -33,7 +33,7 @@ FLOORS = [  # lowest first; a unit imports only from its own floor or the floors
     {"viewer"},
     {"table"},
     {"experiments"},
-    {"bench", "extract_check"},
+    {"bench", "extract_check", "testing"},
     {"cli"},
 ]
 FLOOR = {unit: i for i, units in enumerate(FLOORS) for unit in units}

@@ -136,3 +136,52 @@ def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: st
                    f"{row['output_tokens_per_game']:>15,}")
     click.echo(f"{'total':<28}{figures['calls_per_game']:>8.1f}{figures['input_tokens_per_game']:>15,}"
                f"{figures['output_tokens_per_game']:>15,}")
+
+
+@cli.command("check-plugin")
+@click.argument("plugin", metavar="FILE_OR_MODULE")
+@click.option("--provider-model", default="test", show_default=True,
+              help="The model name a registered provider is checked with (one game: NAME:MODEL).")
+@json_option
+@logging_options
+def check_plugin(plugin: str, provider_model: str, as_json: bool) -> None:
+    """Check your plugin: load it, then exercise everything it registered through scripted games and the code
+    that reads it, one line per item.
+
+    \b
+    What is checked, by what the plugin registered:
+      module         chosen for its slot in a cognitive seat: plays without raising, writes its slot
+      slot           its default module runs and its text reaches a later module's prompt
+      agent kind     two seats of it in scripted games: every answer legal, nothing raised
+      provider       one game of a vanilla LLM seat on NAME:MODEL (--provider-model): no call fails
+      judge          its prompt loads; an answer with each of its labels, shaped by its schema, parses back
+      metric         on a scripted run: a table with a `value` column
+      decision kind  random, fallback, legal answers, words and data on a request of its kind
+    Anything else (importers, attacks, studies) is listed as registered.
+
+    Exit codes: 0 every item passed; 1 an item failed (each failing item is named); 2 the plugin cannot be loaded.
+
+    \b
+    Example:
+      avalon check-plugin my_modules.py --json
+    """
+    from avalon_agents import testing
+
+    with one_line_errors():
+        if provider_model != "test":
+            testing.CHECKS["provider"] = lambda name: testing.check_provider(name, provider_model)
+        found = testing.check_plugin(plugin)
+    failed = [f for f in found if not f.ok]
+    if as_json:
+        echo_json({"plugin": plugin, "items": testing.as_json(found), "failed": [f"{f.what} {f.name}" for f in failed]})
+    else:
+        for f in found:
+            click.echo(f.line())
+        if not found:
+            click.echo(f"{plugin}: registered nothing")
+        elif failed:
+            click.echo(f"{len(failed)} of {len(found)} failed: " + ", ".join(f"{f.what} {f.name}" for f in failed))
+        else:
+            click.echo(f"all {len(found)} passed")
+    if failed:
+        raise SystemExit(1)

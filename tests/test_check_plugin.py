@@ -1,0 +1,145 @@
+"""`avalon check-plugin` and `avalon_agents.testing`: a correct plugin passes, a broken one fails naming each
+broken item, and a file that is no plugin is one line (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from dataclasses import replace
+
+import pytest
+from click.testing import CliRunner
+
+from avalon_agents.cli import cli
+from avalon_agents.testing import check_decision_kind, check_judge
+
+GOOD = """\
+from avalon_agents.agents.registry import register_agent
+from avalon_agents.agents.rulebot import RuleBot
+from avalon_agents.analysis.paper.metrics import register_metric
+from avalon_agents.analysis.stats import rate
+from avalon_agents.modules import Module, register_module
+from avalon_agents.modules.base import Expected, register_slot
+from avalon_agents.prices import Cost
+
+register_slot("mood", before="action")
+
+
+@register_module("mood")
+class Mood(Module):
+    slot = "mood"
+    expected = Expected(per_round=Cost(), per_turn=Cost())
+
+    async def run(self, turn):
+        if turn.request is not None:
+            turn.slots.mood = f"calm at quest {turn.quest}"
+
+
+register_agent("careful", RuleBot)
+
+
+def talkative(data):
+    speeches = data.speeches.assign(long=data.speeches["text"].str.len() > 200)
+    return rate(speeches, ["variant", "agent"], "long")
+
+
+register_metric("talkative", talkative)
+"""
+
+BROKEN = """\
+from avalon_agents.agents.base import AgentBase
+from avalon_agents.agents.registry import register_agent
+from avalon_agents.core.actions import ProposeTeam, Reply
+from avalon_agents.modules import Module, register_module
+
+
+class Liar(AgentBase):
+    def __init__(self, *, seat, seed):
+        self.seat = seat
+
+    async def act(self, request, instruction):
+        return Reply(text="whatever", action=ProposeTeam(team=(99,)))
+
+
+register_agent("liar", Liar)
+
+
+@register_module("explosive_plan")
+class Explosive(Module):
+    slot = "plan"
+
+    async def run(self, turn):
+        raise RuntimeError("boom")
+"""
+
+ORPHAN_SLOT = """\
+from avalon_agents.modules.base import register_slot
+
+register_slot("orphan", before="action")  # no module under its name
+"""
+
+
+def check(tmp_path, text: str, *args: str):
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(textwrap.dedent(text))
+    return CliRunner().invoke(cli, ["check-plugin", str(plugin), *args])
+
+
+@pytest.mark.slow  # three scripted games per item and a scripted run for the metric: about ten seconds
+def test_a_correct_plugin_passes_every_item(tmp_path):
+    result = check(tmp_path, GOOD)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    for item in ("agent kind careful", "module mood", "slot mood", "metric talkative"):
+        assert any(line.startswith(f"ok    {item}:") for line in lines), result.output
+    assert "its section reached" in result.output and lines[-1] == "all 4 passed"
+    found = json.loads(check(tmp_path, GOOD, "--json").output)
+    assert {i["name"] for i in found["items"]} == {"careful", "mood", "talkative"} and found["failed"] == []
+
+
+def test_a_broken_plugin_fails_naming_each_broken_item(tmp_path):
+    result = check(tmp_path, BROKEN)
+    assert result.exit_code == 1, result.output
+    assert "FAIL  module explosive_plan: raised in a scripted game (RuntimeError: boom)" in result.output
+    assert "FAIL  agent kind liar:" in result.output and "answers not legal" in result.output
+    assert result.output.splitlines()[-1].startswith("2 of 2 failed: ")
+    assert "Traceback" not in result.output
+    result = check(tmp_path, ORPHAN_SLOT)
+    assert result.exit_code == 1 and "FAIL  slot orphan: no module registered under the slot's name" in result.output
+
+
+def test_what_is_not_a_plugin_is_one_line(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    result = CliRunner().invoke(cli, ["check-plugin", str(tmp_path / "notes.txt")])
+    assert result.exit_code == 2 and "is not a Python file" in result.output and "Traceback" not in result.output
+    result = CliRunner().invoke(cli, ["check-plugin", str(tmp_path / "missing.py")])
+    assert result.exit_code == 2 and "no such file" in result.output
+
+
+def test_a_judge_whose_parse_does_not_read_its_own_labels_fails():
+    from avalon_agents.analysis.judges.registry import JUDGES, judge_spec, register_judge
+
+    register_judge(replace(judge_spec("camouflage"), name="deaf", parse=lambda raw, subjects: {"valid": False}))
+    assert check_judge("camouflage").ok
+    found = check_judge("deaf")
+    assert not found.ok and "does not read its own labels: self_disclosure" in found.detail
+    assert "deaf" in JUDGES  # the fixture removes it after the test
+
+
+def test_every_built_in_decision_kind_passes_and_a_broken_one_is_named():
+    from avalon_agents.decisions.kinds import KINDS
+
+    for name in KINDS:
+        assert check_decision_kind(name).ok, check_decision_kind(name)
+    KINDS.register("vote", replace(KINDS["vote"], random=lambda request, rng: None), builtin=True)
+    found = check_decision_kind("vote")
+    assert not found.ok and "random" in found.detail
+
+
+def test_a_decision_kind_without_what_its_consumers_need_is_refused_when_registered():
+    from avalon_agents.decisions.kinds import KINDS, register_kind
+
+    with pytest.raises(ValueError, match=r"decision kind vote: no bot, legal \(every consumer needs them"):
+        KINDS.register("vote", replace(KINDS["vote"], bot=None, legal=None), builtin=True)
+    with pytest.raises(ValueError, match="decision kind 'quest' is built in"):
+        register_kind(replace(KINDS["quest"], asking="flip a card"))
