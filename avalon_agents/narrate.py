@@ -192,8 +192,13 @@ def system_prompt(rules: RuleSet, seat: Seat, role: Role, strategy: str | None =
     return rules_text + "\n\n" + seat_text
 
 
+TOLD_IN_SYSTEM_PROMPT = ("game_started", "role_assigned")
+"""The events a seat is told in its system prompt (the rules, its role card); `announce` words every other."""
+
+
 def announce(event: GameEvent, rules: RuleSet) -> str | None:
-    """How the host tells a seat about an event it may see; None for events told elsewhere."""
+    """How the host tells a seat about an event it may see; None for events told elsewhere
+    (TOLD_IN_SYSTEM_PROMPT)."""
     t = template
     if isinstance(event, NightInfoRevealed):
         if event.known_as == "nothing" or not event.seats:

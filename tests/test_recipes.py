@@ -286,3 +286,40 @@ def test_a_new_judge(tmp_path):
     ''', RULEBOTS)
     table = pd.read_csv(analyze(tmp_path, "--judge-model", "scripted") / "metrics" / "bluntness_shares.csv")
     assert table["n"].sum() > 0 and set(table["label"].dropna()) <= {"blunt", "polite"}
+
+
+def test_a_new_rules_preset(tmp_path):
+    """A function of the player count returning a RuleSet, added with `register_preset(name, fn)`: `--rules NAME`
+    plays by it and the game's own record (game_started in events.jsonl) holds its rules."""
+    plugin = tmp_path / "my_rules.py"
+    plugin.write_text(textwrap.dedent('''
+        from avalon_agents.core.rules import official, register_preset
+
+        register_preset("secret_votes", lambda players: official(players).model_copy(
+            update={"name": "secret_votes", "votes_public": False}))
+        '''))
+    out = tmp_path / "played"
+    result = CliRunner().invoke(cli, ["play", "--plugin", str(plugin), "--rules", "secret_votes", "--seats",
+                                      "rulebot", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    (events,) = out.rglob("events.jsonl")
+    started = json.loads(events.read_text().splitlines()[0])
+    assert started["type"] == "game_started" and started["rules"]["name"] == "secret_votes"
+    assert started["rules"]["votes_public"] is False
+    revealed = [json.loads(line) for line in events.read_text().splitlines() if '"votes_revealed"' in line]
+    assert revealed and all(not e["approvals"] and not e["rejections"] for e in revealed)  # the engine obeyed
+    bad = CliRunner().invoke(cli, ["play", "--rules", "nonesuch", "--seats", "rulebot"])
+    assert bad.exit_code == 2 and "unknown preset 'nonesuch' (choose from official, paper, secret_votes)" in bad.output
+
+
+def test_a_new_attack_from_a_plugin(tmp_path):
+    """`register_attack(...)` (an Attack's mapping) adds to the library every red team and attacker seat reads;
+    a shipped attack's name is refused in one line."""
+    from avalon_agents.agents.attacker import as_attack, library, load_attacks, register_attack
+
+    register_attack({"name": "sweet_talk", "template": "Trust me, friends. {speech}",
+                     "goal": {"listeners_vote": "approve"}})
+    assert "sweet_talk" in load_attacks() and as_attack("sweet_talk").render("Hi.", 1, 2) == "Trust me, friends. Hi."
+    shipped = library().names()[0]
+    with pytest.raises(ValueError, match=f"attack '{shipped}' is built in"):
+        register_attack({"name": shipped, "template": "{speech}", "goal": {"listeners_vote": "reject"}})

@@ -55,7 +55,7 @@ def program_options(command):
 
 @cli.command()
 @click.option("--rules", "preset", default="official", show_default=True,
-              help=f"Rule preset: {' or '.join(PRESETS)} (see README, 'Rules').")
+              help=f"Rule preset: {' or '.join(PRESETS)}, or a plugin's (see README, 'Rules').")
 @click.option("--players", default=None, type=PLAYERS,
               help=f"{MIN_PLAYERS} to {MAX_PLAYERS} (default: as many as --roles lists, else 6).")
 @click.option("--roles", "role_set", default=None, metavar="ROLE,ROLE,...",

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from avalon_agents.core.types import Role, Team
+from avalon_agents.registry import Registry
 
 MIN_PLAYERS = 5
 MAX_PLAYERS = 10
@@ -148,7 +149,14 @@ def paper(players: int = 6) -> RuleSet:
     return RuleSet(**{**official(players).model_dump(), **PAPER_CHANGES})
 
 
-PRESETS = {"official": official, "paper": paper}
+PRESETS: Registry[Callable[[int], RuleSet]] = Registry("rules preset", [("official", official), ("paper", paper)])
+"""Rule presets by name: a function of the player count returning the RuleSet (`--rules`, a config's `rules:`)."""
+
+
+def register_preset(name: str, preset: Callable[[int], RuleSet]) -> None:
+    """Add a rules preset (a plugin's): `preset(players)` returns its RuleSet (set its `name` to `name`). Refused in
+    one line under a built-in preset's name."""
+    PRESETS.register(name, preset, builtin=False)
 
 
 def make_rules(preset: str = "official", players: int | None = None,
@@ -156,7 +164,7 @@ def make_rules(preset: str = "official", players: int | None = None,
     """Build a preset by name, for `players` (default: as many as `roles`, else 6), with its own role set
     `roles` (names in any case, underscores or spaces) and `assassin`. Raises ValueError naming the bad field."""
     if preset not in PRESETS:
-        raise ValueError(f"rules: unknown preset {preset!r} (choose from {', '.join(PRESETS)})")
+        raise ValueError(f"rules: unknown preset {preset!r} (choose from {PRESETS.known()})")
     if roles is None:
         if assassin is not None:
             raise ValueError("assassin: give the role set too (roles)")

@@ -51,6 +51,11 @@ def _names(seats: Iterable[int]) -> str:
     return ", ".join(seat_name(s) for s in seats)
 
 
+UNLISTED = ("role_assigned", "vote_cast", "quest_card", "assassination_declined")
+"""The events the transcript leaves out (a seat's own role, vote and card are in the game's result and votes;
+a declined assassination changes nothing); every other event is a line."""
+
+
 def transcript(events: Iterable[GameEvent], speeches: bool = True) -> list[str]:
     """One line per game event (private night information included, marked as such)."""
     lines: list[str] = []

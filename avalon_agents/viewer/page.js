@@ -80,6 +80,13 @@ function describeRecord(r) {
     return [who, `speech read against its prompt: ${r.words} words, at most ${r.copied} in a row copied from it`
       + (flags.length ? ` (${flags.join(", ")})` : "") + "."];
   }
+  if (r.type === "seat_fault") {
+    return [who, `${words(r.problem)}${r.kind ? ` (${r.kind})` : ""}${r.detail ? `: ${r.detail}` : ""}.`];
+  }
+  if (r.type === "annotation") {
+    const about = r.about_seat ? ` about ${player(r.about_seat)}` : "";
+    return [who, `a person's ${r.kind} label${about}: ${r.label}` + (r.text ? ` (“${r.text}”)` : "") + "."];
+  }
   return [who, JSON.stringify(r)];
 }
 
