@@ -49,6 +49,9 @@ def load_plugin(item: str, base: Path | None = None) -> str:
         except NameTaken as exc:
             del sys.modules[name]
             raise ValueError(f"plugin {item}: {exc}") from None
+        except SystemExit as exc:  # a plugin that exits would end the command with its code and no word
+            del sys.modules[name]
+            raise ValueError(f"plugin: {item} called sys.exit({exc.code!r}) while being imported") from None
         except Exception as exc:
             del sys.modules[name]
             raise ValueError(f"plugin: {item} failed to import ({type(exc).__name__}: {exc})") from None

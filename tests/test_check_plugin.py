@@ -114,6 +114,9 @@ def test_what_is_not_a_plugin_is_one_line(tmp_path):
     assert result.exit_code == 2 and "is not a Python file" in result.output and "Traceback" not in result.output
     result = CliRunner().invoke(cli, ["check-plugin", str(tmp_path / "missing.py")])
     assert result.exit_code == 2 and "no such file" in result.output
+    (tmp_path / "quits.py").write_text("import sys\nsys.exit(0)\n")
+    result = CliRunner().invoke(cli, ["check-plugin", str(tmp_path / "quits.py")])
+    assert result.exit_code == 2 and "called sys.exit(0) while being imported" in result.output
 
 
 def test_a_judge_whose_parse_does_not_read_its_own_labels_fails():
