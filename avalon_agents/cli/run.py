@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from avalon_agents import logs
 from avalon_agents.cli.base import (
@@ -24,6 +20,7 @@ from avalon_agents.cli.base import (
     runner_options,
     study_options,
 )
+from avalon_agents.cli.studies import REPLAYED, _play, carry_out
 from avalon_agents.llm.settings import ModelSettings
 
 
@@ -69,14 +66,13 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
     """
 
     from avalon_agents.experiments import load_experiments
+    from avalon_agents.experiments.runner import ExperimentStudy
 
-    variants, out, override, spend = _prepare(load_experiments, config, settings, out, max_games, check, as_json,
-                                              prices_file, budget_usd, backend)
+    study, out, budget = _prepare(ExperimentStudy, load_experiments, config, settings, out, check, as_json,
+                                  prices_file, budget_usd, backend)
     if check:
         return
-    aborted = _play(variants, out, override, max_games, backend, address, config, spend.budget)
-    _report_run(out, variants, aborted, as_json=as_json, prices=spend.prices)
-    spend.stop_if_over()
+    carry_out(study, out, as_json=as_json, max_games=max_games, budget=budget, backend=backend, address=address)
 
 
 @runner_command("Run directory (default: runs/<tournament name>); the leaderboard goes to OUT/tournament/.")
@@ -100,13 +96,16 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
     from avalon_agents.analysis.load import load_run
     from avalon_agents.analysis.tournaments.leaderboard import format_leaderboard, leaderboard, write
     from avalon_agents.experiments.results import provenance, variant_health
+    from avalon_agents.experiments.runner import ExperimentStudy
     from avalon_agents.experiments.tournament import load_tournament
 
-    variants, out, override, spend = _prepare(load_tournament, config, settings, out, max_games, check, as_json,
-                                              prices_file, budget_usd, backend)
+    study, out, spend = _prepare(ExperimentStudy, load_tournament, config, settings, out, check, as_json,
+                                 prices_file, budget_usd, backend)
     if check:
         return
-    aborted = _play(variants, out, override, max_games, backend, address, config, spend.budget)
+    variants = study.variants
+    with logs.run_log(out), one_line_errors(out, stopped=REPLAYED):
+        aborted = _play(study, out, max_games, spend, backend, address)
     with one_line_errors(out, missing="out"):
         board = leaderboard(load_run(out))
     origin = provenance(out)
@@ -125,7 +124,8 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
         for line in health:
             click.echo(line)
         click.echo(f"leaderboard: {paths['markdown']} (CSV, ratings.png beside it)")
-    spend.stop_if_over()
+    if spend is not None and spend.stopped:
+        raise OverBudget(spend.stopped)
     if unhealthy:
         raise RunUnhealthy("unhealthy tournament, not a result (see the health line above)")
     if aborted:
@@ -133,29 +133,17 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
                            "counted; rerun to replay them")
 
 
-class Spend:
-    """A run's prices and budget, as the command line and the config set them."""
-
-    def __init__(self, prices: Any, budget: Any | None) -> None:
-        self.prices = prices
-        self.budget = budget
-
-    def stop_if_over(self) -> None:
-        """Exit 4 with one line if the budget stopped the run."""
-        if self.budget is not None and self.budget.stopped:
-            raise OverBudget(self.budget.stopped)
-
-
-def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | None, max_games: int | None,
-             check: bool, as_json: bool = False, prices_file: Path | None = None, budget_usd: float | None = None,
-             backend: str = "local") -> tuple[dict, Path, ModelSettings | None, Spend]:
-    """Load a config (run or tournament), check it and the run directory, print the plan: (variants, out, the
-    model override, the prices and budget)."""
+def _prepare(kind: Callable, load: Callable, config: Path, settings: ModelSettings, out: Path | None, check: bool,
+             as_json: bool = False, prices_file: Path | None = None, budget_usd: float | None = None,
+             backend: str = "local") -> tuple[Any, Path, Any]:
+    """Load a config (run or tournament) as a study of `kind`, check it and the run directory, print the plan:
+    (the study, out, the budget or None)."""
     from avalon_agents.prices import load_prices
 
     with one_line_errors(out):
         variants = load(config)  # a mistake in the config is one line before any model client is loaded
-        from avalon_agents.experiments.plan import dollars, plan_lines, variant_models
+        from avalon_agents.experiments import scheduler
+        from avalon_agents.experiments.plan import plan_lines, variant_models
         from avalon_agents.experiments.spend import Budget
         from avalon_agents.llm import check_reachable
 
@@ -164,133 +152,24 @@ def _prepare(load: Callable, config: Path, settings: ModelSettings, out: Path | 
         override = settings if settings.model_dump(exclude_defaults=True) else None
         embedded_notice(*(spec for exp in variants.values() for spec in variant_models(exp, override)))
         prices = load_prices(prices_file, {k: v.model_dump() for k, v in (first.prices or {}).items()})
+        study = kind(variants, override, config, prices)
         budget = None
         if budget_usd is not None:
             if not budget_usd > 0:  # nan too
                 raise ValueError(f"budget-usd: must be more than 0, got {budget_usd:g}")
             if backend != "local":
                 raise ValueError("budget-usd: the budget is kept by the local backend; leave out --backend ray")
-            estimates = {}
-            for name, exp in variants.items():
-                usd, missing = dollars(variant_models(exp, override), prices)
-                if usd is None:
-                    raise ValueError(f"budget-usd: no price for {', '.join(missing)}, so no budget can be kept (give "
-                                     "one with prices: in the config or --prices FILE)")
-                estimates[name] = usd / exp.games
-            budget = Budget(budget_usd, prices, estimates)
+            budget = Budget(budget_usd, prices, study.estimates(prices))
         if settings.spec:
             check_reachable(settings.spec)
         if not check:
-            from avalon_agents.experiments.runner import preflight
-
-            preflight(out, variants, override)
+            scheduler.preflight(study, out)
             out.mkdir(parents=True, exist_ok=True)
             if budget is not None:
-                budget.count_finished(out, variants)
+                budget.count_finished(scheduler.games(study, out))
     for line in plan_lines(variants, out, override, prices):
         click.echo(line, err=as_json)
     if budget is not None:
         click.echo(f"budget: ${budget.limit_usd:,.2f}, ${budget.spent:,.2f} spent by the finished games", err=as_json)
-    return variants, out, override, Spend(prices, budget)
+    return study, out, budget
 
-
-REPLAYED = "stopped; the unfinished game is replayed on resume"
-
-
-def _play(variants: dict, out: Path, override: ModelSettings | None, max_games: int | None, backend: str,
-          address: str | None, config: Path, budget: Any | None = None) -> list[str]:
-    """Play a run's unfinished games with a progress bar (run and tournament); returns the aborted games."""
-    from avalon_agents.experiments import run_experiment
-    from avalon_agents.experiments.runner import finished_games, game_usage
-
-    total = sum(exp.games for exp in variants.values())
-    done = finished_games(variants, out)
-    err = Console(stderr=True)
-    columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-               TextColumn("{task.fields[tokens]:>10,} tokens"))
-    spent = {"tokens": 0}
-    if backend == "ray":
-        from avalon_agents.experiments.ray_backend import run_with_ray
-
-        with Progress(*columns[:-1], console=err) as progress:
-            overall = progress.add_task("all games (ray)", total=total, completed=done)
-            with logs.run_log(out):
-                with one_line_errors(out, stopped=REPLAYED):
-                    run_with_ray(variants, out, model=override, max_games=max_games, source=config,
-                                 address=address, on_progress=lambda n: progress.update(overall, completed=n))
-        return []
-    with Progress(*columns, console=err) as progress:
-        overall = progress.add_task("all games", total=total, completed=done, tokens=0)
-        bars: dict[str, int] = {}
-
-        def on_game(job, n, path) -> None:
-            u = game_usage(path)
-            spent["tokens"] += u["input_tokens"] + u["output_tokens"]
-            if job.label not in bars:
-                bars[job.label] = progress.add_task(job.label, total=job.experiment.games_per_series,
-                                                    completed=n - 1, tokens=0)
-            progress.update(bars[job.label], completed=n, tokens=spent["tokens"])
-            progress.update(overall, advance=1, tokens=spent["tokens"])
-
-        with logs.run_log(out):
-            with one_line_errors(out, stopped=REPLAYED):
-                aborted = asyncio.run(run_experiment(variants, out, model=override, max_games=max_games,
-                                                     source=config, on_game=on_game, budget=budget))
-    return aborted
-
-
-def _report_run(out: Path, variants: dict, aborted: list[str] = (), as_json: bool = False,
-                prices: Any | None = None) -> None:
-    """The results table, each variant's health and cost beside it (cost also in OUT/cost.csv), and exit code 3
-    when a variant is over its limits."""
-    from avalon_agents.analysis.load import game_dirs
-    from avalon_agents.experiments import format_table, results_table
-    from avalon_agents.experiments.results import (
-        figures_table,
-        format_figures,
-        provenance,
-        variant_health,
-        variant_usage,
-    )
-    from avalon_agents.experiments.spend import cost_line, cost_rows, write_cost
-    from avalon_agents.prices import Prices
-
-    table, figures = results_table(out), figures_table(out)
-    usages = variant_usage(out, variants)
-    health = variant_health(out, variants, usages)
-    games = {name: len(game_dirs(out / name)) for name in usages}
-    costs = cost_rows(usages, prices or Prices.shipped(), games)
-    write_cost(out, costs)
-    if not table.empty:
-        usd = {name: (None if any(r["usd"] is None for r in costs if r["variant"] == name) else
-                      sum(r["usd"] for r in costs if r["variant"] == name)) for name in games}
-        table["usd"] = table["variant"].map(usd)
-        table["usd_per_game"] = [u / games[v] if u is not None and games.get(v) else None
-                                 for v, u in zip(table["variant"], table["usd"])]
-    unhealthy = [name for name, (_, problems) in health.items() if problems]
-    if as_json:
-        rows = json.loads(table.to_json(orient="records")) if not table.empty else []
-        paper = json.loads(figures.to_json(orient="records")) if not figures.empty else []
-        click.echo(json.dumps({"out": str(out), "provenance": provenance(out), "results": rows, "paper_figures": paper,
-                               "aborted": list(aborted),
-                               "health": {name: {"line": line, "problems": problems}
-                                          for name, (line, problems) in health.items()},
-                               "cost": costs}))
-    else:
-        click.echo(provenance(out))
-        click.echo(format_table(table))
-        if not figures.empty:
-            click.echo(format_figures(figures))
-        for name, (line, problems) in health.items():
-            mark = "  UNHEALTHY: " + "; ".join(problems) if problems else ""
-            click.echo(f"{name}: {line}{mark}")
-        for name in usages:
-            click.echo(cost_line(name, costs))
-        for line in aborted:
-            click.echo(f"aborted: {line}")
-        click.echo(f"run directory: {out}")
-    if unhealthy:
-        raise RunUnhealthy(f"unhealthy variant(s), not results: {', '.join(unhealthy)} (see the health lines above)")
-    if aborted:
-        raise RunUnhealthy(f"{len(aborted)} game(s) aborted (no progress, or too many of their calls failed), not "
-                           "counted; rerun to replay them")

@@ -1,17 +1,21 @@
-"""The paired studies: `avalon redteam` and `avalon bias`."""
+"""How every study's command plays it (`carry_out`: the progress bar, the run log, the report, the exit code), and
+the paired studies' commands: `avalon redteam` and `avalon bias`."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from avalon_agents import logs
 from avalon_agents.cli.base import (
     PAIRS,
+    OverBudget,
     RunUnhealthy,
     cli,
     echo_json,
@@ -22,6 +26,73 @@ from avalon_agents.cli.base import (
     study_options,
 )
 from avalon_agents.llm.settings import ModelSettings
+
+if TYPE_CHECKING:
+    from avalon_agents.experiments.spend import Budget
+    from avalon_agents.experiments.study import Study
+
+REPLAYED = "stopped; the unfinished game is replayed on resume"
+
+
+def carry_out(study: Study, out: Path, *, as_json: bool = False, max_games: int | None = None,
+              budget: Budget | None = None, backend: str = "local", address: str | None = None) -> None:
+    """What every study's command does once its config is loaded and checked: play the study under `out` with a
+    progress bar on stderr (diagnostics to OUT/run.log; a model or worker it cannot use is one line, exit 3),
+    conclude it (measure, health, report), print its lines or its JSON, and exit as the scheduler's verdict says
+    (3: not a result; 4: stopped by the budget)."""
+    from avalon_agents.experiments import scheduler
+
+    with logs.run_log(out):
+        with one_line_errors(out, stopped=REPLAYED):
+            aborted = _play(study, out, max_games, budget, backend, address)
+        with one_line_errors(out, missing="out"):
+            outcome = asyncio.run(scheduler.conclude(study, out, aborted, budget))
+    if as_json:
+        echo_json(study.json(outcome))
+    else:
+        for line in study.lines(outcome):
+            click.echo(line)
+    found = scheduler.verdict(study, outcome)
+    if found is not None:
+        code, line = found
+        raise (OverBudget if code == OverBudget.exit_code else RunUnhealthy)(line)
+
+
+def _play(study: Study, out: Path, max_games: int | None, budget: Budget | None, backend: str,
+          address: str | None) -> list[str]:
+    """Play the study's unfinished games with a progress bar: all games, and each lane of several games (a
+    series) with the tokens spent so far. Returns the games aborted."""
+    from avalon_agents.experiments import scheduler
+    from avalon_agents.records import read_trace, usage
+
+    total, done = scheduler.total(study, out), scheduler.finished(study, out)
+    columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+               TextColumn("{task.fields[tokens]:>10,} tokens"))
+    err = Console(stderr=True)
+    if backend == "ray":
+        from avalon_agents.experiments.ray_backend import run_with_ray
+
+        with Progress(*columns[:-1], console=err) as progress:
+            overall = progress.add_task("all games (ray)", total=total, completed=done)
+            run_with_ray(study, out, max_games=max_games, address=address,
+                         on_progress=lambda n: progress.update(overall, completed=n))
+        return []
+    spent = {"tokens": 0}
+    with Progress(*columns, console=err) as progress:
+        overall = progress.add_task("all games", total=total, completed=done, tokens=0)
+        bars: dict[str, int] = {}
+
+        def on_game(lane, n: int, path: Path) -> None:
+            u = usage(read_trace(path))
+            spent["tokens"] += u["input_tokens"] + u["output_tokens"]
+            if len(lane.paths) > 1:
+                if lane.label not in bars:
+                    bars[lane.label] = progress.add_task(lane.label, total=len(lane.paths), completed=n - 1,
+                                                         tokens=0)
+                progress.update(bars[lane.label], completed=n, tokens=spent["tokens"])
+            progress.update(overall, advance=1, tokens=spent["tokens"])
+
+        return asyncio.run(scheduler.play(study, out, max_games=max_games, budget=budget, on_game=on_game))
 
 
 def _paired_study(load: Callable[[], tuple[Any, Any]], games: int | None, settings: ModelSettings,

@@ -53,7 +53,7 @@ from avalon_agents.core.types import Team
 from avalon_agents.errors import field_error
 from avalon_agents.experiments.config import AgentSpec, PairedStudy, check_command, read_config
 from avalon_agents.experiments.guard import study_dir
-from avalon_agents.experiments.results import games_health
+from avalon_agents.experiments.study import games_health
 from avalon_agents.experiments.runner import commit
 from avalon_agents.host.job import GameJob, play_job
 from avalon_agents.host.play import AgentSetup

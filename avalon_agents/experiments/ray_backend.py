@@ -1,12 +1,13 @@
-"""`avalon run --backend ray`: every series is a Ray task (one CPU), on an existing cluster or a local one.
+"""`avalon run --backend ray`: every lane of a study (a series of an experiment) is a Ray task (one CPU), on an
+existing cluster or a local one.
 
-Tasks write the same run layout with the same resume rules as the local backend (a task is `run_series`
-in its own event loop), so a run can be started on one backend and finished on the other. Each task has
+Tasks write the same run layout with the same resume rules as the local backend (a task is the scheduler's
+`play_lane` in its own event loop), so a run can be started on one backend and finished on the other. Each task has
 its own LLM clients, but the per-model limit on calls in flight holds for the whole cluster: a `CallLimits`
 actor keeps one semaphore per model spec and every call enters through it (a round trip of about a
 millisecond). Each task paces every endpoint at its share of the rate limits (1 / the tasks that run at once;
-llm.pacer). The driver shows progress by watching the run directory. `max_games` is split over the series
-in order, before the tasks start.
+llm.pacer). The driver holds the directory (its lock and fingerprint: `scheduler.holding`) and shows progress by
+watching it. `max_games` is split over the lanes in order, before the tasks start.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from typing import Any
 
 from avalon_agents.errors import Unusable
 from avalon_agents.experiments.config import Experiment
-from avalon_agents.experiments.guard import run_lock
-from avalon_agents.experiments.runner import Job, caps, finished_games, run_series, write_experiment_json
+from avalon_agents.experiments.scheduler import finished, holding, planned, play_lane
+from avalon_agents.experiments.study import Lane, Study
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.plugins import LOADED, load_plugins
 
@@ -37,19 +38,21 @@ DEATHS = ("WorkerCrashedError", "ActorDiedError", "ActorUnavailableError", "Node
 
 class CallLimits:
     """A Ray actor (async, so waiting calls do not block it): per model spec, at most `limit` calls in flight
-    across every task of the run."""
+    across every task of the run (None: as many as the tasks make; they are counted)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int | None) -> None:
         self.limit = limit
         self.slots: dict[str, asyncio.Semaphore] = {}
         self.entered: dict[str, int] = {}
 
     async def enter(self, spec: str) -> None:
-        await self.slots.setdefault(spec, asyncio.Semaphore(self.limit)).acquire()
+        if self.limit is not None:
+            await self.slots.setdefault(spec, asyncio.Semaphore(self.limit)).acquire()
         self.entered[spec] = self.entered.get(spec, 0) + 1
 
     async def leave(self, spec: str) -> None:
-        self.slots[spec].release()
+        if self.limit is not None:
+            self.slots[spec].release()
 
     async def counts(self) -> dict[str, int]:
         """Calls admitted so far, per spec."""
@@ -70,37 +73,40 @@ class ClusterSlot:
         await self.limits.leave.remote(self.spec)
 
 
-def _series_task(job: Job, out: str, model: ModelSettings | None, cap: int | None, limits: Any,
-                 plugins: list[str], share: float = 1.0) -> int:
-    """Runs in a Ray worker: import the run's plugins, then play the unfinished games of one series (at most
+def _lane_task(study: Study, lane: Lane, cap: int | None, limits: Any, plugins: list[str],
+               share: float = 1.0) -> int:
+    """Runs in a Ray worker: import the run's plugins, then play the unfinished games of one lane (at most
     `cap`), pacing each endpoint at `share` of its rate limits (the workers split them)."""
     from avalon_agents.llm.pacer import set_share
 
     load_plugins(plugins)
     set_share(share)
     played: list[int] = []
-    clients = ClientPool(limit=job.experiment.concurrency.llm_calls, override=model,
+    clients = ClientPool(limit=study.llm_calls, override=study.override,
                          slots=lambda spec: ClusterSlot(limits, spec))
-    asyncio.run(run_series(job, Path(out), clients, lambda j, n, p: played.append(n), cap))
+    asyncio.run(play_lane(study, lane, clients, lambda lane, n, path: played.append(n), cap))
     return len(played)
 
 
-def run_with_ray(variants: dict[str, Experiment], out: Path, *, model: ModelSettings | None = None,
+def run_with_ray(study: Study | dict[str, Experiment], out: Path, *, model: ModelSettings | None = None,
                  max_games: int | None = None, source: Path | None = None, address: str | None = None,
                  num_cpus: int | None = None,
                  on_progress: Callable[[int], None] = lambda done: None) -> dict[str, int]:
-    """Run the experiment's series as Ray tasks; returns when every task has finished, with the number of
-    LLM calls admitted per model spec (all went through the cluster-wide limit)."""
+    """Play the study's lanes (an experiment's variants: its series) as Ray tasks; returns when every task has
+    finished, with the number of LLM calls admitted per model spec (all went through the cluster-wide limit)."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline machines: no usage reporting
     import ray
 
+    if not isinstance(study, Study):
+        from avalon_agents.experiments.runner import ExperimentStudy
+
+        study = ExperimentStudy(study, model, source)
     out = out.resolve()
-    with run_lock(out):  # the driver holds the directory while the tasks play
-        write_experiment_json(out, source, variants, model)
-        return _run(ray, variants, out, model, max_games, address, num_cpus, on_progress)
+    with holding(study, out):  # the driver holds the directory while the tasks play
+        return _run(ray, study, out, max_games, address, num_cpus, on_progress)
 
 
-def _run(ray, variants, out, model, max_games, address, num_cpus, on_progress) -> dict[str, int]:
+def _run(ray, study, out, max_games, address, num_cpus, on_progress) -> dict[str, int]:
     if not ray.is_initialized():
         kwargs = {"address": address} if address else {"num_cpus": num_cpus, "include_dashboard": False}
         try:
@@ -108,21 +114,20 @@ def _run(ray, variants, out, model, max_games, address, num_cpus, on_progress) -
         except Exception as exc:  # no cluster at the address, a local start that timed out (a bare Exception)
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
             raise ClusterFailed(f"run stopped: Ray did not start ({type(exc).__name__}: {first})") from None
-    task = ray.remote(num_cpus=1, max_retries=0)(_series_task)
-    limit = next(iter(variants.values())).concurrency.llm_calls
-    limits = ray.remote(num_cpus=0)(CallLimits).remote(limit)
+    task = ray.remote(num_cpus=1, max_retries=0)(_lane_task)
+    limits = ray.remote(num_cpus=0)(CallLimits).remote(study.llm_calls)
     plugins = list(LOADED)  # what the driver imported (resolved paths or module names): every worker imports them
-    planned = caps(variants, out, max_games)
-    workers = max(1, min(len(planned), int(ray.cluster_resources().get("CPU", 1))))
-    refs = [task.remote(job, str(out), model, cap, limits, plugins, 1 / workers) for job, cap in planned]
+    lanes = planned(study, out, max_games)
+    workers = max(1, min(len(lanes), int(ray.cluster_resources().get("CPU", 1))))
+    refs = [task.remote(study, lane, cap, limits, plugins, 1 / workers) for lane, cap in lanes]
     deaths = tuple(getattr(ray.exceptions, name) for name in DEATHS if hasattr(ray.exceptions, name))
     pending = list(refs)
     try:
         while pending:
             _, pending = ray.wait(pending, num_returns=len(pending), timeout=1.0)
-            on_progress(finished_games(variants, out))
+            on_progress(finished(study, out))
         ray.get(refs)  # raises a task's error here
-        on_progress(finished_games(variants, out))
+        on_progress(finished(study, out))
         return ray.get(limits.counts.remote())
     except deaths as exc:
         raise ClusterFailed(f"run stopped: a Ray worker died while playing ({type(exc).__name__})") from None

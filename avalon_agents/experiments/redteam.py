@@ -431,7 +431,7 @@ def table_lines(summary: pd.DataFrame) -> list[str]:
 
 def suite_health(cfg: RedTeam, out: Path) -> tuple[str, list[str]] | None:
     """The health of every game of the suite (line, what is over the config's limits); None: no LLM call."""
-    from avalon_agents.experiments.results import games_health
+    from avalon_agents.experiments.study import games_health
 
     return games_health(sorted(out.glob("*/game-*")), cfg.health)
 

@@ -5,7 +5,6 @@ paper's own figure where the config gives it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,9 @@ from avalon_agents.analysis.paper import metrics
 from avalon_agents.analysis.paper.metrics import paper_table, references
 from avalon_agents.analysis.paper.reference import figure_table
 from avalon_agents.experiments.config import Experiment
-from avalon_agents.experiments.spend import streamed_usage
+from avalon_agents.experiments.spend import cost_rows, streamed_usage
+from avalon_agents.experiments.study import percent
+from avalon_agents.prices import Prices
 from avalon_agents.records.health import HealthLimits, health_line
 from avalon_agents.records.run_dir import read_experiment, read_meta, variant_order
 
@@ -51,12 +52,8 @@ def results_table(out: Path) -> pd.DataFrame:
                              ignore_index=True).rename(columns={"n": "games_n"})
 
 
-def _pct(x: float) -> str:
-    return "" if x != x else f"{x:.0%}"
-
-
 def _pair(morgana: float, assassin: float) -> str:
-    return "" if morgana != morgana and assassin != assassin else f"{_pct(morgana)}/{_pct(assassin)}"
+    return "" if morgana != morgana and assassin != assassin else f"{percent(morgana, '')}/{percent(assassin, '')}"
 
 
 def _usd(r) -> str:
@@ -84,11 +81,11 @@ def format_table(table: pd.DataFrame) -> str:
     for r in table.itertuples():
         health = f"{r.failed_share:.0%}/{r.fallback_share:.0%}" + ("" if r.healthy else " !")
         ci = f"[{r.ci_low:.0%}, {r.ci_high:.0%}]"
-        qer = f"{_pct(r.qer_Morgana)}/{_pct(r.qer_Assassin)}" if r.side == "evil" else ""
-        fvr = f"{_pct(r.fvr_Morgana)}/{_pct(r.fvr_Assassin)}" if r.side == "evil" else ""
+        qer = f"{percent(r.qer_Morgana, '')}/{percent(r.qer_Assassin, '')}" if r.side == "evil" else ""
+        fvr = f"{percent(r.fvr_Morgana, '')}/{percent(r.fvr_Assassin, '')}" if r.side == "evil" else ""
         lines.append(f"{r.variant:<22}{r.side:<6}{r.agents:<22}{r.win_rate:>9.1%}  {ci:<13}{r.games:>6}  {_diff(r):<31}"
                      f"{qer:>13}{fvr:>13}{r.calls_per_game:>12.0f}{r.input_tokens_per_game:>16,.0f}"
-                     f"{_pct(r.paper_win_rate):>10}{_pair(r.paper_qer_Morgana, r.paper_qer_Assassin):>11}"
+                     f"{percent(r.paper_win_rate, ''):>10}{_pair(r.paper_qer_Morgana, r.paper_qer_Assassin):>11}"
                      f"{_pair(r.paper_fvr_Morgana, r.paper_fvr_Assassin):>11}{health:>18}{_usd(r):>11}")
     if table["diff"].notna().any():
         refs = ", ".join(sorted(set(table["vs_variant"].dropna())))
@@ -129,6 +126,22 @@ def format_figures(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def measure_run(out: Path, variants: dict[str, Experiment], prices: Prices) -> dict[str, Any]:
+    """What `avalon run` reports: the results table with each variant's dollars per game, the paper's figures
+    beside ours, each variant's usage and cost rows, and the run's provenance."""
+    table, figures = results_table(out), figures_table(out)
+    usages = variant_usage(out, variants)
+    games = {name: len(game_dirs(out / name)) for name in usages}
+    costs = cost_rows(usages, prices, games)
+    if not table.empty:
+        usd = {name: (None if any(r["usd"] is None for r in costs if r["variant"] == name) else
+                      sum(r["usd"] for r in costs if r["variant"] == name)) for name in games}
+        table["usd"] = table["variant"].map(usd)
+        table["usd_per_game"] = [u / games[v] if u is not None and games.get(v) else None
+                                 for v, u in zip(table["variant"], table["usd"])]
+    return {"table": table, "figures": figures, "usages": usages, "costs": costs, "provenance": provenance(out)}
+
+
 def variant_usage(out: Path, variants: dict[str, Experiment]) -> dict[str, dict[str, Any] | None]:
     """Per variant with finished games: the usage of its finished games' traces, read one game at a time (the
     memory stays flat in the number of games). None for a variant without a trace record (bots only)."""
@@ -149,15 +162,6 @@ def variant_health(out: Path, variants: dict[str, Experiment],
     return {name: (health_line(u), variants[name].health.problems(u)) for name, u in usages.items() if u is not None}
 
 
-def games_health(games: Iterable[Path], limits: HealthLimits) -> tuple[str, list[str]] | None:
-    """The health line of these game directories together and what is over `limits` (None: no trace record,
-    e.g. bots only)."""
-    u = streamed_usage(games)
-    if u is None:
-        return None
-    return health_line(u), limits.problems(u)
-
-
 def provenance(out: Path) -> str:
     """What produced a run's results: its models and rules, then `analysis.load.origin` (config,
     fingerprint, commit, pipelines, games planned and aborted), and the games finished."""
@@ -168,7 +172,7 @@ def provenance(out: Path) -> str:
     specs, rules = set(), set()
     for config in meta["variants"].values():
         rules.add(config.get("rules"))
-        if not any(needs_llm(a.get("kind", "")) for a in config.get("agents", {}).values()):
+        if not any(needs_llm(a.get("kind", '')) for a in config.get("agents", {}).values()):
             specs.add("none (bots)")
             continue
         specs.add(override or (config.get("model") or {}).get("spec") or "default")

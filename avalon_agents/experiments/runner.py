@@ -1,57 +1,46 @@
-"""Runs an experiment: variants x series x consecutive games, resumable, into a run directory.
+"""`avalon run` as a study: variants x series x consecutive games, resumable, into a run directory.
 
     <out>/experiment.json
     <out>/<variant>/series-<k>/experience/<agent>/      chromadb store: what that agent learned in this series
     <out>/<variant>/series-<k>/game-<nnnnn>/            events.jsonl, trace.jsonl, meta.json, result.json
 
-Series run concurrently (up to `concurrency.games`); the games of a series run in order, since experience
-flows forward. A game directory with result.json is finished and never touched again; an unfinished one is
-deleted and replayed from its start (its recorded answers answer the requests that match them again, so no call
-is paid twice: llm.replay), and whatever the interrupted game had put in the series' experience
-store is removed first, so the store reflects finished games only. Seeds depend only on (seed, series,
-game), so a resumed run plays the same games.
+A series is a lane of the scheduler (experiments/scheduler.py): series run concurrently (up to
+`concurrency.games`); the games of a series run in order, since experience flows forward. A game directory with
+result.json is finished and never touched again; an unfinished one is replayed from its start (its recorded answers
+answer the requests that match them again, so no call is paid twice: llm.replay), and whatever the interrupted game
+had put in the series' experience store is removed first, so the store reflects finished games only. Seeds depend
+only on (seed, series, game), so a resumed run plays the same games. The results (experiments/results.py): win
+rates per variant and side, the paper's figures, each variant's health and cost.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from loguru import logger
+from typing import Any, ClassVar
 
 from avalon_agents.agents.registry import needs_llm
 from avalon_agents.aio import run_sync
 from avalon_agents.engine import deal
+from avalon_agents.experiments import scheduler
 from avalon_agents.experiments.config import SERIES_STRIDE, Experiment, load_experiments
-from avalon_agents.experiments.guard import allotment, check_free, check_same_config, fingerprint, run_lock
+from avalon_agents.experiments.guard import fingerprint
 from avalon_agents.experiments.plan import decisions, pipeline
 from avalon_agents.experiments.spend import Budget
+from avalon_agents.experiments.study import Health, Lane, Outcome, Study, commit, health_lines
 from avalon_agents.extract.extractor import extractor_settings
-from avalon_agents.host.host import GameAborted
-from avalon_agents.host.job import GameJob, for_game, play_job, role_order
+from avalon_agents.host.job import GameJob, for_game, role_order
 from avalon_agents.host.play import AgentSetup
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.orders import Orders
 from avalon_agents.plugins import LOADED
-from avalon_agents.records import is_done, read_trace, usage
+from avalon_agents.prices import Prices
+from avalon_agents.records import read_trace, usage
 from avalon_agents.records.run_dir import EXPERIMENT, Seating, game_dir, series_dir, write_json_atomic
-
-
-@dataclass(frozen=True)
-class Job:
-    variant: str
-    series: int  # 1-based
-    experiment: Experiment
-
-    @property
-    def label(self) -> str:
-        return f"{self.variant}/series-{self.series}"
 
 
 def block_size(exp: Experiment) -> int | None:
@@ -140,57 +129,16 @@ def forget_unfinished(models: dict[str, AgentSetup], first_unfinished: int) -> N
         m.pool().forget_from(first_unfinished)
 
 
-async def run_series(job: Job, out: Path, clients: ClientPool, on_game: Callable[[Job, int, Path], None],
-                     cap: int | None = None, aborted: list[str] | None = None, budget: Budget | None = None) -> None:
-    """Play the series' unfinished games in order (at most `cap` of them now). A game aborted (the watchdog, or
-    too many of its calls failed) ends the series for now; its reason is added to `aborted`. With a `budget`, a
-    game that would take the run over it is not started (the series stops; `budget.stopped` says why)."""
-    aborted = [] if aborted is None else aborted
-    exp = job.experiment
-    folder = series_dir(out, job.variant, job.series)
-    paths = [game_dir(folder, n) for n in range(1, exp.games_per_series + 1)]
-    pending = [n for n, p in enumerate(paths, 1) if not is_done(p)]
-    models: dict[str, AgentSetup] | None = None
-    for n in pending:
-        if cap is not None:
-            if cap <= 0:
-                return
-            cap -= 1
-        ticket = budget.admit(job.variant) if budget is not None else None
-        if budget is not None and ticket is None:
-            return
-        if models is None:  # made only when a game is played
-            models = series_setups(exp, folder, clients)
-            forget_unfinished(models, pending[0])
-        path = paths[n - 1]
-        game = game_job(exp, job, n, models)
-        try:
-            await play_job(game, path)
-        except GameAborted as exc:
-            logger.warning("{} game {} aborted: {} (replayed on resume; the series stops here)", job.label, n, exc)
-            aborted.append(f"{job.label} game {n}: {exc}")
-            if budget is not None:
-                budget.settle(ticket, job.variant, path, finished=False)
-            return
-        except BaseException:
-            if budget is not None:
-                budget.settle(ticket, job.variant, path, finished=False)
-            raise
-        if budget is not None:
-            budget.settle(ticket, job.variant, path, finished=True)
-        on_game(job, n, path)
-
-
-def game_job(exp: Experiment, job: Job, n: int, models: dict[str, AgentSetup]) -> GameJob:
+def game_job(exp: Experiment, variant: str, series: int, n: int, models: dict[str, AgentSetup]) -> GameJob:
     """Game `n` of a series: its seed, its seating and each seat's agent as that game sees it (an agent that does
     not learn starts from nothing; nothing is learned after a series' last game unless `learn_after_last`)."""
     rules = exp.game_rules()
-    seed = game_seed(exp, job.series, n)
-    names = seating(exp, seed, job.series, n)
+    seed = game_seed(exp, series, n)
+    names = seating(exp, seed, series, n)
     end_learning = n < exp.games_per_series or exp.learn_after_last
     per_agent = {name: for_game(m, learn=exp.agents[name].learn, end_learning=end_learning)
                  for name, m in models.items()}
-    place = Seating(agents=dict(zip(rules.seats, names)), series=job.series, game=n, variant=job.variant, seed=seed,
+    place = Seating(agents=dict(zip(rules.seats, names)), series=series, game=n, variant=variant, seed=seed,
                     schedule=exp.schedule if exp.lineup else None)
     return GameJob(rules=rules, seed=seed, kinds=tuple(exp.agents[name].kind for name in names),
                    setups=tuple(per_agent[name] for name in names), seating=place, orders=game_orders(exp, seed),
@@ -198,110 +146,193 @@ def game_job(exp: Experiment, job: Job, n: int, models: dict[str, AgentSetup]) -
                    experience_game=n)
 
 
-def jobs_of(variants: dict[str, Experiment]) -> list[Job]:
-    return [Job(name, k, exp) for name, exp in variants.items() for k in range(1, exp.series + 1)]
+def public_override(model: ModelSettings | None) -> dict[str, Any] | None:
+    """The model override as experiment.json and the fingerprint record it (the settings given)."""
+    return {k: v for k, v in model.public().items() if v not in (None, {})} if model else None
 
 
-def finished_games(variants: dict[str, Experiment], out: Path) -> int:
-    return sum(is_done(game_dir(series_dir(out, job.variant, job.series), n)) for job in jobs_of(variants)
-               for n in range(1, job.experiment.games_per_series + 1))
+@dataclass
+class ExperimentStudy(Study):
+    """An experiment (its variants) as a study: a lane per variant and series, a group per variant.
 
+    Args:
+        variants: the variants (`load_experiments`).
+        override: laid over every agent's and module's model (`avalon run --model`).
+        source: the config file, recorded in experiment.json.
+        prices: what its models' tokens cost (the cost table; default: the shipped prices).
+    """
 
-def write_experiment_json(out: Path, source: Path | None, variants: dict[str, Experiment],
-                          model: ModelSettings | None) -> None:
-    """experiment.json: the config, what else made the run, and the fingerprint a resume must match (raises
-    ConfigChanged naming what differs from the games already in `out`)."""
-    from importlib.metadata import version
+    command: ClassVar[str] = "run"
+    config_keys: ClassVar[tuple[str, ...]] = ("variants", "sides", "roles", "lineup", "grid", "games_per_series")
+    record: ClassVar[str] = EXPERIMENT
 
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / EXPERIMENT
-    override = {k: v for k, v in model.public().items() if v not in (None, {})} if model else None
-    configs = {name: exp.model_dump(mode="json") for name, exp in variants.items()}
-    current = fingerprint(configs, override)
-    check_same_config(out, current)
-    started = json.loads(path.read_text())["started"] if path.exists() else time.strftime("%Y-%m-%dT%H:%M:%S")
-    write_json_atomic(path, {
-        "name": next(iter(variants.values())).name,
-        "config_file": str(source) if source else None,
-        "model_override": override,
-        "plugins": list(LOADED),
-        "version": version("avalon_agents"),
-        "commit": commit(),
-        "started": started,
-        "variants": configs,
-        # how each agent plays, in words (provenance lines quote it)
-        "pipelines": {name: {"decisions": decisions(exp),
-                             **{agent: pipeline(spec) for agent, spec in exp.agents.items()}}
-                      for name, exp in variants.items()},
-        "fingerprint": current,
-    })
+    variants: dict[str, Experiment]
+    override: ModelSettings | None = None
+    source: Path | None = None
+    prices: Prices | None = None
+
+    @property
+    def first(self) -> Experiment:
+        return next(iter(self.variants.values()))
+
+    @property
+    def name(self) -> str:
+        return self.first.name
+
+    @property
+    def concurrency(self) -> int:
+        return self.first.concurrency.games
+
+    @property
+    def llm_calls(self) -> int | None:
+        return self.first.concurrency.llm_calls
+
+    def lanes(self, out: Path) -> list[Lane]:
+        return [Lane(f"{name}/series-{k}", name, tuple(game_dir(series_dir(out, name, k), n)
+                                                     for n in range(1, exp.games_per_series + 1)), key=k)
+                for name, exp in self.variants.items() for k in range(1, exp.series + 1)]
+
+    def jobs(self, lane: Lane, clients: ClientPool, first: int) -> Callable[[int], GameJob]:
+        exp = self.variants[lane.group]
+        models = series_setups(exp, lane.paths[0].parent, clients)
+        forget_unfinished(models, first)
+        return lambda n: game_job(exp, lane.group, lane.key, n, models)
+
+    def fingerprint(self) -> dict[str, Any]:
+        return fingerprint({name: exp.model_dump(mode="json") for name, exp in self.variants.items()},
+                           public_override(self.override))
+
+    def write_record(self, out: Path, fingerprint: dict[str, Any]) -> None:
+        """experiment.json: the config, what else made the run, and the fingerprint a resume must match."""
+        from importlib.metadata import version
+
+        path = out / EXPERIMENT
+        started = json.loads(path.read_text())["started"] if path.exists() else time.strftime("%Y-%m-%dT%H:%M:%S")
+        write_json_atomic(path, {
+            "name": self.name,
+            "config_file": str(self.source) if self.source else None,
+            "model_override": public_override(self.override),
+            "plugins": list(LOADED),
+            "version": version("avalon_agents"),
+            "commit": commit(),
+            "started": started,
+            "variants": {name: exp.model_dump(mode="json") for name, exp in self.variants.items()},
+            # how each agent plays, in words (provenance lines quote it)
+            "pipelines": {name: {"decisions": decisions(exp),
+                                 **{agent: pipeline(spec) for agent, spec in exp.agents.items()}}
+                          for name, exp in self.variants.items()},
+            "fingerprint": fingerprint,
+        })
+
+    def check_models(self) -> None:
+        """Every model of the run can be built (keys present, specs known). Raises ValueError (one line)."""
+        from avalon_agents.llm import check_reachable, make_model
+
+        pool = ClientPool(override=self.override)
+        for exp in self.variants.values():
+            for agent in exp.agents.values():
+                if not needs_llm(agent.kind):
+                    continue
+                base = agent.settings(exp.model)
+                wanted = [base, extractor_settings(exp.extractor.model, base)]
+                if agent.modules is not None:
+                    wanted += [agent.modules.model_for(slot, base) for slot in agent.modules.enabled()]
+                for settings in {pool.resolve(s).key(): pool.resolve(s) for s in wanted}.values():
+                    check_reachable(settings)
+                    if settings.provider != "local":  # the embedded server starts when the run does
+                        make_model(settings)
+
+    def estimates(self, prices: Prices) -> dict[str, float]:
+        """Per variant, the dollars one game is expected to cost (the budget's before a game finished). Raises
+        ValueError naming a model without a price."""
+        from avalon_agents.experiments.plan import dollars, variant_models
+
+        found = {}
+        for name, exp in self.variants.items():
+            usd, missing = dollars(variant_models(exp, self.override), prices)
+            if usd is None:
+                raise ValueError(f"budget-usd: no price for {', '.join(missing)}, so no budget can be kept (give "
+                                 "one with prices: in the config or --prices FILE)")
+            found[name] = usd / exp.games
+        return found
+
+    # ------------------------------------------------------------------ results
+
+    def measure(self, out: Path) -> dict[str, Any]:
+        """The results table (with dollars per game), the paper's figures, the usage and cost per variant."""
+        from avalon_agents.experiments.results import measure_run
+
+        return measure_run(out, self.variants, self.prices or Prices.shipped())
+
+    def health(self, out: Path, measured: dict[str, Any]) -> Health:
+        from avalon_agents.experiments.results import variant_health
+
+        return variant_health(out, self.variants, measured["usages"])
+
+    def report(self, out: Path, measured: dict[str, Any], health: Health) -> Path:
+        from avalon_agents.experiments.spend import write_cost
+
+        return write_cost(out, measured["costs"])
+
+    def lines(self, outcome: Outcome) -> list[str]:
+        from avalon_agents.experiments.results import format_figures, format_table
+        from avalon_agents.experiments.spend import cost_line
+
+        m = outcome.measured
+        return [m["provenance"], format_table(m["table"]), *([format_figures(m["figures"])]
+                                                             if not m["figures"].empty else []),
+                *health_lines(outcome.health), *(cost_line(name, m["costs"]) for name in m["usages"]),
+                *(f"aborted: {line}" for line in outcome.aborted), f"run directory: {outcome.out}"]
+
+    def json(self, outcome: Outcome) -> dict[str, Any]:
+        m = outcome.measured
+        rows = json.loads(m["table"].to_json(orient="records")) if not m["table"].empty else []
+        paper = json.loads(m["figures"].to_json(orient="records")) if not m["figures"].empty else []
+        return {"out": str(outcome.out), "provenance": m["provenance"], "results": rows, "paper_figures": paper,
+                "aborted": list(outcome.aborted),
+                "health": {name: {"line": line, "problems": problems}
+                           for name, (line, problems) in outcome.health.items()},
+                "cost": m["costs"]}
+
+    def unhealthy(self, health: Health) -> str:
+        names = [name for name, (_, problems) in health.items() if problems]
+        return f"unhealthy variant(s), not results: {', '.join(names)} (see the health lines above)"
 
 
 def preflight(out: Path, variants: dict[str, Experiment], model: ModelSettings | None) -> None:
-    """Before anything is printed or played: every model can be built (keys present, specs known), the directory
-    is free and holds no games of another config. Raises ValueError (one line)."""
-    from avalon_agents.llm import check_reachable, make_model
-
-    pool = ClientPool(override=model)
-    for exp in variants.values():
-        for agent in exp.agents.values():
-            if not needs_llm(agent.kind):
-                continue
-            base = agent.settings(exp.model)
-            wanted = [base, extractor_settings(exp.extractor.model, base)]
-            if agent.modules is not None:
-                wanted += [agent.modules.model_for(slot, base) for slot in agent.modules.enabled()]
-            for settings in {pool.resolve(s).key(): pool.resolve(s) for s in wanted}.values():
-                check_reachable(settings)
-                if settings.provider != "local":  # the embedded server starts when the run does
-                    make_model(settings)
-    check_free(out)
-    override = {k: v for k, v in model.public().items() if v not in (None, {})} if model else None
-    check_same_config(out, fingerprint({name: exp.model_dump(mode="json") for name, exp in variants.items()},
-                                       override))
+    """Before anything is printed or played: every model can be built, the directory is free and holds no games
+    of another config. Raises ValueError (one line)."""
+    scheduler.preflight(ExperimentStudy(variants, model), out)
 
 
-def commit() -> str | None:
-    """The git commit of the framework's checkout, if it runs from one (with "+dirty" for local changes)."""
-    import subprocess
-
-    root = Path(__file__).resolve().parents[2]
-    try:
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=5, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head + ("+dirty" if dirty else "")
+# ------------------------------------------------------------------ the Python API
 
 
-def caps(variants: dict[str, Experiment], out: Path, max_games: int | None) -> list[tuple[Job, int | None]]:
-    """The series that still have games to play now, each with how many (None: all): `max_games` caps the run's
-    total finished games, spread over the variants and series (see guard.allotment)."""
-    jobs = jobs_of(variants)
-    index = {name: i for i, name in enumerate(variants)}
-    pending, finished = [], 0
-    for job in jobs:
-        folder = series_dir(out, job.variant, job.series)
-        for n in range(1, job.experiment.games_per_series + 1):
-            if is_done(game_dir(folder, n)):
-                finished += 1
-            else:
-                pending.append((index[job.variant], job.series, n))
-    chosen = allotment(pending, finished, max_games)
-    plan = []
-    for job in jobs:
-        count = sum(1 for v, k, _ in chosen if v == index[job.variant] and k == job.series)
-        if count:
-            plan.append((job, None if max_games is None else count))
-    return plan
+@dataclass(frozen=True)
+class Job:
+    """One series of a variant (the lane `run_series` plays)."""
+
+    variant: str
+    series: int  # 1-based
+    experiment: Experiment
+
+    @property
+    def label(self) -> str:
+        return f"{self.variant}/series-{self.series}"
+
+
+async def run_series(job: Job, out: Path, clients: ClientPool, on_game: scheduler.OnGame,
+                     cap: int | None = None, aborted: list[str] | None = None, budget: Budget | None = None) -> None:
+    """Play one series' unfinished games in order (at most `cap` of them now), as `scheduler.play_lane` plays a
+    lane: without the directory's lock or fingerprint (the caller holds them)."""
+    study = ExperimentStudy({job.variant: job.experiment})
+    lane = next(lane for lane in study.lanes(out) if lane.key == job.series)
+    await scheduler.play_lane(study, lane, clients, on_game, cap, aborted, budget)
 
 
 async def run_experiment(variants: dict[str, Experiment] | str | Path, out: str | Path, *,
                          model: ModelSettings | str | None = None, max_games: int | None = None,
-                         source: Path | None = None,
-                         on_game: Callable[[Job, int, Path], None] = lambda job, n, path: None,
+                         source: Path | None = None, on_game: scheduler.OnGame | None = None,
                          budget: Budget | None = None) -> list[str]:
     """Play every unfinished game of every variant and series; `max_games` caps the run's total. A coroutine:
     `await run_experiment(...)` in a notebook or any async code, `asyncio.run(run_experiment(...))` or
@@ -313,7 +344,7 @@ async def run_experiment(variants: dict[str, Experiment] | str | Path, out: str 
         model: laid over every agent's and module's model (what `avalon run --model` does): settings or a spec.
         max_games: play at most this many games now.
         source: the config file, recorded in experiment.json (a config file given as `variants` is its own).
-        on_game: called with (job, game number, game directory) after each finished game.
+        on_game: called with (lane, game number in its series, game directory) after each finished game.
         budget: the run's dollar limit (experiments.spend.Budget): no game starts that would take the run over it;
             `budget.stopped` then says so.
 
@@ -322,22 +353,10 @@ async def run_experiment(variants: dict[str, Experiment] | str | Path, out: str 
     if isinstance(variants, (str, Path)):
         source = source or Path(variants)
         variants = load_experiments(variants)
-    out = Path(out)
     if isinstance(model, str):
         model = ModelSettings(spec=model)
-    aborted: list[str] = []
-    with run_lock(out):
-        write_experiment_json(out, source, variants, model)
-        first = next(iter(variants.values()))
-        clients = ClientPool(limit=first.concurrency.llm_calls, override=model)
-        slots = asyncio.Semaphore(first.concurrency.games)
-
-        async def one(job: Job, cap: int | None) -> None:
-            async with slots:
-                await run_series(job, out, clients, on_game, cap, aborted, budget)
-
-        await asyncio.gather(*(one(job, cap) for job, cap in caps(variants, out, max_games)))
-    return aborted
+    return await scheduler.play(ExperimentStudy(variants, model, source), Path(out), max_games=max_games,
+                                budget=budget, on_game=on_game)
 
 
 def run_experiment_sync(variants: dict[str, Experiment] | str | Path, out: str | Path, **options: Any) -> list[str]:

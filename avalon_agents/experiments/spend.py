@@ -95,16 +95,14 @@ class Budget:
             if finished:
                 self.measured.setdefault(variant, []).append(dollars)
 
-
-    def count_finished(self, out: Path, variants: Iterable[str]) -> None:
-        """Count the run directory's finished games: their dollars are spent, and each variant's are its
-        measured cost per game from the start."""
-        for variant in variants:
-            for game in sorted(Path(out).glob(f"{variant}/series-*/game-*")):
-                if is_done(game):
-                    dollars = game_dollars(game, self.prices)
-                    self.spent += dollars
-                    self.measured.setdefault(variant, []).append(dollars)
+    def count_finished(self, games: Iterable[tuple[str, Path]]) -> None:
+        """Count a run's finished games, given as (group, game directory): their dollars are spent, and each
+        group's are its measured cost per game from the start."""
+        for group, game in games:
+            if is_done(game):
+                dollars = game_dollars(game, self.prices)
+                self.spent += dollars
+                self.measured.setdefault(group, []).append(dollars)
 
 
 def cost_rows(usages: dict[str, dict[str, Any] | None], prices: Prices, games: dict[str, int]) -> list[dict[str, Any]]:
