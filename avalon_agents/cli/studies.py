@@ -206,7 +206,7 @@ def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | N
       avalon bias experiments/bias.yaml --games 100
       avalon bias experiments/bias_embedded.yaml --games 1
     """
-    from avalon_agents.experiments.bias import load_bias, run_study, table_lines
+    from avalon_agents.experiments.bias import OrderBias, load_bias
 
     cfg, _, override, out = _paired_study(lambda: (load_bias(config), None), games, settings, out, check)
     total = cfg.games * (1 + len(cfg.lists))
@@ -214,18 +214,4 @@ def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | N
                f"{cfg.games} pair(s), {total} games -> {out}", err=as_json)
     if check:
         return
-    with one_line_errors(out), logs.run_log(out), progress_bar() as progress:
-        task = progress.add_task("games", total=total)
-        found = run_study(cfg, out, override, config_path=config,
-                          progress=lambda done, _: progress.update(task, completed=done))
-    prov = found["provenance"]
-    if as_json:
-        echo_json({"out": out, "provenance": prov, "summary": found["summary"], "pairs": found["pairs"],
-                   "health": found["health"][0] if found["health"] else None, "files": found["files"]})
-    else:
-        click.echo(f"produced by: models {', '.join(prov['models']) or 'none'}; rules {cfg.rules}; config {config} "
-                   f"({prov['config_sha256']}); commit {prov['commit'] or 'unknown'}; {prov['pairs']} pairs")
-        for line in table_lines(found["summary"]):
-            click.echo(line)
-        click.echo(f"wrote {found['files'][0]} and {found['files'][1]}")
-    _study_health(found["health"], "study", as_json)
+    carry_out(OrderBias(cfg, override, config), out, as_json=as_json)

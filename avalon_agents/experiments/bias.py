@@ -30,37 +30,46 @@ rather than a measurement (the small-sample rule of every resampled interval, `s
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
-import hashlib
-import json
 import math
-import platform
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import pandas as pd
 from pydantic import Field, ValidationError, model_validator
 
-from avalon_agents import __version__
 from avalon_agents.agents.registry import needs_llm
+from avalon_agents.aio import run_sync
 from avalon_agents.analysis.stats import SMALL, few, paired_interval, paired_p
 from avalon_agents.checks import Name, refuse_reserved
 from avalon_agents.core.events import GameEnded, GameEvent, TeamProposed, VoteCast, VotesRevealed
 from avalon_agents.core.types import Team
 from avalon_agents.errors import field_error
+from avalon_agents.experiments import scheduler
 from avalon_agents.experiments.config import AgentSpec, PairedStudy, check_command, read_config
-from avalon_agents.experiments.guard import study_dir
-from avalon_agents.experiments.study import games_health
-from avalon_agents.experiments.runner import commit
-from avalon_agents.host.job import GameJob, play_job
+from avalon_agents.experiments.study import (
+    Health,
+    Lane,
+    Outcome,
+    Study,
+    config_fingerprint,
+    health_lines,
+    markdown_head,
+    markdown_row,
+    one_health,
+    percent,
+    provenance,
+    write_report,
+)
+from avalon_agents.host.job import GameJob
 from avalon_agents.host.play import AgentSetup
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.orders import LISTS, Orders
-from avalon_agents.records.run_dir import Seating, read_events
+from avalon_agents.records.health import HealthLimits
+from avalon_agents.records.run_dir import Seating, is_done, read_events
 
 FIXED_DIR = "fixed"
 TABLE = "table"
@@ -122,13 +131,6 @@ class BiasStudy(PairedStudy):
         return names
 
 
-def fingerprint(cfg: BiasStudy, override: ModelSettings | None) -> dict[str, Any]:
-    """What decides the study's games (more pairs or lists, concurrency and health limits may change on a
-    resume)."""
-    kept = cfg.model_dump(mode="json", exclude={"games", "lists", "concurrency", "health", "name"})
-    return {"study": kept, "model_override": override.public() if override else None}
-
-
 def load_bias(path: str | Path) -> BiasStudy:
     """The config at `path`. Raises ValueError naming the file and the field."""
     path = Path(path)
@@ -165,35 +167,6 @@ def game_job(cfg: BiasStudy, treated: str | None, seed: int, clients: ClientPool
                     seed=seed)
     return GameJob(rules=rules, seed=seed, kinds=tuple(s.kind for s in specs), setups=tuple(setups), seating=place,
                    orders=cfg.orders(treated, seed))
-
-
-async def play_game(cfg: BiasStudy, treated: str | None, seed: int, out: Path, clients: ClientPool) -> Path:
-    """One game of a pair (skipped if finished; an unfinished one is played again from its start)."""
-    folder = game_dir(out, treated, seed)
-    await play_job(game_job(cfg, treated, seed, clients), folder)
-    return folder
-
-
-async def play_study(cfg: BiasStudy, out: Path, override: ModelSettings | None = None,
-                     progress: Callable[[int, int], None] | None = None) -> list[tuple[str, int]]:
-    """Play every pair's games under `out`, `cfg.concurrency` at a time: [(list, seed)] of the pairs."""
-    clients = ClientPool(override=override)
-    pairs = [(name, seed) for name in cfg.lists for seed in cfg.seeds()]
-    # pair by pair (a seed's fixed game, then its treated ones), so a run stopped early leaves whole pairs
-    games = [(treated, seed) for seed in cfg.seeds() for treated in (None, *cfg.lists)]
-    gate = asyncio.Semaphore(cfg.concurrency)
-    done = 0
-
-    async def one(treated: str | None, seed: int) -> None:
-        nonlocal done
-        async with gate:
-            await play_game(cfg, treated, seed, out, clients)
-        done += 1
-        if progress is not None:
-            progress(done, len(games))
-
-    await asyncio.gather(*(one(t, s) for t, s in games))
-    return pairs
 
 
 # ------------------------------------------------------------------ measuring
@@ -293,11 +266,6 @@ def measure(cfg: BiasStudy, out: Path, pairs: Sequence[tuple[str, int]]) -> tupl
 # ------------------------------------------------------------------ output
 
 
-def _pp(value: float) -> str:
-    """A difference of rates in percentage points, signed."""
-    return "n/a" if value != value else f"{100 * value:+.1f}" if value < 0 or value > 0 else "+0.0"
-
-
 def table_lines(summary: pd.DataFrame) -> list[str]:
     """The printed table: per list, agent and measure, the two rates and the difference with its interval."""
     lines = [f"{'list':<9} {'agent':<12} {'measure':<19} {'pairs':>5} {'fixed':>13} {'treated':>13} "
@@ -310,7 +278,7 @@ def table_lines(summary: pd.DataFrame) -> list[str]:
         lines.append(f"{r['list']:<9} {r['agent'][:12]:<12} {r['measure']:<19} {r['pairs']:>5} {fixed:>13} "
                      f"{treated:>13} {ci:>28} {p} {q}  {_note(r)}".rstrip())
     lines.append(INTERVALS)
-    if bool(summary.get("few_pairs", pd.Series(dtype=bool)).any()):
+    if _few(summary):
         lines.append(FEW_NOTE)
     return lines
 
@@ -319,66 +287,114 @@ INTERVALS = ("95% CI: bootstrap resampling whole pairs; p: the two games of each
              "q: Benjamini-Hochberg over the study.")
 FEW_NOTE = (f"few pairs: fewer than {SMALL} pairs; the interval is widened to Newcombe's over the pooled counts, "
             "which counts a game's votes as independent: a floor, not a result. Run more pairs (--games N).")
+INTRO = ("Pairs of games from one seed: every listing order fixed, and one list {treatment}. Per list, agent and "
+         "measure: the pooled counts in each condition and the difference (treated minus fixed, percentage points) "
+         "with its 95% interval. " + INTERVALS + " See docs/analysis.md#intervals and "
+         "docs/reliability.md#order-effects-measured.")
+MD_COLUMNS = ("list", "agent", "measure", "pairs", "fixed", "treated", "diff (pp)", "95% CI", "p", "q (BH)", "method",
+              "note")
+
+
+def _pp(value: float) -> str:
+    return percent(value, signed=True)
 
 
 def _note(row: dict[str, Any]) -> str:
     return "few pairs" if row.get("few_pairs") else ""
 
 
-def provenance(cfg: BiasStudy, config_path: Path | None, override: ModelSettings | None,
-               pairs: Sequence[tuple[str, int]]) -> dict[str, Any]:
-    pool = ClientPool(override=override)
-    models = sorted({pool.resolve(cfg.agents[n].settings(cfg.model)).public().get("spec", "?")
-                     for n in set(cfg.seats or []) if needs_llm(cfg.agents[n].kind)})
-    return {
-        "avalon_agents": __version__, "commit": commit(), "python": platform.python_version(),
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "config": str(config_path) if config_path else None,
-        "config_sha256": hashlib.sha256(config_path.read_bytes()).hexdigest()[:16] if config_path else None,
-        "models": models, "rules": cfg.rules, "players": cfg.players, "seats": cfg.seats,
-        "agents": {n: a.model_dump(mode="json", exclude_defaults=True) for n, a in cfg.agents.items()},
-        "lists": cfg.lists, "treatment": cfg.treatment, "pairs": len(pairs), "seeds": cfg.seeds(),
-    }
-
-
-def write_report(out: Path, cfg: BiasStudy, summary: pd.DataFrame, pair_rows: pd.DataFrame,
-                 prov: dict[str, Any], health: str | None) -> tuple[Path, Path]:
-    """OUT/bias.csv, OUT/pairs.csv, OUT/bias.json (provenance) and OUT/bias.md (the table and its provenance)."""
-    summary.to_csv(out / "bias.csv", index=False)
-    pair_rows.to_csv(out / "pairs.csv", index=False)
-    (out / "bias.json").write_text(json.dumps({"provenance": prov, "health": health}, indent=2, default=str) + "\n")
-    md = [f"# Order effects: {cfg.name}", "",
-          f"Pairs of games from one seed: every listing order fixed, and one list {cfg.treatment}. Per list, agent "
-          "and measure: the pooled counts in each condition and the difference (treated minus fixed, percentage "
-          "points) with its 95% interval. " + INTERVALS + " See docs/analysis.md#intervals and "
-          "docs/reliability.md#order-effects-measured.", "",
-          f"Run {health or 'health: no LLM calls'}", "",
-          "| list | agent | measure | pairs | fixed | treated | diff (pp) | 95% CI | p | q (BH) | method | note |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in summary.to_dict("records"):
-        p, q = ("n/a" if v != v else f"{v:.3f}" for v in (r["p_value"], r["q_value"]))
-        md.append(f"| {r['list']} | {r['agent']} | {r['measure']} | {r['pairs']} | {r['fixed_k']}/{r['fixed_n']} | "
-                  f"{r['treated_k']}/{r['treated_n']} | {_pp(r['diff'])} | [{_pp(r['ci_low'])}, "
-                  f"{_pp(r['ci_high'])}] | {p} | {q} | {r['method']} | {_note(r)} |")
-    if bool(summary.get("few_pairs", pd.Series(dtype=bool)).any()):
-        md += ["", FEW_NOTE]
-    md += ["", "## Provenance", "", "```json", json.dumps(prov, indent=2, default=str), "```", ""]
-    (out / "bias.md").write_text("\n".join(md))
-    return out / "bias.csv", out / "bias.md"
+def _few(summary: pd.DataFrame) -> bool:
+    return bool(summary.get("few_pairs", pd.Series(dtype=bool)).any())
 
 
 # ------------------------------------------------------------------ the study
 
 
-def run_study(cfg: BiasStudy, out: Path, override: ModelSettings | None = None, config_path: Path | None = None,
-              progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+@dataclass
+class OrderBias(Study):
+    """`avalon bias` as a study: per seed, a lane of one game per condition (the fixed orders, then each studied
+    list treated), a group per condition; measured pair by pair."""
+
+    command: ClassVar[str] = "bias"
+    config_keys: ClassVar[tuple[str, ...]] = ("lists", "treatment", "seats")
+
+    cfg: BiasStudy
+    override: ModelSettings | None = None
+    config_path: Path | None = None
+
+    @property
+    def name(self) -> str:
+        return self.cfg.name
+
+    @property
+    def concurrency(self) -> int:
+        return self.cfg.concurrency
+
+    @property
+    def limits(self) -> HealthLimits:
+        return self.cfg.health
+
+    def lanes(self, out: Path) -> list[Lane]:
+        # pair by pair (a seed's fixed game, then its treated ones), so a run stopped early leaves whole pairs
+        return [Lane(f"{treated or FIXED_DIR}/game-{seed:05d}", treated or FIXED_DIR,
+                     (game_dir(out, treated, seed),), key=(treated, seed))
+                for seed in self.cfg.seeds() for treated in (None, *self.cfg.lists)]
+
+    def jobs(self, lane: Lane, clients: ClientPool, first: int) -> Callable[[int], GameJob]:
+        treated, seed = lane.key
+        return lambda n: game_job(self.cfg, treated, seed, clients)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What decides the games (more pairs or lists, concurrency and health limits may change on a resume)."""
+        return config_fingerprint("study", self.cfg, ("games", "lists", "concurrency", "health", "name"),
+                                  self.override)
+
+    def measure(self, out: Path) -> dict[str, Any]:
+        """{summary, pairs (one row per pair, agent and measure), provenance} of the pairs whose games finished."""
+        cfg = self.cfg
+        pairs = [(name, seed) for name in cfg.lists for seed in cfg.seeds()
+                 if is_done(game_dir(out, None, seed)) and is_done(game_dir(out, name, seed))]
+        summary, pair_rows = measure(cfg, out, pairs)
+        pool = ClientPool(override=self.override)
+        models = sorted({pool.resolve(cfg.agents[n].settings(cfg.model)).public().get("spec", "?")
+                         for n in set(cfg.seats or []) if needs_llm(cfg.agents[n].kind)})
+        prov = provenance(self.config_path, models=models, rules=cfg.rules, players=cfg.players, seats=cfg.seats,
+                          agents={n: a.model_dump(mode="json", exclude_defaults=True) for n, a in cfg.agents.items()},
+                          lists=cfg.lists, treatment=cfg.treatment, pairs=len(pairs), seeds=cfg.seeds())
+        return {"summary": summary, "pairs": pair_rows, "provenance": prov}
+
+    def report(self, out: Path, measured: dict[str, Any], health: Health) -> tuple[Path, Path]:
+        """OUT/bias.csv, OUT/pairs.csv, OUT/bias.json (provenance) and OUT/bias.md (the table and its provenance)."""
+        summary, prov = measured["summary"], measured["provenance"]
+        md = markdown_head(f"Order effects: {self.cfg.name}", INTRO.format(treatment=self.cfg.treatment),
+                           one_health(health), MD_COLUMNS)
+        for r in summary.to_dict("records"):
+            p, q = ("n/a" if v != v else f"{v:.3f}" for v in (r["p_value"], r["q_value"]))
+            md.append(markdown_row((r["list"], r["agent"], r["measure"], r["pairs"], f"{r['fixed_k']}/{r['fixed_n']}",
+                                    f"{r['treated_k']}/{r['treated_n']}", _pp(r["diff"]),
+                                    f"[{_pp(r['ci_low'])}, {_pp(r['ci_high'])}]", p, q, r["method"], _note(r))))
+        if _few(summary):
+            md += ["", FEW_NOTE]
+        return write_report(out, "bias", {"bias": summary, "pairs": measured["pairs"]},
+                            {"provenance": prov, "health": one_health(health)}, md, prov)
+
+    def lines(self, outcome: Outcome) -> list[str]:
+        prov = outcome.measured["provenance"]
+        return [f"produced by: models {', '.join(prov['models']) or 'none'}; rules {self.cfg.rules}; config "
+                f"{self.config_path} ({prov['config_sha256']}); commit {prov['commit'] or 'unknown'}; "
+                f"{prov['pairs']} pairs", *table_lines(outcome.measured["summary"]),
+                f"wrote {outcome.files[0]} and {outcome.files[1]}", *health_lines(outcome.health)]
+
+    def json(self, outcome: Outcome) -> dict[str, Any]:
+        m = outcome.measured
+        return {"out": outcome.out, "provenance": m["provenance"], "summary": m["summary"], "pairs": m["pairs"],
+                "health": one_health(outcome.health), "files": outcome.files}
+
+
+def run_study(cfg: BiasStudy, out: Path, override: ModelSettings | None = None,
+              config_path: Path | None = None) -> dict[str, Any]:
     """Play the study under `out` (locked; finished games kept; a changed config refused), measure it and write
     its report: {summary, pairs, health (line, problems) or None, provenance, files}."""
-    current = fingerprint(cfg, override)
-    with study_dir(out, current, cfg.name):
-        pairs = asyncio.run(play_study(cfg, out, override, progress))
-    summary, pair_rows = measure(cfg, out, pairs)
-    health = games_health(sorted(out.glob("*/game-*")), cfg.health)
-    prov = provenance(cfg, config_path, override, pairs)
-    files = write_report(out, cfg, summary, pair_rows, prov, health[0] if health else None)
-    return {"summary": summary, "pairs": pair_rows, "health": health, "provenance": prov, "files": files}
+    outcome = run_sync(scheduler.run(OrderBias(cfg, override, config_path), Path(out)))
+    return {**{k: outcome.measured[k] for k in ("summary", "pairs", "provenance")},
+            "health": outcome.health.get(""), "files": outcome.files}
