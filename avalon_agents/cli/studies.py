@@ -22,7 +22,6 @@ from avalon_agents.cli.base import (
     embedded_notice,
     model_options,
     one_line_errors,
-    progress_bar,
     study_options,
 )
 from avalon_agents.llm.settings import ModelSettings
@@ -116,18 +115,6 @@ def _paired_study(load: Callable[[], tuple[Any, Any]], games: int | None, settin
     return cfg, rest, override, out
 
 
-def _study_health(health: tuple[str, list[str]] | None, what: str, as_json: bool = False) -> None:
-    """Print a paired study's health line (not with --json: it is in the JSON); exit 3 (RunUnhealthy) if it is
-    over its limits."""
-    if health is None:
-        return
-    line, problems = health
-    if not as_json:
-        click.echo(line + ("  UNHEALTHY: " + "; ".join(problems) if problems else ""))
-    if problems:
-        raise RunUnhealthy(f"unhealthy {what}, not a result (see the health line above)")
-
-
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--attacks", "attack_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -153,7 +140,7 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
       avalon redteam experiments/redteam.yaml --model scripted --games 2
       avalon redteam experiments/redteam.yaml --attacks my_attacks.yaml
     """
-    from avalon_agents.experiments.redteam import load_redteam, run_redteam, suite_health, table_lines, write_report
+    from avalon_agents.experiments.redteam import RedTeamSuite, load_redteam
 
     cfg, attacks, override, out = _paired_study(lambda: load_redteam(config, attack_files), games, settings, out,
                                                 check)
@@ -161,25 +148,7 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
                f"{cfg.attacker.seat}, {cfg.games * (1 + len(attacks))} games -> {out}", err=as_json)
     if check:
         return
-    with one_line_errors(out):
-        summary, pairs = asyncio.run(run_redteam(cfg, attacks, out, override))
-    health = suite_health(cfg, out)
-    csv, md = write_report(out, cfg, attacks, summary, pairs, config_path=config, override=override,
-                           health=health[0] if health else None)
-    leaks = int(summary["leaks"].sum())
-    if as_json:
-        echo_json({"out": out, "attacks": summary, "pairs": pairs, "leaks": leaks,
-                   "health": health[0] if health else None, "files": [csv, md]})
-    else:
-        for line in table_lines(summary):
-            click.echo(line)
-        click.echo(f"wrote {csv} and {md}")
-    if leaks:
-        if health is not None and not as_json:
-            click.echo(health[0])
-        raise RunUnhealthy(f"{leaks} forged line(s) reached a prompt unquoted (see {out / 'pairs.csv'})")
-    _study_health(health, "suite", as_json)
-
+    carry_out(RedTeamSuite(cfg, attacks, override, config), out, as_json=as_json)
 
 
 @cli.command()
