@@ -1,4 +1,5 @@
-"""`avalon run` and `avalon tournament`: an experiment config played by the resumable runner, and its results."""
+"""`avalon run` and `avalon tournament`: an experiment config loaded as its study, checked and planned (`--check`:
+games, calls, tokens, dollars, time), then played by the scheduler (`cli.studies.carry_out`)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,15 @@ from typing import Any
 
 import click
 
-from avalon_agents import logs
 from avalon_agents.cli.base import (
-    OverBudget,
-    RunUnhealthy,
     cli,
-    echo_json,
     embedded_notice,
     model_options,
     one_line_errors,
     runner_options,
     study_options,
 )
-from avalon_agents.cli.studies import REPLAYED, _play, carry_out
+from avalon_agents.cli.studies import carry_out
 from avalon_agents.llm.settings import ModelSettings
 
 
@@ -93,44 +90,13 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
       avalon tournament my_tournament.yaml --max-games 20 --out /tmp/smoke
     """
 
-    from avalon_agents.analysis.load import load_run
-    from avalon_agents.analysis.tournaments.leaderboard import format_leaderboard, leaderboard, write
-    from avalon_agents.experiments.results import provenance, variant_health
-    from avalon_agents.experiments.runner import ExperimentStudy
-    from avalon_agents.experiments.tournament import load_tournament
+    from avalon_agents.experiments.tournament import TournamentStudy, load_tournament
 
-    study, out, spend = _prepare(ExperimentStudy, load_tournament, config, settings, out, check, as_json,
-                                 prices_file, budget_usd, backend)
+    study, out, budget = _prepare(TournamentStudy, load_tournament, config, settings, out, check, as_json,
+                                  prices_file, budget_usd, backend)
     if check:
         return
-    variants = study.variants
-    with logs.run_log(out), one_line_errors(out, stopped=REPLAYED):
-        aborted = _play(study, out, max_games, spend, backend, address)
-    with one_line_errors(out, missing="out"):
-        board = leaderboard(load_run(out))
-    origin = provenance(out)
-    found = variant_health(out, variants)
-    health = [line + ("  UNHEALTHY: " + "; ".join(problems) if problems else "") for line, problems in found.values()]
-    unhealthy = [name for name, (_, problems) in found.items() if problems]
-    with one_line_errors(out):
-        paths = write(board, out / "tournament", next(iter(variants.values())).name, origin, "; ".join(health))
-    if as_json:
-        echo_json({"out": out, "provenance": origin, "games": board.games, "leaderboard": board.table,
-                   "ratings": board.ratings, "win_rates": board.win_rates, "head_to_head": board.head_to_head,
-                   "health": health, "aborted": aborted, "files": paths})
-    else:
-        click.echo(origin)
-        click.echo(format_leaderboard(board))
-        for line in health:
-            click.echo(line)
-        click.echo(f"leaderboard: {paths['markdown']} (CSV, ratings.png beside it)")
-    if spend is not None and spend.stopped:
-        raise OverBudget(spend.stopped)
-    if unhealthy:
-        raise RunUnhealthy("unhealthy tournament, not a result (see the health line above)")
-    if aborted:
-        raise RunUnhealthy(f"{len(aborted)} game(s) aborted (no progress, or too many of their calls failed), not "
-                           "counted; rerun to replay them")
+    carry_out(study, out, as_json=as_json, max_games=max_games, budget=budget, backend=backend, address=address)
 
 
 def _prepare(kind: Callable, load: Callable, config: Path, settings: ModelSettings, out: Path | None, check: bool,

@@ -13,18 +13,22 @@
 Every other key is an experiment's (model, extractor, plugins, seed, concurrency, probes, watchdog_s, health,
 learn_after_last). A tournament becomes one experiment (variant `main`) whose agents are the entrants, seated
 by `rotation` (experiments/runner.py): in a block of n games (n entrants) every entrant takes every seat of the
-role order once, all under the block's deal. See docs/tournaments.md.
+role order once, all under the block's deal. It is played as the experiment's study is (`TournamentStudy`: the
+same lanes, lock and resume) and measured by its leaderboard. See docs/tournaments.md.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
 from avalon_agents.errors import field_error
 from avalon_agents.experiments.config import SERIES_STRIDE, Experiment, _line_of, check_command, read_config
+from avalon_agents.experiments.runner import ExperimentStudy
+from avalon_agents.experiments.study import Health, Outcome, Study, health_lines
 
 VARIANT = "main"
 DEFAULT_BLOCKS = 10
@@ -72,3 +76,46 @@ def load_tournament(path: str | Path) -> dict[str, Experiment]:
         key = str(exc).split(":")[0]
         line = _line_of(node, (key,)) if key in raw else None
         raise ValueError(f"{path}:{line}: {exc}" if line else f"{path}: {exc}") from None
+
+
+@dataclass
+class TournamentStudy(ExperimentStudy):
+    """`avalon tournament` as a study: the experiment's lanes (its series), measured by the leaderboard
+    (openskill ratings, win rates per entrant and role, head to head), written to OUT/tournament/."""
+
+    command: ClassVar[str] = "tournament"
+    config_keys: ClassVar[tuple[str, ...]] = ("entrants", "blocks")
+    what: ClassVar[str] = "tournament"
+    unhealthy = Study.unhealthy
+
+    def measure(self, out: Path) -> dict[str, Any]:
+        from avalon_agents.analysis.load import load_run
+        from avalon_agents.analysis.tournaments.leaderboard import leaderboard
+        from avalon_agents.experiments.results import provenance
+
+        return {"board": leaderboard(load_run(out)), "provenance": provenance(out)}
+
+    def health(self, out: Path, measured: dict[str, Any]) -> Health:
+        """The one variant's health, as the whole tournament's."""
+        from avalon_agents.experiments.results import variant_health
+
+        return {"": found for found in variant_health(out, self.variants).values()}
+
+    def report(self, out: Path, measured: dict[str, Any], health: Health) -> dict[str, Path]:
+        from avalon_agents.analysis.tournaments.leaderboard import write
+
+        return write(measured["board"], out / "tournament", self.name, measured["provenance"],
+                     "; ".join(health_lines(health)))
+
+    def lines(self, outcome: Outcome) -> list[str]:
+        from avalon_agents.analysis.tournaments.leaderboard import format_leaderboard
+
+        return [outcome.measured["provenance"], format_leaderboard(outcome.measured["board"]),
+                *health_lines(outcome.health), f"leaderboard: {outcome.files['markdown']} (CSV, ratings.png beside it)"]
+
+    def json(self, outcome: Outcome) -> dict[str, Any]:
+        board = outcome.measured["board"]
+        return {"out": outcome.out, "provenance": outcome.measured["provenance"], "games": board.games,
+                "leaderboard": board.table, "ratings": board.ratings, "win_rates": board.win_rates,
+                "head_to_head": board.head_to_head, "health": health_lines(outcome.health),
+                "aborted": outcome.aborted, "files": outcome.files}
