@@ -1,11 +1,13 @@
 """Every command that writes games into a directory (`run`, `redteam`, `bias`, `play --out`) writes them through
 the one game job (host/job.py) and guards the directory alike: the lock, the config fingerprint (a changed model
 refused, naming what changed), finished games kept on a rerun, health.json with every finished game, and events
-read back typed, whatever a speech holds."""
+read back typed, whatever a speech holds. A run directory holding games of a layout this code does not read is
+refused in one line by every command that reads or resumes it."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from click.testing import CliRunner
 
 from avalon_agents.cli import cli
 from avalon_agents.experiments.guard import run_lock
+from avalon_agents.records import LAYOUT
 from avalon_agents.records.run_dir import HEALTH, RESULT, finished_games, read_events, read_meta, read_seating
 
 RUN = """\
@@ -177,3 +180,30 @@ def _write(tmp: Path, text: str) -> Path:
     path = tmp / "config.yaml"
     path.write_text(text)
     return path
+
+
+def test_a_run_of_a_newer_layout_is_refused_in_one_line_and_a_layout_1_run_still_opens(tmp_path):
+    """Every command that reads a run or resumes it refuses a game directory of a layout this code does not read
+    (meta.json's `layout`), naming the directory and both layouts; games written before the layout was kept
+    (no `layout`: layout 1) open as they did."""
+    run = tmp_path / "run"
+    shutil.copytree(REPLAY_RUN, run)
+    game = run / "main" / "series-1" / "game-00001"
+    meta = json.loads((game / "meta.json").read_text())
+    assert "layout" not in meta  # recorded before the layout was kept
+    opened = _invoke(["replay", str(run), "--out", str(tmp_path / "pages")])
+    assert opened.exit_code == 0, opened.output
+    assert read_meta(game).layout == 1
+
+    (game / "meta.json").write_text(json.dumps({**meta, "layout": LAYOUT + 1}))
+    line = (f"run-dir: {run} holds a game of layout {LAYOUT + 1} (main/series-1/game-00001); this version of "
+            f"avalon_agents reads layouts 1 to {LAYOUT}: open it with the version that wrote it")
+    stamp = (game / "result.json").stat().st_mtime_ns
+    for args in (["analyze", str(run), "--out", str(tmp_path / "a")],
+                 ["replay", str(run), "--out", str(tmp_path / "pages")],
+                 ["run", str(REPLAY_RUN.parent / "config.yaml"), "--model", "scripted", "--out", str(run)]):
+        refused = _invoke(args)
+        assert refused.exit_code == 2, (args[0], refused.output)
+        assert refused.output.strip().splitlines() == [f"Error: {line}"], args[0]
+        assert "Traceback" not in refused.output
+    assert (game / "result.json").stat().st_mtime_ns == stamp and not list(game.glob("attempt-*"))

@@ -1,5 +1,6 @@
 """What keeps a run directory safe: one run at a time (a lock), one config per directory (its fingerprint in
-experiment.json), and `--max-games` as a cap on the run's total, spread over the variants and series."""
+experiment.json), games of a layout this code writes (records.run_dir.LAYOUT: a newer one is refused before a
+resume touches it), and `--max-games` as a cap on the run's total, spread over the variants and series."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.llm.settings import NOT_MEASURED
-from avalon_agents.records.run_dir import EXPERIMENT, LOCK, STUDY, write_json_atomic
+from avalon_agents.records.run_dir import EXPERIMENT, LOCK, STUDY, check_layout, games_in, write_json_atomic
 
 IGNORED = ("concurrency", "paper", "health", "watchdog_s", "prices")
 """Config keys that change neither which games are played nor how: a resume may change them."""
@@ -113,7 +114,9 @@ def first_difference(old: Any, new: Any, path: str = "") -> str | None:
 
 def check_same_config(out: Path, current: dict[str, Any], file: str = EXPERIMENT) -> None:
     """Refuse to resume a directory whose games were played under another config (naming what changed), as
-    recorded under `fingerprint` in OUT/`file`."""
+    recorded under `fingerprint` in OUT/`file`, or that holds games of a layout this code does not read
+    (records.run_dir.LayoutError, naming both layouts)."""
+    check_layout(out, games_in(out))
     path = out / file
     if not path.exists():
         return

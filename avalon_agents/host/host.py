@@ -22,7 +22,6 @@ from avalon_agents.host.eager import gather_eager
 from avalon_agents.host.probe import BeliefProbe
 from avalon_agents.orders import FIXED, Orders, using
 from avalon_agents.records import GameRecorder, Tracer
-from avalon_agents.records.run_dir import ABORTED, HEALTH, write_json_atomic
 from avalon_agents.records.usage import usage
 
 
@@ -31,8 +30,8 @@ class NoActionError(RuntimeError):
 
 
 class GameAborted(RuntimeError):
-    """The game made no progress for the watchdog's time: it ends unfinished (aborted.json says why; no
-    result.json, so it never counts and is replayed on resume)."""
+    """The game made no progress for the watchdog's time: it ends unfinished (the recorder's `abort` keeps
+    why; no result, so it never counts and is replayed on resume)."""
 
 
 class ActionReader(Protocol):
@@ -88,19 +87,20 @@ class GameHost:
         instruct: words a request as the host's instruction (default: each request kind's, from
             prompts/host/).
         extract: turns a reply into a legal action.
-        recorder: writes the game directory; None writes nothing.
+        recorder: writes the game directory (records.recorder: the host starts it with the meta, appends the
+            events, finishes it with the result and health or aborts it with the reason); None writes nothing.
         tracer: where LLM calls and extractions of this game are recorded (the recorder, or memory); the
             host sets its `step` before each step, and the LLM client stamps it on each call record.
-        meta: extra entries for meta.json (agent kinds, config, ...).
+        meta: extra entries for the game's meta (agent kinds, config, ...).
         probe: asks its seats what they believe at the end of each quest, from what each has seen; the
             answers go to the trace only, never to an agent or the events (None: no probes).
         watchdog: seconds a step (a round's preparation, one batch of requests, a probe, the game end) may take
             before the game is aborted (None: no limit).
         orders: the orders this game's wording lists players, answer options and speeches in (default: fixed,
             by seat number); current while the game plays, so every prompt of the game words lists alike, and
-            recorded in meta.json when any is shuffled. It changes words only, never the engine.
+            recorded in the game's meta when any is shuffled. It changes words only, never the engine.
         max_failed_calls: the share of the game's LLM calls that may fail: a game over it ends as aborted (the
-            reason in aborted.json, no result.json: never counted, replayed on resume), since its decisions were
+            reason recorded, no result: never counted, replayed on resume), since its decisions were
             made by fallbacks, not by its agents (None: no limit).
         watcher: told when the host starts and stops waiting on a seat and of each new event (default: the one
             `watching` set, if any); it changes nothing in the game.
@@ -153,8 +153,8 @@ class GameHost:
     async def _run(self) -> GameResult:
         if self.recorder:
             orders = {} if self.orders.fixed else {"orders": self.orders.meta()}
-            self.recorder.write_meta({"version": __version__, "seed": self.seed,
-                                      "rules": self.rules.model_dump(mode="json"), **orders, **self.meta})
+            self.recorder.start({"version": __version__, "seed": self.seed,
+                                 "rules": self.rules.model_dump(mode="json"), **orders, **self.meta})
         try:
             await self._deliver(self.engine.reset())
             await self._step(self._prepare(), "the first round's preparation")
@@ -198,19 +198,17 @@ class GameHost:
                     continue
 
     def _finish(self, result: GameResult) -> None:
-        """health.json, then result.json (a kill between them leaves an unfinished game, never a finished one
-        without its health), unless too many of the game's calls failed: then aborted.json."""
+        """The game's record finished with its health (records.recorder), unless too many of its calls failed:
+        then aborted."""
         u = usage(self.recorder.records)
-        write_json_atomic(self.recorder.path / HEALTH, u)
         limit = self.max_failed_calls
         if limit is not None and u["llm_calls"] and u["failed_calls"] / u["llm_calls"] > limit:
             causes = ", ".join(f"{k} {v}" for k, v in u["failed_by_cause"].items())
             reason = (f"{u['failed_calls']} of {u['llm_calls']} LLM calls failed ({causes}; limit {limit:.0%}): its "
                       f"decisions were fallbacks, not its agents'")
-            self.recorder.close()
-            write_json_atomic(self.recorder.path / ABORTED, {"reason": reason, "step": self._step_number})
+            self.recorder.abort(reason, self._step_number, health=u)
             raise GameAborted(reason)
-        self.recorder.write_result(result)
+        self.recorder.finish(result, u)
 
     async def _step(self, work: Awaitable[Any], what: str) -> Any:
         """One unit of progress, under the watchdog."""
@@ -221,7 +219,7 @@ class GameHost:
         except TimeoutError:
             reason = f"no progress for {self.watchdog:g} s during {what}"
             if self.recorder:
-                write_json_atomic(self.recorder.path / ABORTED, {"reason": reason, "step": self._step_number})
+                self.recorder.abort(reason, self._step_number)
             raise GameAborted(reason) from None
 
     async def _ask(self, request: ActionRequest) -> Action:

@@ -1,16 +1,15 @@
 """One game job: a frozen per-game setup, played into the game directory it owns.
 
 Every command that plays games (`avalon run` and its tournaments, `avalon redteam`, `avalon bias`, `avalon play`,
-`avalon bench cost`) says what to play as `GameJob`s and hands each to `play_job`, which alone touches a game
-directory: a finished game is kept and not played again; an unfinished one is removed and played again from its
-start, taking the answers its interrupted attempt already paid for (llm.replay); seating.json is written before
-the game starts, health.json before result.json (records.run_dir). A study decides what to play, how games pair
-and how results aggregate; nothing here knows which study asked.
+`avalon bench cost`) says what to play as `GameJob`s and hands each to `play_job`, which alone opens a game
+directory, through its recorder (records.recorder, which names every file): a finished game is kept and not
+played again; an unfinished one is played again from its start, taking the answers its interrupted attempts
+already paid for (llm.replay), which stay on disk until it finishes. A study decides what to play, how games
+pair and how results aggregate; nothing here knows which study asked.
 """
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -19,10 +18,11 @@ from avalon_agents.core.types import Role
 from avalon_agents.engine import deal
 from avalon_agents.host.host import GameHost
 from avalon_agents.host.play import AgentSetup, play_one
-from avalon_agents.llm.replay import Recording, game_recording
+from avalon_agents.llm.replay import Recording
 from avalon_agents.modules import ExperienceBook
 from avalon_agents.orders import FIXED, Orders
-from avalon_agents.records.run_dir import Seating, has_trace, is_done, write_seating
+from avalon_agents.records import GameRecorder
+from avalon_agents.records.run_dir import Seating
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,8 @@ class GameJob:
         kinds: the agent kind at each seat, in seat order.
         setups: each seat's setup (its agent's clients, models, modules and experience), in seat order, or one
             setup all seats share (`avalon play`; meta.json then records no per-seat models).
-        seating: the agent name at each seat and the game's place in its run (seating.json); None: none written.
+        seating: the agent name at each seat and the game's place in its run (recorded when the game starts); None:
+            none recorded.
         orders: the listing orders of the game's wording.
         probes: ask the LLM seats what they believe after each quest (host.probe).
         watchdog: seconds a step may take before the game is aborted.
@@ -75,31 +76,20 @@ def role_order(rules: RuleSet, seed: int) -> list[int]:
     return sorted(rules.seats, key=lambda s: (list(Role).index(roles[s]), s))
 
 
-def restart(path: Path) -> Recording | None:
-    """Clear an unfinished game directory for a new attempt; returns the answers the old attempt paid for."""
-    if not path.exists():
-        return None
-    recording = game_recording(path) if has_trace(path) else None
-    shutil.rmtree(path)
-    return recording
-
-
 async def play_job(job: GameJob, path: Path | None = None) -> GameHost | None:
     """Play `job` into the game directory `path` (None: in memory only). Returns the game's host, or None if
     `path` already holds the finished game (it is kept as it is)."""
-    recording = None
+    recorder = None
     if path is not None:
-        if is_done(path):
+        recorder = GameRecorder(path, seating=job.seating)
+        if recorder.finished:
             return None
-        recording = restart(path)
-        if job.seating is not None:
-            write_seating(path, job.seating)
+        calls = recorder.earlier_calls()
+        recorder.recording = Recording(calls, where=str(path)) if calls else None
     if job.experience_game is not None:
         for experience in {id(s.experience): s.experience for s in job.seat_setups()}.values():
             experience.game = job.experience_game
     setups = list(job.setups) if isinstance(job.setups, tuple) else job.setups
     return await play_one(job.rules, job.kinds, job.seed, path, setups, probes=job.probes,
                           watchdog=job.watchdog, orders=job.orders, max_failed_calls=job.max_failed_calls,
-                          recording=recording)
-
-
+                          recorder=recorder)

@@ -105,7 +105,8 @@ class AgentSetup:
 async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | None = None,
                    setups: AgentSetup | Sequence[AgentSetup] | None = None, probes: bool = False,
                    watchdog: float | None = None, orders: Orders = FIXED,
-                   max_failed_calls: float | None = None, recording: Recording | None = None) -> GameHost:
+                   max_failed_calls: float | None = None, recording: Recording | None = None,
+                   recorder: GameRecorder | None = None) -> GameHost:
     """Play one game; return its host (engine events and result inside).
 
     `setups` is what the LLM seats share, or one `AgentSetup` per seat (seats of different agents, as
@@ -115,12 +116,13 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
     take before the game is aborted (GameHost). `orders`: the listing orders of the game's wording (GameHost;
     recorded in meta.json). `max_failed_calls`: the share of failed calls over which the game is aborted
     (GameHost). `recording`: answers this game already paid for (an interrupted attempt's, llm.replay), taken
-    before any model is asked.
+    before any model is asked. `recorder`: the game directory's recorder (the game job's), instead of one made
+    for `out`.
     """
     per_seat = list(setups) if isinstance(setups, Sequence) else [setups or AgentSetup()] * rules.players
     if len(per_seat) != rules.players:
         raise ValueError(f"setups: {len(per_seat)} given for {rules.players} seats")
-    recorder = GameRecorder(out, recording) if out else None
+    recorder = recorder or (GameRecorder(out, recording) if out else None)
     tracer = recorder or MemoryTracer()
     llm_seats = [seat for seat, kind in zip(rules.seats, kinds) if needs_llm(kind)]
     contexts = {seat: setup.context(setup.clients.for_game(tracer))

@@ -21,7 +21,7 @@ from avalon_agents.core.events import GameEvent
 from avalon_agents.core.rules import RuleSet, make_rules
 from avalon_agents.core.types import EndReason, Role, Seat
 from avalon_agents.importers.replay import ImportReport, Replay, ReplayError, write_game
-from avalon_agents.records.run_dir import META
+from avalon_agents.records.run_dir import holds_games
 from avalon_agents.records.trace import Annotation
 
 SOURCE = "avalon-nlu"
@@ -349,7 +349,7 @@ def import_avalon_nlu(dataset: Path, out: Path) -> ImportReport:
     files = sorted(dataset.glob("*.json"))
     if not files:
         raise ValueError(f"dataset: no <id>.json files in {dataset}")
-    if out.exists() and any(out.glob(f"*/{META}")):
+    if holds_games(out):
         raise ValueError(f"out: {out} already holds games; choose a new folder")
     out.mkdir(parents=True, exist_ok=True)
     report = ImportReport(source=SOURCE)
@@ -362,10 +362,9 @@ def import_avalon_nlu(dataset: Path, out: Path) -> ImportReport:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             report.skipped.append((path.name, f"malformed ({type(exc).__name__}: {str(exc).splitlines()[0]})"))
             continue
-        name = f"game-{index:05d}"
         source = {"format": SOURCE, "file": path.name, "game": path.stem, "licence": LICENCE,
                   "inferred": done.inferred, "notes": done.notes}
-        report.imported.append((path.name, write_game(out / name, done.replay, variant=SOURCE, index=index,
+        report.imported.append((path.name, write_game(out, done.replay, variant=SOURCE, index=index,
                                                       source=source, records=done.annotations)))
         report.annotations.update(a.kind for a in done.annotations)
         report.notes += [f"{path.name}: {n}" for n in done.notes]

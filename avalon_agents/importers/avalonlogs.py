@@ -60,7 +60,7 @@ def import_logs(files: Sequence[Path], out: Path, on_file: Callable[[Path], None
             report.skipped.append((name, str(exc)))
         else:
             index = len(report.imported) + 1
-            report.imported.append((name, write_game(out / f"game-{index:05d}", replay, variant=NAME, index=index,
+            report.imported.append((name, write_game(out, replay, variant=NAME, index=index,
                                                      source={"format": NAME, "file": name})))
         if on_file:
             on_file(path)

@@ -3,8 +3,9 @@
 An importer reads its format and calls `Replay` step by step with what was recorded (proposals, votes, quest
 cards, the assassination, speeches if there are any). Every action goes through `AvalonEngine.submit`, so a
 game the rules refuse, or one that stops before its end, raises `ReplayError` with a one-line reason. A
-finished replay is written by `write_game` with the writers a played game uses: events.jsonl, trace.jsonl
-(empty), meta.json, seating.json, health.json, and result.json last.
+finished replay is written by `write_game` through the recorder a played game is written with
+(records.recorder): started with its meta and seating, its events and trace records appended, finished with its
+result and health.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from avalon_agents.core.events import GameEvent, GameResult, QuestCompleted, Vot
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, seat_name
 from avalon_agents.engine import AvalonEngine
-from avalon_agents.records import GameRecorder, usage, write_json_atomic
-from avalon_agents.records.run_dir import HEALTH, Seating, write_seating
+from avalon_agents.records import GameRecorder, write_json_atomic
+from avalon_agents.records.run_dir import IMPORT_REPORT, Seating, game_dir
 from avalon_agents.records.trace import Record
 
 NO_SPEECH = ""
@@ -40,8 +41,6 @@ NO_SPEECH = ""
 seat to speak, and an empty text tells analysis it was not a speech (`data.speeches["text"] == ""`)."""
 KIND = "human"
 """The agent kind of every imported seat."""
-REPORT = "import.json"
-"""An import's report in its output folder (`ImportReport.write`)."""
 
 
 @dataclass
@@ -62,7 +61,7 @@ class ImportReport:
                 "annotations": dict(self.annotations), "notes": self.notes}
 
     def write(self, out: Path) -> None:
-        write_json_atomic(Path(out) / REPORT, self.as_dict())
+        write_json_atomic(Path(out) / IMPORT_REPORT, self.as_dict())
 
     def lines(self) -> list[str]:
         """The report as a person reads it."""
@@ -202,33 +201,33 @@ class Replay:
             raise ReplayError(f"{self.where}: the rules refuse it ({exc})") from None
 
 
-def write_game(path: Path, replay: Replay, *, variant: str, index: int, source: Mapping[str, Any],
+def write_game(out: Path, replay: Replay, *, variant: str, index: int, source: Mapping[str, Any],
                records: Iterable[Record] = ()) -> Path:
-    """Write a finished replay as a game directory, as a played game is written (result.json last).
+    """Write a finished replay as game `index` of the run directory `out`, as a played game is written.
 
     Args:
-        path: the game directory (created).
+        out: the run directory (the game's directory is made in it, records.run_dir.game_dir).
         replay: a replay whose game is over.
         variant: the run's variant name in analysis (e.g. the importer's name).
-        index: the game's number in the run (seating.json's `game`).
-        source: where the game came from, kept in meta.json under `source` (format, file, ...).
+        index: the game's number in the run (its directory, and its seating's `game`).
+        source: where the game came from, kept in its meta under `source` (format, file, ...).
         records: trace records to keep with it (e.g. a dataset's labels as `annotation` records).
+
+    Returns:
+        The game's directory.
     """
     result = replay.result()
     rules = replay.rules
     kinds = {seat: KIND for seat in rules.seats}
-    recorder = GameRecorder(path)
+    recorder = GameRecorder(game_dir(out, index), seating=Seating(agents=kinds, series=1, game=index,
+                                                                  variant=variant, seed=replay.engine.seed))
     try:
-        recorder.write_meta({"version": __version__, "seed": replay.engine.seed,
-                             "rules": rules.model_dump(mode="json"), "seats": kinds, "probes": False,
-                             "source": dict(source)})
-        write_seating(recorder.path, Seating(agents=kinds, series=1, game=index, variant=variant,
-                                             seed=replay.engine.seed))
+        recorder.start({"version": __version__, "seed": replay.engine.seed, "rules": rules.model_dump(mode="json"),
+                        "seats": kinds, "probes": False, "source": dict(source)})
         recorder.append_events(replay.engine.events)
         for record in records:
             recorder.trace(record)
-        write_json_atomic(recorder.path / HEALTH, usage(recorder.records))
-        recorder.write_result(result)
+        recorder.finish(result)
     finally:
         recorder.close()
     return recorder.path

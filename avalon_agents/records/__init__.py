@@ -1,7 +1,9 @@
-"""Run directories: layout, atomic writers and readers."""
+"""Run directories: layout, the recorder (the one writer of a game directory), atomic writers and readers."""
 
+from avalon_agents.records.recorder import GameRecorder
 from avalon_agents.records.run_dir import (
-    GameRecorder,
+    LAYOUT,
+    LayoutError,
     is_done,
     read_events,
     read_result,
@@ -24,7 +26,9 @@ from avalon_agents.records.trace import (
 from avalon_agents.records.usage import critical_path, usage
 
 __all__ = [
+    "LAYOUT",
     "Annotation",
+    "LayoutError",
     "Extraction",
     "SpeechCheck",
     "GameRecorder",

@@ -1,10 +1,17 @@
 """The run-directory layout: every file of a game directory and of a run, named here and nowhere else.
 
-A game directory holds seating.json (who sits where, and the game's place in its run), meta.json (the rules, the
-seats' kinds, the model settings), events.jsonl, trace.jsonl, health.json and, last, result.json. A game directory
-without result.json is not done. JSON files are written atomically (temp file, then
-rename); events.jsonl and trace.jsonl (LLM calls, extractions, faults: for analysis, never shown to an
-agent) grow line by line as the game goes and are started afresh when a game restarts.
+A game directory holds seating.json (who sits where, and the game's place in its run), meta.json (the layout,
+the rules, the seats' kinds, the model settings), events.jsonl, trace.jsonl, health.json and, last, result.json.
+A game directory without result.json is not done. Only the recorder (records.recorder) writes one; JSON files
+are written atomically (temp file, then rename); events.jsonl and trace.jsonl (LLM calls, extractions, faults:
+for analysis, never shown to an agent) grow line by line as the game goes and are started afresh when a game
+restarts (the interrupted attempt's trace kept as attempt-<n>.jsonl until the game finishes).
+
+**Layouts.** meta.json's `layout` says which layout wrote the game: `LAYOUT` is this code's. Layout 1 is every
+game written before the number was kept (no `layout` key): the same files, read the same way. Layout 2 adds the
+key and the attempt files. Every reader of a run (`finished_games`) and every command that resumes one
+(experiments.guard) refuses a directory holding a game of a layout this code does not read (a newer one), in
+one line naming the directory and both numbers (`LayoutError`).
 """
 
 from __future__ import annotations
@@ -32,6 +39,9 @@ ABORTED = "aborted.json"
 """Written instead of result.json when the watchdog ends a game: the reason (the game is replayed on resume)."""
 SEATING = "seating.json"
 """Who sits where (the agent name at each seat) and the game's place in its run (variant, series, game, seed)."""
+ATTEMPT = "attempt-{}.jsonl"
+"""An interrupted attempt's trace (attempt-1.jsonl, ...), kept until the game finishes: the answers a new attempt
+replays (records.recorder)."""
 JUDGE_TRACE = "judge.jsonl"
 """The LLM calls the behaviour judges made about this game (the red team's judged goals)."""
 
@@ -43,10 +53,22 @@ EXPERIMENT = "experiment.json"
 STUDY = "study.json"
 """A study's (red team, order bias, `avalon play --out`) name and fingerprint: a resume under another config is
 refused."""
+IMPORT_REPORT = "import.json"
+"""An import's report (`avalon import`: each game imported, each file skipped and why)."""
 RUN_LOG = logs.RUN_LOG
 """The run's diagnostic log (logs.run_log)."""
 COST = "cost.csv"
 """An experiment run's cost table, one row per variant and model (experiments.spend)."""
+
+
+LAYOUT = 2
+"""The game-directory layout this code writes (meta.json's `layout`)."""
+READS = range(1, LAYOUT + 1)
+"""The layouts this code reads: 1 (no `layout` key: games written before it was kept) up to its own."""
+
+
+class LayoutError(ValueError):
+    """A run directory holds a game of a layout this code does not read (one line)."""
 
 
 def game_dir(parent: Path, index: int) -> Path:
@@ -77,6 +99,8 @@ class GameMeta(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    layout: int = 1
+    """The layout the game was written in (none recorded: 1)."""
     version: str | None = None
     seed: int | None = None
     rules: dict[str, Any] = {}
@@ -122,50 +146,6 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
-class GameRecorder:
-    """Writes one game's directory.
-
-    Args:
-        path: the game directory (created if missing).
-        recording: answers already paid for (a resumed game's), which LLM calls take before asking a model.
-    """
-
-    def __init__(self, path: Path, recording: Any = None) -> None:
-        self.path = Path(path)
-        self.recording = recording
-        """Answers this game already paid for (llm.replay.Recording: an interrupted attempt's), asked first."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        (self.path / RESULT).unlink(missing_ok=True)
-        self._events = open(self.path / EVENTS, "w")
-        self._trace = open(self.path / TRACE, "w")
-        self.step: int | None = None
-        self.records: list[Record] = []  # what was written, for the game's health without reading it back
-
-    def write_meta(self, meta: dict[str, Any]) -> None:
-        write_json_atomic(self.path / META, meta)
-
-
-    def append_events(self, events: Iterable[GameEvent]) -> None:
-        for event in events:
-            self._events.write(event.to_json() + "\n")
-        self._events.flush()
-
-    def trace(self, record: Record) -> None:
-        """Append one trace record (an LLM call, a module output, an extraction, a probe)."""
-        self._trace.write(to_line(record) + "\n")
-        self._trace.flush()
-        self.records.append(record)
-
-    def write_result(self, result: GameResult) -> None:
-        self.close()
-        write_json_atomic(self.path / RESULT, result)
-
-    def close(self) -> None:
-        for f in (self._events, self._trace):
-            if not f.closed:
-                f.close()
-
-
 class JsonlTracer:
     """Appends trace records to one JSONL file (LLM calls made outside a game, e.g. by the analysis judges)."""
 
@@ -199,12 +179,6 @@ def read_result(path: Path) -> GameResult:
     return GameResult.model_validate_json((Path(path) / RESULT).read_text())
 
 
-def write_seating(path: Path, seating: Seating) -> None:
-    """seating.json, in a game directory made if missing (before the game starts)."""
-    Path(path).mkdir(parents=True, exist_ok=True)
-    write_json_atomic(Path(path) / SEATING, seating.model_dump(mode="json", exclude_none=True))
-
-
 def read_meta(path: Path) -> GameMeta:
     return GameMeta.model_validate_json((Path(path) / META).read_text())
 
@@ -219,12 +193,51 @@ def has_trace(path: Path) -> bool:
     return (Path(path) / TRACE).is_file()
 
 
+def attempt_files(path: Path) -> list[Path]:
+    """A game's interrupted attempts' traces, oldest first."""
+    found = [(p, p.name[len("attempt-"):-len(".jsonl")]) for p in Path(path).glob(ATTEMPT.format("*"))]
+    return [p for p, n in sorted(found, key=lambda f: int(f[1]) if f[1].isdigit() else 0) if n.isdigit()]
+
+
 def finished_games(root: Path) -> list[Path]:
-    """Every finished game directory at or under `root` (a game, a series, a run, any folder), in path order."""
+    """Every finished game directory at or under `root` (a game, a series, a run, any folder), in path order.
+
+    Raises:
+        LayoutError: one of them is of a layout this code does not read.
+    """
     root = Path(root)
     if (root / META).is_file():
-        return [root] if is_done(root) else []
-    return sorted(p.parent for p in root.rglob(META) if (p.parent / EVENTS).is_file() and is_done(p.parent))
+        found = [root] if is_done(root) else []
+    else:
+        found = sorted(p.parent for p in root.rglob(META) if (p.parent / EVENTS).is_file() and is_done(p.parent))
+    check_layout(root, found)
+    return found
+
+
+def games_in(root: Path) -> list[Path]:
+    """Every game directory at or under `root`, finished or not, in path order."""
+    return sorted(p.parent for p in Path(root).rglob(META)) if Path(root).is_dir() else []
+
+
+def layout_of(game: Path) -> Any:
+    """The layout of a game directory, as its meta.json says (1 without a `layout`; None: unreadable)."""
+    try:
+        meta = json.loads((Path(game) / META).read_text())
+    except (OSError, ValueError):
+        return None  # the readers say what is wrong with it, naming the game
+    return meta.get("layout", 1) if isinstance(meta, dict) else None
+
+
+def check_layout(root: Path, games: Iterable[Path]) -> None:
+    """Refuse `root` if any of `games` (under it) is of a layout this code does not read: one line naming the
+    directory, the game's layout and this code's."""
+    for game in games:
+        layout = layout_of(game)
+        if layout is None or (isinstance(layout, int) and not isinstance(layout, bool) and layout in READS):
+            continue
+        where = "" if Path(game) == Path(root) else f" ({Path(game).relative_to(root)})"
+        raise LayoutError(f"run-dir: {root} holds a game of layout {layout}{where}; this version of avalon_agents "
+                          f"reads layouts 1 to {LAYOUT}: open it with the version that wrote it")
 
 
 

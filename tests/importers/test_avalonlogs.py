@@ -13,7 +13,7 @@ from avalon_agents.analysis.paper import metrics
 from avalon_agents.cli import cli
 from avalon_agents.core.types import EndReason, Role
 from avalon_agents.importers import NO_SPEECH, ReplayError, avalonlogs
-from avalon_agents.records import read_events, read_result
+from avalon_agents.records import LAYOUT, read_events, read_result
 from tests.importers import logs
 
 GAMES = {"paper6": logs.paper6(), "five_rejections": logs.five_rejections(), "mordred": logs.mordred_assassin(),
@@ -64,6 +64,7 @@ def test_an_imported_game_is_a_played_games_directory(run):
     assert sorted(p.name for p in path.iterdir()) == ["events.jsonl", "health.json", "meta.json", "result.json",
                                                      "seating.json", "trace.jsonl"]
     meta = json.loads((path / "meta.json").read_text())
+    assert meta["layout"] == LAYOUT and meta["source"] == {"format": "avalonlogs", "file": "paper6.json"}
     assert meta["seats"] == {str(s): "human" for s in range(1, 7)}
     assert meta["rules"]["name"] == "official" and meta["rules"]["first_leader"] == 1
     seating = json.loads((path / "seating.json").read_text())
