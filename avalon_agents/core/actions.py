@@ -21,6 +21,7 @@ class RequestKind(str, Enum):
     VOTE = "vote"
     QUEST = "quest"
     ASSASSINATE = "assassinate"
+    LADY = "lady"
 
 
 def DATA(cls: type) -> type:
@@ -63,7 +64,15 @@ class Assassinate:
     """None holds off (only where the rules let the Assassin pass)."""
 
 
-Action = Annotated[Union[Speak, ProposeTeam, Vote, QuestCard, Assassinate], Field(discriminator="kind")]
+@DATA
+class Examine:
+    """The Lady of the Lake's holder names a player whose loyalty it learns (the token passes to them)."""
+
+    kind: Literal["lady"] = "lady"
+    target: Seat
+
+
+Action = Annotated[Union[Speak, ProposeTeam, Vote, QuestCard, Assassinate, Examine], Field(discriminator="kind")]
 ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
 
 
@@ -75,7 +84,8 @@ class ActionRequest:
         seat: who must answer.
         kind: what sort of action is expected.
         quest: quest number (1-5); attempt: proposal number within the quest (1-5).
-        options: seats that may be named (team members or assassination targets).
+        options: seats that may be named (team members, assassination targets, or the players the Lady of the
+            Lake may examine: those who never held it).
         team_size: how many seats a proposal must name.
         team: the team being discussed, voted on, or sent on the quest.
         leader: the current leader.
@@ -125,6 +135,9 @@ class ActionRequest:
                 raise IllegalAction("assassination: the Assassin must name a player now")
             if action.target is not None and action.target not in self.options:
                 raise IllegalAction(f"assassination target: seat {action.target} cannot be named")
+        elif isinstance(action, Examine) and action.target not in self.options:
+            raise IllegalAction(f"lady of the lake: seat {action.target} cannot be examined (name a player who "
+                                f"has never held the Lady: {list(self.options)})")
         return action
 
 
@@ -141,6 +154,7 @@ TYPES: dict[type, tuple[tuple[str, Any], ...]] = {
     Vote: (("approve", lambda v: type(v) is bool),),
     QuestCard: (("success", lambda v: type(v) is bool),),
     Assassinate: (("target", lambda v: v is None or _is_seat(v)),),
+    Examine: (("target", _is_seat),),
 }
 """Each action's fields and the check of their type (exact: a bool is no seat, a string no vote)."""
 

@@ -144,6 +144,36 @@ class AssassinationAttempted(_Event):
 
 
 @DATA
+class LadyGiven(_Event):
+    """Who holds the Lady of the Lake first (the seat before the first leader), emitted once before the first
+    leader is chosen, only when the rules use the Lady. Later holders follow from `lady_examined`."""
+
+    type: Literal["lady_given"] = "lady_given"
+    holder: Seat
+
+
+@DATA
+class LadyExamined(_Event):
+    """The holder of the Lady of the Lake examined `target`, who now holds it. Public; what the holder learned is
+    the private `lady_result` that follows."""
+
+    type: Literal["lady_examined"] = "lady_examined"
+    holder: Seat
+    target: Seat
+
+
+@DATA
+class LadyRevealed(_Event):
+    """What the Lady of the Lake showed its holder: the target's loyalty (its side, never its role); visible to
+    the holder alone."""
+
+    type: Literal["lady_result"] = "lady_result"
+    holder: Seat
+    target: Seat
+    loyalty: Team
+
+
+@DATA
 class GameEnded(_Event):
     type: Literal["game_ended"] = "game_ended"
     winner: Team
@@ -165,6 +195,9 @@ GameEvent = Annotated[
         QuestCompleted,
         AssassinationDeclined,
         AssassinationAttempted,
+        LadyGiven,
+        LadyExamined,
+        LadyRevealed,
         GameEnded,
     ],
     Field(discriminator="type"),

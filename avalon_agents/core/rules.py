@@ -40,6 +40,15 @@ QUEST_SIZES: dict[int, tuple[int, ...]] = {
 }
 
 
+LADY_MIN_PLAYERS = 7
+LADY_QUESTS = (2, 3, 4)
+"""The Lady of the Lake is used after these quests, if the game goes on."""
+
+
+def lady_refused(players: int) -> str:
+    return f"lady_of_the_lake: the Lady of the Lake takes {LADY_MIN_PLAYERS} or more players, not {players}"
+
+
 def fails_table(players: int) -> tuple[int, ...]:
     """Fail cards needed to fail each quest: two on the fourth quest with 7 or more players."""
     return (1, 1, 1, 2, 1) if players >= 7 else (1, 1, 1, 1, 1)
@@ -80,6 +89,8 @@ class RuleSet(BaseModel):
     """Paper: the Assassin may hold off after a quest and try later."""
     good_may_fail: bool = False
     first_leader: Literal["random"] | int = "random"
+    lady_of_the_lake: bool = False
+    """The official optional card (7+ players): after quests 2, 3 and 4 its holder learns one player's loyalty."""
 
     @field_validator("roles", mode="before")
     @classmethod
@@ -105,6 +116,8 @@ class RuleSet(BaseModel):
                 raise ValueError(f"fails_required: quest {i} needs 1..{size} fail cards")
         if isinstance(self.first_leader, int) and not 1 <= self.first_leader <= self.players:
             raise ValueError(f"first_leader: seat {self.first_leader} is not 1..{self.players}")
+        if self.lady_of_the_lake and self.players < LADY_MIN_PLAYERS:
+            raise ValueError(lady_refused(self.players))
         return self
 
     @property
@@ -160,9 +173,21 @@ def register_preset(name: str, preset: Callable[[int], RuleSet]) -> None:
 
 
 def make_rules(preset: str = "official", players: int | None = None,
-               roles: Sequence[Role | str] | None = None, assassin: Role | str | None = None) -> RuleSet:
+               roles: Sequence[Role | str] | None = None, assassin: Role | str | None = None,
+               lady_of_the_lake: bool = False) -> RuleSet:
     """Build a preset by name, for `players` (default: as many as `roles`, else 6), with its own role set
-    `roles` (names in any case, underscores or spaces) and `assassin`. Raises ValueError naming the bad field."""
+    `roles` (names in any case, underscores or spaces) and `assassin`, and the Lady of the Lake if asked (7+
+    players). Raises ValueError naming the bad field."""
+    rules = _make_rules(preset, players, roles, assassin)
+    if not lady_of_the_lake:
+        return rules
+    if rules.players < LADY_MIN_PLAYERS:
+        raise ValueError(lady_refused(rules.players))  # one line, not pydantic's
+    return rules.model_copy(update={"lady_of_the_lake": True})
+
+
+def _make_rules(preset: str, players: int | None, roles: Sequence[Role | str] | None,
+                assassin: Role | str | None) -> RuleSet:
     if preset not in PRESETS:
         raise ValueError(f"rules: unknown preset {preset!r} (choose from {PRESETS.known()})")
     if roles is None:

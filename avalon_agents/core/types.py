@@ -65,6 +65,7 @@ class Phase(str, Enum):
     VOTE = "vote"
     QUEST = "quest"
     ASSASSINATION = "assassination"
+    LADY = "lady"
     OVER = "over"
 
 
