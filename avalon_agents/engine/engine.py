@@ -9,6 +9,7 @@ from avalon_agents.core.actions import (
     Action,
     ActionRequest,
     Assassinate,
+    Examine,
     IllegalAction,
     ProposeTeam,
     QuestCard,
@@ -23,6 +24,9 @@ from avalon_agents.core.events import (
     GameEvent,
     GameResult,
     GameStarted,
+    LadyExamined,
+    LadyGiven,
+    LadyRevealed,
     LeaderChosen,
     NightInfoRevealed,
     QuestCardPlayed,
@@ -34,7 +38,7 @@ from avalon_agents.core.events import (
     VoteCast,
     VotesRevealed,
 )
-from avalon_agents.core.rules import RuleSet
+from avalon_agents.core.rules import LADY_QUESTS, RuleSet
 from avalon_agents.core.types import EndReason, Phase, Role, Seat, Team
 
 # Roles each kind of night information hides from.
@@ -95,12 +99,19 @@ class AvalonEngine:
         self._assassin_used = False
         self._target: Seat | None = None
         self._result: GameResult | None = None
+        self.lady: Seat | None = None
+        """Who holds the Lady of the Lake (None: the rules do not use it)."""
+        self.lady_held: list[Seat] = []
+        """Every seat that has held the Lady, in order (none of them may be examined)."""
 
         self._emit(GameStarted, rules=rules)
         for seat, role in self.roles.items():
             self._emit(RoleAssigned, visible_to=(seat,), seat=seat, role=role)
         for seat, role in self.roles.items():
             self._night_info(seat, role)
+        if rules.lady_of_the_lake:  # the leader's right: the seat the lead passes from to the first leader
+            self._give_lady((self.leader - 2) % rules.players + 1)
+            self._emit(LadyGiven, holder=self.lady)
         self._start_attempt()
         return self._flush()
 
@@ -211,6 +222,15 @@ class AvalonEngine:
         targets = tuple(s for s in self.rules.seats if s != assassin)
         self._ask(assassin, RequestKind.ASSASSINATE, options=targets, may_pass=may_pass)
 
+    def _ask_lady(self) -> None:
+        self.phase = Phase.LADY
+        options = tuple(s for s in self.rules.seats if s not in self.lady_held)
+        self._ask(self.lady, RequestKind.LADY, options=options)
+
+    def _give_lady(self, seat: Seat) -> None:
+        self.lady = seat
+        self.lady_held.append(seat)
+
     def _on_speak(self, seat: Seat, action: Speak) -> None:
         self._emit(SpeechGiven, seat=seat, text=action.text)
         if self._speakers:
@@ -311,10 +331,24 @@ class AvalonEngine:
         else:
             self._next_quest_or_end()
 
+    def _on_examine(self, seat: Seat, action: Examine) -> None:
+        target = action.target
+        self._emit(LadyExamined, holder=seat, target=target)
+        self._emit(LadyRevealed, visible_to=(seat,), holder=seat, target=target, loyalty=self.roles[target].side)
+        self._give_lady(target)
+        self._next_quest()
+
     def _next_quest_or_end(self) -> None:
+        """After a quest (and the assassination chance after it, if any) that did not end the game otherwise:
+        good's win, or the Lady of the Lake after quests 2-4, or the next quest."""
         if self.good_points >= self.rules.points_to_win:
             self._end(EndReason.THREE_SUCCESSES)
-            return
+        elif self.lady is not None and self.quest in LADY_QUESTS:
+            self._ask_lady()
+        else:
+            self._next_quest()
+
+    def _next_quest(self) -> None:
         self.quest += 1
         self.attempt = 1
         self._rotate_leader()
@@ -338,7 +372,7 @@ class AvalonEngine:
         )
 
     _apply = {Speak: _on_speak, ProposeTeam: _on_propose, Vote: _on_vote, QuestCard: _on_card,
-              Assassinate: _on_assassinate}
+              Assassinate: _on_assassinate, Examine: _on_examine}
     """What each kind of action does, by its type."""
 
     # ----------------------------------------------------------------- plumbing
