@@ -19,6 +19,9 @@ from avalon_agents.core.events import (
     AssassinationDeclined,
     GameEnded,
     GameEvent,
+    LadyExamined,
+    LadyGiven,
+    LadyRevealed,
     LeaderChosen,
     NightInfoRevealed,
     QuestCardPlayed,
@@ -110,6 +113,12 @@ def assassination_rules(rules: RuleSet) -> str:
     return _holder_phrase(title, rules) + " " + _holder_phrase(f"assassination_rule_{rules.assassination}", rules)
 
 
+def lady_rules(rules: RuleSet) -> str:
+    """The rules text's Lady of the Lake paragraph, after the assassination's; nothing when the rules do not use
+    the Lady."""
+    return "\n\n" + phrase("lady_rule") if rules.lady_of_the_lake else ""
+
+
 def night_rules(rules: RuleSet) -> str:
     """The rules text's night paragraph: one sentence for each kind of role in the game, per the official cards."""
     present = set(rules.roles)
@@ -177,7 +186,7 @@ def system_prompt(rules: RuleSet, seat: Seat, role: Role, strategy: str | None =
         rejection_rule=phrase(f"rejection_rule_{rules.on_last_rejection}"),
         fail_rule=phrase("fail_rule_two_on_four" if two_on_four else "fail_rule_one"),
         night_rules=night_rules(rules),
-        assassination_rule=assassination_rules(rules),
+        assassination_rule=assassination_rules(rules) + lady_rules(rules),
     )
     others = [s for s in rules.seats if s != seat]  # listed in the game's order of players by names()
     seat_text = template("system/seat").render(
@@ -238,6 +247,12 @@ def announce(event: GameEvent, rules: RuleSet) -> str | None:
                                               verdict=phrase("hit" if event.hit else "miss"))
     if isinstance(event, AssassinationDeclined):
         return t("host/assassination_declined").render()
+    if isinstance(event, LadyGiven):
+        return t("host/lady_given").render(holder=seat_name(event.holder))
+    if isinstance(event, LadyExamined):
+        return t("host/lady_examined").render(holder=seat_name(event.holder), target=seat_name(event.target))
+    if isinstance(event, LadyRevealed):  # only the holder sees it
+        return t("host/lady_result").render(target=seat_name(event.target), loyalty=event.loyalty.value)
     if isinstance(event, GameEnded):
         roles = "; ".join(f"{seat_name(s)} {event.roles[s].value}" for s in current().listed(sorted(event.roles)))
         reason = _holder_phrase(f"reason_{event.reason.value}", rules)
