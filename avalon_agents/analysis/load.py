@@ -21,8 +21,8 @@ import pandas as pd
 from avalon_agents.core.events import EVENT_ADAPTER
 from avalon_agents.core.types import Role
 from avalon_agents.records.run_dir import (
-    ABORTED,
     GameMeta,
+    aborted_games,
     finished_games,
     read_events,
     read_experiment,
@@ -306,7 +306,7 @@ def origin(run_dir: Path, finished: int | None = None) -> str | None:
         return None
     fingerprint = hashlib.sha256(json.dumps(meta.get("fingerprint"), sort_keys=True).encode()).hexdigest()[:12]
     planned = sum(v.get("series", 1) * v.get("games_per_series", 1) for v in meta.get("variants", {}).values())
-    aborted = sum(1 for _ in Path(run_dir).glob(f"*/series-*/game-*/{ABORTED}"))
+    aborted = len(aborted_games(run_dir))
     return (f"experiment {meta.get('name')} (config {meta.get('config_file')}, fingerprint {fingerprint}, commit "
             f"{meta.get('commit') or 'unknown'}, framework {meta.get('version')}); "
             + "".join(f"{part}; " for part in _pipelines(meta.get("pipelines", {})))

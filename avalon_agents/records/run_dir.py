@@ -252,6 +252,21 @@ def variant_order(out: Path) -> list[str]:
     return list((read_experiment(out) or {}).get("variants") or {})
 
 
+def aborted_games(root: Path) -> list[Path]:
+    """Every game directory at or under `root` whose last attempt was aborted (no result; replayed on resume)."""
+    return [game for game in games_in(root) if (game / ABORTED).is_file() and not is_done(game)]
+
+
+def judge_tracer(game: Path) -> JsonlTracer:
+    """Where the behaviour judges' calls about a game go (beside its trace: judge.jsonl)."""
+    return JsonlTracer(Path(game) / JUDGE_TRACE)
+
+
+def read_judge_trace(game: Path) -> list[TraceRecord]:
+    """The behaviour judges' calls about a game (empty if none were made)."""
+    return read_lines(Path(game) / JUDGE_TRACE)
+
+
 def holds_games(out: Path) -> bool:
     """True if `out` holds any game directory, finished or not."""
     return Path(out).is_dir() and any(Path(out).rglob(META))

@@ -16,9 +16,12 @@ from avalon_agents.host import GameHost
 from avalon_agents.records import LAYOUT, GameRecorder, LayoutError, is_done, read_events, read_result, read_trace
 from avalon_agents.records.run_dir import (
     Seating,
+    aborted_games,
     attempt_files,
     finished_games,
     games_in,
+    judge_tracer,
+    read_judge_trace,
     read_meta,
     read_seating,
     write_json_atomic,
@@ -94,13 +97,13 @@ def test_an_aborted_game_says_why_and_is_unfinished(tmp_path):
     assert json.loads((path / "aborted.json").read_text()) == {"reason": "no progress for 5 s during the votes",
                                                                "step": 4}
     assert not is_done(path) and json.loads((path / "health.json").read_text()) == {"llm_calls": 1}
-    assert finished_games(tmp_path) == []
+    assert finished_games(tmp_path) == [] and aborted_games(tmp_path) == [path]
     # a new attempt: the abort and the old files are gone, the old trace kept as the first attempt's
     again = GameRecorder(path)
     assert again.earlier_calls() == [call(1)]
     again.start({})
     assert sorted(p.name for p in path.iterdir()) == ["attempt-1.jsonl", "events.jsonl", "meta.json", "trace.jsonl"]
-    assert read_events(path) == [] and read_trace(path) == []
+    assert read_events(path) == [] and read_trace(path) == [] and aborted_games(tmp_path) == []
 
 
 def test_answers_paid_for_survive_any_number_of_interrupted_attempts(tmp_path):
@@ -178,3 +181,8 @@ def test_a_game_of_a_newer_layout_is_refused_naming_both_layouts(tmp_path):
     with pytest.raises(LayoutError, match=f"holds a game of layout {LAYOUT + 1}; "):
         GameRecorder(game)  # nothing of it is touched to play it again
     assert is_done(game)
+
+
+def test_the_judges_calls_about_a_game_go_beside_its_trace(tmp_path):
+    judge_tracer(tmp_path / "g").trace(call(1))
+    assert read_judge_trace(tmp_path / "g") == [call(1)] and read_trace(tmp_path / "g") == []  # the game's own
