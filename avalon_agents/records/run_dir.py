@@ -36,7 +36,8 @@ RESULT = "result.json"
 HEALTH = "health.json"
 """A finished game's health: its calls, failed calls by cause, re-asks, fallbacks (records.usage)."""
 ABORTED = "aborted.json"
-"""Written instead of result.json when the watchdog ends a game: the reason (the game is replayed on resume)."""
+"""Written instead of result.json when a game is aborted (the watchdog, too many failed calls): the reason and the
+step (the game is replayed on resume)."""
 SEATING = "seating.json"
 """Who sits where (the agent name at each seat) and the game's place in its run (variant, series, game, seed)."""
 ATTEMPT = "attempt-{}.jsonl"
@@ -195,8 +196,10 @@ def has_trace(path: Path) -> bool:
 
 def attempt_files(path: Path) -> list[Path]:
     """A game's interrupted attempts' traces, oldest first."""
-    found = [(p, p.name[len("attempt-"):-len(".jsonl")]) for p in Path(path).glob(ATTEMPT.format("*"))]
-    return [p for p, n in sorted(found, key=lambda f: int(f[1]) if f[1].isdigit() else 0) if n.isdigit()]
+    prefix, suffix = ATTEMPT.split("{}")
+    numbered = {int(n): p for p in Path(path).glob(ATTEMPT.format("*"))
+                if (n := p.name.removeprefix(prefix).removesuffix(suffix)).isdigit()}
+    return [numbered[n] for n in sorted(numbered)]
 
 
 def finished_games(root: Path) -> list[Path]:
@@ -236,9 +239,9 @@ def check_layout(root: Path, games: Iterable[Path]) -> None:
         if layout is None or (isinstance(layout, int) and not isinstance(layout, bool) and layout in READS):
             continue
         where = "" if Path(game) == Path(root) else f" ({Path(game).relative_to(root)})"
-        raise LayoutError(f"run-dir: {root} holds a game of layout {layout}{where}; this version of avalon_agents "
+        named = layout if isinstance(layout, int) else repr(layout)
+        raise LayoutError(f"run-dir: {root} holds a game of layout {named}{where}; this version of avalon_agents "
                           f"reads layouts 1 to {LAYOUT}: open it with the version that wrote it")
-
 
 
 def read_experiment(out: Path) -> dict[str, Any] | None:
