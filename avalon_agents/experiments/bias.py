@@ -52,8 +52,8 @@ from avalon_agents.experiments.config import AgentSpec, PairedStudy, check_comma
 from avalon_agents.experiments.study import (
     Health,
     Lane,
+    ConfigStudy,
     Outcome,
-    Study,
     config_fingerprint,
     health_lines,
     markdown_head,
@@ -68,7 +68,6 @@ from avalon_agents.host.play import AgentSetup
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.orders import LISTS, Orders
-from avalon_agents.records.health import HealthLimits
 from avalon_agents.records.run_dir import Seating, is_done, read_events
 
 FIXED_DIR = "fixed"
@@ -311,7 +310,7 @@ def _few(summary: pd.DataFrame) -> bool:
 
 
 @dataclass
-class OrderBias(Study):
+class OrderBias(ConfigStudy):
     """`avalon bias` as a study: per seed, a lane of one game per condition (the fixed orders, then each studied
     list treated), a group per condition; measured pair by pair."""
 
@@ -321,18 +320,6 @@ class OrderBias(Study):
     cfg: BiasStudy
     override: ModelSettings | None = None
     config_path: Path | None = None
-
-    @property
-    def name(self) -> str:
-        return self.cfg.name
-
-    @property
-    def concurrency(self) -> int:
-        return self.cfg.concurrency
-
-    @property
-    def limits(self) -> HealthLimits:
-        return self.cfg.health
 
     def lanes(self, out: Path) -> list[Lane]:
         # pair by pair (a seed's fixed game, then its treated ones), so a run stopped early leaves whole pairs

@@ -53,8 +53,8 @@ from avalon_agents.experiments.config import AgentSpec, PairedStudy, Strict, che
 from avalon_agents.experiments.study import (
     Health,
     Lane,
+    ConfigStudy,
     Outcome,
-    Study,
     config_fingerprint,
     health_lines,
     markdown_head,
@@ -70,7 +70,6 @@ from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.narrate import quote
 from avalon_agents.records import LLMCall
-from avalon_agents.records.health import HealthLimits
 from avalon_agents.records.run_dir import JUDGE_TRACE, JsonlTracer, is_done, read_events, read_trace
 from avalon_agents.records.trace import Extraction, read_lines
 
@@ -410,7 +409,7 @@ MD_COLUMNS = ("attack", "aims at", "goal", "pairs", "fired", "confounded", "deci
 
 
 @dataclass
-class RedTeamSuite(Study):
+class RedTeamSuite(ConfigStudy):
     """`avalon redteam` as a study: per seed, a lane for the control game and one per attack (groups: `control`
     and each attack); each pair judged from the records (and the judges' tables for a `judge_says` goal)."""
 
@@ -422,18 +421,6 @@ class RedTeamSuite(Study):
     attacks: dict[str, Attack]
     override: ModelSettings | None = None
     config_path: Path | None = None
-
-    @property
-    def name(self) -> str:
-        return self.cfg.name
-
-    @property
-    def concurrency(self) -> int:
-        return self.cfg.concurrency
-
-    @property
-    def limits(self) -> HealthLimits:
-        return self.cfg.health
 
     def lanes(self, out: Path) -> list[Lane]:
         return [Lane(f"{group}/game-{seed:05d}", group, (out / group / f"game-{seed:05d}",), key=seed)

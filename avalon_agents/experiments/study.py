@@ -166,6 +166,25 @@ class Study(ABC):
         return f"unhealthy {self.what}, not a result (see the health line above)"
 
 
+class ConfigStudy(Study):
+    """A study made from one config, `cfg` (a field of the subclass), whose `name`, `health` limits and
+    `concurrency` (if it has one; else 1) are the study's."""
+
+    cfg: Any
+
+    @property
+    def name(self) -> str:
+        return self.cfg.name
+
+    @property
+    def concurrency(self) -> int:
+        return getattr(self.cfg, "concurrency", 1)
+
+    @property
+    def limits(self) -> HealthLimits:
+        return self.cfg.health
+
+
 # ------------------------------------------------------------------ what every study's report shares
 
 
