@@ -12,6 +12,7 @@ from pathlib import Path
 from avalon_agents.core import (
     ActionRequest,
     Assassinate,
+    Examine,
     ProposeTeam,
     QuestCard,
     RequestKind,
@@ -43,6 +44,8 @@ class Policy:
     vote: Callable[[AvalonEngine, ActionRequest], bool] = lambda e, r: True
     card: Callable[[AvalonEngine, ActionRequest], bool] = lambda e, r: not r.can_fail  # evil fails
     target: Callable[[AvalonEngine, ActionRequest], int | None] = lambda e, r: seat_of(e, Role.MERLIN)
+    lady: Callable[[AvalonEngine, ActionRequest], int] = lambda e, r: r.options[0]
+    """Whom the Lady of the Lake's holder examines (default: the first player who never held it)."""
     log: list = field(default_factory=list)
 
     def act(self, engine: AvalonEngine, r: ActionRequest):
@@ -54,6 +57,8 @@ class Policy:
             return QuestCard(success=self.card(engine, r))
         if r.kind is RequestKind.ASSASSINATE:
             return Assassinate(target=self.target(engine, r))
+        if r.kind is RequestKind.LADY:
+            return Examine(target=self.lady(engine, r))
         return Speak(text=f"seat {r.seat} speaks")
 
 

@@ -59,6 +59,7 @@ def test_bad_presets(preset, players, match):
         ({"quest_sizes": (2, 3, 9, 3, 4)}, "quest_sizes"),
         ({"fails_required": (1, 1, 1, 5, 1)}, "fails_required"),
         ({"first_leader": 9}, "first_leader"),
+        ({"lady_of_the_lake": True}, "lady_of_the_lake: the Lady of the Lake takes 7 or more players, not 6"),
         ({"players": 4}, "players"),
         ({"surprise": 1}, "surprise"),
     ],
@@ -66,6 +67,35 @@ def test_bad_presets(preset, players, match):
 def test_bad_custom_rules_name_the_field(change, field):
     with pytest.raises(ValidationError, match=field):
         RuleSet(**{**make_rules().model_dump(), **change})
+
+
+@pytest.mark.parametrize("preset", ["official", "paper"])
+@pytest.mark.parametrize("players", range(5, 11))
+def test_the_lady_of_the_lake_is_off_by_default_and_takes_seven_players(preset, players):
+    assert make_rules(preset, players).lady_of_the_lake is False
+    if players < 7:
+        with pytest.raises(ValueError) as refused:
+            make_rules(preset, players, lady_of_the_lake=True)
+        assert str(refused.value) == f"lady_of_the_lake: the Lady of the Lake takes 7 or more players, not {players}"
+    else:
+        rules = make_rules(preset, players, lady_of_the_lake=True)
+        assert rules.lady_of_the_lake and rules.name == preset
+        assert rules.model_dump() == {**make_rules(preset, players).model_dump(), "lady_of_the_lake": True}
+
+
+def test_a_lady_answer_must_name_a_player_who_never_held_it():
+    from avalon_agents.core import ACTION_ADAPTER, ActionRequest, Assassinate, Examine, IllegalAction, RequestKind
+
+    assert ACTION_ADAPTER.validate_json('{"kind": "lady", "target": 5}') == Examine(target=5)
+    request = ActionRequest(seat=3, kind=RequestKind.LADY, quest=2, attempt=1, options=(1, 4, 5, 6, 7))
+    assert request.validate(Examine(target=5)) == Examine(target=5)
+    for target in (3, 2, 8):  # the holder, a former holder, no seat
+        with pytest.raises(IllegalAction, match=f"lady of the lake: seat {target} cannot be examined"):
+            request.validate(Examine(target=target))
+    with pytest.raises(IllegalAction, match="lady.target"):
+        request.validate(Examine(target=True))
+    with pytest.raises(IllegalAction, match="asked to lady, not to assassinate"):
+        request.validate(Assassinate(target=5))
 
 
 def test_actions_and_events_are_frozen_and_keyword_only():
