@@ -39,7 +39,6 @@ from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.orders import Orders
 from avalon_agents.plugins import LOADED
 from avalon_agents.prices import Prices
-from avalon_agents.records import read_trace, usage
 from avalon_agents.records.run_dir import EXPERIMENT, Seating, game_dir, series_dir, write_json_atomic
 
 
@@ -299,12 +298,6 @@ class ExperimentStudy(Study):
         return f"unhealthy variant(s), not results: {', '.join(names)} (see the health lines above)"
 
 
-def preflight(out: Path, variants: dict[str, Experiment], model: ModelSettings | None) -> None:
-    """Before anything is printed or played: every model can be built, the directory is free and holds no games
-    of another config. Raises ValueError (one line)."""
-    scheduler.preflight(ExperimentStudy(variants, model), out)
-
-
 # ------------------------------------------------------------------ the Python API
 
 
@@ -364,6 +357,3 @@ def run_experiment_sync(variants: dict[str, Experiment] | str | Path, out: str |
     takes a loop of its own in a worker thread: `aio.run_sync`). Same arguments and result."""
     return run_sync(run_experiment(variants, out, **options))
 
-
-def game_usage(path: Path) -> dict[str, Any]:
-    return usage(read_trace(path))
