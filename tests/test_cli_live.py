@@ -188,7 +188,8 @@ def test_the_waiting_line_in_words():
                      RequestKind.VOTE: "waiting for Player 1 to vote, 1 s",
                      RequestKind.QUEST: "waiting for Player 1 to play a quest card, 1 s",
                      RequestKind.SPEAK: "waiting for Player 1 to speak, 1 s",
-                     RequestKind.ASSASSINATE: "waiting for Player 1 to name Merlin, 1 s"}
+                     RequestKind.ASSASSINATE: "waiting for Player 1 to name Merlin, 1 s",
+                     RequestKind.LADY: "waiting for Player 1 to examine a player with the Lady of the Lake, 1 s"}
 
 
 class Tty(io.StringIO):

@@ -48,7 +48,7 @@ def used(monkeypatch):
 def exercise_everything() -> None:
     for preset in ("official", "paper"):
         for players in range(5, 11):
-            rules = make_rules(preset, players)
+            rules = make_rules(preset, players, lady_of_the_lake=players >= 7)  # the Lady's words too
             for role in set(rules.roles):
                 assert "Role: " + role.value in narrate.system_prompt(rules, 1, role)
             for seed in range(6):

@@ -66,7 +66,10 @@ def legal(request: ActionRequest) -> dict[str, Any]:
 
 
 def request_message(id: str, request: ActionRequest, text: str) -> dict[str, Any]:
-    return {"type": "request", "id": id, "kind": request.kind.value, "text": text, "legal": legal(request)}
+    """A request: its kind, the host's instruction, the legal answers by shape, and `key`, the key of a typed
+    answer (`{"action": {key: value}}`), so a program can answer a kind it has never seen by the shape alone."""
+    return {"type": "request", "id": id, "kind": request.kind.value, "text": text, "legal": legal(request),
+            "key": kind_of(request).key or "text"}
 
 
 def end(result: GameResult) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from avalon_agents.core.actions import Action, ActionRequest
 from avalon_agents.core.events import (
     GameEvent,
     GameStarted,
+    LadyRevealed,
     NightInfoRevealed,
     QuestCompleted,
     RoleAssigned,
@@ -138,8 +139,16 @@ class RuleBot(Bot):
         dirty = bool(team & self.evil)
         self.merlin_score[seat] += weight * (1.0 if approve != dirty else -1.0) * (1.0 if dirty else 0.5)
 
+    def _learn_lady(self, e: LadyRevealed) -> None:
+        """The Lady of the Lake showed this bot a player's loyalty: certain, like night information."""
+        seen = mask_of((e.target,))
+        if e.loyalty is Team.EVIL:
+            self.evil |= seen
+        self.belief.restrict(seen, evil=int(e.loyalty is Team.EVIL))
+
     _handlers = {
         GameStarted: _start,
+        LadyRevealed: _learn_lady,
         RoleAssigned: _learn_role,
         NightInfoRevealed: _learn_night,
         TeamProposed: _see_proposal,

@@ -101,6 +101,14 @@ def logging_options(command: Callable) -> Callable:
     return wrapper
 
 
+def lady_option(command: Callable) -> Callable:
+    """--lady-of-the-lake: the official optional card (7+ players), for the commands that deal a table."""
+    return click.option("--lady-of-the-lake", "lady", is_flag=True,
+                        help="Play with the Lady of the Lake (the official optional card, 7 to 10 players): after "
+                             "quests 2, 3 and 4 its holder names a player who never held it and learns that "
+                             "player's loyalty; the Lady passes to them.")(command)
+
+
 def plugin_option(command: Callable) -> Callable:
     """--plugin (repeatable): import the user's code (agent kinds, modules, providers) before anything else."""
 

@@ -20,6 +20,7 @@ from avalon_agents.cli.base import (
     UserError,
     cli,
     embedded_notice,
+    lady_option,
     logging_options,
     model_options,
     one_line_errors,
@@ -65,6 +66,7 @@ def program_options(command):
 @click.option("--assassin", default=None, metavar="ROLE",
               help="The evil role that carries the assassination (default: the Assassin; a set without one must "
                    "name it). No Merlin: no assassination.")
+@lady_option
 @click.option("--seats", default="rulebot", show_default=True,
               help="Agent kind for every seat (rulebot, random, llm, cognitive, baseline, external: a program, "
                    "with --seat-command; or a plugin's), or a comma list, one per seat.")
@@ -104,7 +106,7 @@ def program_options(command):
                    "each game's seed) or reversed, e.g. --order options=reversed. Repeatable.")
 @plugin_option
 @logging_options
-def play(preset: str, players: int | None, role_set: str | None, assassin: str | None, seats: str,
+def play(preset: str, players: int | None, role_set: str | None, assassin: str | None, lady: bool, seats: str,
          seat_command: str | None, seat_url: str | None, seat_timeout: float, human: int | None, seed: int,
          games: int, out: Path | None, as_json: bool, stream: bool | None,
          settings: ModelSettings, extractor_model: str | None, constrained: bool, agent_config: Path | None,
@@ -134,7 +136,7 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
 
     live = live_view(stream, games, as_json, human)
     with one_line_errors(out):
-        rules = make_rules(preset, players, role_set.split(",") if role_set else None, assassin)
+        rules = make_rules(preset, players, role_set.split(",") if role_set else None, assassin, lady)
         order = parse_order(order_modes, rules.players)
         kinds = parse_seats(seats, rules.players)
         if human is not None:

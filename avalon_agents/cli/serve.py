@@ -19,6 +19,7 @@ from avalon_agents.cli.base import (
     echo_json,
     embedded_notice,
     json_option,
+    lady_option,
     logging_options,
     model_options,
     one_line_errors,
@@ -39,6 +40,7 @@ DEFAULT_OUT = Path("runs") / "table"
                    "with --seat-command or --seat-url; or a plugin's), or a "
                    "comma list, one per seat (the people's seats are left out of it or named 'human').")
 @click.option("--players", default=6, show_default=True, type=PLAYERS, help="Players at the table.")
+@lady_option
 @click.option("--rules", "preset", default="official", show_default=True,
               help=f"Rule preset: {' or '.join(PRESETS)}.")
 @click.option("--seed", default=0, show_default=True, type=SEEDS,
@@ -69,7 +71,7 @@ DEFAULT_OUT = Path("runs") / "table"
               help="Decisions of llm seats use JSON-schema constrained output.")
 @plugin_option
 @logging_options
-def serve(humans: str, seats: str, players: int, preset: str, seed: int, games: int, port: int, host: str,
+def serve(humans: str, seats: str, players: int, lady: bool, preset: str, seed: int, games: int, port: int, host: str,
           out: Path | None,
           decision_timeout: float, lobby: bool, linger: float, as_json: bool, seat_command: str | None,
           seat_url: str | None, seat_timeout: float, settings: ModelSettings, constrained: bool) -> None:
@@ -97,7 +99,7 @@ def serve(humans: str, seats: str, players: int, preset: str, seed: int, games: 
     from avalon_agents.table.serve import TableGame
 
     with one_line_errors():
-        rules = make_rules(preset, players)
+        rules = make_rules(preset, players, lady_of_the_lake=lady)
         kinds = table_seats(seats, humans, rules.players)
         out = out if out is not None else DEFAULT_OUT / datetime.now().strftime("%Y%m%d-%H%M%S")
         if out.exists() and any(out.iterdir()):

@@ -34,6 +34,7 @@ from avalon_agents.core.actions import (
     Action,
     ActionRequest,
     Assassinate,
+    Examine,
     ProposeTeam,
     QuestCard,
     RequestKind,
@@ -391,6 +392,52 @@ ASSASSINATE = DecisionKind(
 )
 
 
+# --------------------------------------------------------------------------- the Lady of the Lake
+
+
+def _examine_of(value: Any) -> Action | None:
+    seat = _seat(value)
+    return None if not seat else Examine(target=seat)
+
+
+def _parse_examine(text: str, request: ActionRequest) -> Action | None:
+    target = parse_target(text, seat=request.seat, players=max(max(request.options or (1,)), request.seat))
+    return None if target is None else Examine(target=target)
+
+
+def _scripted_examine(prompt: str, rng: random.Random, me: int, others: list[int]) -> str | None:
+    if "name one player to examine" not in prompt.lower():  # prompts/host/request_lady.txt
+        return None
+    return f"I examine Player {rng.choice(others)}."
+
+
+def _bot_examine(bot: Any, request: ActionRequest) -> Action:
+    """The rule bot examines the player it suspects most among those it may name."""
+    return Examine(target=next(s for s in reversed(bot.ranked(True)) if s in request.options))
+
+
+LADY = DecisionKind(
+    kind=RequestKind.LADY,
+    key="examine",
+    value_type=lambda request: Literal[tuple(current().offered(request.options))],  # type: ignore[valid-type]
+    value_of=_examine_of,
+    parse=_parse_examine,
+    extract_prompt="extract/lady",
+    extract_type=int,
+    # not in the paper (its games have no Lady): an answer nothing could read examines a player at random
+    fallback=lambda request, near, rng: Examine(target=rng.choice(request.options)),
+    instruction=lambda request, rules: template("host/request_lady").render(options=choices(request.options)),
+    scripted=_scripted_examine,
+    answers=lambda request: f'name one of {choices(request.options)} as "Player N"',
+    random=lambda request, rng: Examine(target=rng.choice(request.options)),
+    bot=_bot_examine,
+    legal=lambda request: {"players": list(request.options)},
+    asking="examine a player with the Lady of the Lake",
+    say=lambda action: f"I examine {seat_name(action.target)}.",
+    plain=lambda action: action.target,
+)
+
+
 # --------------------------------------------------------------------------- speech (not a decision)
 
 
@@ -443,7 +490,7 @@ def _check(name: str, spec: DecisionKind) -> None:
 
 
 KINDS: Registry[DecisionKind] = Registry("decision kind", [(k.kind.value, k) for k in (
-    SPEAK, PROPOSE, VOTE, QUEST, ASSASSINATE)], check=_check)
+    SPEAK, PROPOSE, VOTE, QUEST, LADY, ASSASSINATE)], check=_check)
 """Every request kind's spec, by its value ("vote"). The scripted model tries the decisions' recognisers in this
 order."""
 

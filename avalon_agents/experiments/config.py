@@ -184,6 +184,8 @@ class Experiment(Strict):
                                                        "of the preset's roles (seating by role)")
     assassin: Role | None = Field(None, description="the evil role that carries the assassination (default: the "
                                                     "Assassin); a role set without Merlin has none")
+    lady_of_the_lake: bool = Field(False, exclude_if=lambda v: not v, description="play with the Lady of the "
+                                   "Lake (7+ players): after quests 2-4 its holder learns a player's loyalty")
     lineup: dict[str, Count] | None = None
     rotation: list[str] | None = Field(None, exclude_if=lambda v: v is None, description="a tournament's "
                                        "entrants: blocks of len(rotation) games sharing one deal, every entrant "
@@ -249,7 +251,7 @@ class Experiment(Strict):
 
     def game_rules(self) -> RuleSet:
         """The rules every game of this variant is played by: the preset, its players, the role set, the holder."""
-        return make_rules(self.rules, self.players, self.role_set, self.assassin)
+        return make_rules(self.rules, self.players, self.role_set, self.assassin, self.lady_of_the_lake)
 
     @field_validator("rules")
     @classmethod

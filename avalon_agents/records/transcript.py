@@ -11,6 +11,9 @@ from avalon_agents.core.events import (
     GameEnded,
     GameEvent,
     GameStarted,
+    LadyExamined,
+    LadyGiven,
+    LadyRevealed,
     LeaderChosen,
     NightInfoRevealed,
     QuestCardPlayed,
@@ -93,6 +96,13 @@ def transcript(events: Iterable[GameEvent], speeches: bool = True) -> list[str]:
         elif isinstance(e, AssassinationAttempted):
             verdict = "hit: it was Merlin" if e.hit else "missed"
             lines.append(f"{holder} {seat_name(e.assassin)} names {seat_name(e.target)} as Merlin: {verdict}")
+        elif isinstance(e, LadyGiven):
+            lines.append(f"  {seat_name(e.holder)} holds the Lady of the Lake")
+        elif isinstance(e, LadyExamined):
+            lines.append(f"  Lady of the Lake: {seat_name(e.holder)} examines {seat_name(e.target)}")
+        elif isinstance(e, LadyRevealed):
+            lines.append(f"  (private) the Lady shows {seat_name(e.holder)}: {seat_name(e.target)} is "
+                         f"{e.loyalty.value}")
         elif isinstance(e, GameEnded):
             lines.append(f"{e.winner.value.upper()} wins: {REASONS[e.reason.value]}")
             lines.append("Roles: " + "; ".join(f"{seat_name(s)} {r.value}" for s, r in sorted(e.roles.items())))

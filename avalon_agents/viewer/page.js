@@ -43,6 +43,9 @@ function describeEvent(e) {
     case "quest_completed":
       return [`Quest ${e.quest} ${e.success ? "succeeds" : "fails"} (${e.fails} fail${e.fails === 1 ? "" : "s"}, team `
         + `${players(e.team)}). Score: good ${e.good_points}, evil ${e.evil_points}.`];
+    case "lady_given": return [`${player(e.holder)} holds the Lady of the Lake.`];
+    case "lady_examined": return [`${player(e.holder)} examines ${player(e.target)} with the Lady of the Lake.`];
+    case "lady_result": return [`The Lady shows ${player(e.holder)} that ${player(e.target)} is ${e.loyalty}.`];
     case "assassination_declined": return [`${player(e.seat)} declines to name Merlin.`];
     case "assassination":
       return [`${player(e.assassin)} names ${player(e.target)} as Merlin: ${e.hit ? "a hit" : "a miss"}.`];

@@ -8,15 +8,13 @@ for line in sys.stdin:
     message = json.loads(line)
     if message["type"] != "request":
         continue  # start, event and end messages: this bot ignores what happens
-    legal, kind = message["legal"], message["kind"]
-    if kind == "propose":
-        action = {"team": random.sample(legal["players"], legal["team_size"])}
-    elif kind == "vote":
-        action = {"vote": random.choice(legal["options"])}
-    elif kind == "quest":
-        action = {"card": random.choice(legal["options"])}
-    elif kind == "assassinate":
-        action = {"merlin": random.choice(legal["players"])}
+    legal = message["legal"]  # its shape says how to answer, whatever the request's kind
+    if "team_size" in legal:
+        value = random.sample(legal["players"], legal["team_size"])
+    elif "options" in legal:
+        value = random.choice(legal["options"])
+    elif "players" in legal:
+        value = random.choice(legal["players"])
     else:
-        action = {"text": "I have nothing to hide."}
-    print(json.dumps({"id": message["id"], "action": action}), flush=True)
+        value = "I have nothing to hide."  # a speech
+    print(json.dumps({"id": message["id"], "action": {message["key"]: value}}), flush=True)

@@ -19,18 +19,16 @@ SPEECH = "I trust Player 2 more than the rest."
 
 
 def answer_for(request: dict[str, Any]) -> str:
-    """A person's plain answer to a request message: the first legal players, approve (misspelt, as people do),
-    success, the first target, a short speech."""
+    """A person's plain answer to a request message, read off the choices the page draws from its legal answers:
+    the first legal players, approve (misspelt, as people do), success, the first player offered (an
+    assassination, the Lady of the Lake), a short speech."""
     legal = request["legal"]
-    match request["kind"]:
-        case "propose":
-            return ", ".join(f"Player {n}" for n in legal["players"][:legal["team_size"]])
-        case "vote":
-            return "aprove"
-        case "quest":
-            return legal["options"][0]
-        case "assassinate":
-            return f"Player {legal['players'][0]}"
+    if "team_size" in legal:
+        return ", ".join(f"Player {n}" for n in legal["players"][:legal["team_size"]])
+    if "options" in legal:
+        return "aprove" if "approve" in legal["options"] else legal["options"][0]
+    if "players" in legal:
+        return f"Player {legal['players'][0]}"
     return SPEECH
 
 
@@ -72,10 +70,10 @@ class Browser:
 
 async def open_table(out: Path, humans: tuple[int, ...] = (1,), players: int = 6, seed: int = 0,
                      decision_timeout: float | None = None, kinds: str = "rulebot", linger: float = 0.3,
-                     lobby: bool = False, games: int = 1):
+                     lobby: bool = False, games: int = 1, lady: bool = False):
     """Start a table on a free port (the game starting at once, or with `lobby` once every person's page has
-    asked for its state); returns (the serving task, the Table, its base URL)."""
-    rules = make_rules("official", players)
+    asked for its state; `lady`: with the Lady of the Lake); returns (the serving task, the Table, its base URL)."""
+    rules = make_rules("official", players, lady_of_the_lake=lady)
     seat_kinds = tuple("human" if s in humans else kinds for s in rules.seats)
     game = TableGame(rules=rules, kinds=seat_kinds, seed=seed, setup=AgentSetup(),
                      decision_timeout=decision_timeout, games=games)
