@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.llm.health import ModelUnusable
-from avalon_agents.records.run_dir import has_trace, read_trace
+from avalon_agents.records.run_dir import check_layout, has_trace, read_trace
 from avalon_agents.records.trace import LLMCall, Message
 
 
@@ -125,4 +125,5 @@ def run_recording(run_dir: Path, game: Path | None) -> Recording:
     source = Path(run_dir).joinpath(*game_place(game))
     if not has_trace(source):
         raise ReplayMismatch(f"replay of {run_dir}: no recorded game at {source}")
+    check_layout(Path(run_dir), [source])  # a run of a newer layout: one line, as every reader of runs says
     return game_recording(source, strict=True)

@@ -71,3 +71,13 @@ def test_a_resumed_game_does_not_pay_again_for_the_answers_it_has(tmp_path):
     assert (game / "events.jsonl").read_bytes() == events  # the same game
     replayed = [json.loads(line)["replayed"] for line in open(game / "trace.jsonl") if '"type":"llm_call"' in line]
     assert replayed.count(True) == len(calls) // 2
+
+
+def test_a_run_of_a_newer_layout_is_refused_as_a_replay_source_in_one_line(tmp_path):
+    run = tmp_path / "recorded"
+    shutil.copytree(DATA / "run", run)
+    meta = json.loads((run / GAME / "meta.json").read_text())
+    (run / GAME / "meta.json").write_text(json.dumps({**meta, "layout": 99}))
+    result = replay(tmp_path / "again", run)
+    assert result.exit_code == 2, result.output
+    assert "holds a game of layout 99" in result.output and "Traceback" not in result.output
