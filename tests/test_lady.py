@@ -116,26 +116,23 @@ def test_the_command_line_takes_the_lady(tmp_path):
     assert refused.exit_code == 2 and "lady_of_the_lake: the Lady of the Lake takes 7 or more players" in refused.output
 
 
-@pytest.mark.slow  # a scripted experiment: seconds
-def test_an_experiment_config_takes_the_lady(tmp_path):
-    config = tmp_path / "lady.yaml"
-    config.write_text("name: lady\nmodel: scripted\nplayers: 7\nlady_of_the_lake: true\n"
-                      "agents:\n  bots: {kind: rulebot}\n  ours: {kind: llm}\nsides: {good: ours, evil: bots}\n")
-    result = CliRunner().invoke(cli, ["run", str(config), "--out", str(tmp_path / "run")])
-    assert result.exit_code == 0, result.output
-    (events,) = (tmp_path / "run").rglob("events.jsonl")
-    assert '"lady_given"' in events.read_text()
+EXPERIMENT = ("name: lady\nmodel: scripted\nplayers: 7\nlady_of_the_lake: true\nagents:\n  bots: {kind: rulebot}\n"
+              "  ours: {kind: llm}\nsides: {good: ours, evil: bots}\n")
+TOURNAMENT = ("name: lady\nplayers: 7\nlady_of_the_lake: true\nentrants:\n  bots: {kind: rulebot}\n"
+              "  dice: {kind: random}\nblocks: 1\n")
 
 
-@pytest.mark.slow  # a tournament of bots: seconds
-def test_a_tournament_config_takes_the_lady(tmp_path):
-    config = tmp_path / "lady.yaml"
-    config.write_text("name: lady\nplayers: 7\nlady_of_the_lake: true\nentrants:\n  bots: {kind: rulebot}\n"
-                      "  dice: {kind: random}\nblocks: 1\n")
-    result = CliRunner().invoke(cli, ["tournament", str(config), "--out", str(tmp_path / "t")])
-    assert result.exit_code == 0, result.output
+@pytest.mark.slow  # a scripted experiment, a tournament of bots: seconds
+@pytest.mark.parametrize(("command", "text", "games"), [("run", EXPERIMENT, 1), ("tournament", TOURNAMENT, 2)])
+def test_experiment_and_tournament_configs_take_the_lady(tmp_path, command, text, games):
     from avalon_agents.records.run_dir import read_events
 
-    games = [p.parent for p in (tmp_path / "t").rglob("events.jsonl")]
-    assert len(games) == 2 and all(follows_the_rule(read_events(g), 7) is not None for g in games)
-    assert all(any(e.type == "lady_given" for e in read_events(g)) for g in games)
+    config = tmp_path / "lady.yaml"
+    config.write_text(text)
+    result = CliRunner().invoke(cli, [command, str(config), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    played = [p.parent for p in (tmp_path / "out").rglob("events.jsonl")]
+    assert len(played) == games
+    for game in played:
+        events = read_events(game)
+        assert any(e.type == "lady_given" for e in events) and follows_the_rule(events, 7) is not None
