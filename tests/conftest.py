@@ -14,6 +14,16 @@ from pathlib import Path
 import pytest
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects anything: every run checks every test
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`serial` is a kind of slow test: CI runs `-m "slow and not serial"` on both cores, then `-m "slow and
+    serial"` alone, so a serial test that is not slow would run in the fast suite beside another worker."""
+    stray = [item.nodeid for item in items
+             if item.get_closest_marker("serial") and not item.get_closest_marker("slow")]
+    if stray:
+        raise pytest.UsageError(f"marked serial but not slow (serial tests are slow tests): {', '.join(stray)}")
+
+
 @pytest.fixture(autouse=True)
 def restored_registries() -> Iterator[None]:
     """Every test leaves the process's registries (agent kinds, modules, providers, importers, plugins, pacers)

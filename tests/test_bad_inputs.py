@@ -285,6 +285,7 @@ register_agent("doomed", doomed)
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # a local Ray cluster takes both cores
 def test_a_dead_ray_worker_is_one_line_and_exit_3(tmp_path):
     import os
     import subprocess

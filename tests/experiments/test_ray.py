@@ -9,7 +9,7 @@ from avalon_agents.experiments import load_experiments, results_table, run_exper
 from avalon_agents.records import is_done, read_trace
 from tests.experiments.test_runner import CONFIG, FILES
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # a local Ray cluster takes both cores
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """The embedded model: its weights are found without importing their package, its llama.cpp server is
 started once per process and never outlives it, and a full 6-seat game runs on it. Every test that starts
-the llama.cpp server is marked slow (python -m pytest -m slow)."""
+the llama.cpp server is marked slow (python -m pytest -m slow) and serial (it takes both cores: CI runs it alone)."""
 
 from __future__ import annotations
 
@@ -55,6 +55,7 @@ def test_weights_are_found_without_importing_the_package():
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # the llama.cpp server takes both cores
 def test_server_is_reused_in_a_process_and_stopped_at_exit():
     out = subprocess.run([sys.executable, "-c", START_TWICE, "exit"], capture_output=True, text=True, timeout=180)
     same, pid = out.stdout.split()
@@ -63,6 +64,7 @@ def test_server_is_reused_in_a_process_and_stopped_at_exit():
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # the llama.cpp server takes both cores
 def test_server_dies_with_a_killed_parent():
     proc = subprocess.Popen([sys.executable, "-c", START_TWICE, "hang"], stdout=subprocess.PIPE, text=True)
     pid = int(proc.stdout.readline().split()[1])
@@ -95,6 +97,7 @@ def words(seed: int, n: int) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # the llama.cpp server takes both cores
 def test_prompt_cache_resumes_a_seat_from_its_own_last_prompt():
     """Seat A, then seat B (another prompt, which the server's live context now holds), then A again with
     more at the end: A's saved state is restored and only the new part is read."""
@@ -110,6 +113,7 @@ def test_prompt_cache_resumes_a_seat_from_its_own_last_prompt():
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # the llama.cpp server takes both cores
 def test_prompt_cache_stays_within_its_budget():
     """Every saved state counts in full against the budget, so memory levels off (each state used to keep
     a 100 MB logits copy that the budget did not see)."""
@@ -126,6 +130,7 @@ def test_prompt_cache_stays_within_its_budget():
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # the llama.cpp server takes both cores
 def test_calls_to_the_embedded_server_wait_their_turn_on_one_connection():
     """Every client of a loop shares one connection to the server, so concurrent calls queue on our side
     (a request waiting inside the server costs llama.cpp a core); they all still get their answers."""
@@ -155,6 +160,7 @@ def test_calls_to_the_embedded_server_wait_their_turn_on_one_connection():
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # the llama.cpp server takes both cores
 def test_full_six_seat_game_on_the_embedded_model():
     setup = AgentSetup(clients=ClientPool(), settings=ModelSettings(spec="local:smollm2"))
     host = asyncio.run(play_one(make_rules("official", 6), ["llm"] * 6, seed=0, setups=setup))

@@ -63,8 +63,10 @@ def test_openai_and_anthropic_headers_are_read():
 
 
 # Timing: how close to a limit the pacer runs depends on the process getting the CPU when its clock says so. With
-# the fast suite's two workers sharing two cores these are flaky; the slow suite runs them alone (serially).
+# the fast suite's two workers sharing two cores these are flaky; CI runs them alone (serial, after the other slow
+# tests, which share two cores).
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("path", ["openai-compatible", "openai"])
 def test_limits_are_learned_and_429s_stay_rare(path, monkeypatch):
     """No limit set: the pacer learns 6,000 requests/min from the headers and keeps under it; 429s, if any,
@@ -83,6 +85,7 @@ def test_limits_are_learned_and_429s_stay_rare(path, monkeypatch):
 
 
 @pytest.mark.slow  # timing, as above
+@pytest.mark.serial
 def test_a_token_limit_is_learned_and_kept(monkeypatch):
     """A "minute" of 2 s on both sides: 36 calls of about 101 tokens at 2,400 tokens per minute take three."""
     monkeypatch.setattr(pacer_module, "WINDOW_S", 2.0)
@@ -104,7 +107,8 @@ def test_a_token_limit_is_learned_and_kept(monkeypatch):
     assert elapsed >= 2.0 and limits.refused <= 2
 
 
-@pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
+@pytest.mark.slow  # timing, as above: a burst must outrun the limit
+@pytest.mark.serial
 def test_without_headers_429s_teach_the_pace_and_no_call_fails():
     tracer = MemoryTracer()
     with openai_server(limits=Limits(rpm=1200, headers=False)) as server:
