@@ -121,3 +121,37 @@ def test_two_people_play_a_whole_game_in_chromium(browsers, tmp_path):
     browsers[1].save_screenshot(str(tmp_path / "replay.png"))
     assert (tmp_path / "table" / "game-00001" / "result.json").is_file()
     thread.join(timeout=0)  # it closes after its linger; the daemon thread ends with the tests
+
+
+def test_a_person_plays_the_lady_of_the_lake_in_chromium(browsers, tmp_path):
+    """The Lady's request drawn from its legal answers (a button per player) and clicked; what the Lady showed
+    appears in the holder's log alone."""
+    from selenium.webdriver.common.by import By
+
+    from avalon_agents.engine import AvalonEngine
+
+    rules, seed = make_rules("official", 7, lady_of_the_lake=True), 3
+    holder = next(e.holder for e in AvalonEngine(rules, seed).reset() if e.type == "lady_given")
+    game = TableGame(rules=rules, kinds=tuple("human" if s == holder else "rulebot" for s in rules.seats),
+                     seed=seed, setup=AgentSetup(), decision_timeout=120)
+    addresses: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: asyncio.run(serve_table(
+        game, tmp_path / "table", port=0, linger=30.0,
+        ready=lambda table, a: addresses.put((a.url(table.seat_path(holder)), a.url(table.watch_path()))))),
+        daemon=True).start()
+    seat_url, watch_url = addresses.get(timeout=60)
+    driver = browsers[0]
+    driver.get(seat_url)
+    deadline = time.monotonic() + 600
+    while driver.find_element(By.TAG_NAME, "body").get_attribute("data-over") != "yes":
+        assert time.monotonic() < deadline, "the game did not end in 10 minutes"
+        if act(driver, []):
+            time.sleep(0.3)
+        time.sleep(0.1)
+    log = "\n".join(li.text for li in driver.find_elements(By.CSS_SELECTOR, "#log li"))
+    assert "You examined Player" in log and "with the Lady of the Lake: Player" in log, log[-2000:]
+    assert console_errors(driver) == []
+    driver.get(watch_url)
+    time.sleep(1.5)
+    public = "\n".join(li.text for li in driver.find_elements(By.CSS_SELECTOR, "#log li"))
+    assert "Lady of the Lake" in public and "You examined" not in public and "the Lady shows" not in public
