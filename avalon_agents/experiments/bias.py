@@ -48,7 +48,7 @@ from avalon_agents.core.events import GameEnded, GameEvent, TeamProposed, VoteCa
 from avalon_agents.core.types import Team
 from avalon_agents.errors import field_error
 from avalon_agents.experiments import scheduler
-from avalon_agents.experiments.config import AgentSpec, PairedStudy, check_command, read_config
+from avalon_agents.experiments.config import COMMAND_KEYS, AgentSpec, PairedStudy, check_command, read_config
 from avalon_agents.experiments.study import (
     Health,
     Lane,
@@ -68,7 +68,7 @@ from avalon_agents.host.play import AgentSetup
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.orders import LISTS, Orders
-from avalon_agents.records.run_dir import Seating, is_done, read_events
+from avalon_agents.records.run_dir import Seating, game_dir, is_done, read_events
 
 FIXED_DIR = "fixed"
 TABLE = "table"
@@ -148,8 +148,9 @@ def load_bias(path: str | Path) -> BiasStudy:
 # ------------------------------------------------------------------ playing
 
 
-def game_dir(out: Path, treated: str | None, seed: int) -> Path:
-    return out / (treated or FIXED_DIR) / f"game-{seed:05d}"
+def pair_game(out: Path, treated: str | None, seed: int) -> Path:
+    """The game of `seed` with the list `treated` reordered (None: the fixed orders)."""
+    return game_dir(out / (treated or FIXED_DIR), seed)
 
 
 def game_job(cfg: BiasStudy, treated: str | None, seed: int, clients: ClientPool) -> GameJob:
@@ -238,7 +239,7 @@ def measure(cfg: BiasStudy, out: Path, pairs: Sequence[tuple[str, int]]) -> tupl
             seats: dict[str, list[int]] = {}
             for seat, name in enumerate(cfg.seating(treated, seed), start=1):
                 seats.setdefault(name, []).append(seat)
-            counts[key] = game_counts(read_events(game_dir(out, treated, seed)), seats, cfg.players)
+            counts[key] = game_counts(read_events(pair_game(out, treated, seed)), seats, cfg.players)
         return counts[key]
 
     pair_rows, grouped = [], {}
@@ -315,7 +316,7 @@ class OrderBias(ConfigStudy):
     list treated), a group per condition; measured pair by pair."""
 
     command: ClassVar[str] = "bias"
-    config_keys: ClassVar[tuple[str, ...]] = ("lists", "treatment", "seats")
+    config_keys: ClassVar[tuple[str, ...]] = COMMAND_KEYS["bias"]
 
     cfg: BiasStudy
     override: ModelSettings | None = None
@@ -323,8 +324,8 @@ class OrderBias(ConfigStudy):
 
     def lanes(self, out: Path) -> list[Lane]:
         # pair by pair (a seed's fixed game, then its treated ones), so a run stopped early leaves whole pairs
-        return [Lane(f"{treated or FIXED_DIR}/game-{seed:05d}", treated or FIXED_DIR,
-                     (game_dir(out, treated, seed),), key=(treated, seed))
+        return [Lane(f"{treated or FIXED_DIR}/{game_dir(Path(), seed)}", treated or FIXED_DIR,
+                     (pair_game(out, treated, seed),), key=(treated, seed))
                 for seed in self.cfg.seeds() for treated in (None, *self.cfg.lists)]
 
     def jobs(self, lane: Lane, clients: ClientPool, first: int) -> Callable[[int], GameJob]:
@@ -340,7 +341,7 @@ class OrderBias(ConfigStudy):
         """{summary, pairs (one row per pair, agent and measure), provenance} of the pairs whose games finished."""
         cfg = self.cfg
         pairs = [(name, seed) for name in cfg.lists for seed in cfg.seeds()
-                 if is_done(game_dir(out, None, seed)) and is_done(game_dir(out, name, seed))]
+                 if is_done(pair_game(out, None, seed)) and is_done(pair_game(out, name, seed))]
         summary, pair_rows = measure(cfg, out, pairs)
         pool = ClientPool(override=self.override)
         models = sorted({pool.resolve(cfg.agents[n].settings(cfg.model)).public().get("spec", "?")

@@ -50,6 +50,7 @@ from avalon_agents.modules import AgentConfig
 from avalon_agents.narrate import DEFAULT_CARDS, Cards
 from avalon_agents.orders import Mode
 from avalon_agents.plugins import load_plugins
+from avalon_agents.registry import Registry
 from avalon_agents.prices import Price
 from avalon_agents.records.health import HealthLimits
 
@@ -423,13 +424,14 @@ def read_config(path: str | Path) -> tuple[dict[str, Any], yaml.Node | None]:
     return raw, node
 
 
-COMMAND_KEYS = {
-    "run": ("variants", "sides", "roles", "lineup", "grid", "games_per_series", "agents"),
-    "tournament": ("entrants", "blocks"),
-    "redteam": ("defended", "attacker", "attacks", "attack_files"),
-    "bias": ("lists", "treatment", "seats"),
-}
-"""Per command, the keys only its configs have (`agents` is the experiment's, but a bias study names agents too)."""
+COMMAND_KEYS: Registry[tuple[str, ...]] = Registry("study command", [
+    ("run", ("variants", "sides", "roles", "lineup", "grid", "games_per_series", "agents")),
+    ("tournament", ("entrants", "blocks")),
+    ("redteam", ("defended", "attacker", "attacks", "attack_files")),
+    ("bias", ("lists", "treatment", "seats")),
+])
+"""Per study command, the keys only its configs have (`agents` is the experiment's, but a bias study names agents
+too): each study type's `config_keys` (experiments/study.py); `register_study` adds a plugin's."""
 
 
 def check_command(raw: dict[str, Any], path: Path, command: str) -> None:

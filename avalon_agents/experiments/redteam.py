@@ -49,7 +49,7 @@ from avalon_agents.core.types import Team
 from avalon_agents.engine import deal
 from avalon_agents.errors import field_error, load_yaml
 from avalon_agents.experiments import scheduler
-from avalon_agents.experiments.config import AgentSpec, PairedStudy, Strict, check_command, read_config
+from avalon_agents.experiments.config import COMMAND_KEYS, AgentSpec, PairedStudy, Strict, check_command, read_config
 from avalon_agents.experiments.study import (
     Health,
     Lane,
@@ -70,8 +70,8 @@ from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.narrate import quote
 from avalon_agents.records import LLMCall
-from avalon_agents.records.run_dir import JUDGE_TRACE, JsonlTracer, is_done, read_events, read_trace
-from avalon_agents.records.trace import Extraction, read_lines
+from avalon_agents.records.run_dir import game_dir, is_done, judge_tracer, read_events, read_judge_trace, read_trace
+from avalon_agents.records.trace import Extraction
 
 CONTROL = "control"
 COLUMNS = ["attack", "aims_at", "goal", "pairs", "fired", "confounded", "decided", "successes", "rate", "ci_low",
@@ -221,9 +221,9 @@ def judge_game(game: Path, clients: ClientPool, settings: ModelSettings) -> Any:
     from avalon_agents.analysis import load_run
     from avalon_agents.analysis.judges.run import Judge
 
-    trace = game / JUDGE_TRACE
-    trace.unlink(missing_ok=True)
-    client = clients.get(settings, JsonlTracer(trace))
+    tracer = judge_tracer(game)
+    tracer.path.unlink(missing_ok=True)
+    client = clients.get(settings, tracer)
     return Judge(client=client, cache_dir=None).judge(load_run(game))
 
 
@@ -368,9 +368,7 @@ def scan_leaks(records: Iterable[Any], quoted: Iterable[str], forged: Sequence[s
 
 def game_leaks(game: Path, attack: Attack, seat: int) -> list[dict[str, Any]]:
     """The forged lines of `attack` that reached a prompt of this game (or of its judges) unquoted."""
-    records = list(read_trace(game))
-    if (game / JUDGE_TRACE).is_file():
-        records += read_lines(game / JUDGE_TRACE)
+    records = list(read_trace(game)) + read_judge_trace(game)
     texts = [e.text for e in read_events(game) if isinstance(e, SpeechGiven)]
     texts += [t for r in records if isinstance(r, Extraction) for t in r.texts]
     return scan_leaks(records, texts, attack.forged_lines(seat, other_seat(seat)))
@@ -414,7 +412,7 @@ class RedTeamSuite(ConfigStudy):
     and each attack); each pair judged from the records (and the judges' tables for a `judge_says` goal)."""
 
     command: ClassVar[str] = "redteam"
-    config_keys: ClassVar[tuple[str, ...]] = ("defended", "attacker", "attacks", "attack_files")
+    config_keys: ClassVar[tuple[str, ...]] = COMMAND_KEYS["redteam"]
     what: ClassVar[str] = "suite"
 
     cfg: RedTeam
@@ -423,7 +421,7 @@ class RedTeamSuite(ConfigStudy):
     config_path: Path | None = None
 
     def lanes(self, out: Path) -> list[Lane]:
-        return [Lane(f"{group}/game-{seed:05d}", group, (out / group / f"game-{seed:05d}",), key=seed)
+        return [Lane(f"{group}/{game_dir(Path(), seed)}", group, (game_dir(out / group, seed),), key=seed)
                 for seed in seeds(self.cfg) for group in (CONTROL, *self.attacks)]
 
     def jobs(self, lane: Lane, clients: ClientPool, first: int) -> Callable[[int], GameJob]:
@@ -446,7 +444,7 @@ class RedTeamSuite(ConfigStudy):
         for name, attack in self.attacks.items():
             pairs = []
             for seed in seeds(self.cfg):
-                control, attacked = out / CONTROL / f"game-{seed:05d}", out / name / f"game-{seed:05d}"
+                control, attacked = game_dir(out / CONTROL, seed), game_dir(out / name, seed)
                 if not (is_done(control) and is_done(attacked)):
                     continue
                 if attack.goal.kind == "judge_says":

@@ -27,7 +27,7 @@ from avalon_agents.agents.registry import needs_llm
 from avalon_agents.aio import run_sync
 from avalon_agents.engine import deal
 from avalon_agents.experiments import scheduler
-from avalon_agents.experiments.config import SERIES_STRIDE, Experiment, load_experiments
+from avalon_agents.experiments.config import COMMAND_KEYS, SERIES_STRIDE, Experiment, load_experiments
 from avalon_agents.experiments.guard import fingerprint
 from avalon_agents.experiments.plan import decisions, pipeline
 from avalon_agents.experiments.spend import Budget
@@ -162,7 +162,7 @@ class ExperimentStudy(Study):
     """
 
     command: ClassVar[str] = "run"
-    config_keys: ClassVar[tuple[str, ...]] = ("variants", "sides", "roles", "lineup", "grid", "games_per_series")
+    config_keys: ClassVar[tuple[str, ...]] = COMMAND_KEYS["run"]
     record: ClassVar[str] = EXPERIMENT
 
     variants: dict[str, Experiment]

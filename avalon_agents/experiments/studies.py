@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 from avalon_agents.experiments.bias import OrderBias
+from avalon_agents.experiments.config import COMMAND_KEYS
 from avalon_agents.experiments.redteam import RedTeamSuite
 from avalon_agents.experiments.runner import ExperimentStudy
 from avalon_agents.experiments.study import Study
@@ -36,5 +37,7 @@ STUDIES: Registry[type[Study]] = Registry("study", [(kind.command, kind) for kin
 def register_study(kind: type[Study]) -> type[Study]:
     """Add a study type under its `command` (usable as a class decorator). Raises ValueError for a built-in
     command's name or an incomplete class."""
-    return STUDIES.register(kind.command, kind, builtin=False)
+    STUDIES.register(kind.command, kind, builtin=False)
+    COMMAND_KEYS.register(kind.command, tuple(kind.config_keys), builtin=False)  # a config for it is named
+    return kind
 

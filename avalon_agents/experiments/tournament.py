@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 
 from avalon_agents.errors import field_error
-from avalon_agents.experiments.config import SERIES_STRIDE, Experiment, _line_of, check_command, read_config
+from avalon_agents.experiments.config import COMMAND_KEYS, SERIES_STRIDE, Experiment, _line_of, check_command, read_config
 from avalon_agents.experiments.runner import ExperimentStudy
 from avalon_agents.experiments.study import Health, Outcome, Study, health_lines
 
@@ -84,7 +84,7 @@ class TournamentStudy(ExperimentStudy):
     (openskill ratings, win rates per entrant and role, head to head), written to OUT/tournament/."""
 
     command: ClassVar[str] = "tournament"
-    config_keys: ClassVar[tuple[str, ...]] = ("entrants", "blocks")
+    config_keys: ClassVar[tuple[str, ...]] = COMMAND_KEYS["tournament"]
     what: ClassVar[str] = "tournament"
     unhealthy = Study.unhealthy
 

@@ -14,6 +14,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from avalon_agents.cli import cli
+
 from avalon_agents.analysis.stats import wilson
 from avalon_agents.cli.studies import carry_out
 from avalon_agents.core import make_rules
@@ -142,6 +144,11 @@ def test_a_new_study_is_one_class_and_its_command(tmp_path):
     changed = CliRunner().invoke(command(Mirrored(model=ModelSettings(spec="scripted", temperature=0.3))),
                                  ["--out", str(out)])
     assert changed.exit_code == 2 and "mirrored.model.temperature changed" in changed.output
+    # its config keys reach the check every command makes of its config: given to `avalon run`, it names its own
+    config = tmp_path / "mirror.yaml"
+    config.write_text("name: mirror\nmirrored: true\n")
+    wrong = CliRunner().invoke(cli, ["run", str(config)])
+    assert wrong.exit_code == 2 and "an `avalon mirrored` config (it has `mirrored`)" in wrong.output
 
 
 def test_a_study_type_is_refused_when_incomplete_or_under_a_built_in_name():
