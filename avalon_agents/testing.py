@@ -7,7 +7,7 @@ says in one line what it found.
         print(found.line())
 
 One check per kind of registry item: `check_module`, `check_slot`, `check_seat_kind`, `check_provider`,
-`check_judge`, `check_metric`, `check_decision_kind`; `CHECKS` maps a registry's `what` to its check. A check
+`check_judge`, `check_metric`, `check_decision_kind`, `check_preset`; `CHECKS` maps a registry's `what` to its check. A check
 returns a `Found` (ok or not, with what it saw) and never raises for a fault of the item under test.
 """
 
@@ -306,12 +306,48 @@ def check_decision_kind(name: str) -> Found:
     return Found("decision kind", name, True, "random, fallback, legal, words and data checked on a request")
 
 
+# --------------------------------------------------------------------------- rules presets
+
+
+def check_preset(name: str) -> Found:
+    """The preset gives a RuleSet for every player count it takes (5 to 10; a count it refuses in one line is
+    skipped), and random legal games under it end."""
+    from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
+    from avalon_agents.engine import AvalonEngine
+
+    played = []
+    for players in range(MIN_PLAYERS, MAX_PLAYERS + 1):
+        try:
+            rules = PRESETS[name](players)
+        except ValueError:
+            continue
+        except Exception as exc:  # noqa: BLE001
+            return Found("rules preset", name, False, f"raised for {players} players ({_fault(exc)})")
+        if rules.players != players:
+            return Found("rules preset", name, False, f"asked for {players} players, gave {rules.players}")
+        rng = random.Random(players)
+        engine = AvalonEngine(rules, seed=players)
+        engine.reset()
+        for _ in range(5000):
+            if engine.is_over:
+                break
+            for request in engine.pending():
+                engine.submit(request.seat, kind_of(request).random(request, rng))
+        if not engine.is_over:
+            return Found("rules preset", name, False, f"a random game of {players} players did not end")
+        played.append(players)
+    if not played:
+        return Found("rules preset", name, False, "gave no RuleSet for any player count from 5 to 10")
+    return Found("rules preset", name, True, f"random games end for {', '.join(map(str, played))} players")
+
+
 # --------------------------------------------------------------------------- a plugin
 
 
 CHECKS: dict[str, Callable[[str], Found]] = {
     "module": check_module, "slot": check_slot, "agent kind": check_seat_kind, "provider": check_provider,
     "judge": check_judge, "metric": check_metric, "decision kind": check_decision_kind,
+    "rules preset": check_preset,
 }
 """A registry's `what` -> its check. An item of any other registry (importer, attack, study) is listed as
 registered, with nothing to exercise."""
@@ -352,4 +388,4 @@ def as_json(found: Sequence[Found]) -> list[dict[str, Any]]:
 
 
 __all__ = ["CHECKS", "Found", "as_json", "check_decision_kind", "check_judge", "check_metric", "check_module",
-           "check_plugin", "check_provider", "check_seat_kind", "check_slot", "registered_by"]
+           "check_plugin", "check_preset", "check_provider", "check_seat_kind", "check_slot", "registered_by"]

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
-from avalon_agents.testing import check_decision_kind, check_judge
+from avalon_agents.testing import check_decision_kind, check_judge, check_preset
 
 GOOD = """\
 from avalon_agents.agents.registry import register_agent
@@ -146,3 +146,13 @@ def test_a_decision_kind_without_what_its_consumers_need_is_refused_when_registe
         KINDS.register("vote", replace(KINDS["vote"], bot=None, legal=None), builtin=True)
     with pytest.raises(ValueError, match="decision kind 'quest' is built in"):
         register_kind(replace(KINDS["quest"], asking="flip a card"))
+
+
+def test_a_rules_preset_is_checked_over_every_player_count():
+    from avalon_agents.core.rules import official, register_preset
+
+    register_preset("quick", lambda players: official(players).model_copy(update={"name": "quick"}))
+    register_preset("wrong_size", lambda players: official(6))
+    assert check_preset("quick").ok and "5, 6, 7, 8, 9, 10 players" in check_preset("quick").detail
+    found = check_preset("wrong_size")
+    assert not found.ok and "asked for 5 players, gave 6" in found.detail

@@ -157,6 +157,7 @@ def check_plugin(plugin: str, provider_model: str, as_json: bool) -> None:
       judge          its prompt loads; an answer with each of its labels, shaped by its schema, parses back
       metric         on a scripted run: a table with a `value` column
       decision kind  random, fallback, legal answers, words and data on a request of its kind
+      rules preset   a RuleSet for each player count it takes, and random games under it end
     Anything else (importers, attacks, studies) is listed as registered.
 
     Exit codes: 0 every item passed; 1 an item failed (each failing item is named); 2 the plugin cannot be loaded.
