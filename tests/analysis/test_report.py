@@ -4,6 +4,8 @@ tests/conftest.py); the notebooks over the same run are in test_notebooks.py (sl
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -12,13 +14,20 @@ from avalon_agents.analysis.paper.report import FIGURES
 from avalon_agents.cli import cli
 
 
-@pytest.mark.slow  # seconds; the slow suite (CI) runs it
-def test_analyze_writes_every_file_it_promises(analysis_run, tmp_path):
-    out = tmp_path / "report"
-    result = CliRunner().invoke(cli, ["analyze", str(analysis_run), "--judge-model", "scripted",
-                                      "--out", str(out)])
+@pytest.fixture(scope="module")
+def judged(analysis_run, tmp_path_factory) -> tuple[Path, str]:
+    """`avalon analyze` of the session's run with the scripted judge, once for the tests that read its first
+    report: (the report's folder, what it printed). Treat it as read-only."""
+    out = tmp_path_factory.mktemp("judged") / "report"
+    result = CliRunner().invoke(cli, ["analyze", str(analysis_run), "--judge-model", "scripted", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "win_rate" in result.output and "wo_analysis" in result.output  # the headline table
+    return out, result.output
+
+
+@pytest.mark.slow  # seconds; the slow suite (CI) runs it
+def test_analyze_writes_every_file_it_promises(judged):
+    out, output = judged
+    assert "win_rate" in output and "wo_analysis" in output  # the headline table
     figures = {p.stem for p in (out / "figures").glob("*.png")}
     assert figures == set(FIGURES)  # every figure, probes included
     metrics = json.loads((out / "metrics.json").read_text())
@@ -32,7 +41,7 @@ def test_analyze_writes_every_file_it_promises(analysis_run, tmp_path):
     assert "| variant | side |" in report
     # each variant against the first (Newcombe's interval, Fisher's p), in the report and the printed headline
     assert "| vs_variant | diff | diff_ci_low | diff_ci_high | diff_p_value |" in report
-    assert "diff_p_value" in result.output
+    assert "diff_p_value" in output
     (other,) = [r for r in metrics["headline"] if r["variant"] == "wo_analysis" and r["side"] == "good"]
     assert other["vs_variant"] == "full" and 0 <= other["diff_p_value"] <= 1
     assert other["diff_ci_low"] <= other["diff"] <= other["diff_ci_high"]
@@ -50,14 +59,17 @@ def test_analyze_writes_every_file_it_promises(analysis_run, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_second_analysis_reuses_every_judgment(analysis_run, tmp_path):
+def test_a_second_analysis_reuses_every_judgment(analysis_run, judged, tmp_path):
     out = tmp_path / "report"
-    for _ in range(2):
-        assert CliRunner().invoke(cli, ["analyze", str(analysis_run), "--judge-model", "scripted", "--out", str(out)]
-                                  ).exit_code == 0
+    shutil.copytree(judged[0], out)  # the first analysis's report, its judgments with it
+    made = (out / "judgments" / "calls.jsonl").read_text().splitlines()
+    assert made
+    result = CliRunner().invoke(cli, ["analyze", str(analysis_run), "--judge-model", "scripted", "--out", str(out)])
+    assert result.exit_code == 0, result.output
     calls = (out / "judgments" / "calls.jsonl").read_text().splitlines()
-    judged = sum(1 for _ in (out / "judgments" / "judgments.jsonl").open())
-    assert len(calls) == judged  # the second run made no call
+    assert calls == made
+    judgments = sum(1 for _ in (out / "judgments" / "judgments.jsonl").open())
+    assert len(calls) == judgments  # the second run made no call
 
 
 @pytest.mark.slow  # seconds: the fast suite stays under its 2 minutes
