@@ -113,7 +113,7 @@ def costly(line: str) -> bool:
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_readme_scripted_command_runs(line, workdir, monkeypatch):
     """Run in this process through the console script's own entry point (the process start is what
-    tests/test_cli.py checks), in the scratch folder, without API keys."""
+    tests/cli/test_cli.py checks), in the scratch folder, without API keys."""
     argv, outs = command(line, workdir)
     monkeypatch.chdir(workdir)
     for key in [k for k in os.environ if k.endswith("API_KEY")]:

@@ -10,7 +10,7 @@ from avalon_agents.core.events import EVENT_ADAPTER
 from avalon_agents.core.rules import PRESETS, RuleSet, make_rules
 from avalon_agents.engine import AvalonEngine
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 NOT_RULES = ("name", "players")
 """Fields that name a preset or size a game rather than decide a rule."""
 

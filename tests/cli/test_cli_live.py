@@ -350,7 +350,7 @@ def test_no_notice_when_the_embedded_model_cannot_load(monkeypatch):
 
 
 def test_a_run_on_the_embedded_model_says_so_at_its_start(embedded, tmp_path):
-    config = Path(__file__).parent.parent / "experiments" / "quickstart.yaml"
+    config = Path(__file__).parents[2] / "experiments" / "quickstart.yaml"
     out = avalon("run", str(config), "--check", "--out", str(tmp_path / "run"), "--json")
     assert out.returncode == 0 and out.stderr.startswith(NOTICE) and out.stderr.count("note:") == 1
     assert "note:" not in out.stdout

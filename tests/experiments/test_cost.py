@@ -12,7 +12,7 @@ from avalon_agents.cli import cli
 from avalon_agents.llm.tokens import count_tokens, newest_that_fit
 from avalon_agents.records import Extraction, LLMCall, Purpose
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 
 
 def cost(*args: str) -> dict:

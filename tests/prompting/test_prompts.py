@@ -119,7 +119,7 @@ def exercise_everything() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         run = Path(folder) / "nlu"
-        import_avalon_nlu(Path(__file__).parent / "importers" / "avalon_nlu", run)
+        import_avalon_nlu(Path(__file__).parents[1] / "importers" / "avalon_nlu", run)
         calibrate(load_run(run), run, client=judge, cache_dir=None)
 
 

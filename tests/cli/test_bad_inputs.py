@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import avalon
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 BASE = """\
 name: bad
 model: scripted

@@ -130,7 +130,7 @@ def test_a_speech_with_unicode_line_separators_reads_back_whole(tmp_path):
     ("experiments/tournament_bots.yaml", "bias", "tournament"),
 ])
 def test_a_config_given_to_the_wrong_command_names_its_command(config, command, belongs):
-    path = Path(__file__).parent.parent / config
+    path = Path(__file__).parents[2] / config
     result = _invoke([command, str(path), "--check"])
     assert result.exit_code == 2, result.output
     assert f"an `avalon {belongs}` config" in result.output and f"avalon {belongs} {path}" in result.output
@@ -154,7 +154,7 @@ def test_every_command_takes_json_and_every_study_takes_check():
     assert [p for p in studies if "--check" not in options[p]] == []
 
 
-REPLAY_RUN = Path(__file__).parent / "data" / "replay" / "run"
+REPLAY_RUN = Path(__file__).parents[1] / "data" / "replay" / "run"
 
 
 @pytest.mark.parametrize(("name", "make", "key"), [
@@ -169,7 +169,7 @@ REPLAY_RUN = Path(__file__).parent / "data" / "replay" / "run"
                  marks=pytest.mark.slow),
 ])
 def test_json_is_one_object_on_stdout(name, make, key, tmp_path, monkeypatch):
-    monkeypatch.chdir(Path(__file__).parent.parent)
+    monkeypatch.chdir(Path(__file__).parents[2])
     result = CliRunner().invoke(cli, [*make(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     found = json.loads(result.stdout.strip().splitlines()[-1])

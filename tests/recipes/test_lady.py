@@ -21,7 +21,7 @@ from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.records.trace import Extraction, LLMCall
 from tests.table.helpers import Browser, open_table
 
-BOT = Path(__file__).resolve().parent.parent / "experiments" / "bots" / "random_bot.py"
+BOT = Path(__file__).resolve().parents[2] / "experiments" / "bots" / "random_bot.py"
 KINDS = ("rulebot", "random", "llm", "cognitive", "baseline", "external")
 LLM = ("llm", "cognitive", "baseline")
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.helpers import avalon
 
-BOT = Path(__file__).resolve().parents[1] / "experiments" / "bots" / "random_bot.py"
+BOT = Path(__file__).resolve().parents[2] / "experiments" / "bots" / "random_bot.py"
 HTTP_BOT = BOT.with_name("http_bot.py")
 COMMAND = f"{sys.executable} {BOT}"
 
