@@ -3,8 +3,7 @@ each thing a plugin registered is exercised through scripted games and the consu
 says in one line what it found.
 
     from avalon_agents.testing import check_plugin
-    for found in check_plugin("my_plugin.py"):
-        print(found.line())
+    lines = [found.line() for found in check_plugin("my_plugin.py")]
 
 One check per kind of registry item: `check_module`, `check_slot`, `check_seat_kind`, `check_provider`,
 `check_judge`, `check_metric`, `check_decision_kind`, `check_preset`; `CHECKS` maps a registry's `what` to its check. A check

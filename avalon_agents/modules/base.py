@@ -109,6 +109,9 @@ class Slot:
     section: str | None
     per_turn: bool = False
     late: bool = True
+    summarizes: bool = False
+    """Its text stands for the rounds it folded in (`Mind.summarized`): prompts then show only the later rounds'
+    entries, and experience learning reads it as the game's log (the summary)."""
 
 
 def _check_slot(name: str, slot: Slot) -> None:
@@ -119,7 +122,7 @@ def _check_slot(name: str, slot: Slot) -> None:
 
 
 SLOTS: Registry[Slot] = Registry("slot", [(s.name, s) for s in (
-    Slot("summary", "Summary of the earlier rounds", late=False),
+    Slot("summary", "Summary of the earlier rounds", late=False, summarizes=True),
     Slot("analysis", "Your analysis of the other players", late=False),
     Slot("plan", "Your current plan", late=False),
     Slot("action", "The action you chose (private, only you know it)", per_turn=True),
@@ -160,6 +163,11 @@ class Slots:
             raise TypeError(f"Slots: no slot {sorted(unknown)[0]!r}")
         for slot in SLOTS:
             setattr(self, slot, texts.get(slot))
+
+    def summaries(self) -> str | None:
+        """The text of the slots that summarize the earlier rounds (`Slot.summarizes`), None if they are empty."""
+        texts = [getattr(self, name, None) for name, slot in SLOTS.items() if slot.summarizes]
+        return "\n".join(t for t in texts if t) or None
 
     def clear_turn(self) -> None:
         """Empty the slots that belong to one request (`Slot.per_turn`: the action and the response)."""

@@ -30,7 +30,7 @@ def game_log(turn: Turn) -> str:
     """The game as the seat knows it: its summary, then the rounds it did not summarize yet."""
     mind = turn.mind
     rest = Memory.render([e for e in mind.memory.entries if e.quest > mind.summarized], LOG_TOKENS)
-    return "\n".join(part for part in (turn.slots.summary, rest) if part) or "(nothing recorded)"
+    return "\n".join(part for part in (turn.slots.summaries(), rest) if part) or "(nothing recorded)"
 
 
 def role_map(result: GameResult) -> str:

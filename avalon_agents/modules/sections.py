@@ -37,7 +37,7 @@ def context(turn: Turn, *, upto: str | None = None, leave_out: Iterable[str] = (
     new entries), so a server with a prompt cache (the embedded model's) reads just the new part."""
     mind, slots = turn.mind, turn.slots
     memory = mind.memory
-    if slots.summary:
+    if slots.summaries():  # the earlier rounds are summarized: only the later rounds' entries follow
         story = section("This round so far",
                         Memory.render([e for e in memory.entries if e.quest > mind.summarized], history_tokens))
     else:
