@@ -3,7 +3,7 @@
 A `DecisionKind` holds, for one `RequestKind`:
 
 - `key`: the single JSON key of a constrained answer (propose: `team`, vote: `vote`, quest: `card`,
-  assassinate: `merlin`; a speech has none),
+  assassinate: `merlin`, lady: `examine`; a speech has none),
 - `answer_model(request)`: the pydantic model of a constrained answer, `{"reason": ..., key: ...}` with only
   legal values (seats as an enum, exactly the team size, success only for a good seat), whose JSON schema the
   model is asked to follow,
@@ -13,9 +13,14 @@ A `DecisionKind` holds, for one `RequestKind`:
 - `fallback(request, near, rng)`: the paper's default for an answer nothing could read (Appendix A.4),
 - `instruction(request, rules)`: the host's wording of the request (prompts/host/request_*.txt),
 - `scripted(prompt, rng, me, others)`: the scripted model's free-text answer when it recognises the request,
-- `answers(request)`: the legal answers in a few words (what a human seat is shown beside the instruction).
+- `answers(request)`: the legal answers in a few words (what a human seat is shown beside the instruction),
+- what every other consumer needs (`CONSUMERS`, refused at registration without them): `random` (the random
+  seat), `bot` (the rule bot), `legal` (the legal answers by shape: the seat protocol and the web table), `asking`
+  (the live view's waiting line), `say` and `plain` (an action in words and as data), `spelled` (a person's
+  misspellings).
 
-Adding a decision kind means one spec here plus its prompt files. This module sits below the LLM layer (it
+`KINDS` is their registry, by the request kind's value. Adding a decision kind means one spec here plus its prompt
+files (and its `RequestKind`, action and the engine asking it: docs/architecture.md, the recipe). This module sits below the LLM layer (it
 imports only core, the prompt files and the parser), so the scripted model and the analysis can use it.
 """
 
