@@ -115,13 +115,9 @@ class Registry(Generic[T]):
 
     def _refuse_taken(self, name: str, item: T, builtin: bool) -> None:
         existing = self._items.get(name)
-        if existing is not None and name in self._builtin and not builtin and not _same(existing, item):
+        if existing is not None and name in self._builtin and not builtin and existing is not item:
             raise NameTaken(f"{self.what} {name!r} is built in: a plugin adds names, never replaces the package's "
                             "(register yours under another name)")
-
-    def decorator(self, name: str, **kwargs) -> Callable[[T], T]:
-        """`@registry.decorator("name")` registers what it decorates."""
-        return lambda item: self.register(name, item, **kwargs)
 
     # ------------------------------------------------------------------ reading
 
@@ -185,10 +181,6 @@ class Registry(Generic[T]):
         """Drop every item a plugin registered."""
         for name in self.added():
             del self._items[name]
-
-
-def _same(a: object, b: object) -> bool:
-    return a is b
 
 
 def all_registries() -> list[Registry]:
