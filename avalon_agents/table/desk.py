@@ -13,7 +13,15 @@ from typing import Any
 from avalon_agents.agents.human import NoAnswer, read_answer
 from avalon_agents.agents.protocol import request_message
 from avalon_agents.core.actions import ActionRequest, IllegalAction
-from avalon_agents.core.events import GameEnded, GameEvent, GameResult, LeaderChosen, QuestCompleted, RoleAssigned
+from avalon_agents.core.events import (
+    EVENT_ADAPTER,
+    GameEnded,
+    GameEvent,
+    GameResult,
+    LeaderChosen,
+    QuestCompleted,
+    RoleAssigned,
+)
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
 from avalon_agents.decisions.kinds import kind_of
@@ -54,6 +62,11 @@ def ending(result: GameResult | GameEnded) -> dict[str, Any]:
             "roles": {str(s): r.value for s, r in sorted(result.roles.items())}}
 
 
+def seen(event: GameEvent) -> dict[str, Any]:
+    """An event as a page reads it (its JSON fields, as in events.jsonl)."""
+    return EVENT_ADAPTER.dump_python(event, mode="json")
+
+
 class WebDesk:
     """One person's seat at the web table.
 
@@ -79,6 +92,7 @@ class WebDesk:
         self.role: str | None = None
         self.system = ""
         self.lines: list[str] = []
+        self.events: list[dict[str, Any]] = []  # the events shown, as data; `line`: the index of its narration
         self.request: dict[str, Any] | None = None  # the open request's protocol message
         self.result: dict[str, Any] | None = None
         self.replay: str | None = None  # the game's replay address, once written
@@ -93,9 +107,10 @@ class WebDesk:
             self.game += 1
             self.role, self.system = event.role.value, text
         else:
-            self.lines.append(text)
             if event is not None:
+                self.events.append({**seen(event), "line": len(self.lines)})
                 self.track.see(event)
+            self.lines.append(text)
         self._changed()
 
     async def ask(self, request: ActionRequest, text: str) -> str:
@@ -144,7 +159,8 @@ class WebDesk:
     def state(self) -> dict[str, Any]:
         """What `GET /api/seat/N` answers."""
         return {"seat": self.seat, "game": self.game, "role": self.role, "system": self.system,
-                "lines": list(self.lines), "request": self.request, "over": self.result is not None,
+                "lines": list(self.lines), "events": list(self.events), "request": self.request,
+                "over": self.result is not None,
                 **self.track.state(), "result": self.result, "replay": self.replay}
 
     def _changed(self) -> None:

@@ -12,7 +12,7 @@ from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
 from avalon_agents.decisions.kinds import kind_of
 from avalon_agents.records.transcript import transcript
-from avalon_agents.table.desk import QuestTrack, ending
+from avalon_agents.table.desk import QuestTrack, ending, seen
 
 
 class Spectator:
@@ -57,6 +57,7 @@ class Spectator:
         return [{"seat": s, "kind": k} for s, k in sorted(set(self.waiting_on.values()))]
 
     def state(self) -> dict[str, Any]:
-        return {"seat": None, "game": self.game, "role": None, "lines": transcript(self.events), "request": None,
+        return {"seat": None, "game": self.game, "role": None, "lines": transcript(self.events),
+                "events": [seen(e) for e in self.events], "request": None,
                 "over": self.result is not None, "waiting": self.waited_on(),
                 **self.track.state(), "result": self.result, "replay": self.replay}

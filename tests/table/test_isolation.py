@@ -61,6 +61,7 @@ def check_game(rules, host, seen: dict[int, list[str]], spectator: Spectator) ->
         assert states and json.loads(states[-1])["over"]
         for text in states:
             state = json.loads(text)
+            assert all(e["visible_to"] == "all" or seat in e["visible_to"] for e in state["events"]), seat
             if state["over"]:
                 assert state["result"]["roles"] == {str(s): r.value for s, r in sorted(roles.items())}
                 continue
@@ -76,6 +77,7 @@ def check_game(rules, host, seen: dict[int, list[str]], spectator: Spectator) ->
                     assert other_night not in text, (seat, other)
     public = spectator.state()
     assert public["over"] and public["result"]["roles"] == {str(s): r.value for s, r in sorted(roles.items())}
+    assert [e["visible_to"] for e in public["events"]] == ["all"] * len(public["events"])
     shown = [e for e in spectator.events]
     assert shown and all(e.visible_to == "all" for e in shown)
     assert spectator.asked and "assassinate" not in {kind for _, kind in spectator.asked}  # whom it asks is secret
