@@ -2,7 +2,8 @@
 
 A `Prices` table maps a model to its `Price` (USD per 1M input, cached input and output tokens, with the date
 and the source of the figure). Overrides come from an experiment's `prices:` or `--prices FILE` (the same
-shape). The embedded and scripted models cost nothing; a model without a price has none, and every figure
+shape). The embedded and scripted models cost nothing, nor does a replay (`replay:RUN_DIR` answers from a recorded
+run: its tokens were paid when the run was recorded); a model without a price has none, and every figure
 that needs it says "no price for MODEL" instead of guessing.
 """
 
@@ -35,10 +36,6 @@ class Cost:
         return Cost(self.calls * k, self.input_tokens * k, self.output_tokens * k)
 
 
-FREE_PROVIDERS = ("local", "scripted")
-"""Models that cost nothing but time (they run on this machine)."""
-
-
 class Price(BaseModel):
     """USD per 1M tokens (cached input: a prompt prefix the provider served from its cache; unset: as input)."""
 
@@ -58,6 +55,9 @@ class Price(BaseModel):
 
 
 FREE = Price(input=0, output=0, source="runs on this machine")
+REPLAYED = Price(input=0, output=0, source="answered from a recorded run")
+FREE_PROVIDERS = {"local": FREE, "scripted": FREE, "replay": REPLAYED}
+"""Providers whose calls cost nothing: they run on this machine, or answer from a recorded run."""
 
 
 def model_name(spec: str) -> str:
@@ -91,8 +91,9 @@ class Prices:
 
     def price(self, spec: str) -> Price | None:
         """The price of a spec's model (None: none known)."""
-        if spec.partition(":")[0] in FREE_PROVIDERS:
-            return FREE
+        free = FREE_PROVIDERS.get(spec.partition(":")[0])
+        if free is not None:
+            return free
         return self.table.get(spec) or self.table.get(model_name(spec))
 
     def dollars(self, spec: str, input_tokens: float, output_tokens: float, cached_tokens: float = 0) -> float:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from avalon_agents.prices import NoPrice, Prices, model_name
+from avalon_agents.prices import REPLAYED, NoPrice, Prices, model_name
 from avalon_agents.records import read_trace, usage
 from avalon_agents.records.run_dir import COST, has_trace, is_done
 
@@ -129,10 +129,15 @@ def cost_rows(usages: dict[str, dict[str, Any] | None], prices: Prices, games: d
 
 
 def cost_line(variant: str, rows: list[dict[str, Any]]) -> str:
-    """One line of a variant's cost for people."""
+    """One line of a variant's cost for people (a replay's: $0, and the tokens its recording holds)."""
     mine = [r for r in rows if r["variant"] == variant]
     if not mine:
         return f"{variant}: cost: no LLM call"
+    models = f"({', '.join(sorted({r['model'] for r in mine}))})"
+    replayed = [r for r in mine if r["price_source"] == REPLAYED.source]
+    if len(replayed) == len(mine):  # nothing was asked of a model: the tokens were paid when the run was recorded
+        return (f"{variant}: cost: replayed: $0, {sum(r['calls'] for r in mine):,} calls and "
+                f"{sum(r['input_tokens'] + r['output_tokens'] for r in mine):,} tokens recorded {models}")
     missing = [model_name(r["model"]) for r in mine if r["usd"] is None]
     total = sum(r["usd"] or 0 for r in mine)
     tokens = sum(r["input_tokens"] for r in mine), sum(r["output_tokens"] for r in mine)
@@ -140,7 +145,7 @@ def cost_line(variant: str, rows: list[dict[str, Any]]) -> str:
     usd = (f"no price for {', '.join(missing)}" if missing else
            f"${total:,.4f}" + (f" (${total / games:,.4f} per game)" if games else ""))
     return (f"{variant}: cost: {usd}; {sum(r['calls'] for r in mine):,} calls, {tokens[0]:,} input and {tokens[1]:,} "
-            f"output tokens ({', '.join(sorted({r['model'] for r in mine}))})")
+            f"output tokens {models}")
 
 
 COST_CSV = COST

@@ -81,3 +81,18 @@ def test_a_run_of_a_newer_layout_is_refused_as_a_replay_source_in_one_line(tmp_p
     result = replay(tmp_path / "again", run)
     assert result.exit_code == 2, result.output
     assert "holds a game of layout 99" in result.output and "Traceback" not in result.output
+
+
+def test_a_replay_costs_nothing_and_a_budget_is_accepted(tmp_path):
+    """A replay asks no model: its cost line says $0 and the tokens the recording holds, and a budget (never
+    reached) is kept as for any run."""
+    out = tmp_path / "again"
+    result = CliRunner().invoke(cli, ["run", str(DATA / "config.yaml"), "--model", f"replay:{DATA / 'run'}",
+                                      "--out", str(out), "--budget-usd", "0.01"])
+    assert result.exit_code == 0, result.output
+    [line] = [line for line in result.output.splitlines() if ": cost: " in line]
+    assert "replayed: $0," in line and "tokens recorded" in line and "no price" not in line
+    import csv
+
+    [row] = list(csv.DictReader(open(out / "cost.csv")))
+    assert float(row["usd"]) == 0 and row["price_source"] == "answered from a recorded run"
