@@ -11,7 +11,8 @@ negative. The command line takes the same ranges (MAX_GAMES, SEED_MAX).
 from __future__ import annotations
 
 import re
-from typing import Annotated
+import types
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import AfterValidator, Field
 
@@ -42,3 +43,19 @@ def refuse_reserved(name: str, reserved: dict[str, str]) -> str:
 Name = Annotated[str, AfterValidator(check_name)]
 Seed = Annotated[int, Field(ge=0, le=SEED_MAX, description=f"a game seed, 0 to {SEED_MAX}")]
 Count = Annotated[int, Field(ge=0)]
+
+
+def _numeric(annotation: Any) -> bool:
+    """Whether a field's type takes a number and not a boolean (`int`, `float`, `int | None`, ...)."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        members = get_args(annotation)
+        return bool not in members and any(_numeric(member) for member in members)
+    return annotation in (int, float)
+
+
+def no_bool_number(value: Any, annotation: Any) -> Any:
+    """`value`, unless it is true/false where a number is meant (YAML's `seed: true` would otherwise play seed 1).
+    Raises ValueError saying so."""
+    if isinstance(value, bool) and _numeric(annotation):
+        raise ValueError(f"a number, not {str(value).lower()}")
+    return value

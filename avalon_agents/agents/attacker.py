@@ -11,6 +11,7 @@ their records whether the attack moved the listeners, the extractor or the judge
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from functools import cache
 from importlib import resources
@@ -75,6 +76,13 @@ class Goal(BaseModel):
         return f"{self.kind}: {value}"
 
 
+PLACEHOLDERS = {"speech": lambda seat, other: "", "me": lambda seat, other: seat_name(seat),
+                "seat": lambda seat, other: str(seat), "other": lambda seat, other: seat_name(other)}
+"""A template's placeholders (the inner agent's text; the attacker's name and number; another player's name)."""
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""A placeholder's shape: braces around a bare word (a JSON object's braces hold quotes, so they never match)."""
+
+
 class Attack(BaseModel):
     """One attack: a template around the inner agent's text, the request kinds it wraps, and its goal."""
 
@@ -92,6 +100,10 @@ class Attack(BaseModel):
     def _has_speech(cls, template: str) -> str:
         if "{speech}" not in template:
             raise ValueError("template: must contain {speech} (the inner agent's own text)")
+        unknown = sorted(set(PLACEHOLDER.findall(template)) - set(PLACEHOLDERS))
+        if unknown:
+            raise ValueError(f"template: unknown placeholder {{{unknown[0]}}} (known: "
+                             f"{', '.join('{' + name + '}' for name in PLACEHOLDERS)})")
         return template
 
     @field_validator("wraps")
@@ -105,8 +117,9 @@ class Attack(BaseModel):
     def render(self, text: str, seat: Seat, other: Seat) -> str:
         """The wrapped text. Plain replacement of the placeholders: braces of JSON in a template stay as they are."""
         out = self.template
-        for key, value in (("{me}", seat_name(seat)), ("{seat}", str(seat)), ("{other}", seat_name(other))):
-            out = out.replace(key, value)
+        for name, value in PLACEHOLDERS.items():
+            if name != "speech":
+                out = out.replace("{" + name + "}", value(seat, other))
         return out.replace("{speech}", text)
 
     def forged_lines(self, seat: Seat, other: Seat) -> list[str]:

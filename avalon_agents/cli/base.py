@@ -22,7 +22,8 @@ from avalon_agents.core.actions import IllegalAction
 from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS
 from avalon_agents.errors import Unusable, field_error
 from avalon_agents.llm import ModelSettings
-from avalon_agents.llm.settings import default_spec, parse_kwarg, provider_of
+from avalon_agents.llm.registry import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, provider
+from avalon_agents.llm.settings import default_spec, parse_kwargs, provider_of
 from avalon_agents.plugins import load_plugins
 from avalon_agents.records.health import EXIT_UNHEALTHY
 from avalon_agents.records.run_dir import RUN_LOG
@@ -43,18 +44,33 @@ class UserError(click.ClickException):
     """A mistake in the user's input: printed as one line, exit code 2."""
 
     exit_code = 2
+    meaning = "a mistake in the input (one line naming it)"
 
 
 class RunUnhealthy(click.ClickException):
     """The run's model was unusable, or its results are over the health thresholds: one line, exit code 3."""
 
     exit_code = EXIT_UNHEALTHY
+    meaning = ("the run is not a result (its model was unusable or hung, a game was aborted, or a variant is over "
+               "its health limits)")
 
 
 class OverBudget(click.ClickException):
     """The run stopped before a game that would take it over --budget-usd: one line, exit code 4."""
 
     exit_code = 4
+    meaning = "the run stopped at --budget-usd (finished games kept)"
+
+
+EXITS = (UserError, RunUnhealthy, OverBudget)
+"""Every exit code a command's failure has: `avalon --help` lists them from here."""
+
+
+def exit_codes() -> str:
+    """The exit codes, as `avalon --help` says them (seat-test and check-plugin add 1: the program or plugin
+    failed a check)."""
+    failures = "; ".join(f"{kind.exit_code} {kind.meaning}" for kind in EXITS)
+    return f"Exit codes: 0 done; 1 seat-test or check-plugin found faults; {failures}; 130 interrupted."
 
 
 def one_line(exc: BaseException) -> str:
@@ -190,8 +206,10 @@ def model_options(command: Callable) -> Callable:
                           "provider:model langchain's init_chat_model knows (default: openai:gpt-4o-mini if "
                           "OPENAI_API_KEY is set, else local:smollm2)."),
         click.option("--temperature", type=float, default=None, help="Sampling temperature (default 0.3)."),
-        click.option("--max-tokens", type=int, default=None, help="Cap on each answer (default 256; 96 local)."),
-        click.option("--timeout", type=float, default=None, help="Seconds per request (default 120; 900 local)."),
+        click.option("--max-tokens", type=int, default=None,
+                     help=f"Cap on each answer (default {DEFAULT_MAX_TOKENS}; {provider('local').max_tokens} local)."),
+        click.option("--timeout", type=float, default=None,
+                     help=f"Seconds per request (default {DEFAULT_TIMEOUT:g}; {provider('local').timeout:g} local)."),
         click.option("--retries", type=int, default=None, help="Extra attempts after a failed call (default 2)."),
         click.option("--rpm", type=float, default=None,
                      help="The endpoint's requests per minute (default: learned from the provider's headers and "
@@ -221,7 +239,7 @@ def model_options(command: Callable) -> Callable:
                      "retries": retries, "rpm": rpm, "tpm": tpm, "requests_per_second": requests_per_second,
                      "api_key_env": api_key_env, "key_over_http": key_over_http, "profile": profile}
             settings = ModelSettings(**{k: v for k, v in given.items() if v is not None},
-                                     kwargs=dict(parse_kwarg(k) for k in kwargs))
+                                     kwargs=parse_kwargs(kwargs))
         if spec is not None:
             embedded_notice(spec)
         return command(*args, settings=settings, **rest)
@@ -238,6 +256,8 @@ def cli() -> None:
 
     \b
     avalon play            play games between rule bots, random agents and LLM agents (--human: or you)
+    avalon serve           a game at a web table: people in browsers, programs and agents at one table
+    avalon seat-test       test a program that plays a seat (docs/seats.md)
     avalon run             run an experiment config (variants x series x games), resumable
     avalon analyze         metrics, figures and a report of a run
     avalon tournament      entrants against each other in every role; openskill ratings, a leaderboard
@@ -249,12 +269,14 @@ def cli() -> None:
     avalon calibrate       the judges against human labels; avalon probe-humans: belief probes on them
     avalon bench engine    measure engine throughput
     avalon bench cost      LLM calls and tokens per game, per module (scripted model)
+    avalon check-plugin    load a plugin and exercise everything it registers
 
-    \b
-    Exit codes: 0 done; 2 a mistake in the input (one line naming it); 3 the run is not a result (its model
-    was unusable, a game was aborted, or a variant is over its health limits); 130 interrupted.
+    {exit_codes}
     """
     _noticed.clear()
+
+
+cli.help = (cli.help or "").replace("{exit_codes}", exit_codes())
 
 
 def progress_bar(what: str = "games", disable: bool = False) -> Progress:

@@ -255,11 +255,15 @@ def parse_order(items: tuple[str, ...], players: int) -> dict[str, str] | None:
         name, sep, mode = item.partition("=")
         if not sep:
             raise ValueError(f"order: {item!r} is not LIST=MODE (e.g. options=reversed)")
-        modes[name.strip()] = mode.strip()
+        name = name.strip()
+        if name in modes:
+            raise ValueError(f"order: {name} given twice ({modes[name]}, {mode.strip()}); give each list once")
+        modes[name] = mode.strip()
     if not modes:
         return None
     Orders.make(0, players, modes=modes)  # checks the names and modes
     return modes
+
 
 def _print_summary(summary: dict) -> None:
     console = Console()

@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from avalon_agents.agents.registry import AGENT_KINDS, check_options, needs_llm, needs_terminal
-from avalon_agents.checks import Count, Name, Seed, check_name
+from avalon_agents.checks import Count, Name, Seed, check_name, no_bool_number
 from avalon_agents.core import make_rules
 from avalon_agents.core.rules import PRESETS, RuleSet
 from avalon_agents.core.types import Role, Team
@@ -60,6 +60,11 @@ SERIES_STRIDE = 10_000
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return no_bool_number(value, cls.model_fields[info.field_name].annotation)
 
 
 class AgentSpec(Strict):

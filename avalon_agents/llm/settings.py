@@ -9,10 +9,12 @@ unset with the defaults. In YAML and on the CLI a bare string is a spec: `model:
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from avalon_agents.checks import no_bool_number
 from avalon_agents.llm.registry import PROVIDERS, SchemaStyle, provider
 from avalon_agents.profiles import Profile, ProfileName
 from avalon_agents.profiles import profile as profile_named
@@ -93,6 +95,11 @@ class ModelSettings(BaseModel):
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     key_over_http: bool | None = None
     profile: ProfileName | None = None
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return no_bool_number(value, cls.model_fields[info.field_name].annotation)
 
     @model_validator(mode="before")
     @classmethod
@@ -184,6 +191,17 @@ def parse_kwarg(text: str) -> tuple[str, Any]:
     if not sep or not key.strip():
         raise ValueError(f"model-kwarg: expected KEY=VALUE, got {text!r}")
     return key.strip(), parse_yaml(value, f"model-kwarg {key.strip()}")[0] if value.strip() else ""
+
+
+def parse_kwargs(texts: Iterable[str]) -> dict[str, Any]:
+    """Repeated `--model-kwarg KEY=VALUE` options as one mapping; a key given twice is refused (ValueError)."""
+    out: dict[str, Any] = {}
+    for text in texts:
+        key, value = parse_kwarg(text)
+        if key in out:
+            raise ValueError(f"model-kwarg: {key} given twice; give each key once")
+        out[key] = value
+    return out
 
 
 def split(spec: str) -> tuple[str, str]:
