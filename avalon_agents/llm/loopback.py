@@ -110,6 +110,8 @@ class Limits:
         tpm: tokens per minute (None: none): a request whose prompt would take the last minute's tokens over
             it is refused; prompt and answer tokens count.
         headers: send the x-ratelimit-* headers (False: a provider that states no limits, only 429s).
+        reserve: a request holds its `max_tokens` against `tpm` from its arrival until its answer counts the
+            tokens it used (as OpenAI counts them).
         minute_s: the length of a "minute" (tests shorten it, with the pacer's WINDOW_S).
     """
 
@@ -117,14 +119,17 @@ class Limits:
     tpm: float | None = None
     quantize: bool = True
     headers: bool = True
+    reserve: bool = False
     minute_s: float = 60.0
     window: deque = field(default_factory=deque)  # [time, tokens] of the requests let through, last minute
     passed: list[tuple[float, int]] = field(default_factory=list)  # every request let through: (time, tokens)
     refused: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def admit(self, prompt_tokens: int) -> tuple[list | None, float, dict[str, str]]:
+    def admit(self, prompt_tokens: int, max_tokens: int = 0) -> tuple[list | None, float, dict[str, str]]:
         """(the request's entry, or None if refused; the seconds to wait if refused; the headers to send)."""
+        if self.reserve:
+            prompt_tokens += max_tokens
         with self.lock:
             now, minute = time.monotonic(), self.minute_s
             while self.window and self.window[0][0] <= now - minute:
@@ -228,7 +233,7 @@ class Handler(BaseHTTPRequestHandler):
         prompt_tokens = sum(_words(str(m.get("content", ""))) for m in body.get("messages", ()))
         entry, rate_headers = None, {}
         if state.limits is not None and route == "chat":
-            entry, wait, rate_headers = state.limits.admit(prompt_tokens)
+            entry, wait, rate_headers = state.limits.admit(prompt_tokens, int(body.get("max_tokens") or 0))
             if entry is None:
                 self._json(429, {"error": {"message": f"Rate limit reached; please try again in {wait:.3f}s.",
                                            "type": "requests", "code": "rate_limit_exceeded"}},

@@ -9,8 +9,9 @@ last minute (a sliding window, as providers count) and gives each call a start t
 
 - requests are spaced evenly at `SAFETY` of the per-second share of the limit (providers enforce a per-minute
   limit in one-second slices: 600 RPM is 10 requests in any second);
-- tokens (the prompt's estimated tokens and the answer's expected tokens, corrected by the provider's counts
-  when the answer comes) stay under `SAFETY` of the per-minute limit over any minute;
+- tokens stay under `SAFETY` of the per-minute limit over any minute: a request holds its prompt's estimated
+  tokens and its whole `max_tokens` while it is in flight (providers reserve max_tokens against a token limit
+  when a request arrives), and the tokens it used once the answer says (the provider's counts);
 - until the first answer tells the limits, one call is in flight at a time (no opening burst of 429s);
 - a 429 holds every call to the endpoint for as long as the server says, and, where no limit is known, sets a
   request limit from the answers that went through (then raised slowly while no 429 comes).
@@ -229,7 +230,8 @@ class Pacer:
                     if room <= now:
                         ticket = self._admit(self._request_slot(now), prompt_chars, max_output)
                         break
-                    wait = room - now
+                    # an answer in flight gives back the max_tokens it did not use: look again soon
+                    wait = min(room - now, RECHECK_S) if self.in_flight else room - now
             await asyncio.sleep(wait)
         try:
             while True:  # until the slot; the limits changed or a 429 held the endpoint meanwhile: a new slot
@@ -254,8 +256,9 @@ class Pacer:
         return not self.heard and self.limits() == (None, None)
 
     def _estimate(self, prompt_chars: int, max_output: int) -> float:
-        out = self.output_tokens or max_output / 2
-        return prompt_chars / self.chars_per_token + min(out, max_output)
+        """The tokens a request holds until its answer says what it used: the prompt's and all of `max_tokens`,
+        which providers reserve against a token limit (an unset cap: the answers' mean so far)."""
+        return prompt_chars / self.chars_per_token + (max_output or self.output_tokens)
 
     def _request_slot(self, now: float) -> float:
         """The next free request slot (and not before a 429's hold ends)."""

@@ -203,3 +203,43 @@ def test_a_call_cancelled_while_it_waits_gives_its_turn_back():
         return pacer.in_flight
 
     assert asyncio.run(go()) == 0
+
+
+def test_a_request_holds_its_max_tokens_until_its_answer_counts_what_it_used():
+    """Providers reserve max_tokens against a token limit: the pacer holds prompt + max_tokens for a request in
+    flight, and the tokens it used once its answer says (a waiting request then gets in)."""
+    from avalon_agents.llm.pacer import Pacer
+
+    pacer = Pacer("e", tpm=1000)
+
+    async def go() -> tuple[float, bool, float, float]:
+        first = await pacer.acquire(400, 400)  # 100 prompt tokens (4 characters a token) + 400 reserved
+        held = first.tokens
+        second = asyncio.ensure_future(pacer.acquire(400, 400))  # 500 more: over 95% of 1,000
+        await asyncio.sleep(0.1)
+        waited = not second.done()
+        pacer.settle(first, {}, 400, 100, 5)  # it used 105
+        admitted = await asyncio.wait_for(second, 2.0)
+        return held, waited, first.tokens, admitted.tokens
+
+    held, waited, used, next_held = asyncio.run(go())
+    assert held == 500 and waited and used == 105 and next_held == 500
+
+
+@pytest.mark.slow  # timing, as above
+@pytest.mark.serial
+def test_a_token_limit_that_reserves_max_tokens_sees_no_opening_burst(monkeypatch):
+    """A "minute" of 2 s; the server reserves each request's max_tokens (400) against 2,400 tokens per minute
+    until it answers: the pacer's reservations match, so 429s stay rare though the answers are one token (an
+    estimate from the answers would let 18 requests of 500 reserved tokens in at once)."""
+    monkeypatch.setattr(pacer_module, "WINDOW_S", 2.0)
+    monkeypatch.setattr(pacer_module, "LATE", 0.6 / 2.0)
+    tracer = MemoryTracer()
+    with openai_server(reply=lambda body: "ok", latency=0.2,
+                       limits=Limits(tpm=2400, quantize=False, minute_s=2.0, reserve=True)) as server:
+        llm = compatible(server, tracer, max_tokens=400)
+        burst(llm, 20, words=100)
+        limits = server.state.limits
+    calls = [r for r in tracer.records if r.type == "llm_call"]
+    assert len(calls) == 20 and all(r.outcome != "failed" for r in calls)
+    assert limits.refused <= 2, limits.refused
