@@ -1,6 +1,6 @@
 """The results table of a run directory, in the paper's shape (Tables 2, 6-8): win rate per variant and
 side with a 95% CI and the games behind it, its difference from the reference variant (Newcombe's interval,
-Fisher's exact p), QER and FVR of Morgana and the Assassin, mean LLM calls and tokens per game, and the
+Fisher's exact p), QER and FVR of each evil role in play (the paper's: Morgana and the Assassin), mean LLM calls and tokens per game, and the
 paper's own figure where the config gives it."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def results_table(out: Path) -> pd.DataFrame:
     paper = [(variants.get(v) or {}).get("paper") or {} for v in table["variant"]]
     table["paper_win_rate"] = [p.get(f"{side}_win_rate", float("nan")) for p, side in zip(paper, table["side"])]
     for name in ("qer", "fvr"):
-        for role in ("Morgana", "Assassin"):
+        for role in evil_columns(table):
             table[f"paper_{name}_{role}"] = [p.get(f"{name}_{role.lower()}", float("nan")) if side == "evil"
                                              else float("nan") for p, side in zip(paper, table["side"])]
     order = {v: i for i, v in enumerate(variants)}
@@ -52,8 +52,15 @@ def results_table(out: Path) -> pd.DataFrame:
                              ignore_index=True).rename(columns={"n": "games_n"})
 
 
-def _pair(morgana: float, assassin: float) -> str:
-    return "" if morgana != morgana and assassin != assassin else f"{percent(morgana, '')}/{percent(assassin, '')}"
+def evil_columns(table: pd.DataFrame) -> list[str]:
+    """The evil roles in play as the table's column suffixes (`qer_ROLE`), in the role cards' order."""
+    return [c.removeprefix("qer_") for c in table.columns if c.startswith("qer_")]
+
+
+def _rates(r, prefix: str, roles: list[str]) -> str:
+    """One rate per evil role in play, e.g. '40%/67%' (blank when none is measured)."""
+    values = [getattr(r, f"{prefix}{role}") for role in roles]
+    return "" if all(v != v for v in values) else "/".join(percent(v, "") for v in values)
 
 
 def _usd(r) -> str:
@@ -74,26 +81,30 @@ def _diff(r) -> str:
 def format_table(table: pd.DataFrame) -> str:
     if table.empty:
         return "no finished games yet"
+    roles = evil_columns(table)
+    short = "/".join(role[:3] for role in roles)
     lines = [f"{'variant':<22}{'side':<6}{'agents':<22}{'win rate':>9}  {'95% CI':<13}{'games':>6}"
              f"  {'diff vs reference, 95% CI, p':<31}"
-             f"{'QER Mor/Ass':>13}{'FVR Mor/Ass':>13}{'calls/game':>12}{'tokens in/game':>16}{'paper WR':>10}"
+             f"{'QER ' + short:>13}{'FVR ' + short:>13}{'calls/game':>12}{'tokens in/game':>16}{'paper WR':>10}"
              f"{'paper QER':>11}{'paper FVR':>11}{'failed/fallbacks':>18}{'USD/game':>11}"]
     for r in table.itertuples():
         health = f"{r.failed_share:.0%}/{r.fallback_share:.0%}" + ("" if r.healthy else " !")
         ci = f"[{r.ci_low:.0%}, {r.ci_high:.0%}]"
-        qer = f"{percent(r.qer_Morgana, '')}/{percent(r.qer_Assassin, '')}" if r.side == "evil" else ""
-        fvr = f"{percent(r.fvr_Morgana, '')}/{percent(r.fvr_Assassin, '')}" if r.side == "evil" else ""
+        evil = r.side == "evil"
+        qer, fvr = (_rates(r, "qer_", roles), _rates(r, "fvr_", roles)) if evil else ("", "")
         lines.append(f"{r.variant:<22}{r.side:<6}{r.agents:<22}{r.win_rate:>9.1%}  {ci:<13}{r.games:>6}  {_diff(r):<31}"
                      f"{qer:>13}{fvr:>13}{r.calls_per_game:>12.0f}{r.input_tokens_per_game:>16,.0f}"
-                     f"{percent(r.paper_win_rate, ''):>10}{_pair(r.paper_qer_Morgana, r.paper_qer_Assassin):>11}"
-                     f"{_pair(r.paper_fvr_Morgana, r.paper_fvr_Assassin):>11}{health:>18}{_usd(r):>11}")
+                     f"{percent(r.paper_win_rate, ''):>10}{_rates(r, 'paper_qer_', roles):>11}"
+                     f"{_rates(r, 'paper_fvr_', roles):>11}{health:>18}{_usd(r):>11}")
     if table["diff"].notna().any():
         refs = ", ".join(sorted(set(table["vs_variant"].dropna())))
         lines.append(f"diff: win rate minus the reference variant's ({refs}: the first with the same agents on each "
                      "side), Newcombe's 95% interval, Fisher's exact p")
     if table["paper_win_rate"].notna().any():
         lines.append("paper WR, QER, FVR: the paper's own figures (GPT-3.5), for comparison; ours are measured "
-                     "above (QER, FVR: Morgana/Assassin)")
+                     f"above (QER, FVR: {'/'.join(role.replace('_', ' ') for role in roles)})")
+    elif roles:
+        lines.append(f"QER, FVR: {'/'.join(role.replace('_', ' ') for role in roles)}, the evil roles in play")
     if not table["healthy"].all():
         lines.append("! over the variant's health limits (failed calls / fallbacks): not a result")
     return "\n".join(lines)

@@ -31,11 +31,24 @@ import pandas as pd
 
 from avalon_agents.analysis.load import RunData
 from avalon_agents.analysis.stats import fisher_p, newcombe, rate
+from avalon_agents.core.types import Role, Team
 from avalon_agents.prices import Prices
 from avalon_agents.registry import Registry
 
 GROUP = ("variant", "agent", "role")
-EVIL_ROLES = ("Morgana", "Assassin", "Mordred", "Oberon", "Minion of Mordred")
+EVIL_ROLES = tuple(role.value for role in Role if role.side is Team.EVIL)
+
+
+def role_column(role: str) -> str:
+    """A role's name as a column's suffix: `qer_Morgana`, `qer_Minion_of_Mordred`."""
+    return role.replace(" ", "_")
+
+
+def roles_in_play(data: RunData, side: Team | None = None) -> list[str]:
+    """The roles dealt in the run's games (of `side`, when given), in the order of the role cards: the table's
+    per-role columns follow these, so a role not in play has no column and every role in play has one."""
+    dealt = set(data.seats["role"]) if "role" in data.seats else set()
+    return [role.value for role in Role if role.value in dealt and (side is None or role.side is side)]
 
 
 def win_rate(data: RunData, by: Sequence[str] = ("variant", "side")) -> pd.DataFrame:
@@ -202,7 +215,27 @@ def register_metric(name: str, metric: Callable[[RunData], pd.DataFrame]) -> Non
 
 
 def outcome_metrics(data: RunData) -> dict[str, pd.DataFrame]:
-    return {name: metric(data) for name, metric in OUTCOMES.items()}
+    """Every registered outcome metric; a table by role has a row for every role dealt (`every_role`)."""
+    return {name: every_role(metric(data), data) for name, metric in OUTCOMES.items()}
+
+
+def every_role(table: pd.DataFrame, data: RunData) -> pd.DataFrame:
+    """`table` with a row for each group of seats it leaves out (a role in play that never, say, played a quest
+    card): `n` 0 and no value, so every role of the game's role set has its rows. A table not by role: as is."""
+    if "role" not in table or "role" not in data.seats:
+        return table
+    keys = [c for c in ("variant", "agent", "side", "role") if c in table and c in data.seats]
+    if "metric" in table:  # one table of several measures: each gets the missing groups
+        parts = [every_role(part.drop(columns="metric"), data).assign(metric=name)
+                 for name, part in table.groupby("metric", sort=False)]
+        return pd.concat(parts, ignore_index=True)[list(table.columns)] if parts else table
+    missing = data.seats[keys].drop_duplicates().merge(table[keys].drop_duplicates(), on=keys, how="left",
+                                                       indicator=True)
+    missing = missing[missing["_merge"] == "left_only"].drop(columns="_merge")
+    if missing.empty:
+        return table
+    filler = missing.assign(n=0, games=0).reindex(columns=table.columns)
+    return pd.concat([table, filler], ignore_index=True) if not table.empty else filler
 
 
 def references(data: RunData, order: Sequence[str] | None = None) -> dict[str, str]:
@@ -239,7 +272,8 @@ def versus(data: RunData, order: Sequence[str] | None = None) -> pd.DataFrame:
 def paper_table(data: RunData, order: Sequence[str] | None = None) -> pd.DataFrame:
     """The paper's table shape (Tables 2, 6-8): per variant and side, the agents, WR with its CI and games,
     its difference from the reference variant (`versus`; `order`: the variants' order, first first); and QER
-    and FVR of the evil roles (Morgana, Assassin) by the agent that played them."""
+    and FVR of each evil role in play (the paper's: Morgana, Assassin) by the agent that played them, as
+    `qer_ROLE` and `fvr_ROLE` columns (`role_column`)."""
     wr = win_rate(data, ("variant", "side")).merge(versus(data, order), on=["variant", "side"], how="left")
     agents = data.games.melt(id_vars=["variant"], value_vars=["good_agents", "evil_agents"], var_name="side",
                              value_name="agents")
@@ -248,8 +282,9 @@ def paper_table(data: RunData, order: Sequence[str] | None = None) -> pd.DataFra
     table = wr.merge(agents, on=["variant", "side"]).rename(columns={"value": "win_rate"})
     for name, metric in (("qer", quest_engagement), ("fvr", failure_votes)):
         m = metric(data, ("variant", "side", "role"))
-        for role in ("Morgana", "Assassin"):
-            part = m[m["role"] == role][["variant", "side", "value"]].rename(columns={"value": f"{name}_{role}"})
+        for role in roles_in_play(data, Team.EVIL):
+            part = m[m["role"] == role][["variant", "side", "value"]].rename(
+                columns={"value": f"{name}_{role_column(role)}"})
             table = table.merge(part, on=["variant", "side"], how="left")
     rank = {v: i for i, v in enumerate(references(data, order))}  # the given order, then as loaded
     return table.sort_values(["variant", "side"], key=lambda c: c.map(rank) if c.name == "variant" else c,

@@ -183,8 +183,8 @@ def variant_order(run_dir: Path) -> list[str]:
 def headline_text(headline: pd.DataFrame) -> str:
     """The headline as plain text (what `avalon analyze` prints)."""
     columns = ["variant", "side", "agents", "win_rate", "ci_low", "ci_high", "games", "vs_variant", "diff",
-               "diff_ci_low", "diff_ci_high", "diff_p_value", "qer_Morgana", "qer_Assassin", "fvr_Morgana",
-               "fvr_Assassin"]
+               "diff_ci_low", "diff_ci_high", "diff_p_value"]
+    columns += [c for c in headline if c.startswith(("qer_", "fvr_"))]  # the evil roles in play
     return headline[[c for c in columns if c in headline]].to_string(index=False, float_format=lambda x: f"{x:.2f}")
 
 
@@ -262,8 +262,8 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
         "Win rate per variant and side with Wilson's 95% interval over games, its difference from the reference "
         "variant `vs_variant` (the first variant with the same "
         "agents on each side: `diff`, Newcombe's 95% interval `diff_ci_low`-`diff_ci_high`, Fisher's exact "
-        "two-sided `diff_p_value`), and the quest engagement (QER) and failure vote (FVR) rates of Morgana and the "
-        "Assassin, as in the paper's tables.",
+        "two-sided `diff_p_value`), and the quest engagement (QER) and failure vote (FVR) rates of each evil role in "
+        "play (the paper's: Morgana and the Assassin), as in the paper's tables.",
         markdown_table(result.headline),
         "## Health",
         "Failed LLM calls (after their retries), re-asks and the paper's fallbacks per variant: a variant with many "
