@@ -268,7 +268,8 @@ def parse_order(items: tuple[str, ...], players: int) -> dict[str, str] | None:
 def _print_summary(summary: dict) -> None:
     console = Console()
     g = summary["games"]
-    console.print(f"{g} games, {summary['rules']} rules, {summary['players']} players")
+    lady = " with the Lady of the Lake" if summary.get("lady_of_the_lake") else ""
+    console.print(f"{g} games, {summary['rules']} rules{lady}, {summary['players']} players")
     console.print(f"good wins {summary['good_wins']} ({summary['good_wins'] / g:.1%}), "
                   f"evil wins {summary['evil_wins']} ({summary['evil_wins'] / g:.1%})")
     for reason, count in summary["reasons"].items():

@@ -120,7 +120,8 @@ def batch_summary(jobs: Sequence[GameJob], played: Sequence[Played], order: dict
     """The batch's summary: its rules, seats and first seed, wins and end reasons, and with LLM seats the model,
     the usage figures and the health (`problems` over the default limits: not a result)."""
     job = jobs[0]
-    summary: dict[str, Any] = {"rules": job.rules.name, "players": job.rules.players, "seats": list(job.kinds),
+    summary: dict[str, Any] = {"rules": job.rules.name, "lady_of_the_lake": job.rules.lady_of_the_lake,
+                               "players": job.rules.players, "seats": list(job.kinds),
                                "seed": job.seed, **summarize([p.result for p in played])}
     if order:
         summary["order"] = order

@@ -87,3 +87,14 @@ def test_the_model_helps_state_the_real_defaults():
     assert f"Cap on each answer (default {DEFAULT_MAX_TOKENS}; {local.max_tokens} local)" in text
     complete = ModelSettings(spec="openai:gpt-4o-mini").complete()
     assert complete.timeout == DEFAULT_TIMEOUT and complete.max_tokens == DEFAULT_MAX_TOKENS
+
+
+def test_a_batch_with_the_lady_says_so():
+    import json
+
+    seats = ",".join(["rulebot"] * 7)
+    summary = json.loads(avalon("play", "--games", "2", "--players", "7", "--lady-of-the-lake", "--seats", seats,
+                                "--json").stdout)
+    assert summary["rules"] == "official" and summary["lady_of_the_lake"] is True
+    text = avalon("play", "--games", "2", "--players", "7", "--lady-of-the-lake", "--seats", seats).stdout
+    assert "official rules with the Lady of the Lake, 7 players" in text
