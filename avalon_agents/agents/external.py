@@ -24,7 +24,7 @@ from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
 from avalon_agents.decisions.kinds import kind_of
 from avalon_agents.narrate import announce, reask, system_prompt
-from avalon_agents.records.trace import SeatFault, Tracer
+from avalon_agents.records.trace import SeatFault, Tracer, memory_game
 
 TIMEOUT = 60.0
 """Seconds a program may take to answer a request (or to take in a message), by default."""
@@ -65,9 +65,11 @@ class ExternalAgent(AgentBase):
                  strikes: int = STRIKES) -> None:
         self.check_options({"command": command, "url": url, "timeout": timeout})
         self.seat = seat
+        self.game = tracer.game if tracer is not None else memory_game()
+        """The game's id every message carries (the tracer's: the game directory, unique within the run)."""
         self.timeout = float(timeout)
         self.transport: Transport = (Pipes([str(part) for part in command], self.timeout) if command is not None
-                                     else WebSeat(url, seat, self.timeout))
+                                     else WebSeat(url, self.game, seat, self.timeout))
         self.tracer = tracer
         self.max_reasks = max_reasks
         self.strikes = strikes
@@ -107,10 +109,10 @@ class ExternalAgent(AgentBase):
                 self.rules = e.rules
             elif isinstance(e, RoleAssigned):
                 if await self._start():
-                    await self._send(start_message(self.seat, self.rules.players, e.role,
+                    await self._send(start_message(self.game, self.seat, e.role, self.rules,
                                                    system_prompt(self.rules, self.seat, e.role)))
             else:
-                await self._send(event_message(e, announce(e, self.rules)))
+                await self._send(event_message(self.game, self.seat, e, announce(e, self.rules)))
 
     async def act(self, request: ActionRequest, instruction: str) -> Reply:
         text, near = instruction, None
@@ -120,7 +122,7 @@ class ExternalAgent(AgentBase):
             self._asked += 1
             id = f"{self.seat}-{self._asked}"
             try:
-                answer = await self.transport.ask(request_message(id, request, text),
+                answer = await self.transport.ask(request_message(self.game, self.seat, id, request, text),
                                                   partial(self._stray, id=id, request=request))
                 action = read_answer(answer, request)
             except SeatDown as exc:
@@ -137,7 +139,7 @@ class ExternalAgent(AgentBase):
         return self._fallback(request, near)
 
     async def on_game_end(self, result: GameResult) -> None:
-        await self._send(end_message(result))
+        await self._send(end_message(self.game, self.seat, result))
         await self.close()
 
     async def close(self) -> None:

@@ -1,12 +1,13 @@
 """The seat protocol (docs/seats.md): the messages a program playing a seat gets, and the reading of its answers.
 
-Messages are JSON objects. The framework sends `start` (the seat, the number of players, its role and its system
-prompt), `event` (the host's narration of one event the seat may see, and the event as in events.jsonl),
-`request` (a unique id, the request's kind, the host's instruction and the legal answers) and `end` (the result).
-The seat answers each request with `{"id": ID, "answer": TEXT}` (read as a person's line is: a JSON decision in
-it, else the whole-word rule parse) or `{"id": ID, "action": {...}}`, a typed action keyed as the constrained
-answers of decisions.kinds are: `{"team": [1, 2]}`, `{"vote": "approve"}`, `{"card": "fail"}`, `{"merlin": 4}`
-(0: pass, where allowed), `{"text": "..."}` for a speech.
+Protocol version `PROTOCOL` (1). Messages are JSON objects, each carrying `type`, `game` (the game's id, unique
+within its run) and `seat`. The framework sends `start` (the protocol's version, the seat's role, the game's setup
+as data and the seat's system prompt), `event` (the host's narration of one event the seat may see, and the event
+as in events.jsonl), `request` (a unique id, the request's kind, the host's instruction and the legal answers) and
+`end` (the result). The seat answers each request with `{"id": ID, "answer": TEXT}` (read as a person's line is: a
+JSON decision in it, else the whole-word rule parse) or `{"id": ID, "action": {...}}`, a typed action keyed as
+the constrained answers of decisions.kinds are: `{"team": [1, 2]}`, `{"vote": "approve"}`, `{"card": "fail"}`,
+`{"merlin": 4}` (0: pass, where allowed), `{"text": "..."}` for a speech.
 
 The builders return plain dicts and `read_line` / `read_answer` take what came back, so the same objects can go
 over any transport: a `Transport` carries them (agents.pipes: a process's standard input and output;
@@ -23,9 +24,12 @@ from typing import Any, Protocol
 
 from avalon_agents.core.actions import Action, ActionRequest, IllegalAction, Speak
 from avalon_agents.core.events import EVENT_ADAPTER, GameEvent, GameResult
+from avalon_agents.core.rules import LADY_QUESTS, RuleSet, lady_first_holder
 from avalon_agents.core.types import Role, Seat
 from avalon_agents.decisions.kinds import kind_of
 
+PROTOCOL = 1
+"""The protocol's version, sent in `start` (docs/seats.md says what changes between versions)."""
 MAX_LINE = 1 << 20
 """The longest line a program may write (bytes); a longer one is a protocol error."""
 
@@ -50,14 +54,36 @@ class SeatDown(Exception):
         self.detail = detail
 
 
-def start(seat: Seat, players: int, role: Role, system: str) -> dict[str, Any]:
-    return {"type": "start", "seat": seat, "players": players, "role": role.value, "system": system}
+def setup(rules: RuleSet) -> dict[str, Any]:
+    """The game's setup as data, as `start` carries it: every field of the RuleSet as meta.json records it (a new
+    field reaches programs without a change here), with `assassin` resolved to the role that strikes at Merlin
+    (None: no Merlin, nobody strikes), `lady_of_the_lake` to None (not used) or where it starts and when it is
+    used, and `sides`: the side of each role in play."""
+    return {**rules.model_dump(mode="json"),
+            "assassin": rules.assassin_role.value if rules.assassin_role else None,
+            "lady_of_the_lake": _lady(rules),
+            "sides": {role.value: role.side.value for role in dict.fromkeys(rules.roles)}}
 
 
-def event(e: GameEvent, text: str | None) -> dict[str, Any]:
+def _lady(rules: RuleSet) -> dict[str, Any] | None:
+    if not rules.lady_of_the_lake:
+        return None
+    first = rules.first_leader
+    return {"first_holder": None if first == "random" else lady_first_holder(first, rules.players),
+            "after_quests": list(LADY_QUESTS)}
+
+
+def start(game: str, seat: Seat, role: Role, rules: RuleSet, system: str) -> dict[str, Any]:
+    """The seat learns its role: the protocol's version, the game's setup (`setup`) and the seat's system prompt."""
+    return {"type": "start", "protocol": PROTOCOL, "game": game, "seat": seat, "players": rules.players,
+            "role": role.value, "setup": setup(rules), "system": system}
+
+
+def event(game: str, seat: Seat, e: GameEvent, text: str | None) -> dict[str, Any]:
     """One event the seat may see: the host's narration of it ("" for an event the host does not narrate) and the
     event as events.jsonl holds it."""
-    return {"type": "event", "text": text or "", "event": EVENT_ADAPTER.dump_python(e, mode="json")}
+    return {"type": "event", "game": game, "seat": seat, "text": text or "",
+            "event": EVENT_ADAPTER.dump_python(e, mode="json")}
 
 
 def legal(request: ActionRequest) -> dict[str, Any]:
@@ -65,15 +91,15 @@ def legal(request: ActionRequest) -> dict[str, Any]:
     return kind_of(request).legal(request)
 
 
-def request_message(id: str, request: ActionRequest, text: str) -> dict[str, Any]:
+def request_message(game: str, seat: Seat, id: str, request: ActionRequest, text: str) -> dict[str, Any]:
     """A request: its kind, the host's instruction, the legal answers by shape, and `key`, the key of a typed
     answer (`{"action": {key: value}}`), so a program can answer a kind it has never seen by the shape alone."""
-    return {"type": "request", "id": id, "kind": request.kind.value, "text": text, "legal": legal(request),
-            "key": kind_of(request).key or "text"}
+    return {"type": "request", "game": game, "seat": seat, "id": id, "kind": request.kind.value, "text": text,
+            "legal": legal(request), "key": kind_of(request).key or "text"}
 
 
-def end(result: GameResult) -> dict[str, Any]:
-    return {"type": "end", "result": result.model_dump(mode="json")}
+def end(game: str, seat: Seat, result: GameResult) -> dict[str, Any]:
+    return {"type": "end", "game": game, "seat": seat, "result": result.model_dump(mode="json")}
 
 
 def dumps(message: dict[str, Any]) -> str:

@@ -2,9 +2,10 @@
 server's URL carries the seat's messages since its last request, ending with the request; the response body is
 the answer. The game's `end` is POSTed too (its response is not read).
 
-The body: `{"seat": 3, "messages": [<start, the first time>, <event>..., <request>]}`. A 429 or 503 with a
-Retry-After that ends before the request's deadline is waited out and the POST sent again (no fault); a refused
-or reset connection, any other status that is no 2xx, or no answer in time is the server down (SeatDown).
+The body: `{"game": "runs/x/game-00001", "seat": 3, "messages": [<start, the first time>, <event>..., <request>]}`
+(one server may play several seats of several games at once: `game` and `seat` tell them apart). A 429 or 503
+with a Retry-After that ends before the request's deadline is waited out and the POST sent again (no fault); a
+refused or reset connection, any other status that is no 2xx, or no answer in time is the server down (SeatDown).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ class WebSeat:
     """One seat's server, asked over one aiohttp session (opened when the seat learns its role, closed at the
     game's end): `timeout` seconds for each POST and its answer, retries after a Retry-After included."""
 
-    def __init__(self, url: str, seat: int, timeout: float) -> None:
+    def __init__(self, url: str, game: str, seat: int, timeout: float) -> None:
         self.url = url
+        self.game = game
         self.seat = seat
         self.timeout = timeout
         self.session = None  # an aiohttp.ClientSession, from `open`
@@ -68,7 +70,7 @@ class WebSeat:
         # suspend once, so that the timeout below runs in this call's own task (the host's gather_eager runs an
         # agent's first step in the host's task)
         await asyncio.sleep(0)
-        data = dumps({"seat": self.seat, "messages": self.held}).encode()
+        data = dumps({"game": self.game, "seat": self.seat, "messages": self.held}).encode()
         try:
             return await asyncio.wait_for(self._exchange(data, what), self.timeout)
         except TimeoutError:

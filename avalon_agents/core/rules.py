@@ -45,6 +45,11 @@ LADY_QUESTS = (2, 3, 4)
 """The Lady of the Lake is used after these quests, if the game goes on."""
 
 
+def lady_first_holder(first_leader: int, players: int) -> int:
+    """Who holds the Lady of the Lake first: the seat the lead passes from to the first leader."""
+    return (first_leader - 2) % players + 1
+
+
 def lady_refused(players: int) -> str:
     return f"lady_of_the_lake: the Lady of the Lake takes {LADY_MIN_PLAYERS} or more players, not {players}"
 

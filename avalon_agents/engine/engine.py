@@ -38,7 +38,7 @@ from avalon_agents.core.events import (
     VoteCast,
     VotesRevealed,
 )
-from avalon_agents.core.rules import LADY_QUESTS, RuleSet
+from avalon_agents.core.rules import LADY_QUESTS, RuleSet, lady_first_holder
 from avalon_agents.core.types import EndReason, Phase, Role, Seat, Team
 
 # Roles each kind of night information hides from.
@@ -110,7 +110,7 @@ class AvalonEngine:
         for seat, role in self.roles.items():
             self._night_info(seat, role)
         if rules.lady_of_the_lake:  # the leader's right: the seat the lead passes from to the first leader
-            self._give_lady((self.leader - 2) % rules.players + 1)
+            self._give_lady(lady_first_holder(self.leader, rules.players))
             self._emit(LadyGiven, holder=self.lady)
         self._start_attempt()
         return self._flush()

@@ -62,6 +62,8 @@ class GameRecorder:
 
     def __init__(self, path: Path, recording: Any = None, seating: Seating | None = None) -> None:
         self.path = Path(path)
+        self.game = self.path.as_posix()
+        """The game's id, unique within its run: its directory, as the command names it."""
         self.recording = recording
         """Answers this game already paid for (llm.replay.Recording: an interrupted attempt's), asked first."""
         self.seating = seating

@@ -15,6 +15,7 @@ agent's step, the judge's name), `part` (a sub-step, e.g. experience learning's 
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar, Union
 
@@ -240,11 +241,22 @@ def read_lines(path: Path) -> list[TraceRecord]:
 
 class Tracer(Protocol):
     """Where the trace records of one game go (the game's recorder, or memory). `step` is the host's current
-    step: the host sets it, and the LLM client stamps it on each call record."""
+    step: the host sets it, and the LLM client stamps it on each call record. `game` is the game's id, unique
+    within its run (what program seats are told, agents.protocol): a recorded game's directory, else
+    `memory-N`."""
 
     step: int | None
+    game: str
 
     def trace(self, record: Record) -> None: ...
+
+
+_MEMORY_GAMES = itertools.count(1)
+
+
+def memory_game() -> str:
+    """The id of a game kept in memory: `memory-N`, N counted in this process (unique within its run)."""
+    return f"memory-{next(_MEMORY_GAMES)}"
 
 
 class MemoryTracer:
@@ -253,6 +265,7 @@ class MemoryTracer:
     def __init__(self) -> None:
         self.records: list[Record] = []
         self.step: int | None = None
+        self.game = memory_game()
         self.recording: Any = None  # answers already paid for (llm.replay.Recording), consulted before any call
 
     def trace(self, record: Record) -> None:

@@ -116,7 +116,7 @@ class WebDesk:
     async def ask(self, request: ActionRequest, text: str) -> str:
         self._asked += 1
         self._open = request
-        self.request = request_message(f"{self.seat}-{self._asked}", request, text)
+        self.request = request_message(str(self.game), self.seat, f"{self.seat}-{self._asked}", request, text)
         self._answer = asyncio.get_running_loop().create_future()
         self._changed()
         try:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from avalon_agents import narrate
+from avalon_agents.agents import protocol
 from avalon_agents.agents.external import ExternalAgent
 from avalon_agents.agents.registry import check_options
 from avalon_agents.core import make_rules
@@ -149,8 +150,11 @@ def test_a_program_is_told_exactly_what_its_seat_may_know(tmp_path):
         rules, roles = host.rules, host.engine.roles
         got = [json.loads(line) for line in log.read_text().splitlines()]
         start, rest = got[0], got[1:]
-        assert start == {"type": "start", "seat": seat, "players": 6, "role": roles[seat].value,
+        game = host.agents[seat].game
+        assert start == {"type": "start", "protocol": 1, "game": game, "seat": seat, "players": 6,
+                         "role": roles[seat].value, "setup": protocol.setup(rules),
                          "system": narrate.system_prompt(rules, seat, roles[seat])}
+        assert all(m["game"] == game and m["seat"] == seat for m in rest)  # every message names its game and seat
         visible = [e for e in host.engine.events if (e.visible_to == "all" or seat in e.visible_to)
                    and e.type not in ("game_started", "role_assigned")]
         events = [m for m in rest if m["type"] == "event"]

@@ -126,6 +126,10 @@ def test_each_post_carries_what_the_seat_may_know_since_its_last_request_as_over
         assert faults(piped) == faults(host) == []
         over_pipes = [json.loads(line) for line in log.read_text().splitlines()]
         over_http = [m for body in bot.bodies for m in body["messages"]]
+        # each names its own game (two games in memory), and every message and body names it and the seat
+        assert {m.pop("game") for m in over_pipes} == {piped.agents[seat].game}
+        assert {m.pop("game") for m in over_http} == {b["game"] for b in bot.bodies} == {host.agents[seat].game}
+        assert {m["seat"] for m in over_http} == {seat}
         assert over_http == over_pipes
         assert over_http[0]["type"] == "start" and over_http[0]["seat"] == seat
         assert [m["type"] for m in over_http].count("start") == 1

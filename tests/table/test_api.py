@@ -58,7 +58,7 @@ def test_two_people_play_a_whole_game_over_http(tmp_path):
         assert {"vote", "speak"} <= kinds
         for s in person.states:
             if s["request"]:
-                assert set(s["request"]) == {"type", "id", "kind", "text", "legal", "key"}
+                assert set(s["request"]) == {"type", "game", "seat", "id", "kind", "text", "legal", "key"}
                 assert s["request"]["type"] == "request" and s["request"]["id"].startswith(f"{person.seat}-")
         assert any(SPEECH in line for line in end["lines"])
         assert any(s["waiting"] for s in person.states)  # whom the table waits for, as the spectator sees it
