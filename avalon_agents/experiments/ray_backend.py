@@ -20,7 +20,7 @@ from typing import Any
 
 from avalon_agents.errors import Unusable
 from avalon_agents.experiments.config import Experiment
-from avalon_agents.experiments.scheduler import finished, holding, planned, play_lane
+from avalon_agents.experiments.scheduler import Tally, finished, holding, planned, play_lane
 from avalon_agents.experiments.study import Lane, Study
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.plugins import LOADED, load_plugins
@@ -122,12 +122,15 @@ def _run(ray, study, out, max_games, address, num_cpus, on_progress) -> dict[str
     refs = [task.remote(study, lane, cap, limits, plugins, 1 / workers) for lane, cap in lanes]
     deaths = tuple(getattr(ray.exceptions, name) for name in DEATHS if hasattr(ray.exceptions, name))
     pending = list(refs)
+    tally = Tally(study, out, [])
     try:
         while pending:
             _, pending = ray.wait(pending, num_returns=len(pending), timeout=1.0)
             on_progress(finished(study, out))
+            tally.now(finished(study, out))
         ray.get(refs)  # raises a task's error here
         on_progress(finished(study, out))
+        tally.now(finished(study, out))
         return ray.get(limits.counts.remote())
     except deaths as exc:
         raise ClusterFailed(f"run stopped: a Ray worker died while playing ({type(exc).__name__})") from None
@@ -139,3 +142,5 @@ def _run(ray, study, out, max_games, address, num_cpus, on_progress) -> dict[str
             raise ClusterFailed(f"run stopped: a Ray worker exited while playing ({type(cause).__name__}: "
                                 f"{cause})") from None
         raise
+    finally:
+        tally.end()

@@ -25,7 +25,7 @@ from avalon_agents.experiments.guard import allotment, check_free, check_same_co
 from avalon_agents.experiments.spend import EXIT_BUDGET, Budget
 from avalon_agents.experiments.study import Lane, Outcome, Study
 from avalon_agents.records.health import EXIT_UNHEALTHY
-from avalon_agents.records.run_dir import is_done
+from avalon_agents.records.run_dir import PROGRESS, is_done, write_json_atomic
 
 OnGame = Callable[[Lane, int, Path], None]
 """Called with (lane, game number in it, game directory) after each finished game."""
@@ -63,13 +63,57 @@ async def play(study: Study, out: Path, *, max_games: int | None = None, budget:
     with holding(study, out):
         clients = ClientPool(limit=study.llm_calls, override=study.override)
         slots = asyncio.Semaphore(study.concurrency)
+        tally = Tally(study, out, aborted)
+
+        def finished_one(lane: Lane, n: int, path: Path) -> None:
+            tally.game_finished()
+            if on_game is not None:
+                on_game(lane, n, path)
 
         async def one(lane: Lane, cap: int | None) -> None:
             async with slots:
-                await play_lane(study, lane, clients, on_game, cap, aborted, budget)
+                await play_lane(study, lane, clients, finished_one, cap, aborted, budget)
 
-        await asyncio.gather(*(one(lane, cap) for lane, cap in planned(study, out, max_games)))
+        try:
+            await asyncio.gather(*(one(lane, cap) for lane, cap in planned(study, out, max_games)))
+        finally:
+            tally.end()
     return aborted
+
+
+class Tally:
+    """The study's progress.json (records.run_dir.PROGRESS), rewritten when it starts, after each finished game
+    and when it ends (`done`: every planned game finished; `stopped`: interrupted, capped, over budget or with
+    games aborted)."""
+
+    def __init__(self, study: Study, out: Path, aborted: list[str]) -> None:
+        self.out, self.aborted = out, aborted
+        self.head = {"command": study.command, "name": study.name}
+        self.planned = total(study, out)
+        self.finished = finished(study, out)
+        self.write("playing")
+
+    def game_finished(self) -> None:
+        self.finished += 1
+        self.write("playing")
+
+    def now(self, finished_games: int) -> None:
+        """The finished games as counted on disk (the Ray backend's driver): written when the count changed."""
+        if finished_games != self.finished:
+            self.finished = finished_games
+            self.write("playing")
+
+    def end(self) -> None:
+        self.write("done" if self.finished == self.planned and not self.aborted else "stopped")
+
+    def write(self, state: str) -> None:
+        import datetime as dt
+        import os
+
+        write_json_atomic(self.out / PROGRESS, {
+            **self.head, "state": state, "planned": self.planned, "finished": self.finished,
+            "aborted": list(self.aborted), "pid": os.getpid(),
+            "updated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
 
 
 async def play_lane(study: Study, lane: Lane, clients, on_game: OnGame | None = None, cap: int | None = None,

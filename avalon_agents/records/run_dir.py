@@ -60,6 +60,10 @@ RUN_LOG = logs.RUN_LOG
 """The run's diagnostic log (logs.run_log)."""
 COST = "cost.csv"
 """An experiment run's cost table, one row per variant and model (experiments.spend)."""
+PROGRESS = "progress.json"
+"""A study's progress, rewritten as it plays (experiments.scheduler): its command and name, the games planned and
+finished, the games aborted, `state` (playing, done, stopped), the playing process's id and the time of the last
+change. What `avalon view` reads to show a run that is still playing."""
 
 
 LAYOUT = 2
@@ -273,3 +277,12 @@ def read_judge_trace(game: Path) -> list[TraceRecord]:
 def holds_games(out: Path) -> bool:
     """True if `out` holds any game directory, finished or not."""
     return Path(out).is_dir() and any(Path(out).rglob(META))
+
+
+def read_progress(out: Path) -> dict[str, Any] | None:
+    """A study's progress.json (None: none, or unreadable while it is replaced)."""
+    try:
+        data = json.loads((Path(out) / PROGRESS).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
