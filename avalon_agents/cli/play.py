@@ -27,7 +27,7 @@ from avalon_agents.cli.base import (
     plugin_option,
     progress_bar,
 )
-from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, make_rules
+from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, RuleSet, make_rules
 from avalon_agents.experiments.guard import study_dir
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.narrate import DEFAULT_CARDS, card_sets
@@ -54,18 +54,34 @@ def program_options(command):
     return command
 
 
+def rules_options(command):
+    """--rules, --players, --roles and --assassin: the rules of the games a command deals (`rules_of`)."""
+    options = [
+        click.option("--rules", "preset", default="official", show_default=True,
+                     help=f"Rule preset: {' or '.join(PRESETS)}, or a plugin's (see README, 'Rules')."),
+        click.option("--players", default=None, type=PLAYERS,
+                     help=f"{MIN_PLAYERS} to {MAX_PLAYERS} (default: as many as --roles lists, else 6)."),
+        click.option("--roles", "role_set", default=None, metavar="ROLE,ROLE,...",
+                     help="The role set, one role per seat (any case, underscores or spaces): merlin, percival, "
+                          "loyal_servant, morgana, mordred, oberon, minion, assassin; with the official good/evil "
+                          "split. Default: the preset's roles."),
+        click.option("--assassin", default=None, metavar="ROLE",
+                     help="The evil role that carries the assassination (default: the Assassin; a set without one "
+                          "must name it). No Merlin: no assassination."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def rules_of(preset: str, players: int | None, role_set: str | None, assassin: str | None,
+             lady: bool = False) -> RuleSet:
+    """The RuleSet `rules_options` (and --lady-of-the-lake) name; ValueError naming the bad option."""
+    return make_rules(preset, players, role_set.split(",") if role_set else None, assassin, lady)
+
+
 @cli.command()
-@click.option("--rules", "preset", default="official", show_default=True,
-              help=f"Rule preset: {' or '.join(PRESETS)}, or a plugin's (see README, 'Rules').")
-@click.option("--players", default=None, type=PLAYERS,
-              help=f"{MIN_PLAYERS} to {MAX_PLAYERS} (default: as many as --roles lists, else 6).")
-@click.option("--roles", "role_set", default=None, metavar="ROLE,ROLE,...",
-              help="The role set, one role per seat (any case, underscores or spaces): merlin, percival, "
-                   "loyal_servant, morgana, mordred, oberon, minion, assassin; with the official good/evil split. "
-                   "Default: the preset's roles.")
-@click.option("--assassin", default=None, metavar="ROLE",
-              help="The evil role that carries the assassination (default: the Assassin; a set without one must "
-                   "name it). No Merlin: no assassination.")
+@rules_options
 @lady_option
 @click.option("--seats", default="rulebot", show_default=True,
               help="Agent kind for every seat (rulebot, random, llm, cognitive, baseline, external: a program, "
@@ -136,7 +152,7 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
 
     live = live_view(stream, games, as_json, human)
     with one_line_errors(out):
-        rules = make_rules(preset, players, role_set.split(",") if role_set else None, assassin, lady)
+        rules = rules_of(preset, players, role_set, assassin, lady)
         order = parse_order(order_modes, rules.players)
         kinds = parse_seats(seats, rules.players)
         if human is not None:

@@ -140,3 +140,99 @@ def test_seat_test_reports_a_bad_program_and_exits_1(tmp_path):
     found = json.loads(as_json.stdout)
     assert as_json.returncode == 1 and found["errors"] > 0 and found["games"] == 1
     assert {"bad_json", "illegal"} <= {f["problem"] for f in found["faults"]}
+
+
+def test_seat_test_reports_the_exit_code_of_a_program_that_exits(tmp_path):
+    """A program that ends with exit code 3 (at once, or after reading its start) is reported with its own code,
+    never asyncio's 255 for a child reaped behind its watcher's back (Popen's kill polls the child first)."""
+    for name, text in (("at_once.py", "import sys\nsys.exit(3)\n"),
+                       ("after_start.py", "import sys\nsys.stdin.readline()\nsys.exit(3)\n")):
+        program = tmp_path / name
+        program.write_text(text)
+        done = avalon("seat-test", "--games", "3", "--timeout", "5", "--", sys.executable, str(program))
+        lines = done.stdout.splitlines()
+        assert done.returncode == 1 and len([line for line in lines if "fallback: " not in line]) == 3, lines
+        assert all(line.endswith(": crash: the program ended (exit code 3)") for line in lines), lines
+        assert "Unknown child process" not in done.stderr and "255" not in done.stdout + done.stderr
+
+
+START_LOGGER = """import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m['type'] == 'start':
+        with open({log!r}, 'a') as f:
+            f.write(line)
+    if m['type'] == 'request':
+        legal = m['legal']
+        value = (legal['players'][:legal['team_size']] if 'team_size' in legal else legal['options'][0]
+                 if 'options' in legal else legal['players'][0] if 'players' in legal else 'hello')
+        print(json.dumps({{'id': m['id'], 'action': {{m['key']: value}}}}), flush=True)
+"""
+
+
+def test_seat_test_plays_the_rules_roles_and_assassin_given(tmp_path):
+    """--rules, --players, --roles, --assassin and --lady-of-the-lake mean what they mean for avalon play: the
+    program's games are dealt by them, and its start's setup says so."""
+    log = tmp_path / "starts.jsonl"
+    program = tmp_path / "logger.py"
+    program.write_text(START_LOGGER.format(log=str(log)))
+    roles = "merlin,percival,loyal_servant,loyal_servant,morgana,mordred,minion"
+    done = avalon("seat-test", "--games", "2", "--rules", "paper", "--roles", roles, "--assassin", "mordred",
+                  "--lady-of-the-lake", "--", sys.executable, str(program))
+    assert done.returncode == 0, done.stdout + done.stderr
+    starts = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [s["seat"] for s in starts] == [1, 2]  # game i seats the program at seat i
+    for start in starts:
+        setup = start["setup"]
+        assert start["protocol"] == 1 and start["players"] == 7 and setup["name"] == "paper"
+        assert setup["roles"] == ["Merlin", "Percival", "Loyal Servant", "Loyal Servant", "Morgana", "Mordred",
+                                  "Minion of Mordred"]
+        assert setup["assassin"] == "Mordred" and setup["lady_of_the_lake"]["after_quests"] == [2, 3, 4]
+        assert setup["proposal_order"] == "discuss_then_propose"
+    assert len({s["game"] for s in starts}) == 2  # each game its own id
+
+
+@pytest.mark.parametrize("args, error", [
+    (["--rules", "nope"], "rules: unknown preset 'nope'"),
+    (["--players", "7", "--roles", "merlin,loyal_servant,loyal_servant,morgana,assassin"],
+     "players: 7 players, but the role set has 5 roles"),
+    (["--roles", "merlin,loyal_servant,loyal_servant,morgana,mordred"], "assassin: no Assassin among the roles"),
+    (["--roles", "merlin,loyal_servant,loyal_servant,morgana,wizard"], "roles: "),
+    (["--assassin", "mordred"], "assassin: give the role set too"),
+    (["--lady-of-the-lake"], "lady_of_the_lake: the Lady of the Lake takes 7 or more players"),
+])
+def test_seat_test_refuses_bad_rules_in_one_line_as_play_does(args, error):
+    done = avalon("seat-test", *args, "--", sys.executable, str(BOT))
+    played = avalon("play", *args)
+    assert done.returncode == played.returncode == 2
+    assert error in done.stderr and done.stderr == played.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_one_http_seat_plays_concurrent_games_of_a_run(tmp_path, http_bot):
+    """One `url:` agent seated in two games at once (concurrency: {games: 2}), four seats a game: the example
+    HTTP bot keeps each seat's state by (game, seat) and ends it at the game's end, so a message naming the wrong
+    game would break it. Six games, no protocol error and no fallback, and the games overlapped in time."""
+    config = tmp_path / "http.yaml"
+    config.write_text(f"""name: http_seats
+rules: official
+players: 6
+agents:
+  bot: {{kind: external, options: {{url: "{http_bot}", timeout: 10}}}}
+  rules: {{kind: rulebot}}
+sides: {{good: bot, evil: rules}}
+series: 2
+games_per_series: 3
+seed: 0
+concurrency: {{games: 2}}
+""")
+    out = tmp_path / "out"
+    done = avalon("run", str(config), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    games = sorted(p.parent for p in out.rglob("result.json") if p.parent.name.startswith("game-"))
+    assert len(games) == 6
+    for game in games:
+        health = json.loads((game / "health.json").read_text())
+        assert health["seat_faults"] == health["seat_fallbacks"] == 0, game
+    spans = [((g / "meta.json").stat().st_mtime, (g / "result.json").stat().st_mtime) for g in games]
+    assert any(a[0] < b[1] and b[0] < a[1] for i, a in enumerate(spans) for b in spans[i + 1:])  # at once
