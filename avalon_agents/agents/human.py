@@ -40,6 +40,9 @@ class Desk(Protocol):
         """The person's answer to `request`, worded `text`. Raises InputEnded (no more answers will come) or
         NoAnswer (none came in time: the fallback decides)."""
 
+    def decided(self, request: ActionRequest, action: Action) -> None:
+        """No answer came in time (`ask` raised NoAnswer): the request kind's fallback answered `action`."""
+
     def end(self, result: GameResult) -> None:
         """The game is over."""
 
@@ -47,7 +50,9 @@ class Desk(Protocol):
 def read_answer(text: str, request: ActionRequest) -> Action:
     """The legal action a person's answer gives `request`: the decision kind's rule parse, or, for a one-word
     answer it cannot read, the one answer word it is a near spelling of (`aprove`, `rejct`, `sucess`);
-    IllegalAction with the reason (the re-ask) if there is none."""
+    IllegalAction with the reason (the re-ask) if there is none. A speech takes any text, an empty one too
+    ("nothing to add"): the one rule for every seat, as a program's empty speech is taken and the fallback's
+    speech is empty."""
     spec = kind_of(request)
     action = spec.parse(text.strip(), request)
     if action is None:
@@ -91,6 +96,9 @@ class Terminal:
     async def ask(self, request: ActionRequest, text: str) -> str:
         self.say(f"\n{text}\nYour answer ({kind_of(request).answers(request)}):")
         return (await self.read()).strip()
+
+    def decided(self, request: ActionRequest, action: Action) -> None:
+        return None  # a terminal waits for its line: never NoAnswer
 
     def end(self, result: GameResult) -> None:
         return None  # the command prints the game's end
@@ -178,4 +186,5 @@ class HumanAgent(AgentBase):
         if self.tracer is not None:
             self.tracer.trace(SeatFault(seat=self.seat, problem="fallback", detail=why or "no answer in time",
                                         kind=request.kind.value, quest=request.quest, attempt=request.attempt))
+        self.terminal.decided(request, action)
         return Reply(text="", action=action, source="typed")

@@ -2,7 +2,8 @@
 there, read and checked as a terminal's are.
 
 `state()` is exactly what `GET /api/seat/N` answers: built only from what the host showed this seat (its system
-prompt, the narration of the events it may see, its own requests), so it can hold nothing the seat may not know.
+prompt, the narration of the events it may see, its own requests, what the fallback answered for it), so it can
+hold nothing the seat may not know.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from avalon_agents.agents.human import NoAnswer, read_answer
 from avalon_agents.agents.protocol import request_message
-from avalon_agents.core.actions import ActionRequest, IllegalAction
+from avalon_agents.core.actions import Action, ActionRequest, IllegalAction
 from avalon_agents.core.events import (
     EVENT_ADAPTER,
     GameEnded,
@@ -96,6 +97,7 @@ class WebDesk:
         self.request: dict[str, Any] | None = None  # the open request's protocol message
         self.result: dict[str, Any] | None = None
         self.replay: str | None = None  # the game's replay address, once written
+        self.timeout_notice: dict[str, str] | None = None  # the last answer the fallback gave for this seat
         self._open: ActionRequest | None = None
         self._answer: asyncio.Future[str] | None = None
 
@@ -122,11 +124,20 @@ class WebDesk:
         try:
             return await asyncio.wait_for(self._answer, self.decision_timeout)
         except TimeoutError:
-            self.lines.append(f"No answer in {self.decision_timeout:g} s: the host decided for you.")
             raise NoAnswer(f"no answer in {self.decision_timeout:g} s (--decision-timeout)") from None
         finally:
             self._open = self.request = self._answer = None
             self._changed()
+
+    def decided(self, request: ActionRequest, action: Action) -> None:
+        """No answer came in time: the seat's state carries what the fallback answered (`timeout_notice`, until
+        the person's next answer is taken), and its log says so."""
+        words = kind_of(request).say(action)
+        text = (f"No answer in {self.decision_timeout:g} s, so the host answered for you: {words}" if words else
+                f"No answer in {self.decision_timeout:g} s, so you said nothing this time.")
+        self.timeout_notice = {"id": f"{self.seat}-{self._asked}", "kind": request.kind.value, "text": text}
+        self.lines.append(text)
+        self._changed()
 
     def end(self, result: GameResult) -> None:
         self.result = ending(result)
@@ -134,25 +145,31 @@ class WebDesk:
 
     # ------------------------------------------------------------------ the page's side
 
+    def stale(self, request_id: str | None) -> str | None:
+        """Why an answer meant for the request `request_id` (None: whichever is open) cannot be taken now (it was
+        answered, or its time ran out and another may be open), or None."""
+        if self.request is None:
+            return "no request is open for this seat"
+        if request_id is not None and request_id != self.request["id"]:
+            return f"that request is no longer open (the open one is {self.request['id']})"
+        return None
+
     def answer(self, text: str) -> str | None:
-        """Take the person's answer to the open request: None if taken, else why not (the re-ask's reason)."""
+        """Take the person's answer to the open request: None if taken, else why not (the re-ask's reason). The
+        answer is read as a terminal's line is (agents.human.read_answer: a speech takes any text, an empty one
+        too), after the table's length limits."""
         request = self._open
         if request is None or self._answer is None or self._answer.done():
             return "no request is open for this seat"
-        speech = kind_of(request).key is None
-        limit = MAX_SPEECH if speech else MAX_ANSWER
+        limit = MAX_SPEECH if kind_of(request).key is None else MAX_ANSWER
         if len(text) > limit:
             return f"at most {limit} characters, not {len(text)}"
-        if speech:
-            if not text.strip():
-                return "say something (a speech cannot be empty)"
-        else:
-            try:
-                read_answer(text, request)
-            except IllegalAction as exc:
-                return str(exc)
+        try:
+            read_answer(text, request)
+        except IllegalAction as exc:
+            return str(exc)
         self._answer.set_result(text)
-        self.request = None  # taken: a page asking now sees no open request
+        self.request = self.timeout_notice = None  # taken: a page asking now sees no open request
         self._changed()
         return None
 
@@ -161,7 +178,8 @@ class WebDesk:
         return {"seat": self.seat, "game": self.game, "role": self.role, "system": self.system,
                 "lines": list(self.lines), "events": list(self.events), "request": self.request,
                 "over": self.result is not None,
-                **self.track.state(), "result": self.result, "replay": self.replay}
+                **self.track.state(), "result": self.result, "replay": self.replay,
+                "timeout_notice": self.timeout_notice}
 
     def _changed(self) -> None:
         self.changed.set()

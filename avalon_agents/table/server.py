@@ -5,6 +5,10 @@ Every address needs its token (`?token=`, made with `secrets`); a wrong or missi
 seat. The pages are one self-contained file (table/page.html: no external resource) served with a Content
 Security Policy that lets only its own script run, so nothing a person typed can ever run as a script (the page
 also shows every line as text). Request bodies are JSON objects of at most MAX_BODY bytes.
+
+Every refusal is one JSON object `{"error": "<why>"}` with its status, whatever refused it (this module's checks or
+aiohttp's routing: no such address, a wrong method, a body too large); a bug is a JSON 500 with the traceback in
+the diagnostic log, never sent to the client.
 """
 
 from __future__ import annotations
@@ -15,13 +19,14 @@ import hashlib
 import json
 import re
 import secrets
-from importlib.resources import files
 from typing import Any
 
 from aiohttp import web
+from loguru import logger
 
 from avalon_agents.core.types import Seat
 from avalon_agents.table.desk import WebDesk
+from avalon_agents.table.page import page
 from avalon_agents.table.watch import Spectator
 
 MAX_BODY = 16 * 1024
@@ -42,17 +47,65 @@ def html_response(page: str) -> web.Response:
     return web.Response(text=page, content_type="text/html", headers={"Content-Security-Policy": csp(page)})
 
 
+class Refused(Exception):
+    """A request the table does not take: answered `{"error": message}` with `status`."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 @web.middleware
-async def _headers(request: web.Request, handler) -> web.StreamResponse:
-    """No caching (the tokens are in the addresses), no referrer sent on, no content sniffing."""
-    response = await handler(request)
+async def _guard(request: web.Request, handler) -> web.StreamResponse:
+    """Every refusal as JSON (`_refusal`); then no caching (the tokens are in the addresses), no referrer sent on,
+    no content sniffing, on every response."""
+    try:
+        response = await handler(request)
+    except Refused as exc:
+        response = _error(exc.status, exc.message)
+    except web.HTTPException as exc:  # aiohttp's own refusals: routing, a body over client_max_size
+        response = _error(exc.status, _refusal(request, exc))
+        if "Allow" in exc.headers:
+            response.headers["Allow"] = exc.headers["Allow"]
+    except Exception:  # a bug: the client learns nothing of the code, the log keeps the traceback
+        logger.opt(exception=True).error(f"web table: {request.method} {request.path} failed")
+        response = _error(500, "the table failed to answer this request (its log has the details)")
     response.headers.update({"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
                              "X-Content-Type-Options": "nosniff"})
     return response
 
 
+def _refusal(request: web.Request, exc: web.HTTPException) -> str:
+    """aiohttp's refusal in the table's words."""
+    path = request.path if len(request.path) <= 80 else request.path[:80] + "..."
+    if isinstance(exc, web.HTTPNotFound):
+        return f"no such address: {path}"
+    if isinstance(exc, web.HTTPMethodNotAllowed):
+        return f"{request.method} is not taken at {path}; use {' or '.join(sorted(exc.allowed_methods))}"
+    if isinstance(exc, web.HTTPRequestEntityTooLarge):
+        return f"the body is at most {MAX_BODY} bytes"
+    return exc.reason
+
+
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
+
+
+class _HttpLog:
+    """Where aiohttp reports a request it could not even parse (a request line over 8 KB, broken framing; it
+    answers those itself, 400): one line in the diagnostic log, not a traceback on the table's terminal."""
+
+    def exception(self, message: str, *args: Any, exc_info: Any = None, **_: Any) -> None:
+        why = f": {type(exc_info).__name__}: {str(exc_info)[:200]}" if isinstance(exc_info, BaseException) else ""
+        logger.info(f"web table: {message % args}{why}")
+
+    def debug(self, message: str, *args: Any, **kw: Any) -> None:
+        self.exception(message, *args, **kw)
+
+
+HTTP_LOG = _HttpLog()
+"""The `logger` the table's aiohttp runner is given."""
 
 
 class Table:
@@ -71,13 +124,13 @@ class Table:
         self.tokens = {seat: secrets.token_urlsafe(18) for seat in desks}
         self.watch_token = secrets.token_urlsafe(18)
         self.replay_page: str | None = None
-        self.page = files("avalon_agents.table").joinpath("page.html").read_text()
+        self.page = page()
         self.joined: set[Seat] = set()  # the seats whose page has asked for their state
         self.everyone_joined = asyncio.Event()
         self.started = False
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[_headers])
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[_guard])
         app.add_routes([web.get("/seat/{n}", self._seat_page), web.get("/api/seat/{n}", self._seat_state),
                         web.post("/api/seat/{n}/answer", self._answer), web.get("/watch", self._watch_page),
                         web.get("/api/watch", self._watch_state), web.get("/replay", self._replay)])
@@ -111,14 +164,13 @@ class Table:
 
     def _desk(self, request: web.Request) -> WebDesk | None:
         """The seat the address names, if its token is right."""
-        given = request.query.get("token", "")
         for seat, token in self.tokens.items():
-            if request.match_info.get("n") == str(seat) and secrets.compare_digest(given, token):
+            if request.match_info.get("n") == str(seat) and _token_is(request, token):
                 return self.desks[seat]
         return None
 
     def _watching(self, request: web.Request) -> bool:
-        return secrets.compare_digest(request.query.get("token", ""), self.watch_token)
+        return _token_is(request, self.watch_token)
 
     async def _seat_page(self, request: web.Request) -> web.Response:
         return html_response(self.page) if self._desk(request) else _error(403, "wrong or missing token")
@@ -142,15 +194,15 @@ class Table:
         desk = self._desk(request)
         if desk is None:
             return _error(403, "wrong or missing token")
-        body = await _json_body(request)
-        if not isinstance(body, dict) or not isinstance(body.get("answer"), str) or set(body) != {"answer"}:
-            return _error(400, 'the body is one JSON object: {"answer": "<your answer as text>"}')
+        body = await answer_body(request)
+        stale = desk.stale(body.get("id"))
+        if stale:
+            return _error(409, stale)
         reason = desk.answer(body["answer"])
         return _error(422, reason) if reason else web.json_response({"ok": True})
 
     async def _replay(self, request: web.Request) -> web.Response:
-        allowed = self._watching(request) or any(
-            secrets.compare_digest(request.query.get("token", ""), t) for t in self.tokens.values())
+        allowed = self._watching(request) or any(_token_is(request, t) for t in self.tokens.values())
         if not allowed:
             return _error(403, "wrong or missing token")
         if self.replay_page is None:
@@ -158,8 +210,46 @@ class Table:
         return html_response(self.replay_page)
 
 
-async def _json_body(request: web.Request) -> Any:
+def _token_is(request: web.Request, token: str) -> bool:
+    """The address's `?token=` is `token` (compared in constant time, as bytes: a token may hold any character)."""
+    return secrets.compare_digest(request.query.get("token", "").encode("utf-8", "surrogatepass"), token.encode())
+
+
+SHAPE = 'the body is one JSON object: {"answer": "<your answer as text>"}, optionally with "id": "<the request\'s id>"'
+
+
+async def answer_body(request: web.Request) -> dict[str, str]:
+    """An answer's body, `{"answer": str}` and optionally the `"id"` of the request it answers; Refused (415, 413
+    or 400) naming what is wrong with it."""
+    if request.content_type != "application/json":
+        raise Refused(415, f"the body is JSON: send it with Content-Type: application/json, not "
+                           f"{request.content_type}")
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise Refused(413, f"the body is at most {MAX_BODY} bytes, not {request.content_length}")
+    raw = await request.read()  # a longer body without a length: aiohttp's 413, as JSON (_guard)
     try:
-        return json.loads(await request.text())
-    except (ValueError, UnicodeDecodeError):
-        return None
+        body = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_repeated_keys)
+    except UnicodeDecodeError:
+        raise Refused(400, "the body is not UTF-8 text") from None
+    except RecursionError:
+        raise Refused(400, "the body is not JSON the table reads: it nests too deeply") from None
+    except ValueError as exc:
+        raise Refused(400, f"the body is not JSON the table reads: {str(exc)[:120]}") from None
+    if (not isinstance(body, dict) or "answer" not in body or not set(body) <= {"answer", "id"}
+            or not all(isinstance(v, str) for v in body.values())):
+        raise Refused(400, SHAPE)
+    for key, value in body.items():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Refused(400, f"{key}: not text (it holds a lone surrogate such as \\ud800)") from None
+    return body
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    body = dict(pairs)
+    if len(body) < len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"key {twice!r} given twice")
+    return body

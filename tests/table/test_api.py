@@ -139,8 +139,9 @@ def test_answers_are_refused_with_their_reason(tmp_path):
                 kind = request["kind"]
                 if kind == "speak":
                     found["long speech"] = await person.post({"answer": "x" * (MAX_SPEECH + 1)})
-                    found["empty speech"] = await person.post({"answer": "  "})
-                    found["speech with markup"] = await person.post({"answer": "<b>hi</b> & <script>x</script>"})
+                    found["speech with markup"] = await person.post({"answer": "<b>hi</b> & <script>x</script>",
+                                                                     "id": request["id"]})
+                    found["answered twice"] = await person.post({"answer": "and more", "id": request["id"]})
                     seen_kinds.add(kind)
                 elif kind == "vote":
                     found["unclear vote"] = await person.post({"answer": "maybe"})
@@ -148,7 +149,8 @@ def test_answers_are_refused_with_their_reason(tmp_path):
                     found["wrong shape"] = await person.post({"vote": "approve"})
                     found["extra field"] = await person.post({"answer": "approve", "x": 1})
                     found["too big"] = await post_raw(json.dumps({"answer": "a" * (MAX_BODY + 10)}).encode())
-                    found["misspelt vote"] = await person.post({"answer": "aprove"})
+                    found["another request's id"] = await person.post({"answer": "approve", "id": "1-0"})
+                    found["misspelt vote"] = await person.post({"answer": "aprove", "id": request["id"]})
                     seen_kinds.add(kind)
                 else:
                     await person.post({"answer": answer_for(request)})
@@ -159,14 +161,17 @@ def test_answers_are_refused_with_their_reason(tmp_path):
 
     found = run(main())
     assert found["long speech"] == (422, {"error": f"at most {MAX_SPEECH} characters, not {MAX_SPEECH + 1}"})
-    assert found["empty speech"][0] == 422
     assert found["speech with markup"] == (200, {"ok": True})
+    assert found["answered twice"][0] == 409 and "open" in found["answered twice"][1]["error"]
     assert found["unclear vote"] == (422, {"error": "no clear answer"})
-    for name in ("not JSON", "wrong shape", "extra field"):
-        assert found[name][0] == 400, name
-    assert found["too big"][0] == 413
+    assert found["not JSON"][0] == 400 and "not JSON" in json.loads(found["not JSON"][1])["error"]
+    for name in ("wrong shape", "extra field"):
+        assert found[name][0] == 400 and found[name][1]["error"].startswith("the body is one JSON object"), name
+    big = len(json.dumps({"answer": "a" * (MAX_BODY + 10)}))
+    assert found["too big"] == (413, json.dumps({"error": f"the body is at most {MAX_BODY} bytes, not {big}"}))
+    assert found["another request's id"][0] == 409 and "no longer open" in found["another request's id"][1]["error"]
     assert found["misspelt vote"] == (200, {"ok": True})
-    assert found["after the game"] == (422, {"error": "no request is open for this seat"})
+    assert found["after the game"] == (409, {"error": "no request is open for this seat"})
     speeches = [e for e in map(json.loads, (tmp_path / "game-00001" / "events.jsonl").read_text().splitlines())
                 if e["type"] == "speech" and e["seat"] == 1]
     assert speeches[0]["text"] == "<b>hi</b> & <script>x</script>"  # kept as typed: shown as text everywhere
@@ -178,15 +183,27 @@ def test_a_person_who_does_not_answer_costs_a_recorded_fallback(tmp_path):
         async with aiohttp.ClientSession() as session:
             silent = Browser(session, base, 3, table.tokens[3], answer=lambda request: None)
             end = await silent.play()
-        return end, (await task)[0]
+        notices = [s["timeout_notice"] for s in silent.states if s["timeout_notice"]]
+        return end, notices, (await task)[0]
 
-    end, played = run(main())
+    end, notices, played = run(main())
     assert end["over"]
     faults = [r for r in read_trace(tmp_path / "game-00001") if isinstance(r, SeatFault)]
     assert faults and all(f.seat == 3 and f.problem == "fallback" for f in faults)
     assert "no answer in 0.05 s" in faults[0].detail
     assert usage(played.records)["seat_fallbacks"] == len(faults)
-    assert any("No answer in 0.05 s" in line for line in end["lines"])
+    # the log says what was decided at each fallback, as the game recorded it; the state's notice is the last one
+    events = [json.loads(line) for line in (tmp_path / "game-00001" / "events.jsonl").read_text().splitlines()]
+    votes = iter(3 in e["approvals"] for e in events if e["type"] == "votes_revealed")
+    said = [line for line in end["lines"] if line.startswith("No answer in 0.05 s, so ")]
+    assert len(said) == len(faults) and {"vote", "speak"} <= {f.kind for f in faults}
+    for line, fault in zip(said, faults):
+        if fault.kind == "vote":
+            assert line.endswith("the host answered for you: " + ("I approve." if next(votes) else "I reject."))
+        elif fault.kind == "speak":
+            assert line.endswith("so you said nothing this time.")
+    assert notices and {n["text"] for n in notices} <= set(said) and end["timeout_notice"]["text"] == said[-1]
+    assert end["timeout_notice"]["id"].startswith("3-") and end["timeout_notice"]["kind"] == faults[-1].kind
 
 
 @pytest.mark.slow  # seconds of analysis
