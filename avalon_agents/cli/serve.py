@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import ipaddress
+import os
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -110,12 +114,13 @@ def serve(humans: str, seats: str, players: int, lady: bool, preset: str, seed: 
         setup = program_seats(kinds, setup, seat_command, seat_url, seat_timeout)
         game = TableGame(rules=rules, kinds=tuple(kinds), seed=seed, setup=setup,
                          decision_timeout=decision_timeout or None, games=games)
-        out.mkdir(parents=True, exist_ok=True)
     if not _loopback(host):
         click.echo(f"warning: the table listens on {host}: anyone who can reach this machine and holds a seat's "
                    "address can play that seat; give each person only their own address", err=True)
-    with logs.run_log(out), one_line_errors(out, stopped="the table stopped; finished games are kept"):
-        played = asyncio.run(_serve(game, out, host, port, lobby, linger, as_json))
+    # OUT and its run.log are made once the table listens: a table that cannot start leaves OUT as it was
+    with contextlib.ExitStack() as logged, one_line_errors(out, stopped="the table stopped; finished games are kept"):
+        played = asyncio.run(_serve(game, out, host, port, lobby, linger, as_json,
+                                    opened=lambda: logged.enter_context(logs.run_log(out))))
     missed = [seat for p in played for seat in _missed(p.records, game)]
     replay = out / "replay" / "index.html"
     if as_json:
@@ -130,10 +135,12 @@ def serve(humans: str, seats: str, players: int, lady: bool, preset: str, seed: 
                f"answer in {limit})")
 
 
-async def _serve(game, out: Path, host: str, port: int, lobby: bool, linger: float, as_json: bool):
+async def _serve(game, out: Path, host: str, port: int, lobby: bool, linger: float, as_json: bool,
+                 opened: Callable[[], object]):
     from avalon_agents.table.serve import serve_table
 
     def ready(table, address) -> None:
+        opened()
         seats = {seat: address.url(table.seat_path(seat)) for seat in game.humans}
         if as_json:
             echo_json({"seats": {str(s): url for s, url in seats.items()}, "watch": address.url(table.watch_path())})
@@ -150,7 +157,9 @@ async def _serve(game, out: Path, host: str, port: int, lobby: bool, linger: flo
         return await serve_table(game, out, host=host, port=port, ready=ready, linger=linger, lobby=lobby)
     except OSError as exc:
         if exc.filename is None and exc.errno is not None:
-            raise UserError(f"port: cannot listen on {host}:{port} ({exc.strerror})") from None
+            field = "port" if exc.errno in (errno.EADDRINUSE, errno.EACCES) else "host"
+            why = os.strerror(exc.errno) if exc.errno > 0 else exc.strerror  # not asyncio's long wording
+            raise UserError(f"{field}: cannot listen on {host}:{port} ({why[:1].lower()}{why[1:]})") from None
         raise
 
 

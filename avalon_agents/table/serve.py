@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,7 +21,7 @@ from avalon_agents.host.host import watching
 from avalon_agents.host.play import AgentSetup
 from avalon_agents.records.run_dir import game_dir
 from avalon_agents.table.desk import WebDesk
-from avalon_agents.table.server import Table
+from avalon_agents.table.server import HTTP_LOG, Table
 from avalon_agents.table.watch import Spectator
 
 LINGER = 30.0
@@ -54,7 +56,7 @@ class TableGame:
 
 @dataclass(frozen=True)
 class Address:
-    """Where the table listens, once it does."""
+    """Where the table listens, once it does: `host` is an address people can open (`reachable`)."""
 
     host: str
     port: int
@@ -64,23 +66,43 @@ class Address:
         return f"http://{host}:{self.port}{path}"
 
 
+def reachable(bound: str) -> str:
+    """An address people can open for a table bound to `bound`: `bound` itself, except for a wildcard (0.0.0.0,
+    ::, which no browser opens): this machine's primary address (the one its default route leaves from; no
+    packet is sent), else its host name."""
+    try:
+        wildcard = ipaddress.ip_address(bound).is_unspecified
+    except ValueError:
+        return bound
+    if not wildcard:
+        return bound
+    family, probe = (socket.AF_INET6, "2001:db8::1") if ":" in bound else (socket.AF_INET, "192.0.2.1")
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.connect((probe, 9))  # documentation addresses: a route is chosen, nothing is sent
+            return s.getsockname()[0]
+    except OSError:  # no route out of this machine: its name
+        return socket.gethostname()
+
+
 async def serve_table(game: TableGame, out: Path, *, host: str = "127.0.0.1", port: int = 0,
                       ready: Callable[[Table, Address], None] = lambda table, address: None,
                       linger: float = LINGER, lobby: bool = True) -> list[Played]:
-    """Serve `game`'s table on `host`:`port` (0: any free port), call `ready` once it listens, wait until every
+    """Serve `game`'s table on `host`:`port` (0: any free port), call `ready` once it listens (nothing is written
+    to `out` before: a table that cannot listen leaves it as it was), wait until every
     person has opened their page (`lobby`; else start at once), play the session's games into OUT/game-00001,
     ..., write each one's replay (OUT/replay/) as it ends, show each end `linger` seconds (before the next game,
     and before the table closes), and return the games."""
     desks = {seat: WebDesk(seat, game.rules, game.decision_timeout) for seat in game.humans}
     spectator = Spectator(game.rules)
     table = Table(desks, spectator, game.games)
-    runner = web.AppRunner(table.app(), access_log=None, handle_signals=False)
+    runner = web.AppRunner(table.app(), access_log=None, handle_signals=False, logger=HTTP_LOG)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
         await site.start()
         bound = runner.addresses[0]
-        ready(table, Address(bound[0], bound[1]))
+        ready(table, Address(reachable(bound[0]), bound[1]))
 
         async def before(i: int) -> None:
             if i == 0 and lobby:

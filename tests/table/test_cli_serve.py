@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import ipaddress
 import json
 import re
 import socket
@@ -10,11 +12,15 @@ import sys
 import time
 import urllib.request
 
+import aiohttp
 import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
+from avalon_agents.core.rules import make_rules
+from avalon_agents.host.play import AgentSetup
 from avalon_agents.records.run_dir import read_meta
+from avalon_agents.table.serve import TableGame, reachable, serve_table
 
 ADDRESS = re.compile(r"^Player (\d+): (http://127\.0\.0\.1:(\d+)/seat/\1\?token=([A-Za-z0-9_-]{20,}))$")
 
@@ -55,6 +61,7 @@ def test_serve_prints_each_seat_address_records_the_game_and_exits_0(tmp_path):
     (["--seats", "human,rulebot,rulebot,rulebot,rulebot,rulebot", "--human", "2"], "seats: seat 1 is 'human'"),
     (["--players", "11"], "players"),
     (["--rules", "house"], "rules"),
+    (["--host", "192.0.2.7"], "host: cannot listen on 192.0.2.7:0 (cannot assign requested address)"),
 ])
 def test_a_mistake_is_one_line_and_exit_2(tmp_path, args, message):
     result = CliRunner().invoke(cli, ["serve", "--out", str(tmp_path / "t"), "--port", "0", *args])
@@ -63,26 +70,79 @@ def test_a_mistake_is_one_line_and_exit_2(tmp_path, args, message):
     assert not (tmp_path / "t").exists()
 
 
-def test_a_used_folder_or_port_is_refused(tmp_path):
+def test_a_used_folder_is_refused(tmp_path):
     used = tmp_path / "used"
     used.mkdir()
     (used / "x").write_text("x")
     result = CliRunner().invoke(cli, ["serve", "--out", str(used), "--port", "0"])
     assert result.exit_code == 2 and "out:" in result.output and "not empty" in result.output
+
+
+def test_a_table_that_cannot_listen_leaves_its_folder_as_it_was(tmp_path):
+    new, empty = tmp_path / "new" / "t", tmp_path / "empty"
+    empty.mkdir()
+    quick = ["--decision-timeout", "0.01", "--linger", "0", "--no-lobby"]
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = CliRunner().invoke(cli, ["serve", "--out", str(tmp_path / "t"), "--port", str(port)])
-    assert result.exit_code == 2 and f"port: cannot listen on 127.0.0.1:{port}" in result.output
+        for out in (new, empty):
+            result = CliRunner().invoke(cli, ["serve", "--out", str(out), "--port", str(port), *quick])
+            assert result.exit_code == 2, result.output
+            [line] = result.output.strip().splitlines()
+            assert line.endswith(f"port: cannot listen on 127.0.0.1:{port} (address already in use)"), line
+    assert not (tmp_path / "new").exists() and list(empty.iterdir()) == []
+    for out in (new, empty):  # the port free, the same folders take a table
+        result = CliRunner().invoke(cli, ["serve", "--out", str(out), "--port", str(port), *quick])
+        assert result.exit_code == 0, result.output
+        assert (out / "game-00001" / "result.json").is_file() and (out / "run.log").is_file()
 
 
-def test_another_address_than_loopback_is_warned_about(tmp_path):
+def test_a_wildcard_address_prints_addresses_people_can_open(tmp_path):
     result = CliRunner().invoke(cli, ["serve", "--out", str(tmp_path / "t"), "--port", "0", "--host", "0.0.0.0",
                                       "--decision-timeout", "0.01", "--linger", "0", "--no-lobby"])
     assert result.exit_code == 0, result.output
     assert "warning: the table listens on 0.0.0.0" in result.output
-    assert re.search(r"^Player 1: http://0\.0\.0\.0:\d+/seat/1\?token=", result.output, re.M)
+    link = re.search(r"^Player 1: http://([^:/]+):\d+/seat/1\?token=", result.output, re.M)
+    assert link and link.group(1) == reachable("0.0.0.0") and link.group(1) != "0.0.0.0"
+    assert re.search(rf"^Spectators: http://{re.escape(link.group(1))}:\d+/watch\?token=", result.output, re.M)
+
+
+def test_reachable_keeps_a_named_address_and_replaces_a_wildcard():
+    assert [reachable(h) for h in ("127.0.0.1", "::1", "localhost", "192.0.2.7")] == [
+        "127.0.0.1", "::1", "localhost", "192.0.2.7"]
+    for wildcard in ("0.0.0.0", "::"):
+        try:
+            unspecified = ipaddress.ip_address(reachable(wildcard)).is_unspecified
+        except ValueError:  # a host name
+            unspecified = False
+        assert not unspecified, wildcard
+
+
+def test_a_table_bound_to_every_interface_opens_at_its_printed_address_and_asks_the_token(tmp_path):
+    """What --host 0.0.0.0 prints is reachable, and every address still needs its token."""
+    async def main():
+        rules = make_rules("official", 5)
+        game = TableGame(rules=rules, kinds=("human",) + ("rulebot",) * 4, seed=0, setup=AgentSetup())
+        opened: asyncio.Future = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(serve_table(game, tmp_path, host="0.0.0.0", port=0, linger=0,
+                                               ready=lambda table, address: opened.set_result((table, address))))
+        table, address = await opened
+        got = {}
+        async with aiohttp.ClientSession() as session:
+            for name, path in [("seat page", table.seat_path(1)), ("no token", "/seat/1"),
+                               ("state, spectator's token", f"/api/seat/1?token={table.watch_token}"),
+                               ("watch, no token", "/api/watch")]:
+                async with session.get(address.url(path)) as r:
+                    got[name] = (r.status, r.content_type)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return address, got
+
+    address, got = asyncio.run(main())
+    assert address.host == reachable("0.0.0.0") != "0.0.0.0"
+    assert got.pop("seat page") == (200, "text/html")
+    assert set(got.values()) == {(403, "application/json")}
 
 
 @pytest.mark.slow  # five bot processes
