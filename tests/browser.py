@@ -35,3 +35,25 @@ def chromium(width: int = 1400, height: int = 1600):
 def console_errors(driver) -> list[dict]:
     """What the page logged as an error or warning since the last call (a script error, a blocked load)."""
     return [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+
+
+SERIOUS = ("serious", "critical")
+
+
+def accessibility_problems(driver) -> list[str]:
+    """axe-core's serious and critical violations on the page open in `driver` (the axe.min.js that the
+    axe-core-python wheel ships, run in the page: nothing is downloaded), one line each: the rule's id, its help
+    and the elements it found, by CSS selector."""
+    try:
+        from axe_core_python.selenium import Axe
+    except ImportError:
+        pytest.fail("the browser tests need axe-core-python: pip install -e '.[dev]'", pytrace=False)
+    found = Axe().run(driver)
+    return [f"{v['id']} ({v['impact']}: {v['help']}): " + ", ".join(" ".join(n["target"]) for n in v["nodes"])
+            for v in found["violations"] if v["impact"] in SERIOUS]
+
+
+def assert_accessible(driver) -> None:
+    """No serious or critical accessibility violation (WCAG 2 A/AA and best practices, as axe-core checks them)."""
+    problems = accessibility_problems(driver)
+    assert not problems, "axe-core found on " + driver.current_url.split("?")[0] + ":\n" + "\n".join(problems)

@@ -1,9 +1,13 @@
 """The web table as people use it: two headless Chromium sessions take two seats against rule bots and play a
-whole game by clicking through the page; speeches holding markup are shown as text and never run (slow)."""
+whole game by clicking through the page, each page showing what its seat knows (its night information on the
+seats, in its panel and in its choices), speeches as typed (markup shown as text, never run), at desktop and phone
+width, with no serious accessibility violation (axe-core) on the seats', the spectator's and the replay's pages
+(slow)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import queue
 import threading
 import time
@@ -14,15 +18,15 @@ import pytest
 
 from avalon_agents.core.rules import make_rules
 from avalon_agents.host.play import AgentSetup
-from avalon_agents.narrate import quote
 from avalon_agents.table.serve import TableGame, serve_table
-from tests.browser import chromium, console_errors
+from tests.browser import assert_accessible, chromium, console_errors
 
 pytestmark = pytest.mark.slow
 
 ATTACKS = ['<script>window.__pwned = 1</script>', '<img src=x onerror="window.__pwned = 1">',
            '"><svg onload="window.__pwned = 1">']
 SEATS = (2, 5)
+SEED = 6  # seat 2 the Assassin (asked to strike at the end), seat 5 Merlin (sees the evil seats, seat 2 among them)
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +40,7 @@ def browsers() -> Iterator[list]:
 def start_table(out: Path, linger: float = 30.0):
     """The table in a thread of its own (selenium blocks): (its addresses by seat and 'watch', the thread)."""
     rules = make_rules("official", 6)
-    game = TableGame(rules=rules, kinds=tuple("human" if s in SEATS else "rulebot" for s in rules.seats), seed=3,
+    game = TableGame(rules=rules, kinds=tuple("human" if s in SEATS else "rulebot" for s in rules.seats), seed=SEED,
                      setup=AgentSetup(), decision_timeout=120)
     addresses: queue.Queue = queue.Queue()
 
@@ -77,6 +81,39 @@ def act(driver, speeches: list[str]) -> str | None:
     return None
 
 
+# what a page shows at a moment: the open request's kind, the window's title, each choice (its text, whether it
+# is marked as the seat's evil teammate)
+LOOK = """const req = document.getElementById('request');
+  return {kind: req.hidden ? null : req.dataset.kind, title: document.title,
+          choices: [...document.querySelectorAll('#choices .choice, #choices label')]
+            .map((n) => [n.textContent.trim(), n.classList.contains('mate')])};"""
+# the log's numbers: inside the log's box (not clipped at its left edge), and the log not wider than its box
+NUMBERS = """const log = document.getElementById('log'), items = [...log.children];
+  const left = log.getBoundingClientRect().left;
+  return {count: items.length, number: getComputedStyle(items[items.length - 1], '::before').content,
+          inside: items.every((li) => li.getBoundingClientRect().left >= left - 0.5),
+          overflow: log.scrollWidth - log.clientWidth};"""
+# a phone-width page: wider than the window? where the request and the table are
+PHONE = """return {wide: document.documentElement.scrollWidth - innerWidth,
+  request: document.getElementById('request').getBoundingClientRect().top,
+  table: document.getElementById('board').getBoundingClientRect().top};"""
+
+
+def on_a_phone(driver) -> None:
+    """At 390 px (a phone), with the request open: nothing wider than the screen, the request above the table,
+    no serious accessibility violation; then back to the desktop width."""
+    driver.set_window_size(390, 844)
+    time.sleep(0.3)
+    shape = driver.execute_script(PHONE)
+    assert shape["wide"] <= 0 and shape["request"] < shape["table"], shape
+    assert_accessible(driver)
+    driver.set_window_size(1200, 1000)
+
+
+def jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 def test_two_people_play_a_whole_game_in_chromium(browsers, tmp_path):
     from selenium.webdriver.common.by import By
 
@@ -85,10 +122,18 @@ def test_two_people_play_a_whole_game_in_chromium(browsers, tmp_path):
         driver.get(addresses[seat])
     speeches = {SEATS[0]: list(ATTACKS), SEATS[1]: []}
     done: dict[str, int] = {}
+    looks: dict[int, dict[str, dict]] = {seat: {} for seat in SEATS}  # each kind's first request, as shown
     deadline = time.monotonic() + 600
     while not all(d.find_element(By.TAG_NAME, "body").get_attribute("data-over") == "yes" for d in browsers):
         assert time.monotonic() < deadline, "the game did not end in 10 minutes"
         for seat, driver in zip(SEATS, browsers):
+            look = driver.execute_script(LOOK)
+            assert look["title"].startswith("▶ Your turn") == bool(look["kind"]), look  # the title says so
+            if look["kind"] and look["kind"] not in looks[seat]:
+                looks[seat][look["kind"]] = look
+                assert_accessible(driver)  # each kind of request's form
+                if seat == SEATS[1] and look["kind"] == "speak":
+                    on_a_phone(driver)
             kind = act(driver, speeches[seat])
             if kind:
                 done[kind] = done.get(kind, 0) + 1
@@ -96,30 +141,64 @@ def test_two_people_play_a_whole_game_in_chromium(browsers, tmp_path):
         time.sleep(0.1)
     assert done.get("propose", 0) + done.get("choice", 0) >= 4 and done.get("speak", 0) >= 2, done
     assert speeches[SEATS[0]] == []  # every attack was said
+    game = tmp_path / "table" / "game-00001"
+    roles = {int(s): r for s, r in json.loads((game / "result.json").read_text())["roles"].items()}
+    night = {e["seat"]: e for e in jsonl(game / "events.jsonl") if e["type"] == "night_info"}
+    assassin, merlin = SEATS
+    assert roles[assassin] == "Assassin" and roles[merlin] == "Merlin" and "assassinate" in looks[assassin]
     for seat, driver in zip(SEATS, browsers):
         assert driver.execute_script("return window.__pwned") is None
         log = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#log li")]
-        for attack in ATTACKS:
-            assert any(quote(attack) in line for line in log), (seat, attack)  # shown literally, as text
+        said = [b.text for b in driver.find_elements(By.CSS_SELECTOR, "#log li.speech bdi.said")]
+        assert all(attack in said for attack in ATTACKS), (seat, said)  # as typed, shown as text
+        assert not [line for line in log if '\\"' in line]  # no JSON escapes (the narration's quoting)
         assert not driver.find_elements(By.CSS_SELECTOR, "#log img, #log script, #log svg")
-        roles = driver.find_elements(By.CSS_SELECTOR, "#roles tr")
-        assert len(roles) == 6 and "(you)" in roles[seat - 1].text
+        numbers = driver.execute_script(NUMBERS)
+        assert numbers["count"] >= 20 and numbers["number"] == "counter(line) \".\"", numbers
+        assert numbers["inside"] and numbers["overflow"] <= 0, numbers
+        roles_shown = driver.find_elements(By.CSS_SELECTOR, "#roles tr")
+        assert len(roles_shown) == 6 and "(you)" in roles_shown[seat - 1].text
         assert driver.find_element(By.ID, "winner").text.split()[0] in ("Good", "Evil")
+        # what the seat knows, on its panel and on the seats it concerns
+        assert driver.find_element(By.ID, "role").text.startswith(f"You are {roles[seat]}")
+        known = driver.find_element(By.ID, "known").text
+        seen = night[seat]["seats"]
+        assert seen and all(f"Player {n}" in known for n in seen), known
+        marked = driver.find_elements(By.CSS_SELECTOR, "#seats li.known-mate, #seats li.known-evil")
+        assert sorted(int(li.get_attribute("data-seat")) for li in marked) == seen
+        assert_accessible(driver)  # the end: the roles, the replay's link
         assert console_errors(driver) == []
+    # the Assassin's targets: its teammates marked as such, the others not
+    mates = night[assassin]["seats"]
+    targets = looks[assassin]["assassinate"]["choices"]
+    assert [t for t in targets if t[1]] == [[f"Player {n} (your evil teammate)", True] for n in mates], targets
+    assert targets == [[f"Player {n}" + (" (your evil teammate)" if n in mates else ""), n in mates]
+                       for n in range(1, 7) if n != assassin] and mates
+    # a team picker: the seats the night showed marked
+    words = {"evil": "seen as evil at night", "evil_teammates": "your evil teammate"}
+    pickers = {seat: look["propose"]["choices"] for seat, look in looks.items() if "propose" in look}
+    assert pickers
+    for seat, picker in pickers.items():
+        marked = words[night[seat]["known_as"]]
+        assert [t[0] for t in picker if marked in t[0]] == [f"Player {n} ({marked})" for n in night[seat]["seats"]]
     # the spectator, then the replay through the end's link
     watcher = browsers[0]
     watcher.get(addresses["watch"])
     time.sleep(1.5)
     public = "\n".join(li.text for li in watcher.find_elements(By.CSS_SELECTOR, "#log li"))
     assert "(night)" not in public and all(attack in public for attack in ATTACKS)
+    assert not watcher.find_element(By.ID, "private").is_displayed()
+    assert not watcher.find_elements(By.CSS_SELECTOR, "#seats li.known-mate, #seats li.known-evil")
     assert watcher.execute_script("return window.__pwned") is None
+    assert_accessible(watcher)
     browsers[1].find_element(By.ID, "replay-link").click()
     browsers[1].switch_to.window(browsers[1].window_handles[-1])
     time.sleep(1.0)
     assert "Avalon replay" in browsers[1].title
     assert browsers[1].execute_script("return window.__pwned") is None
+    assert_accessible(browsers[1])
     browsers[1].save_screenshot(str(tmp_path / "replay.png"))
-    assert (tmp_path / "table" / "game-00001" / "result.json").is_file()
+    assert (game / "result.json").is_file()
     thread.join(timeout=0)  # it closes after its linger; the daemon thread ends with the tests
 
 
