@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loguru import logger
 
@@ -27,8 +28,16 @@ from avalon_agents.experiments.study import Lane, Outcome, Study
 from avalon_agents.records.health import EXIT_UNHEALTHY
 from avalon_agents.records.run_dir import PROGRESS, is_done, write_json_atomic
 
+if TYPE_CHECKING:
+    from avalon_agents.host.host import GameWatcher
+
 OnGame = Callable[[Lane, int, Path], None]
 """Called with (lane, game number in it, game directory) after each finished game."""
+
+OnStart = Callable[[Lane, int, Path], "GameWatcher | None"]
+"""Called with (lane, game number in it, game directory) as each game starts; what it returns follows that game
+(host.watching: told of each request waited on and each event, as they happen; the progress bar's rounds and the
+streamed transcript)."""
 
 
 @contextmanager
@@ -51,7 +60,7 @@ def preflight(study: Study, out: Path) -> None:
 
 
 async def play(study: Study, out: Path, *, max_games: int | None = None, budget: Budget | None = None,
-               on_game: OnGame | None = None) -> list[str]:
+               on_game: OnGame | None = None, on_start: OnStart | None = None) -> list[str]:
     """Play every unfinished game of `study` under `out` (see the module's docstring). Returns the games aborted,
     each with its reason (replayed on resume)."""
     import asyncio
@@ -72,7 +81,7 @@ async def play(study: Study, out: Path, *, max_games: int | None = None, budget:
 
         async def one(lane: Lane, cap: int | None) -> None:
             async with slots:
-                await play_lane(study, lane, clients, finished_one, cap, aborted, budget)
+                await play_lane(study, lane, clients, finished_one, cap, aborted, budget, on_start)
 
         try:
             await asyncio.gather(*(one(lane, cap) for lane, cap in planned(study, out, max_games)))
@@ -117,10 +126,12 @@ class Tally:
 
 
 async def play_lane(study: Study, lane: Lane, clients, on_game: OnGame | None = None, cap: int | None = None,
-                    aborted: list[str] | None = None, budget: Budget | None = None) -> None:
+                    aborted: list[str] | None = None, budget: Budget | None = None,
+                    on_start: OnStart | None = None) -> None:
     """Play the lane's unfinished games in order (at most `cap` of them now). A game aborted ends the lane for now
-    (its reason added to `aborted`); with a `budget`, a game that would take the run over it is not started."""
-    from avalon_agents.host.host import GameAborted
+    (its reason added to `aborted`); with a `budget`, a game that would take the run over it is not started;
+    `on_start` may give each game a watcher."""
+    from avalon_agents.host.host import GameAborted, watching
     from avalon_agents.host.job import play_job
 
     aborted = [] if aborted is None else aborted
@@ -137,8 +148,10 @@ async def play_lane(study: Study, lane: Lane, clients, on_game: OnGame | None = 
         job = job or study.jobs(lane, clients, pending[0])  # made only when a game is played
         path = lane.paths[n - 1]
         finished = False
+        watcher = on_start(lane, n, path) if on_start is not None else None
         try:
-            await play_job(job(n), path)
+            with watching(watcher) if watcher is not None else nullcontext():
+                await play_job(job(n), path)
             finished = True
         except GameAborted as exc:
             logger.warning("{} aborted: {} (replayed on resume; its lane stops here)", lane.game_label(n), exc)
