@@ -226,7 +226,10 @@ async def answer_body(request: web.Request) -> dict[str, str]:
                            f"{request.content_type}")
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise Refused(413, f"the body is at most {MAX_BODY} bytes, not {request.content_length}")
-    raw = await request.read()  # a longer body without a length: aiohttp's 413, as JSON (_guard)
+    try:
+        raw = await request.read()  # a longer body without a length: aiohttp's 413, as JSON (_guard)
+    except web.RequestPayloadError:
+        raise Refused(400, "the body cannot be read as sent (its Content-Encoding or framing is broken)") from None
     try:
         body = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_repeated_keys)
     except UnicodeDecodeError:

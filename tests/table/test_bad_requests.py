@@ -5,6 +5,7 @@ by hypothesis (never 500, always JSON, and the game goes on)."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 
 import aiohttp
@@ -16,6 +17,7 @@ from tests.table.helpers import answer_for, open_table
 
 ANSWER = "/api/seat/1/answer"
 JSON = {"Content-Type": "application/json"}
+GZIP = {**JSON, "Content-Encoding": "gzip"}
 STATUSES = {200, 400, 403, 404, 405, 409, 413, 415, 422}
 """Every status the table answers a request with (docs/table.md)."""
 
@@ -35,6 +37,9 @@ def cases(token: str, watch: str, open_id: str) -> dict[str, tuple[str, str, dic
                           "nests too deeply"),
         "a 1 MB body": ("POST", ANSWER, own, b"x" * 1_000_000, JSON, 413, f"at most {MAX_BODY} bytes"),
         "a large body in chunks": ("POST", ANSWER, own, "chunks", JSON, 413, f"at most {MAX_BODY} bytes"),
+        "a broken gzip body": ("POST", ANSWER, own, b"abcd", GZIP, 400, "cannot be read"),
+        "a gzip bomb": ("POST", ANSWER, own, gzip.compress(b'{"answer": "' + b"a" * 10_000_000 + b'"}'), GZIP, 413,
+                        f"at most {MAX_BODY} bytes"),
         "not JSON": ("POST", ANSWER, own, b"approve", JSON, 400, "not JSON"),
         "not UTF-8": ("POST", ANSWER, own, b'{"answer": "\xff"}', JSON, 400, "not UTF-8"),
         "a key twice": ("POST", ANSWER, own, b'{"answer": "approve", "answer": "reject"}', JSON, 400, "given twice"),
@@ -88,7 +93,8 @@ async def _open_request(session: aiohttp.ClientSession, base: str, token: str) -
 def test_every_bad_request_is_a_json_error_with_its_status(tmp_path):
     async def main():
         task, table, base = await open_table(tmp_path, humans=(1, 2), decision_timeout=None)
-        async with aiohttp.ClientSession() as session:
+        # a connection each: the server closes one whose body it could not read
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as session:
             request = await _open_request(session, base, table.tokens[1])
             got = {name: (case, await _send(session, base, *case[:5]))
                    for name, case in cases(table.tokens[1], table.watch_token, request["id"]).items()}
@@ -177,4 +183,4 @@ def test_no_body_is_answered_with_a_500_or_plain_text(tmp_path):
 
 
 async def _session() -> aiohttp.ClientSession:
-    return aiohttp.ClientSession()
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True))
