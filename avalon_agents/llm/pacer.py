@@ -12,7 +12,9 @@ last minute (a sliding window, as providers count) and gives each call a start t
 - tokens stay under `SAFETY` of the per-minute limit over any minute: a request holds its prompt's estimated
   tokens and its whole `max_tokens` while it is in flight (providers reserve max_tokens against a token limit
   when a request arrives), and the tokens it used once the answer says (the provider's counts);
-- until the first answer tells the limits, one call is in flight at a time (no opening burst of 429s);
+- while no limit is known (none set, none stated by an answer's headers, no 429 yet), the calls in flight
+  start at one and grow by one with each answer (doubling each round trip, as TCP's slow start): a provider
+  that states its limits only in 429s meets a few of them, not an opening burst of every caller at once;
 - a 429 holds every call to the endpoint for as long as the server says, and, where no limit is known, sets a
   request limit from the answers that went through (then raised slowly while no 429 comes).
 
@@ -46,6 +48,7 @@ CHARS_PER_TOKEN = 4.0
 RAISE_AFTER_S = 60.0
 """A rate learned from 429s alone (no headers) is raised by 10% after this long without a 429."""
 PROBE_POLL_S = 0.02
+"""While no limit is known, a caller over the calls in flight allowed looks again this often."""
 RECHECK_S = 0.25
 """A waiting request looks this often whether its slot is still good."""
 WAIT_429_S = 1.0
@@ -176,6 +179,8 @@ class Pacer:
     waited_s: float = 0.0
     heard: bool = False
     """An answer came (limits are known from its headers, or the provider states none)."""
+    answered: int = 0
+    """Answers while no limit was known: the calls in flight then allowed are one more (see `_opening`)."""
     from_429: bool = False
     """The request limit was set from 429s, not from headers (raised again slowly)."""
     chars_per_token: float = CHARS_PER_TOKEN
@@ -221,7 +226,7 @@ class Pacer:
             with self._lock:
                 now = time.monotonic()
                 if self._probing():
-                    if self.in_flight == 0:  # limits unknown: one call at a time until an answer tells them
+                    if self.in_flight < self._opening():  # limits unknown: a slow start
                         ticket = self._admit(now, prompt_chars, max_output)
                         break
                     wait = PROBE_POLL_S
@@ -253,7 +258,12 @@ class Pacer:
         return ticket
 
     def _probing(self) -> bool:
-        return not self.heard and self.limits() == (None, None)
+        """No limit is known: set, stated by the provider, or learned from a 429."""
+        return self.limits() == (None, None)
+
+    def _opening(self) -> int:
+        """The calls in flight allowed while no limit is known: one, and one more per answer since."""
+        return 1 + self.answered
 
     def _estimate(self, prompt_chars: int, max_output: int) -> float:
         """The tokens a request holds until its answer says what it used: the prompt's and all of `max_tokens`,
@@ -318,6 +328,8 @@ class Pacer:
             self._ok_times.append(now)
             while self._ok_times and self._ok_times[0] <= now - WINDOW_S:
                 self._ok_times.popleft()
+            if self._probing():
+                self.answered += 1
             if input_tokens:
                 ticket.tokens = input_tokens + output_tokens
                 ratio = max(1.0, prompt_chars / input_tokens)

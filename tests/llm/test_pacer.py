@@ -124,6 +124,23 @@ def test_without_headers_429s_teach_the_pace_and_no_call_fails():
     assert f"throttled: {refused} answers 429" in health_line(u)
 
 
+@pytest.mark.slow  # timing, as above
+@pytest.mark.serial
+def test_a_provider_that_states_limits_only_in_429s_meets_no_opening_burst():
+    """1,200 requests/min, enforced per second, no headers; 60 calls at once, answers after 50 ms: the pacer starts
+    with one call in flight and one more per answer, so the first 429s are a few (all 59 waiting callers at once
+    met about 50 before), and what went through by then is the pace it learns."""
+    tracer = MemoryTracer()
+    with openai_server(latency=0.05, limits=Limits(rpm=1200, headers=False)) as server:
+        llm = compatible(server, tracer)
+        burst(llm, 60)
+        refused = server.state.limits.refused
+    calls = [r for r in tracer.records if r.type == "llm_call"]
+    assert len(calls) == 60 and all(r.outcome != "failed" for r in calls)
+    assert 0 < refused <= 15, refused
+    assert 600 <= llm.pacer.learned_rpm <= 1200 and llm.pacer.from_429
+
+
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_a_user_limit_paces_without_any_429():
     tracer = MemoryTracer()
