@@ -12,7 +12,7 @@ import asyncio
 from typing import Any
 
 from avalon_agents.agents.human import NoAnswer, read_answer
-from avalon_agents.agents.protocol import request_message
+from avalon_agents.agents.protocol import request_message, setup
 from avalon_agents.core.actions import Action, ActionRequest, IllegalAction
 from avalon_agents.core.events import (
     EVENT_ADAPTER,
@@ -34,7 +34,8 @@ MAX_ANSWER = 200
 
 
 class QuestTrack:
-    """The public state of the table: each quest's team size and result, the current leader and proposal."""
+    """The public state of the table: each quest's team size and result, the current leader and proposal, the
+    game's setup (as the seat protocol's `start` gives it)."""
 
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
@@ -54,7 +55,7 @@ class QuestTrack:
                    "result": None if q not in self.results else ("success" if self.results[q] else "fail")}
                   for q, (size, fails) in enumerate(zip(self.rules.quest_sizes, self.rules.fails_required), 1)]
         return {"players": self.rules.players, "quests": quests, "leader": self.leader, "quest": self.quest,
-                "proposal": self.proposal, "max_proposals": self.rules.max_proposals}
+                "proposal": self.proposal, "max_proposals": self.rules.max_proposals, "setup": setup(self.rules)}
 
 
 def ending(result: GameResult | GameEnded) -> dict[str, Any]:
