@@ -113,14 +113,21 @@ function renderQuests(s) {
       + (q.result ? `: ${q.result}` : "");
     return node;
   }));
-  const setup = s.setup || started(s);
-  $("setup").textContent = setup && setup.roles ? `Roles in play: ${setup.roles.join(", ")}.` : "";
+  renderSetup(s.setup);
 }
 
-/** The rules the spectator was shown (the public game_started event), if any. */
-function started(s) {
-  const e = (s.events || []).find((x) => x.type === "game_started");
-  return e ? e.rules : null;
+/** The roles in play by side, who strikes at Merlin, the votes' kind, the Lady of the Lake (the state's setup). */
+function renderSetup(u) {
+  if (!u) { $("setup").textContent = ""; return; }
+  const count = {};
+  for (const r of u.roles) count[r] = (count[r] || 0) + 1;
+  const side = (team) => Object.keys(count).filter((r) => u.sides[r] === team)
+    .map((r) => (count[r] > 1 ? `${count[r]} × ${r}` : r)).join(", ");
+  const parts = [`Good: ${side("good")}.`, `Evil: ${side("evil")}.`];
+  if (u.assassin) parts.push(`Who strikes at Merlin: the ${u.assassin}.`);
+  parts.push(u.votes_public ? "Votes are public." : "Votes are secret.");
+  if (u.lady_of_the_lake) parts.push(`The Lady of the Lake after quests ${u.lady_of_the_lake.after_quests.join(", ")}.`);
+  $("setup").textContent = parts.join(" ");
 }
 
 function renderPrivate(s) {
@@ -181,17 +188,12 @@ function renderLog(s) {
   if (stick) log.scrollTop = log.scrollHeight;
 }
 
-/** The table's last word to this seat about a decision made for it (a line of the seat's own, not an event's),
- * shown until the next request. */
+/** What the host answered for this seat when its time ran out (the state's `timeout_notice`, kept until the
+ * person's next answer is taken). */
 function renderNotice(s) {
-  if (WATCH) return;
-  const evented = new Set(s.events.map((e) => e.line));
-  let note = s.notice || null;
-  for (let i = s.lines.length - 1; !note && i >= 0; i--) if (!evented.has(i)) note = s.lines[i];
-  const fresh = note && note !== renderNotice.dismissed;
-  $("notice").hidden = !fresh || !!s.request;
-  if (s.request && note) renderNotice.dismissed = note;  // a new request: the notice has been seen
-  $("notice-text").textContent = note || "";
+  const notice = WATCH ? null : s.timeout_notice;
+  $("notice").hidden = !notice;
+  $("notice-text").textContent = notice ? notice.text : "";
 }
 
 // ------------------------------------------------------------------ answering
@@ -321,7 +323,7 @@ function renderEnd(s) {
 }
 
 function render(s) {
-  if (s.game !== game) { game = s.game; openId = null; renderNotice.dismissed = undefined; }  // a new game
+  if (s.game !== game) { game = s.game; openId = null; }  // a new game of the session: its own requests
   knowledge = readEvents(s.events || []);
   const which = s.games > 1 ? ` · game ${Math.max(s.game, 1)} of ${s.games}` : "";
   title = (WATCH ? "Avalon table: spectator" : `Avalon table: Player ${SEAT}`) + which;

@@ -160,7 +160,10 @@ def test_two_people_play_a_whole_game_in_chromium(browsers, tmp_path):
         assert len(roles_shown) == 6 and "(you)" in roles_shown[seat - 1].text
         assert driver.find_element(By.ID, "winner").text.split()[0] in ("Good", "Evil")
         # what the seat knows, on its panel and on the seats it concerns
-        assert driver.find_element(By.ID, "role").text.startswith(f"You are {roles[seat]}")
+        side = "evil" if roles[seat] == "Assassin" else "good"
+        assert driver.find_element(By.ID, "role").text == f"You are {roles[seat]} ({side})."
+        assert driver.find_element(By.ID, "setup").text.startswith(  # the game's setup, public
+            "Good: Merlin, Percival, 2 × Loyal Servant. Evil: Morgana, Assassin. Who strikes at Merlin: the Assassin.")
         known = driver.find_element(By.ID, "known").text
         seen = night[seat]["seats"]
         assert seen and all(f"Player {n}" in known for n in seen), known
@@ -234,3 +237,28 @@ def test_a_person_plays_the_lady_of_the_lake_in_chromium(browsers, tmp_path):
     time.sleep(1.5)
     public = "\n".join(li.text for li in driver.find_elements(By.CSS_SELECTOR, "#log li"))
     assert "Lady of the Lake" in public and "You examined" not in public and "the Lady shows" not in public
+
+
+def test_the_page_says_what_the_host_answered_when_time_ran_out(browsers, tmp_path):
+    """A person who does not answer in time reads, in a box of its own and in the log, what the host answered for
+    them (the state's timeout_notice)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    rules = make_rules("official", 5)
+    game = TableGame(rules=rules, kinds=("human",) + ("rulebot",) * 4, seed=1, setup=AgentSetup(),
+                     decision_timeout=0.5)
+    addresses: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: asyncio.run(serve_table(
+        game, tmp_path / "table", port=0, linger=1.0,
+        ready=lambda table, a: addresses.put(a.url(table.seat_path(1))))), daemon=True).start()
+    driver = browsers[0]
+    driver.get(addresses.get(timeout=60))
+    def shown(words: str):
+        return lambda d: (d.find_element(By.ID, "notice").is_displayed() and words in (
+            text := d.find_element(By.ID, "notice-text").text) and text)
+
+    notice = WebDriverWait(driver, 60).until(shown("No answer in 0.5 s, so the host answered for you: "))
+    notes = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#log li.note")]
+    assert notice in notes
+    assert_accessible(driver)

@@ -18,7 +18,7 @@ import pytest
 from avalon_agents.analysis.load import game_dirs
 from avalon_agents.viewer import game_data, write_replay
 from avalon_agents.viewer.pages import page_name
-from tests.browser import chromium, console_errors
+from tests.browser import assert_accessible, chromium, console_errors
 
 pytestmark = pytest.mark.slow
 
@@ -169,6 +169,24 @@ def test_the_index_links_every_game(browser, replay_run, tmp_path):
         row.find_element(By.TAG_NAME, "a").click()
         assert browser.find_element(By.ID, "title").text == f"Avalon replay: {game.name}"
         assert browser.get_log("browser") == []
+
+
+def test_the_pages_have_no_serious_accessibility_violation(browser, replay_run):
+    """axe-core on the index and on a game's page as it opens, filtered to a seat with the roles shown and every
+    LLM call open."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    open_page(browser, replay_run / "replay" / "index.html")
+    assert_accessible(browser)
+    game = game_dirs(replay_run)[0]
+    open_page(browser, replay_run / "replay" / page_name(game.name))
+    assert_accessible(browser)
+    view_as(browser, seat_of(game, "Merlin"))
+    browser.find_element(By.ID, "roles-button").click()
+    browser.execute_script("document.querySelectorAll('#timeline details').forEach((d) => { d.open = true; })")
+    WebDriverWait(browser, 5).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".call-body"))
+    assert_accessible(browser)
 
 
 # the current entry: its id, the URL's hash, the counter, whether it lies in the window below the header
