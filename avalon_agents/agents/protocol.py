@@ -54,6 +54,19 @@ class SeatDown(Exception):
         self.detail = detail
 
 
+SETUP_RESOLVED: dict[str, tuple[str, str]] = {
+    "assassin": ("string or null", "The role that strikes at Merlin (the RuleSet's `assassin`, resolved: the "
+                                   "Assassin unless the rules name another evil role); null: no Merlin in play, "
+                                   "nobody strikes."),
+    "lady_of_the_lake": ("object or null", "null: the Lady of the Lake is not used. Else `first_holder`: the seat "
+                                           "that holds it first (the seat before the first leader; null when the "
+                                           "first leader is drawn: the `lady_given` event names it), and "
+                                           "`after_quests`: the quests after which its holder examines a player."),
+    "sides": ("object", "Each role in play (by name) and its side, `\"good\"` or `\"evil\"`."),
+}
+"""The keys of `setup` that are not a RuleSet field as meta.json records it: their type and meaning (docs)."""
+
+
 def setup(rules: RuleSet) -> dict[str, Any]:
     """The game's setup as data, as `start` carries it: every field of the RuleSet as meta.json records it (a new
     field reaches programs without a change here), with `assassin` resolved to the role that strikes at Merlin

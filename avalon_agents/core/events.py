@@ -21,9 +21,13 @@ Visibility = Union[Literal["all"], tuple[Seat, ...]]
 @DATA
 class _Event:
     seq: int
+    """The event's number in the game, from 0, one more each event (the events a seat sees skip the others')."""
     quest: int
+    """The quest (1-5) under way."""
     attempt: int
+    """The proposal (1-5) of the quest under way."""
     visible_to: Visibility = "all"
+    """Who may see the event: "all", or the seats that may."""
 
     def visible(self, seat: Seat) -> bool:
         """True if `seat` may see this event."""
@@ -38,13 +42,16 @@ class _Event:
 class GameStarted(_Event):
     type: Literal["game_started"] = "game_started"
     rules: RuleSet
+    """The rules the game is played by."""
 
 
 @DATA
 class RoleAssigned(_Event):
     type: Literal["role_assigned"] = "role_assigned"
     seat: Seat
+    """The seat dealt the role (private to it)."""
     role: Role
+    """The role dealt to it."""
 
 
 @DATA
@@ -59,16 +66,22 @@ class NightInfoRevealed(_Event):
 
     type: Literal["night_info"] = "night_info"
     seat: Seat
+    """The seat that sees it (private to it)."""
     seats: tuple[Seat, ...]
+    """The seats its role card shows it, sorted."""
     known_as: Literal["evil", "merlin_or_morgana", "evil_teammates", "nothing"]
+    """What `seats` are to it."""
 
 
 @DATA
 class LeaderChosen(_Event):
     type: Literal["leader_chosen"] = "leader_chosen"
     leader: Seat
+    """The seat that proposes the team of this proposal."""
     team_size: int
+    """How many players the quest's team takes."""
     fails_required: int
+    """How many fail cards fail the quest."""
     final: bool
     """This is the last proposal of the quest."""
 
@@ -77,14 +90,18 @@ class LeaderChosen(_Event):
 class SpeechGiven(_Event):
     type: Literal["speech"] = "speech"
     seat: Seat
+    """The seat that spoke."""
     text: str
+    """What it said, as it said it."""
 
 
 @DATA
 class TeamProposed(_Event):
     type: Literal["team_proposed"] = "team_proposed"
     leader: Seat
+    """The seat that named the team."""
     team: tuple[Seat, ...]
+    """The seats it named."""
     assigned: bool = False
     """True when the rules send this team without a vote (paper: after the 5th rejection)."""
 
@@ -95,19 +112,26 @@ class VoteCast(_Event):
 
     type: Literal["vote_cast"] = "vote_cast"
     seat: Seat
+    """The seat that voted (private to it)."""
     approve: bool
+    """True: it approved the team; False: it rejected it."""
 
 
 @DATA
 class VotesRevealed(_Event):
     type: Literal["votes_revealed"] = "votes_revealed"
     team: tuple[Seat, ...]
+    """The team voted on."""
     approvals: tuple[Seat, ...]
     """Seats that approved (empty when votes are secret; see the counts)."""
     rejections: tuple[Seat, ...]
+    """Seats that rejected (empty when votes are secret)."""
     approve_count: int
+    """How many seats approved."""
     reject_count: int
+    """How many seats rejected."""
     approved: bool
+    """True: the team goes on the quest."""
 
 
 @DATA
@@ -116,31 +140,42 @@ class QuestCardPlayed(_Event):
 
     type: Literal["quest_card"] = "quest_card"
     seat: Seat
+    """The seat that played the card (private to it)."""
     success: bool
+    """True: a success card; False: a fail card."""
 
 
 @DATA
 class QuestCompleted(_Event):
     type: Literal["quest_completed"] = "quest_completed"
     team: tuple[Seat, ...]
+    """The seats that went on the quest."""
     fails: int
+    """How many fail cards were played (never who played them)."""
     success: bool
+    """True: the quest succeeded (fewer fail cards than it takes to fail it)."""
     good_points: int
+    """Quests good has won so far."""
     evil_points: int
+    """Quests evil has won so far."""
 
 
 @DATA
 class AssassinationDeclined(_Event):
     type: Literal["assassination_declined"] = "assassination_declined"
     seat: Seat
+    """The seat that holds off its strike (it may strike after a later quest)."""
 
 
 @DATA
 class AssassinationAttempted(_Event):
     type: Literal["assassination"] = "assassination"
     assassin: Seat
+    """The seat that struck."""
     target: Seat
+    """The seat it named as Merlin."""
     hit: bool
+    """True: the target was Merlin (evil wins)."""
 
 
 @DATA
@@ -150,6 +185,7 @@ class LadyGiven(_Event):
 
     type: Literal["lady_given"] = "lady_given"
     holder: Seat
+    """The seat that holds the Lady first."""
 
 
 @DATA
@@ -159,7 +195,9 @@ class LadyExamined(_Event):
 
     type: Literal["lady_examined"] = "lady_examined"
     holder: Seat
+    """The seat that held the Lady and examined."""
     target: Seat
+    """The seat examined, who holds the Lady now."""
 
 
 @DATA
@@ -169,16 +207,24 @@ class LadyRevealed(_Event):
 
     type: Literal["lady_result"] = "lady_result"
     holder: Seat
+    """The seat that examined (the only one that sees this)."""
     target: Seat
+    """The seat examined."""
     loyalty: Team
+    """The target's side."""
 
 
 @DATA
 class GameEnded(_Event):
     type: Literal["game_ended"] = "game_ended"
     winner: Team
+    """The side that won."""
     reason: EndReason
+    """Why the game ended: good's three quests and no strike left (`three_successes`), the strike missed Merlin
+    (`assassin_missed`), evil's three quests (`three_fails`), Merlin struck (`merlin_assassinated`), or the last
+    proposal of a quest rejected (`five_rejections`)."""
     roles: dict[Seat, Role]
+    """Every seat's role, revealed."""
 
 
 GameEvent = Annotated[

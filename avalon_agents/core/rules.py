@@ -70,14 +70,19 @@ class RuleSet(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = "official"
+    """The rules preset the game was built from (`official`, `paper` or a plugin's)."""
     players: int = Field(6, ge=MIN_PLAYERS, le=MAX_PLAYERS)
+    """How many players sit at the table (seats 1 to players)."""
     roles: tuple[Role, ...] = ROLE_TABLE[6]
     """The role set, any multiset of roles with the official good/evil split (`EVIL_COUNT`)."""
     assassin: Role | None = None
     """The evil role that carries the assassination; None: the Assassin. Without Merlin nobody assassinates."""
     quest_sizes: tuple[int, int, int, int, int] = QUEST_SIZES[6]
+    """How many players go on each quest, quest 1 first."""
     fails_required: tuple[int, int, int, int, int] = (1, 1, 1, 1, 1)
+    """How many fail cards fail each quest, quest 1 first."""
     points_to_win: int = 3
+    """Quests a side must win to win the game."""
     approve_on_tie: bool = False
     """False: a team needs a strict majority (3-3 of 6 rejects)."""
     votes_public: bool = True
@@ -93,7 +98,9 @@ class RuleSet(BaseModel):
     assassin_may_pass: bool = False
     """Paper: the Assassin may hold off after a quest and try later."""
     good_may_fail: bool = False
+    """True: good seats may play a fail card too."""
     first_leader: Literal["random"] | int = "random"
+    """The first leader's seat, or "random": drawn from the game's seed."""
     lady_of_the_lake: bool = False
     """The official optional card (7+ players): after quests 2, 3 and 4 its holder learns one player's loyalty."""
 
