@@ -123,7 +123,13 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
     """
     run_dir = Path(run_dir)
     out = Path(out) if out else run_dir / "analysis"
-    data = load_run(run_dir)
+    return write(compute(load_run(run_dir), run_dir, out, judge, progress, reference))
+
+
+def compute(data: RunData, run_dir: Path, out: Path, judge: LLMClient | None = None, progress: Progress | None = None,
+            reference: Literal["auto", "human", "none"] = "auto") -> Analysis:
+    """Every metric of a loaded run, as `analyze` computes them (its arguments), writing nothing but the judges'
+    cache and calls under `out` (only with a `judge`): what `avalon view` shows is computed here too."""
     tables = outcome_metrics(data)
     judgments = None
     if judge is not None:
@@ -137,8 +143,13 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
         tables["human_reference"] = players.human_table(data)
     headline = paper_table(data, order=variant_order(run_dir))
     tables = {"headline": headline, **tables}
-    result = Analysis(data=data, tables=tables, headline=headline, judgments=judgments, out=out, run_dir=run_dir,
-                      judge_spec=judge.settings.spec if judge is not None else None)
+    return Analysis(data=data, tables=tables, headline=headline, judgments=judgments, out=out, run_dir=run_dir,
+                    judge_spec=judge.settings.spec if judge is not None else None)
+
+
+def write(result: Analysis) -> Analysis:
+    """Write an analysis's files under its `out`: metrics/*.csv, metrics.json, figures/*.png and report.md."""
+    out, tables, judgments = result.out, result.tables, result.judgments
     metrics = out / "metrics"
     metrics.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
@@ -152,7 +163,7 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
                                                   tables.items()}, indent=1))
     result.files.append(out / "metrics.json")
     caption = footer(result)
-    pngs = {name: plots.save(plots.caption(fig, caption, result.judge_spec, root=run_dir),
+    pngs = {name: plots.save(plots.caption(fig, caption, result.judge_spec, root=result.run_dir),
                              out / "figures" / f"{name}.png")
             for name, fig in figures(tables).items()}
     result.files += list(pngs.values())
