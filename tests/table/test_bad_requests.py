@@ -184,3 +184,23 @@ def test_no_body_is_answered_with_a_500_or_plain_text(tmp_path):
 
 async def _session() -> aiohttp.ClientSession:
     return aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True))
+
+
+def test_a_bug_is_a_json_500_that_tells_nothing_of_the_code(tmp_path, monkeypatch):
+    """The safety net under every route: what a handler raises is answered as JSON, its traceback only logged."""
+    from avalon_agents.table.desk import WebDesk
+
+    def broken(self):
+        raise KeyError("secret detail")
+
+    async def main():
+        task, table, base = await open_table(tmp_path, humans=(1,), decision_timeout=None)
+        monkeypatch.setattr(WebDesk, "state", broken)
+        async with aiohttp.ClientSession() as session:
+            got = await _send(session, base, "GET", "/api/seat/1", {"token": table.tokens[1]}, None, {})
+        task.cancel()
+        return got
+
+    status, content_type, headers, text = asyncio.run(main())
+    assert (status, content_type, headers["Cache-Control"]) == (500, "application/json; charset=utf-8", "no-store")
+    assert list(json.loads(text)) == ["error"] and "secret" not in text and "Traceback" not in text
