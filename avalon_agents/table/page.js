@@ -204,7 +204,7 @@ function send(answer) {
   $("error").textContent = "";
   for (const b of document.querySelectorAll("#request button")) b.disabled = true;
   fetch(`/api/seat/${SEAT}/answer?token=${encodeURIComponent(TOKEN)}`, {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ answer }),
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ answer, id: openId }),
   }).then(async (r) => {
     const body = await r.json().catch(() => ({}));
     if (r.ok) { $("status").textContent = "Answer sent."; $("request").hidden = true; openId = null; turn(false); }
