@@ -96,6 +96,8 @@ def test_a_broken_program_costs_only_recorded_fallbacks(tmp_path, name, problem)
     agent = host.agents[SEAT]
     if name in ("crash", "hang"):  # down at once: every request after it is its fallback, no waiting again
         assert agent.down is not None and len([f for f in found if f.problem == problem]) == 1
+    if name == "crash":  # its own exit code, not asyncio's 255 for a child reaped behind its watcher
+        assert [f.detail for f in found if f.problem == "crash"] == ["the program ended (exit code 3)"]
     assert_no_process_left(agent)
 
 

@@ -144,6 +144,37 @@ def test_each_post_carries_what_the_seat_may_know_since_its_last_request_as_over
         assert [m["text"] for m in events] == [narrate.announce(e, host.rules) or "" for e in visible]
 
 
+def test_one_server_plays_the_same_seat_of_two_games_at_once():
+    """Two games at once, seat 2 of each asked by the same server: every body and every message names its game,
+    the two ids differ, and each game's messages alone are a whole game (one start first, the end last); no
+    fault."""
+    rules = make_rules("official", 6)
+    kinds = ["external" if s == SEAT else "rulebot" for s in rules.seats]
+    bot = Bot()
+
+    async def main():
+        runner, url = await serve(bot)
+        try:
+            setups = [AgentSetup(options={"url": url, "timeout": 5}) if s == SEAT else AgentSetup()
+                      for s in rules.seats]
+            return await asyncio.gather(*(play_one(rules, kinds, seed, setups=setups) for seed in (0, 1)))
+        finally:
+            await runner.cleanup()
+
+    hosts = asyncio.run(main())
+    games = [host.agents[SEAT].game for host in hosts]
+    assert len(set(games)) == 2 and all(faults(host) == [] for host in hosts)
+    for game in games:
+        bodies = [b for b in bot.bodies if b["game"] == game]
+        messages = [m for b in bodies for m in b["messages"]]
+        assert all(m["game"] == game and m["seat"] == SEAT for m in messages)
+        assert [m["type"] for m in messages].count("start") == 1 and messages[0]["type"] == "start"
+        assert messages[-1]["type"] == "end"
+    firsts = [bot.bodies.index(next(b for b in bot.bodies if b["game"] == g)) for g in games]
+    lasts = [max(i for i, b in enumerate(bot.bodies) if b["game"] == g) for g in games]
+    assert max(firsts) < min(lasts)  # the two games' bodies interleaved: played at once
+
+
 class Dies(Bot):
     """Plays well for five requests, then its connections break (as when its process is killed)."""
 
