@@ -1,20 +1,35 @@
-"""Reading a speech against its prompt: how many consecutive words it copied, the copied words trimmed away, a cap
-in words that ends at a sentence end, and whether it stops mid-sentence. Pure functions on text; the extractor's
-speech guard and the health figures use them (avalon_agents.profiles says when).
+"""Reading a speech against its prompt: how many consecutive words of its instructions it copied, the copied words
+trimmed away, a cap in words that ends at a sentence end, and whether it stops mid-sentence. Pure functions on text;
+the extractor's speech guard and the health figures use them (avalon_agents.profiles says when).
 
 Words are compared case-blind and without punctuation, so "The host has asked me" copies "the host has asked
-me," word for word.
+me," word for word. A prompt's instructions are its words in the package's wording (`instructions`): the rules, the
+role cards, the host's lines and questions, every template under prompts/; other players' speeches (quoted) and
+what the seat's own model wrote before (its summary, analysis, plan) are not instructions, so a speech that repeats
+them is no echo.
 """
 
 from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
+from string import Formatter
 
 from avalon_agents.profiles import ECHO_WORDS
+from avalon_agents.prompting import PROMPTS_DIR, all_templates, data
 
 TOKEN = re.compile(r"\S+")
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+QUOTED_SPEECH = re.compile(r'\bsaid: "(?:[^"\\\n]|\\.)*"')
+"""A player's speech in a prompt: prompts/host/speech.txt, its words as a JSON string literal (narrate.quote)."""
+WORDING_RUN = 4
+"""A prompt's words are the package's wording where they stand in a run of this many words of a template's fixed
+text (short enough for the text between two {placeholders}, long enough that a player's sentence rarely shares it)."""
+FILLED = 3
+"""Words between two stretches of wording are placeholders' values ("Player 1, Player 2 and Player 5 for quest 4")
+where at most this many of them are other than players' names, numbers and "and"."""
+SEAT_WORDS = frozenset({"player", "players", "and", "nobody"})
 SENTENCE_END = re.compile(r"[.!?…](?:[\"'”’)\]]*)(?=\s|$)")
 ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’)\]*]*\s*$")
 
@@ -28,17 +43,71 @@ def words(text: str) -> list[str]:
     return [w for w in (_norm(t) for t in TOKEN.findall(text)) if w]
 
 
-def copied_run(answer: str, prompt: str) -> int:
-    """The most consecutive words of `answer` that stand in the same order, consecutively, in `prompt`."""
-    said, given = words(answer), words(prompt)
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+@lru_cache(maxsize=1)
+def _wording() -> frozenset[tuple[str, ...]]:
+    """Every run of WORDING_RUN words of the fixed text of the package's prompts: each template's text between its
+    {placeholders}, and the strings of its YAML files (role cards, host phrases)."""
+    pieces = [literal for t in all_templates() for literal, *_ in Formatter().parse(t.text)]
+    for path in sorted(PROMPTS_DIR.rglob("*.yaml")):
+        pieces += _strings(data(str(path.relative_to(PROMPTS_DIR).with_suffix(""))))
+    runs = set()
+    for piece in pieces:
+        said = words(piece)
+        runs.update(tuple(said[i:i + WORDING_RUN]) for i in range(len(said) - WORDING_RUN + 1))
+    return frozenset(runs)
+
+
+def instructions(prompt: str) -> list[tuple[str, bool] | None]:
+    """The prompt's words: None for a word that is not its instructions (other players' speeches, quoted; the
+    seat's own earlier text; anything no template wrote); (word, True) for the package's wording; (word, False) for
+    placeholders' values between two stretches of it (FILLED: "Player 1 and Player 2 for quest 1"), which join the
+    stretches but are the game's facts, not its wording."""
+    given = words(QUOTED_SPEECH.sub("said: ", prompt))
+    wording = _wording()
+    ours = [False] * len(given)
+    for i in range(len(given) - WORDING_RUN + 1):
+        if tuple(given[i:i + WORDING_RUN]) in wording:
+            ours[i:i + WORDING_RUN] = [True] * WORDING_RUN
+    marked: list[tuple[str, bool] | None] = [(w, True) if mine else None for w, mine in zip(given, ours)]
+    last = None
+    for i, mine in enumerate(ours):
+        if mine:
+            gap = given[last + 1:i] if last is not None else []
+            if gap and sum(w not in SEAT_WORDS and not w.isdigit() for w in gap) <= FILLED:
+                marked[last + 1:i] = [(w, False) for w in gap]
+            last = i
+    return marked
+
+
+def _longest(said: list[str], marked: list[tuple[str, bool] | None]) -> tuple[int, int, int]:
+    """(where in `said` the longest copy of the instructions starts, its length in words, the words of the
+    package's wording in it)."""
+    given = [m[0] if m else f"\0{i}" for i, m in enumerate(marked)]  # a word that is not instructions: a break
     if not said or not given:
-        return 0
+        return 0, 0, 0
     match = SequenceMatcher(None, given, said, autojunk=False).find_longest_match(0, len(given), 0, len(said))
-    return match.size
+    return match.b, match.size, sum(1 for m in marked[match.a:match.a + match.size] if m and m[1])
+
+
+def copied_run(answer: str, prompt: str) -> int:
+    """How many words of the package's wording the longest stretch of `answer` standing consecutively in `prompt`'s
+    instructions holds (`instructions`: never other players' words nor the seat's own earlier text; the game's
+    facts between two stretches of wording join them but are not counted)."""
+    return _longest(words(answer), instructions(prompt))[2]
 
 
 def echoes(answer: str, prompt: str) -> bool:
-    """The answer copies ECHO_WORDS or more consecutive words of its prompt."""
+    """The answer copies ECHO_WORDS or more consecutive words of its prompt's instructions."""
     return copied_run(answer, prompt) >= ECHO_WORDS
 
 
@@ -49,17 +118,19 @@ def sentences(text: str) -> list[str]:
 
 
 def trim_copies(answer: str, prompt: str, run: int = ECHO_WORDS) -> str:
-    """`answer` without every sentence that holds a stretch of `run` or more consecutive words standing in
-    `prompt`: what is left is the speaker's own sentences, whole (a trimmed fragment would read as nonsense)."""
-    given = words(prompt)
-    grams = {tuple(given[i:i + run]) for i in range(len(given) - run + 1)}
+    """`answer` without every sentence that holds a copy of `prompt`'s instructions of `run` or more words
+    (`copied_run`): what is left is the speaker's own sentences, whole (a trimmed fragment would read as
+    nonsense)."""
+    marked = instructions(prompt)
     parts = sentences(answer)
     flat = [(k, w) for k, part in enumerate(parts) for w in words(part)]  # a copy may cross sentences
     copied: set[int] = set()
-    for i in range(len(flat) - run + 1):
-        if tuple(w for _, w in flat[i:i + run]) in grams:
-            copied.update(k for k, _ in flat[i:i + run])
-    return " ".join(part for k, part in enumerate(parts) if k not in copied)
+    while True:
+        kept = [(k, w) for k, w in flat if k not in copied]
+        start, size, wording = _longest([w for _, w in kept], marked)
+        if wording < run:
+            return " ".join(part for k, part in enumerate(parts) if k not in copied)
+        copied.update(k for k, _ in kept[start:start + size])
 
 
 LABEL = re.compile(r"^\s*(?:(?:host|you|me|player\s*\d+)\s*|[A-Z][a-z]{0,11}):\s+", re.IGNORECASE)

@@ -103,10 +103,11 @@ async def guard_speech(request: ActionRequest, reply: Reply, ask_again: AskAgain
     cut = False
     if shape.speech_words:
         text, cut = cut_speech(unlabelled(text), shape.speech_words)
-    if trimmed and len(text.split()) < MIN_OWN_WORDS:  # nothing of its own was left
+    placeholder = trimmed and len(text.split()) < MIN_OWN_WORDS  # nothing of its own was left
+    if placeholder:
         text = template("host/no_speech").render()
     check = SpeechCheck(seat=request.seat, quest=request.quest, attempt=request.attempt, profile=shape.name,
-                        copied=copied, echo=echo, reasked=reasked, trimmed=trimmed, cut=cut,
+                        copied=copied, echo=echo, reasked=reasked, trimmed=trimmed, placeholder=placeholder, cut=cut,
                         words=len(text.split()), mid_sentence=mid_sentence(text))
     return Speak(text=text), check
 

@@ -36,6 +36,20 @@ class HealthLimits(BaseModel):
         return found
 
 
+NOT_DATA = 0.5
+"""Speeches are not data when more than this share of the LLM seats' speeches are not their own words: the placeholder
+(prompts/host/no_speech.txt, said when nothing of a speech's own was left) or empty (a failed call, an empty
+answer). What is read from speeches (the judged behaviours, persuasion) then measures the guard, not the model."""
+
+
+def not_data(speeches: int, not_their_own: int) -> str | None:
+    """The warning that a run's speeches are not data (over NOT_DATA of them are placeholders or empty), or None."""
+    if not speeches or not_their_own / speeches <= NOT_DATA:
+        return None
+    return (f"speeches are not data: {not_their_own} of {speeches} are placeholders or empty, over "
+            f"{NOT_DATA:.0%}; what is judged from them measures the speech guard, not the model")
+
+
 def health_line(u: dict[str, Any]) -> str:
     """One line of health figures for people."""
     calls, decisions = u["llm_calls"], u["decisions"]
@@ -44,8 +58,12 @@ def health_line(u: dict[str, Any]) -> str:
     vrr = u["valid_response_rate"]
     throttled = (f"; throttled: {u['throttled']} answers 429, {u['waited_s']:.0f} s waited"
                  if u.get("throttled") else "")
-    speeches = (f"; speeches {u['echoes']}/{u['speeches']} echo their prompt, {u['mid_sentence']} end mid-sentence"
-                if u.get("speeches") else "")
+    speeches = ""
+    if said := u.get("speeches"):
+        placeholders, empty = u.get("placeholder_speeches", 0), u.get("empty_speeches", 0)
+        note = not_data(said, placeholders + empty)
+        speeches = (f"; speeches {said}: {u['echoes']} copy their instructions, {placeholders} placeholders, "
+                    f"{empty} empty, {u['mid_sentence']} end mid-sentence" + (f"; {note}" if note else ""))
     programs = (f"; program and web seats: {u['seat_faults']} protocol errors, {u['seat_fallbacks']} fallbacks"
                 if u.get("seat_faults") or u.get("seat_fallbacks") else "")
     return (f"health: calls {failed}, {u['attempts'] - calls} retries{throttled}; decisions {u['reasks']} re-asks, "

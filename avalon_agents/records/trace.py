@@ -139,8 +139,9 @@ class Extraction(Record):
 class SpeechCheck(Record):
     """How one speech reached the table (the extractor's speech guard): how many consecutive words of its
     prompt the first answer copied (`copied`: avalon_agents.profiles.ECHO_WORDS or more is an echo), whether it
-    was asked again for that and whether the words it still copied were trimmed, its words as spoken, whether
-    it was cut to the profile's word cap, and whether it ends mid-sentence."""
+    was asked again for that and whether the words it still copied were trimmed, whether nothing of its own was left
+    and it said prompts/host/no_speech.txt instead (`placeholder`), its words as spoken, whether it was cut to the
+    profile's word cap, and whether it ends mid-sentence."""
 
     type: Literal["speech_check"] = "speech_check"
     seat: int
@@ -151,6 +152,7 @@ class SpeechCheck(Record):
     echo: bool = False
     reasked: bool = False
     trimmed: bool = False
+    placeholder: bool = False
     cut: bool = False
     words: int = 0
     mid_sentence: bool = False

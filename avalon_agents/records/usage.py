@@ -15,9 +15,11 @@ from avalon_agents.records.trace import Extraction, LLMCall, Record, SeatFault, 
 
 def usage(records: Iterable[Record]) -> dict[str, Any]:
     """Counts and sums over trace records (of one game or many), health included: failed calls by cause,
-    re-asks (answers after the first) and fallbacks."""
+    re-asks (answers after the first) and fallbacks; of the LLM seats' speeches, those that copied their
+    instructions (`echoes`, avalon_agents.speeches), those that said the placeholder (prompts/host/no_speech.txt:
+    nothing of their own was left) and the empty ones (a failed call's or a model's empty answer)."""
     calls = extractions = valid = attempts = input_tokens = output_tokens = reasks = throttled = 0
-    speeches = echoes = unfinished = echo_reasks = trimmed = 0
+    speeches = echoes = unfinished = echo_reasks = trimmed = placeholders = empty = 0
     seconds = waited = 0.0
     outcomes: Counter[str] = Counter()
     methods: Counter[str] = Counter()
@@ -48,6 +50,8 @@ def usage(records: Iterable[Record]) -> dict[str, Any]:
             unfinished += r.mid_sentence
             echo_reasks += r.reasked
             trimmed += r.trimmed
+            placeholders += r.placeholder
+            empty += r.words == 0
         elif isinstance(r, SeatFault):
             seat_faults[r.problem] += 1
         elif isinstance(r, Extraction):
@@ -78,6 +82,8 @@ def usage(records: Iterable[Record]) -> dict[str, Any]:
         "echo_reasks": echo_reasks,
         "echoes_trimmed": trimmed,
         "mid_sentence": unfinished,
+        "placeholder_speeches": placeholders,
+        "empty_speeches": empty,
         "by_model": dict(sorted(models.items())),
         "seat_faults": sum(n for p, n in seat_faults.items() if p != "fallback"),
         "seat_faults_by_problem": {p: n for p, n in sorted(seat_faults.items()) if p != "fallback"},

@@ -18,9 +18,10 @@ from avalon_agents.records.health import health_line
 from avalon_agents.speeches import copied_run, cut_speech, mid_sentence, trim_copies, unlabelled
 from tests.helpers import scripted_setup
 
-PROMPT = ("You are Player 4, and your role is Merlin. The host has asked me to make a decision based on my role "
-          "in the game. Your turn to speak about the proposed team for quest 1. Share your view in at most 100 words.")
-ECHO = "The host has asked me to make a decision based on my role in the game. I trust Player 2."
+PROMPT = ("You are Player 4, and your role is Merlin. Keep your own role to yourself unless revealing it (truthfully or "
+          "not) helps your side. Your turn to speak about the proposed team Player 1 and Player 2 for quest 1. Share "
+          "your view in at most 100 words.")  # the package's wording: prompts/system/rules.txt, host/request_speak_team
+ECHO = "Keep your own role to yourself unless revealing it, truthfully or not, helps your side. I trust Player 2."
 SPEAK = ActionRequest(seat=4, kind=RequestKind.SPEAK, quest=1, attempt=1)
 
 
@@ -28,8 +29,8 @@ SPEAK = ActionRequest(seat=4, kind=RequestKind.SPEAK, quest=1, attempt=1)
 
 
 def test_copied_words_are_counted_case_blind_and_without_punctuation():
-    assert copied_run(ECHO, PROMPT) == 16
-    assert copied_run("THE HOST, has asked me... to make a decision", PROMPT) == 9
+    assert copied_run(ECHO, PROMPT) == 15
+    assert copied_run("KEEP your own role, to yourself... unless revealing it", PROMPT) == 9
     assert copied_run("I trust Player 2 and Player 5 on this team.", PROMPT) < ECHO_WORDS
     assert copied_run("", PROMPT) == copied_run("words", "") == 0
 
@@ -38,10 +39,10 @@ def test_trimming_keeps_only_the_speakers_own_words():
     assert trim_copies(ECHO, PROMPT) == "I trust Player 2."
     assert trim_copies("I trust Player 2.", PROMPT) == "I trust Player 2."  # nothing copied: unchanged
     # a sentence that holds a copy goes whole: no fragment of it is left to read as nonsense
-    mixed = "Well, the host has asked me to make a decision based on my role, so: Player 5. I trust Player 2!"
+    mixed = "Well, keep your own role to yourself unless revealing it helps, so: Player 5. I trust Player 2!"
     assert trim_copies(mixed, PROMPT) == "I trust Player 2!"
     # a short quote of the prompt (under ECHO_WORDS) stays
-    assert trim_copies("As the host has asked me, I vote for Player 1.", PROMPT).startswith("As the host")
+    assert trim_copies("As I keep your own role to yourself, I vote for Player 1.", PROMPT).startswith("As I keep")
 
 
 @pytest.mark.parametrize(("text", "words", "spoken", "cut"), [
@@ -130,7 +131,7 @@ def test_a_small_models_echo_is_asked_again_once_then_trimmed():
     text, check, reasons = speak("small", [ECHO + " Player 5 worries me."])
     assert len(reasons) == 1 and "repeated the instructions" in reasons[0]
     assert text == "I trust Player 2. Player 5 worries me." and copied_run(text, PROMPT) < ECHO_WORDS
-    assert check.echo and check.reasked and check.trimmed and check.copied == 16 and not check.mid_sentence
+    assert check.echo and check.reasked and check.trimmed and check.copied == 15 and not check.mid_sentence
     text, check, _ = speak("small", ["I trust Player 2 more than Player 3."])
     assert text == "I trust Player 2 more than Player 3." and check.reasked and not check.trimmed
 
@@ -163,7 +164,7 @@ def test_the_health_line_counts_echoes_and_unfinished_speeches():
     u = usage(tracer.records)
     assert (u["speeches"], u["echoes"], u["mid_sentence"]) == (3, 1, 1)
     assert u["echo_rate"] == pytest.approx(1 / 3, abs=1e-4)
-    assert "speeches 1/3 echo their prompt, 1 end mid-sentence" in health_line(u)
+    assert "speeches 3: 1 copy their instructions, 0 placeholders, 0 empty, 1 end mid-sentence" in health_line(u)
 
 
 # --------------------------------------------------------------------------- the small profile in a game

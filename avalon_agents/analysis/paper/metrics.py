@@ -156,11 +156,12 @@ def health(data: RunData, by: Sequence[str] = ("variant",)) -> pd.DataFrame:
     """Whether each group's games are a result: LLM calls, failed calls (after their retries) and their share,
     decisions, re-asks, fallbacks and their share, and the valid response rate (decisions whose first answer
     was legal; shown beside every figure; see records.health); and the LLM seats' speeches: how many, the share
-    whose first answer echoed its prompt (profiles.ECHO_WORDS consecutive words or more) and the share that
-    ends mid-sentence (NaN for runs recorded without the speech guard's records); and the program and web
-    seats' protocol errors and the decisions their fallback made (`seat_faults`, `seat_fallbacks`)."""
+    whose first answer echoed its instructions (profiles.ECHO_WORDS consecutive words or more of the package's
+    wording, avalon_agents.speeches), how many are not their own words (`placeholders`: the placeholder said when
+    nothing of a speech's own was left, or empty) and the share that ends mid-sentence (NaN for runs recorded
+    without the speech guard's records); and the program and web seats' protocol errors and the decisions their fallback made (`seat_faults`, `seat_fallbacks`)."""
     columns = [*by, "games", "llm_calls", "failed_calls", "failed_share", "decisions", "reasks", "fallbacks",
-               "fallback_share", "valid_response_rate", "speeches", "echo_rate", "mid_sentence_rate",
+               "fallback_share", "valid_response_rate", "speeches", "echo_rate", "placeholders", "mid_sentence_rate",
                "seat_faults", "seat_fallbacks"]
     if data.games.empty:
         return pd.DataFrame(columns=columns)
@@ -171,15 +172,18 @@ def health(data: RunData, by: Sequence[str] = ("variant",)) -> pd.DataFrame:
                                         reask=data.extractions.get("answers", 1) - 1).groupby(list(by)).agg(
         decisions=("fallback", "size"), reasks=("reask", "sum"), fallbacks=("fallback", "sum"),
         valid_first=("valid", "sum")) if not data.extractions.empty else None
-    speeches = data.speech_checks.groupby(list(by)).agg(
-        speeches=("echo", "size"), echoes=("echo", "sum"), unfinished=("mid_sentence", "sum")
-    ) if not data.speech_checks.empty else None
+    checks = data.speech_checks
+    speeches = checks.assign(  # not their own words: the placeholder or empty (records.health.not_data)
+        not_own=checks.get("placeholder", pd.Series(False, index=checks.index)).fillna(False).astype(bool)
+        | (checks.get("words", 1) == 0)
+    ).groupby(list(by)).agg(speeches=("echo", "size"), echoes=("echo", "sum"), unfinished=("mid_sentence", "sum"),
+                            placeholders=("not_own", "sum")) if not checks.empty else None
     faults = data.seat_faults.assign(fallback=data.seat_faults["problem"] == "fallback").groupby(list(by)).agg(
         seat_fallbacks=("fallback", "sum"), seat_records=("fallback", "size")) if not data.seat_faults.empty else None
     table = pd.concat([t for t in (games, calls, decisions, speeches, faults) if t is not None], axis=1).fillna(0)
     table = table.reset_index()
-    for column in ("llm_calls", "failed_calls", "decisions", "reasks", "fallbacks", "speeches", "seat_fallbacks",
-                   "seat_records"):
+    for column in ("llm_calls", "failed_calls", "decisions", "reasks", "fallbacks", "speeches", "placeholders",
+                   "seat_fallbacks", "seat_records"):
         table[column] = table.get(column, 0)
         table[column] = table[column].astype(int)
     table["failed_share"] = (table["failed_calls"] / table["llm_calls"].where(table["llm_calls"] > 0)).fillna(0.0)
