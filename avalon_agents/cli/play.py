@@ -35,9 +35,16 @@ from avalon_agents.records.health import health_line
 from avalon_agents.records.transcript import transcript
 
 
+def option_group(command, options: list):
+    """`command` with `options` (click.option decorators), listed in --help in their order."""
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 def program_options(command):
     """--seat-command, --seat-url and --seat-timeout: what the 'external' seats play (`program_seats`)."""
-    options = [
+    return option_group(command, [
         click.option("--seat-command", default=None, metavar="COMMAND",
                      help="The program every 'external' seat runs (one process per seat per game, speaking the seat "
                           "protocol of docs/seats.md on its standard input and output), as one string split like a "
@@ -48,15 +55,12 @@ def program_options(command):
         click.option("--seat-timeout", default=60.0, show_default=True,
                      type=click.FloatRange(0, 3600, min_open=True),
                      help="Seconds an 'external' seat's program (or server) may take to answer one request."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    ])
 
 
 def rules_options(command):
     """--rules, --players, --roles and --assassin: the rules of the games a command deals (`rules_of`)."""
-    options = [
+    return option_group(command, [
         click.option("--rules", "preset", default="official", show_default=True,
                      help=f"Rule preset: {' or '.join(PRESETS)}, or a plugin's (see README, 'Rules')."),
         click.option("--players", default=None, type=PLAYERS,
@@ -68,10 +72,7 @@ def rules_options(command):
         click.option("--assassin", default=None, metavar="ROLE",
                      help="The evil role that carries the assassination (default: the Assassin; a set without one "
                           "must name it). No Merlin: no assassination."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    ])
 
 
 def rules_of(preset: str, players: int | None, role_set: str | None, assassin: str | None,
