@@ -3,10 +3,13 @@ no duplicate keys, bounded depth and aliases)."""
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import PydanticCustomError
 
 
 class Unusable(RuntimeError):
@@ -14,14 +17,46 @@ class Unusable(RuntimeError):
     worker): the command says so in one line and exits 3."""
 
 
+def near(name: object, known: Iterable[object], cutoff: float = 0.75) -> str | None:
+    """The one of `known` that `name` is a near spelling of (another case, a letter off or swapped), or None."""
+    spelled = {str(k).lower(): str(k) for k in known}
+    match = difflib.get_close_matches(str(name).lower(), spelled, n=1, cutoff=cutoff)
+    return spelled[match[0]] if match else None
+
+
+def did_you_mean(name: object, known: Iterable[object]) -> str:
+    """" (did you mean X?)" when `name` is a near spelling of X in `known`, else ""."""
+    match = near(name, known)
+    return f" (did you mean {match}?)" if match is not None else ""
+
+
+UNKNOWN_KEY = "unknown_key"
+"""The pydantic error type of `unknown_key` (field_error names the key as the field)."""
+
+
+def unknown_key(key: object, known: Iterable[object]) -> PydanticCustomError:
+    """The error for a mapping's `key` that none of `known` is, naming the near spelling if there is one: raise it
+    in a validator (field_error prints "path.key: unknown key (did you mean known?)")."""
+    return PydanticCustomError(UNKNOWN_KEY, "{key}: unknown key{hint}", {"key": str(key),
+                                                                           "hint": did_you_mean(key, known)})
+
+
 def field_path(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc)
+
+
+def error_path(err: Any) -> tuple[Any, ...]:
+    """A pydantic error's `loc` as the path in the user's input: without the members of a union pydantic names
+    ("list[str-enum[Role]]", "function-after[...]"), which are no key of it."""
+    return tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p and p.endswith("]") and p != "[key]"))
 
 
 def field_error(exc: ValidationError, prefix: tuple[Any, ...] = ()) -> str:
     """The first error of `exc` as "field.path: message" (validators' own messages keep the field they name)."""
     err = exc.errors()[0]
-    loc = tuple(err["loc"])
+    loc = error_path(err)
+    if err["type"] == UNKNOWN_KEY:  # a mapping's key no field has: the key is the field
+        return f"{field_path(prefix + loc + (err['ctx']['key'],))}: unknown key{err['ctx']['hint']}"
     if loc[-1:] == ("[key]",):  # a mapping's key is refused: the mapping is the field, the message quotes the key
         loc = loc[:-2]
     field = field_path(prefix + loc)

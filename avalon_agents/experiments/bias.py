@@ -46,9 +46,10 @@ from avalon_agents.analysis.stats import SMALL, few, paired_interval, paired_p
 from avalon_agents.checks import Name, refuse_reserved
 from avalon_agents.core.events import GameEnded, GameEvent, TeamProposed, VoteCast, VotesRevealed
 from avalon_agents.core.types import Team
-from avalon_agents.errors import field_error
 from avalon_agents.experiments import scheduler
-from avalon_agents.experiments.config import COMMAND_KEYS, AgentSpec, PairedStudy, check_command, read_config
+from avalon_agents.experiments.config import (
+    COMMAND_KEYS, AgentSpec, PairedStudy, check_command, config_error, read_config,
+)
 from avalon_agents.experiments.study import (
     Health,
     Lane,
@@ -133,13 +134,13 @@ class BiasStudy(PairedStudy):
 def load_bias(path: str | Path) -> BiasStudy:
     """The config at `path`. Raises ValueError naming the file and the field."""
     path = Path(path)
-    raw, _ = read_config(path)
+    raw, node = read_config(path)
     check_command(raw, path, "bias")
     try:
         cfg = BiasStudy.model_validate(raw)
         cfg.game_rules()
     except ValidationError as exc:
-        raise ValueError(f"{path}: {field_error(exc)}") from None
+        raise config_error(exc, path, node) from None
     except ValueError as exc:
         raise ValueError(f"{path}: rules: {exc}") from None
     return cfg

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -43,7 +44,7 @@ from avalon_agents.checks import Count, Name, Seed, check_name, no_bool_number
 from avalon_agents.core import make_rules
 from avalon_agents.core.rules import PRESETS, RuleSet
 from avalon_agents.core.types import Role, Team
-from avalon_agents.errors import field_error, parse_yaml
+from avalon_agents.errors import UNKNOWN_KEY, did_you_mean, error_path, field_error, near, parse_yaml, unknown_key
 from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
 from avalon_agents.llm.settings import ModelSettings, check_spec
 from avalon_agents.modules import AgentConfig
@@ -59,7 +60,19 @@ SERIES_STRIDE = 10_000
 
 
 class Strict(BaseModel):
+    """A config mapping: an unknown key is refused, naming its near spelling ("agnets: unknown key (did you mean
+    agents?)") before anything else is checked."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in data:
+                if key not in cls.model_fields:
+                    raise unknown_key(key, cls.model_fields)
+        return data
 
     @field_validator("*", mode="before")
     @classmethod
@@ -390,22 +403,80 @@ def merge(base: Any, over: Any) -> Any:
 # --------------------------------------------------------------------------- loading with line numbers
 
 
-def _line_of(node: yaml.Node | None, loc: tuple) -> int | None:
-    """The 1-based line of the YAML node at `loc` (or of its nearest parent that exists)."""
-    line = node.start_mark.line + 1 if node else None
+def _reach(node: yaml.Node | None, loc: tuple) -> tuple[int | None, int]:
+    """(line, keys of `loc` found) of the deepest node along `loc`: a mapping's entry on its key's line (a block
+    mapping's value starts on the next one), a list's item on its own."""
+    line, found = (node.start_mark.line + 1 if node else None), 0
     for key in loc:
         if isinstance(node, yaml.MappingNode):
-            found = next((v for k, v in node.value if k.value == str(key)), None)
-            if found is None:
-                key_node = next((k for k, _ in node.value if k.value == str(key)), None)
-                return key_node.start_mark.line + 1 if key_node else line
-            node = found
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(key)),
+                        None)
+            if pair is None:
+                break
+            line, node = pair[0].start_mark.line + 1, pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
             node = node.value[key]
+            line = node.start_mark.line + 1
         else:
             break
-        line = node.start_mark.line + 1
-    return line
+        found += 1
+    return line, found
+
+
+Root = tuple[tuple, tuple]
+"""Where part of the merged config is written in the file: (its path in the file, the config path it sets)."""
+BASE: tuple[Root, ...] = (((), ()),)
+
+
+def _line_of(node: yaml.Node | None, loc: tuple, roots: tuple[Root, ...] = BASE) -> int | None:
+    """The 1-based line of `loc` (or of its nearest parent that exists), under whichever of `roots` holds the
+    deepest part of it (a variant's entry, a grid's key, the base), the first on a tie."""
+    best: tuple[int | None, int] = (node.start_mark.line + 1 if node else None, -1)
+    for in_file, sets in roots:
+        if tuple(map(str, loc[:len(sets)])) != tuple(map(str, sets)):
+            continue
+        under = _node_at(node, in_file)
+        line, found = _reach(under, loc[len(sets):])
+        if under is not None and (found or sets or not in_file) and found + len(sets) > best[1]:
+            best = (line, found + len(sets))
+    return best[0]
+
+
+def _node_at(node: yaml.Node | None, path: tuple) -> yaml.Node | None:
+    for key in path:
+        node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(key)), None) \
+            if isinstance(node, yaml.MappingNode) else None
+    return node
+
+
+def error_loc(exc: ValidationError) -> tuple:
+    """Where a config's first error is: the field path pydantic gives, the unknown key itself, or, for a check
+    across fields (no path), the field its message names ("sides.evil: no agent named ...")."""
+    err = exc.errors()[0]
+    loc = error_path(err)
+    if err["type"] == UNKNOWN_KEY:
+        return loc + (err["ctx"]["key"],)
+    if loc[-1:] == ("[key]",):
+        return loc[:-2]
+    if not loc:
+        named = field_error(exc).split(":")[0]
+        loc = tuple(int(p) if p.isdigit() else p for p in named.split(".")) if " " not in named else ()
+    return loc
+
+
+def config_error(exc: Exception, path: Path, node: yaml.Node | None, variant: str | None = None,
+                 roots: tuple[Root, ...] = BASE) -> ValueError:
+    """`exc` (a config's ValidationError or ValueError) in one line: "PATH:LINE (variant V): field: message", the
+    line the field's (looked for under `roots`: a variant's own entry before the base's)."""
+    if isinstance(exc, ValidationError):
+        loc, message = error_loc(exc), field_error(exc)
+    else:
+        message = str(exc)
+        named = message.split(":")[0]
+        loc = getattr(exc, "loc", None) or (tuple(named.split(".")) if " " not in named else ())
+    line = _line_of(node, loc, roots)
+    where = f"{path}:{line}" if line else str(path)
+    return ValueError(f"{where}{f' (variant {variant})' if variant else ''}: {message}")
 
 
 def read_config(path: str | Path) -> tuple[dict[str, Any], yaml.Node | None]:
@@ -449,35 +520,66 @@ def check_command(raw: dict[str, Any], path: Path, command: str) -> None:
                              f"{command}`: run `avalon {other} {path}`")
 
 
+class Misplaced(ValueError):
+    """A config error at `loc` (a path in the file, for its line)."""
+
+    def __init__(self, message: str, loc: tuple) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
+def check_keys(raw: dict[str, Any], path: Path, node: yaml.Node | None, known: list[str],
+               refused_later: Iterable[str] = ()) -> None:
+    """Refuse a top key of a config file that none of `known` is, on its line, naming the near spelling (the keys a
+    file has beside its model's fields: a run's variants and grid, a tournament's entrants and blocks); the keys
+    `refused_later` are left to the loader's own message."""
+    for key in raw:
+        if key not in known and key not in refused_later:
+            raise ValueError(f"{path}:{_line_of(node, (key,))}: {key}: unknown key{did_you_mean(key, known)}")
+
+
+def check_variant_agents(spec: ExperimentFile) -> None:
+    """Refuse a variant (or a grid key) that changes an agent the base does not have: it would be a new agent
+    without a kind. Adding one takes its `kind`."""
+    agents = spec.base.get("agents")
+    if not isinstance(agents, dict):
+        return
+
+    def known(name: str) -> str:
+        near_name = near(name, agents)
+        return f"(agents: {', '.join(map(str, agents))}{f'; did you mean {near_name}?' if near_name else ''})"
+
+    for name, over in (spec.variants or {}).items():
+        for agent, given in ((over or {}).get("agents") or {}).items() if isinstance(over, dict) else ():
+            if agent not in agents and not (isinstance(given, dict) and "kind" in given):
+                raise ValueError(f"variants.{name}.agents.{agent}: no agent named {agent!r} in the base "
+                                 f"{known(agent)}: a variant changes the base's agents, or adds one with its kind")
+    for key in spec.grid or {}:
+        parts = key.split(".")
+        if parts[0] == "agents" and len(parts) > 1 and parts[1] not in agents:
+            raise Misplaced(f"grid: {key}: no agent named {parts[1]!r} in the base {known(parts[1])}", ("grid", key))
+
+
 def load_experiments(path: str | Path) -> dict[str, Experiment]:
     """Variant name -> Experiment. Raises ValueError naming the file, the line and the field."""
     path = Path(path)
     raw, node = read_config(path)
     check_command(raw, path, "run")
+    check_keys(raw, path, node, [*Experiment.model_fields, "variants", "grid"])
     base = {k: v for k, v in raw.items() if k not in ("variants", "grid")}
     try:
         spec = ExperimentFile(base=base, variants=raw.get("variants"), grid=raw.get("grid"))
+        check_variant_agents(spec)
         variants = spec.expand()
     except (ValidationError, ValueError) as exc:
-        raise _named(exc, path, node, prefix=()) from None
+        raise config_error(exc, path, node) from None
     out = {}
     for name, config in variants.items():
         try:
             out[name] = Experiment.model_validate(config)
         except ValidationError as exc:
-            raise _named(exc, path, node, prefix=(), variant=name if len(variants) > 1 else None) from None
+            own = (((("variants", name), ()),) if spec.variants else  # the variant's own entry before the base's
+                   tuple((("grid", key), tuple(key.split("."))) for key in spec.grid or ()))
+            raise config_error(exc, path, node, variant=name if len(variants) > 1 else None,
+                               roots=own + BASE) from None
     return out
-
-
-def _named(exc: Exception, path: Path, node: yaml.Node | None, prefix: tuple, variant: str | None = None
-           ) -> ValueError:
-    if not isinstance(exc, ValidationError):
-        return ValueError(f"{path}: {exc}")
-    loc = tuple(exc.errors()[0]["loc"])
-    if not loc:  # a check across fields: its message names the field ("roles: ..."), whose line is the place
-        named = field_error(exc).split(":")[0]
-        loc = (named,) if named in Experiment.model_fields else ()
-    line = _line_of(node, prefix + loc)
-    where = f"{path}:{line}" if line else str(path)
-    label = f" (variant {variant})" if variant else ""
-    return ValueError(f"{where}{label}: {field_error(exc, prefix)}")

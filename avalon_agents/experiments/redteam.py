@@ -47,9 +47,11 @@ from avalon_agents.core.events import (
 )
 from avalon_agents.core.types import Team
 from avalon_agents.engine import deal
-from avalon_agents.errors import field_error, load_yaml
+from avalon_agents.errors import load_yaml
 from avalon_agents.experiments import scheduler
-from avalon_agents.experiments.config import COMMAND_KEYS, AgentSpec, PairedStudy, Strict, check_command, read_config
+from avalon_agents.experiments.config import (
+    COMMAND_KEYS, AgentSpec, PairedStudy, Strict, check_command, config_error, read_config,
+)
 from avalon_agents.experiments.study import (
     Health,
     Lane,
@@ -115,12 +117,12 @@ def load_redteam(path: str | Path, extra_attacks: Sequence[str | Path] = ()) -> 
     """The config and the attacks it runs (the library, its files', then `extra_attacks`, by name). Raises
     ValueError naming the file and the field."""
     path = Path(path)
-    raw, _ = read_config(path)
+    raw, node = read_config(path)
     check_command(raw, path, "redteam")
     try:
         cfg = RedTeam.model_validate(raw)
     except ValidationError as exc:
-        raise ValueError(f"{path}: {field_error(exc)}") from None
+        raise config_error(exc, path, node) from None
     files = [path.parent / f for f in cfg.attack_files] + [Path(f) for f in extra_attacks]
     known = load_attacks(files)
     names = list(known) if cfg.attacks == "all" else list(cfg.attacks)

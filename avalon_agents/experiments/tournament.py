@@ -26,7 +26,9 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 
 from avalon_agents.errors import field_error
-from avalon_agents.experiments.config import COMMAND_KEYS, SERIES_STRIDE, Experiment, _line_of, check_command, read_config
+from avalon_agents.experiments.config import (
+    COMMAND_KEYS, SERIES_STRIDE, Experiment, _line_of, check_command, check_keys, read_config,
+)
 from avalon_agents.experiments.runner import ExperimentStudy
 from avalon_agents.experiments.study import Health, Outcome, Study, health_lines
 
@@ -62,6 +64,8 @@ def load_tournament(path: str | Path) -> dict[str, Experiment]:
     path = Path(path)
     raw, node = read_config(path)
     check_command(raw, path, "tournament")
+    check_keys(raw, path, node, [*(k for k in Experiment.model_fields if k not in NOT_HERE), *RENAMED.values()],
+               refused_later=NOT_HERE)
     try:
         return {VARIANT: tournament_experiment(raw)}
     except ValidationError as exc:

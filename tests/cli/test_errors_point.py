@@ -1,0 +1,114 @@
+"""Errors that point the right way: a newcomer's near miss is named with what was meant (the near spelling, the
+agent a variant names, the command a config is for) on the line where it is written; one line, exit 2."""
+
+from __future__ import annotations
+
+import pytest
+
+from avalon_agents.experiments import load_experiments
+from tests.cli.test_bad_inputs import one_line_error
+from tests.helpers import avalon
+
+RUN = """\
+name: t
+model: scripted
+agents:
+  ours: {kind: cognitive}
+  base:
+    kind: baseline
+sides: {good: ours, evil: base}
+"""
+TOURNAMENT = """\
+name: t
+players: 5
+entrants:
+  a: {kind: rulebot}
+  b: {kind: random}
+blocks: 2
+"""
+REDTEAM = """\
+name: t
+model: scripted
+defended:
+  kind: llm
+attacker:
+  seat: 1
+games: 1
+"""
+BIAS = """\
+name: t
+model: scripted
+agents:
+  vanilla: {kind: llm}
+seats: [vanilla, vanilla, vanilla, vanilla, vanilla, vanilla]
+lists: [players]
+"""
+
+
+def error_of(tmp_path, command: str, text: str, *needles: str) -> str:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    result = avalon(command, "--check", str(path))
+    one_line_error(result, *needles)
+    return result.stderr.strip()
+
+
+@pytest.mark.parametrize(("command", "text", "typo", "meant", "line"), [
+    ("run", RUN, "agents", "agnets", 3),
+    ("run", RUN + "variants: {a: {}, b: {series: 2}}\n", "variants", "varaints", 8),  # a file key, no field
+    ("run", RUN, "sides", "sieds", 7),
+    ("tournament", TOURNAMENT, "entrants", "entrnats", 3),
+    ("tournament", TOURNAMENT, "blocks", "blokcs", 6),
+    ("tournament", TOURNAMENT + "seed: 3\n", "seed", "seeed", 7),
+    ("redteam", REDTEAM, "defended", "defnded", 3),
+    ("bias", BIAS, "agents", "agnets", 3),
+    ("bias", BIAS, "lists", "list", 6),
+])
+def test_a_misspelled_top_key_names_the_near_spelling(tmp_path, command, text, typo, meant, line):
+    bad = text.replace(f"{typo}:", f"{meant}:", 1)
+    error_of(tmp_path, command, bad, f"c.yaml:{line}: {meant}: unknown key (did you mean {typo}?)")
+
+
+def test_a_nested_misspelled_key_names_the_near_spelling_and_its_line(tmp_path):
+    error_of(tmp_path, "run", RUN.replace("    kind: baseline", "    kidn: baseline"),
+             "c.yaml:6: agents.base.kidn: unknown key (did you mean kind?)")
+    error_of(tmp_path, "redteam", REDTEAM.replace("  seat: 1\n", "  seat: 1\n  sied: evil\n"),
+             "c.yaml:7: attacker.sied: unknown key (did you mean side?)")
+    error_of(tmp_path, "tournament", TOURNAMENT.replace("{kind: random}", "{kidn: random}"),
+             "c.yaml:5: entrants.b.kidn: unknown key (did you mean kind?)")
+    far = error_of(tmp_path, "run", RUN + "colour: blue\n", "c.yaml:8: colour: unknown key")
+    assert "did you mean" not in far  # nothing near: no guess
+
+
+def test_a_variant_naming_an_unknown_agent_says_so(tmp_path):
+    variant = RUN + ("variants:\n  full: {}\n  wo_analysis:\n    agents:\n      our:\n"
+                     "        modules: {analysis: {enabled: false}}\n")
+    error_of(tmp_path, "run", variant, "c.yaml:12: variants.wo_analysis.agents.our: no agent named 'our'",
+             "agents: ours, base; did you mean ours?")
+    grid = RUN + "grid:\n  agents.our.modules.analysis.enabled: [true, false]\n"
+    error_of(tmp_path, "run", grid, "c.yaml:9: grid: agents.our.modules.analysis.enabled: no agent named 'our'")
+    added = variant.replace("      our:\n", "      our:\n        kind: rulebot\n").replace(
+        "        modules: {analysis: {enabled: false}}\n", "")  # a variant may add an agent, with its kind
+    path = tmp_path / "added.yaml"
+    path.write_text(added)
+    assert load_experiments(path)["wo_analysis"].agents["our"].kind == "rulebot"
+
+
+@pytest.mark.parametrize(("text", "line", "needle"), [
+    # a variant's own value is where the mistake is, not the base's key it overrides
+    (RUN + "variants:\n  a: {}\n  swap:\n    sides: {good: base, evil: other}\n", 11,
+     "(variant swap): sides.evil: no agent named 'other'"),
+    (RUN + "variants:\n  a: {}\n  b:\n    agents:\n      ours:\n        modules:\n          analysis:\n"
+           "            enabled: maybe\n", 15, "agents.ours.modules.analysis.enabled"),
+    (RUN + "grid:\n  agents.ours.modules.analysis.enabled: [true, maybe]\n", 9, "analysis.enabled"),
+    # a block mapping's error is on its key's line, not on its first entry's
+    (RUN.replace("  ours: {kind: cognitive}\n  base:\n    kind: baseline\n", "  {}\n"), 3, "agents: name at least one"),
+    # a list's item on its own line, without pydantic's union member in the path
+    (RUN + "roles:\n  - merlin\n  - 3\n  - loyal_servant\n  - loyal_servant\n  - morgana\n  - assassin\n", 10,
+     "roles.1: Input should be"),
+    (RUN.replace("    kind: baseline", "    kind: baseline\n    cards: fancy"), 7, "agents.base.cards"),
+])
+def test_line_numbers_point_at_the_mistake(tmp_path, text, line, needle):
+    message = error_of(tmp_path, "run", text, needle)
+    assert f"c.yaml:{line}" in message, message
+    assert "list[" not in message and "function-" not in message
