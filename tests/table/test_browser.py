@@ -232,6 +232,14 @@ def test_a_person_plays_the_lady_of_the_lake_in_chromium(browsers, tmp_path):
         time.sleep(0.1)
     log = "\n".join(li.text for li in driver.find_elements(By.CSS_SELECTOR, "#log li"))
     assert "You examined Player" in log and "with the Lady of the Lake: Player" in log, log[-2000:]
+    shown = [e for e in jsonl(tmp_path / "table" / "game-00001" / "events.jsonl") if e["type"] == "lady_result"
+             and e["holder"] == holder]
+    known = driver.find_element(By.ID, "known").text  # what the Lady showed, on the panel and on the seat
+    assert shown and all(f"The Lady of the Lake showed you: Player {e['target']} is {e['loyalty']}." in known
+                         for e in shown), known
+    for e in shown:
+        seat = driver.find_element(By.CSS_SELECTOR, f"#seats li[data-seat='{e['target']}']")
+        assert f"{e['loyalty']} (Lady)" in seat.text and f"known-{e['loyalty']}" in seat.get_attribute("class")
     assert console_errors(driver) == []
     driver.get(watch_url)
     time.sleep(1.5)
