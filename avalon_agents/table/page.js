@@ -42,11 +42,20 @@ function readEvents(events) {
   return k;
 }
 
-const NIGHT = {  // how each kind of night information marks the seats it names
-  evil: ["evil", "evil", "seen as evil at night", "Evil, as the night showed you (not which role)"],
-  evil_teammates: ["mate", "teammate", "your evil teammate", "Your evil teammates (not which role)"],
-  merlin_or_morgana: ["candidate", "Merlin?", "Merlin or Morgana", "Merlin or Morgana (one is Merlin)"],
+const NIGHT = {  // how each kind of night information marks the seats it names: [css class, short, long]
+  evil: ["evil", "evil", "seen as evil at night"],
+  evil_teammates: ["mate", "teammate", "your evil teammate"],
+  merlin_or_morgana: ["candidate", "Merlin?", "Merlin or Morgana"],
 };
+/** The panel's line for the seat's night information. */
+function nightLine(night) {
+  if (!NIGHT[night.known_as] || !night.seats.length) return "You saw nothing at night.";
+  const seats = players(night.seats);
+  if (night.known_as === "evil") return `Evil, as the night showed you (not which role): ${seats}.`;
+  if (night.known_as === "evil_teammates") return `Your evil teammates (not which role): ${seats}.`;
+  return night.seats.length > 1 ? `Merlin and Morgana, one each (you cannot tell which): ${seats}.`
+    : `Merlin or Morgana, whichever is in this game: ${seats}.`;
+}
 
 /** What this seat privately knows about seat n: [[css class, short label, long label], ...]. */
 function marks(n) {
@@ -89,7 +98,8 @@ function renderSeats(s) {
     }
     if (knowledge.holder === n && !s.over) badge("Lady", "lady", "holds the Lady of the Lake");
     for (const [cls, short, long] of marks(n)) { badge(short, cls, long); node.classList.add("known-" + cls); }
-    if (waiting.has(n)) badge("thinking…", "waiting");
+    if (n === SEAT && s.request) badge("your turn", "waiting");
+    else if (waiting.has(n)) badge("thinking…", "waiting");
     if (s.over && s.result) badge(s.result.roles[n], "role");
     items.push(node);
   }
@@ -138,8 +148,7 @@ function renderPrivate(s) {
   const items = [];
   const night = knowledge.night;
   if (night) {
-    items.push(NIGHT[night.known_as] && night.seats.length
-      ? `${NIGHT[night.known_as][3]}: ${players(night.seats)}.` : "You saw nothing at night.");
+    items.push(nightLine(night));
   }
   for (const r of knowledge.lady) items.push(`The Lady of the Lake showed you: ${player(r.target)} is ${r.loyalty}.`);
   $("known").replaceChildren(...items.map((t) => el("li", t)));
@@ -323,7 +332,9 @@ function renderEnd(s) {
 }
 
 function render(s) {
-  if (s.game !== game) { game = s.game; openId = null; }  // a new game of the session: its own requests
+  if (s.game !== game) {  // a new game of the session: its own requests and log
+    game = s.game; openId = null; shownLines = 0; $("log").replaceChildren();
+  }
   knowledge = readEvents(s.events || []);
   const which = s.games > 1 ? ` · game ${Math.max(s.game, 1)} of ${s.games}` : "";
   title = (WATCH ? "Avalon table: spectator" : `Avalon table: Player ${SEAT}`) + which;

@@ -270,3 +270,91 @@ def test_the_page_says_what_the_host_answered_when_time_ran_out(browsers, tmp_pa
     notes = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#log li.note")]
     assert notice in notes
     assert_accessible(driver)
+
+
+def told(desk, spectator, rules, *events) -> None:
+    """Show `events` to a seat's desk as its HumanAgent would (the role card as the system prompt, every other
+    event narrated), and the public ones to the spectator."""
+    from avalon_agents.core.events import RoleAssigned
+    from avalon_agents.narrate import announce, system_prompt
+
+    for e in events:
+        if isinstance(e, RoleAssigned):
+            desk.show(system_prompt(rules, e.seat, e.role), e)
+        else:
+            desk.show(announce(e, rules), e)
+    spectator.delivered([e for e in events if e.visible_to == "all"])
+
+
+def test_the_page_draws_percivals_view_from_the_state_alone(browsers, tmp_path):
+    """A seat's page drawn from a state made by hand (no game): Percival's two candidates on the seats, in the
+    panel and in the team picker; a secret vote's counts with the seat's own vote; a speech with quotes and a
+    right-to-left mark shown exactly as typed; the spectator, from the same events, shows no private mark."""
+    from aiohttp import web
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from avalon_agents.core.actions import ActionRequest, RequestKind
+    from avalon_agents.core.events import (LeaderChosen, NightInfoRevealed, RoleAssigned, SpeechGiven,
+                                           TeamProposed, VoteCast, VotesRevealed)
+    from avalon_agents.core.types import Role
+    from avalon_agents.narrate import announce
+    from avalon_agents.table.desk import WebDesk
+    from avalon_agents.table.server import Table
+    from avalon_agents.table.watch import Spectator
+
+    rules = make_rules("official", 7).model_copy(update={"votes_public": False})
+    desk, spectator = WebDesk(3, rules), Spectator(rules)
+    table = Table({3: desk}, spectator)
+    table.started = True
+    said = 'I am "good" \u202eand Player 4 is not'
+    private = (3,)
+    told(desk, spectator, rules,
+         RoleAssigned(seq=1, quest=1, attempt=1, visible_to=private, seat=3, role=Role.PERCIVAL),
+         NightInfoRevealed(seq=2, quest=1, attempt=1, visible_to=private, seat=3, seats=(1, 5),
+                           known_as="merlin_or_morgana"),
+         LeaderChosen(seq=3, quest=1, attempt=1, leader=2, team_size=2, fails_required=1, final=False),
+         TeamProposed(seq=4, quest=1, attempt=1, leader=2, team=(2, 3)),
+         SpeechGiven(seq=5, quest=1, attempt=1, seat=2, text=said),
+         VoteCast(seq=6, quest=1, attempt=1, visible_to=private, seat=3, approve=True),
+         VotesRevealed(seq=7, quest=1, attempt=1, team=(2, 3), approvals=(), rejections=(), approve_count=4,
+                       reject_count=3, approved=False),
+         LeaderChosen(seq=8, quest=1, attempt=2, leader=3, team_size=2, fails_required=1, final=False))
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(table.app())
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    loop.run_until_complete(site.start())
+    base = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    request = ActionRequest(seat=3, kind=RequestKind.PROPOSE, quest=1, attempt=2, options=tuple(rules.seats),
+                            team_size=2, leader=3)
+    asyncio.run_coroutine_threadsafe(desk.ask(request, "Propose a team of 2."), loop)
+    try:
+        driver = browsers[0]
+        driver.get(base + table.seat_path(3))
+        WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#choices input.pick"))
+        assert driver.title == "▶ Your turn · Avalon table: Player 3"
+        assert driver.find_element(By.ID, "role").text == "You are Percival (good)."
+        assert driver.find_element(By.ID, "known").text == (
+            "Merlin and Morgana, one each (you cannot tell which): Player 1, Player 5.")
+        marked = driver.find_elements(By.CSS_SELECTOR, "#seats li.known-candidate")
+        assert [(li.get_attribute("data-seat"), "Merlin?" in li.text) for li in marked] == [("1", True), ("5", True)]
+        picker = [label.text for label in driver.find_elements(By.CSS_SELECTOR, "#choices label")]
+        assert picker[0] == "Player 1 (Merlin or Morgana)" and picker[2] == "Player 3 (you)" and picker[3] == "Player 4"
+        history = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#history li")]
+        assert history[0].endswith("Rejected 4–3 (a secret vote; you approved)") and "Player 3 leads" in history[1]
+        assert "Votes are secret." in driver.find_element(By.ID, "setup").text
+        assert [b.text for b in driver.find_elements(By.CSS_SELECTOR, "#log bdi.said")] == [said]
+        assert announce(SpeechGiven(seq=5, quest=1, attempt=1, seat=2, text=said), rules) not in (
+            driver.find_element(By.ID, "log").text)  # not the narration's JSON-quoted words
+        assert_accessible(driver)
+        driver.get(base + table.watch_path())
+        WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#history li"))
+        assert not driver.find_elements(By.CSS_SELECTOR, "#seats li[class*='known-']")
+        assert not driver.find_element(By.ID, "private").is_displayed()
+        assert "you approved" not in driver.find_element(By.ID, "history").text
+        assert console_errors(driver) == []
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
