@@ -13,6 +13,7 @@ from avalon_agents.cli.base import (
     AT_LEAST_1,
     IN_FLIGHT,
     SEEDS,
+    ReadsNoConfig,
     cli,
     echo_json,
     json_option,
@@ -24,7 +25,7 @@ from avalon_agents.cli.base import (
 from avalon_agents.llm.settings import ModelSettings
 
 
-@cli.command()
+@cli.command(cls=ReadsNoConfig)
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--judge-model", default=None,
               help="Model that judges speeches for the behavior metrics (camouflage, teamwork/confrontation, "
@@ -121,7 +122,7 @@ def replay(run_or_game_dir: Path, out: Path | None, as_json: bool) -> None:
 
 
 
-@cli.command()
+@cli.command(cls=ReadsNoConfig)
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--judge-model", required=True,
               help="The judge model, e.g. openai:gpt-4o-mini, local:smollm2 or scripted (canned labels: the floor).")

@@ -73,6 +73,29 @@ def exit_codes() -> str:
     return f"Exit codes: 0 done; 1 seat-test or check-plugin found faults; {failures}; 130 interrupted."
 
 
+class ReadsNoConfig(click.Command):
+    """A command that reads no study config: given one (`avalon play CONFIG.yaml`, `avalon analyze CONFIG.yaml`),
+    it names the command that plays it, instead of click's 'unexpected extra argument' or 'is a file'."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # click's parser consumes the list
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError:
+            from avalon_agents.experiments.config import command_of
+
+            takes_value = {o for p in self.params if isinstance(p, click.Option) and not p.is_flag and not p.count
+                           for o in p.opts}
+            for i, arg in enumerate(given):
+                if arg.startswith("-") or (i and given[i - 1] in takes_value):
+                    continue
+                command = command_of(arg)
+                if command is not None:
+                    raise UserError(f"{arg} is an `avalon {command}` config, which `avalon {ctx.info_name}` does "
+                                    f"not read: run `avalon {command} {arg}`") from None
+            raise
+
+
 def one_line(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):
         return field_error(exc)

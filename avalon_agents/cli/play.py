@@ -16,6 +16,7 @@ from avalon_agents.cli.base import (
     GAMES,
     PLAYERS,
     SEEDS,
+    ReadsNoConfig,
     RunUnhealthy,
     UserError,
     cli,
@@ -81,7 +82,7 @@ def rules_of(preset: str, players: int | None, role_set: str | None, assassin: s
     return make_rules(preset, players, role_set.split(",") if role_set else None, assassin, lady)
 
 
-@cli.command()
+@cli.command(cls=ReadsNoConfig)
 @rules_options
 @lady_option
 @click.option("--seats", default="rulebot", show_default=True,

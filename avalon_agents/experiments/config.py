@@ -510,14 +510,34 @@ COMMAND_KEYS: Registry[tuple[str, ...]] = Registry("study command", [
 too): each study type's `config_keys` (experiments/study.py); `register_study` adds a plugin's."""
 
 
+def _keys_of(raw: dict[str, Any], command: str) -> list[str]:
+    """The keys of `raw` only `command`'s configs have."""
+    return [k for k in COMMAND_KEYS[command] if k in raw and k != "agents"]
+
+
 def check_command(raw: dict[str, Any], path: Path, command: str) -> None:
     """Refuse a config written for another command, naming the command it is for."""
-    own = [k for k in COMMAND_KEYS[command] if k in raw and k != "agents"]
-    for other, keys in COMMAND_KEYS.items():
-        theirs = [k for k in keys if k in raw and k != "agents"]
+    own = _keys_of(raw, command)
+    for other in COMMAND_KEYS:
+        theirs = _keys_of(raw, other)
         if other != command and theirs and not own:
             raise ValueError(f"{path}: an `avalon {other}` config (it has `{theirs[0]}`), not one for `avalon "
                              f"{command}`: run `avalon {other} {path}`")
+
+
+def command_of(path: str | Path) -> str | None:
+    """The study command that plays the YAML file at `path` (by the keys only its configs have; `run` for one
+    with agents), or None if it is no study config (no such file, not YAML, an agent config)."""
+    path = Path(path)
+    if path.suffix not in (".yaml", ".yml") or not path.is_file():
+        return None
+    try:
+        raw = parse_yaml(path.read_text(), str(path))[0]
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(raw, dict):
+        return None
+    return next((c for c in COMMAND_KEYS if _keys_of(raw, c)), "run" if "agents" in raw else None)
 
 
 class Misplaced(ValueError):

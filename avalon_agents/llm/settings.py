@@ -217,9 +217,16 @@ def split(spec: str) -> tuple[str, str]:
 
 
 def check_spec(spec: str) -> None:
-    """Raise ModelSpecError (one line) if the spec cannot name a model (the provider's own check, if it has one)."""
+    """Raise ModelSpecError (one line) if the spec cannot name a model (the provider's own check, if it has one),
+    or names a provider in another case or a letter off one of ours (`Local:smollm2`: did you mean local:?), which
+    would otherwise go to langchain as a provider of its own."""
+    from avalon_agents.errors import near
+
     name, rest = split(spec)
     registered = PROVIDERS.get(name)
+    meant = near(name, PROVIDERS) if registered is None else None
+    if meant is not None:
+        raise ModelSpecError(f"model: no provider {name!r} in {spec!r} (did you mean {meant}:{rest}?)")
     if registered is not None and registered.check is not None:
         registered.check(rest)
 

@@ -3,11 +3,15 @@ agent a variant names, the command a config is for) on the line where it is writ
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from avalon_agents.experiments import load_experiments
 from tests.cli.test_bad_inputs import one_line_error
 from tests.helpers import avalon
+
+ROOT = Path(__file__).parents[2]
 
 RUN = """\
 name: t
@@ -112,3 +116,34 @@ def test_line_numbers_point_at_the_mistake(tmp_path, text, line, needle):
     message = error_of(tmp_path, "run", text, needle)
     assert f"c.yaml:{line}" in message, message
     assert "list[" not in message and "function-" not in message
+
+
+@pytest.mark.parametrize("spec, meant", [("Local:smollm2", "local:smollm2"), ("lokal:smollm2", "local:smollm2"),
+                                         ("OpenAI:gpt-4o-mini", "openai:gpt-4o-mini")])
+def test_a_provider_in_another_case_or_a_letter_off_names_ours(tmp_path, spec, meant):
+    error_of(tmp_path, "run", RUN.replace("model: scripted", f"model: {spec}"),
+             f"c.yaml:2: model.spec: no provider {spec.split(':')[0]!r}", f"did you mean {meant}?")
+    one_line_error(avalon("play", "--seats", "llm", "--model", spec), f"did you mean {meant}?")
+
+
+def test_a_provider_langchain_knows_is_left_to_it():
+    from avalon_agents.llm.settings import check_spec
+
+    check_spec("anthropic:claude-3-5-haiku-latest")  # not ours, not near ours: langchain's init_chat_model's
+    check_spec("azure_openai:gpt-4o")
+
+
+@pytest.mark.parametrize(("command", "config", "plays"), [
+    ("play", "experiments/quickstart.yaml", "run"), ("play", "experiments/redteam.yaml", "redteam"),
+    ("analyze", "experiments/quickstart.yaml", "run"), ("analyze", "experiments/tournament_bots.yaml", "tournament"),
+])
+def test_a_config_given_to_play_or_analyze_names_the_command_that_plays_it(command, config, plays):
+    one_line_error(avalon(command, str(ROOT / config)), f"run `avalon {plays} {ROOT / config}`")
+
+
+def test_other_usage_errors_of_play_and_analyze_are_unchanged(tmp_path):
+    one_line_error(avalon("play", "--agent-config", str(ROOT / "experiments/agents/per_turn.yaml"), "--players",
+                          "11"), "--players")  # a config given to an option is no mistake of this kind
+    one_line_error(avalon("play", "foo"), "unexpected extra argument (foo)")
+    (tmp_path / "notes.yaml").write_text("just: notes\n")
+    one_line_error(avalon("analyze", str(tmp_path / "notes.yaml")), "is a file")
