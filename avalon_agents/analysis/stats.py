@@ -11,9 +11,14 @@
 - The small-sample rule, in one place (`small_sample`): from fewer than `SMALL` games (or pairs) the bootstrap
   has too few distinct resamples to see the spread (one game: none; all alike: a zero-width interval such as
   [100%, 100%]), so there, and wherever the bootstrap sees no spread, the interval is widened to cover the
-  score interval of the pooled counts (Wilson's for a rate, Newcombe's for a difference), which is never zero
-  width, and the row is flagged (`few(games)`, the `few_games` column): that interval counts the rows of a game
-  as independent trials, so it is a floor, not a measurement of the spread between games.
+  score interval of the pooled counts taken as one trial a game (`as_games`; Wilson's for a rate, Newcombe's for
+  a difference), which is never zero width, and the row is flagged (`few(games)`, the `few_games` column): read
+  it as "too few games", not a measurement of the spread between games.
+- The floor of a rate over games (`game_interval`): from SMALL to fewer than `FLOOR` games a bootstrap is still
+  often narrower than the truth (5 games gave 33% [27%, 43%] where Wilson's interval of the pooled counts, the
+  rows taken as independent trials, is [16%, 56%]); the rows of a game are not more independent than that, so
+  there the interval is never narrower than Wilson's of the pooled counts. Each interval says which method it
+  used (`ci_method`, METHODS).
 - The difference between two proportions (an ablation's question: does variant B win more or less often than
   A?) has Newcombe's hybrid score interval, built from the two Wilson intervals, and Fisher's exact test
   (scipy). statsmodels, which has both, is not a dependency: these two are a few lines over scipy."""
@@ -28,7 +33,22 @@ import pandas as pd
 BOOTSTRAP = 2000
 LEVEL = 0.95
 SMALL = 5
-"""Fewer games (or pairs) than this: an interval also covers the score interval of the pooled counts, flagged."""
+"""Fewer games (or pairs) than this: an interval also covers the score interval of the pooled counts as one trial a
+game, flagged (`few_games`)."""
+FLOOR = 20
+"""Fewer games than this: a rate's bootstrap interval also covers Wilson's interval of the pooled counts."""
+METHOD = "ci_method"
+"""The column saying which method gave a row's interval (one of METHODS)."""
+WILSON, BOOTSTRAPPED, POOLED, PER_GAME = ("wilson", "bootstrap", "pooled wilson (floor)",
+                                          "pooled wilson, one trial a game (floor)")
+METHODS = {
+    WILSON: "one yes/no per game: Wilson's score interval over games",
+    BOOTSTRAPPED: f"resampling whole games ({BOOTSTRAP:,} seeded resamples), which covered its floor",
+    POOLED: f"from {SMALL} to {FLOOR - 1} games: widened to Wilson's interval of the pooled counts",
+    PER_GAME: f"fewer than {SMALL} games, or no spread between games: widened to Wilson's interval of the pooled "
+              "counts taken as one trial a game",
+}
+"""What each `ci_method` means (report.md's Intervals section lists them)."""
 FEW = "few_games"
 """The column flagging a row whose interval rests on fewer than SMALL games (`few`)."""
 PERMUTATIONS = 9999
@@ -125,22 +145,37 @@ def small_sample(low: float, high: float, units: int,
     return low, high
 
 
-def game_interval(num: Sequence[float], den: Sequence[float], counts: tuple[float, float] | None = None,
-                  seed: int = 0, level: float = LEVEL) -> tuple[float, float]:
-    """The interval of sum(num) / sum(den) over games (one value of each per game): one yes/no per game (every
-    den 1, every num 0 or 1) is a binomial proportion over independent games, Wilson's interval; otherwise the
-    bootstrap resampling games (`ratio_ci`) under the small-sample rule with Wilson's interval of `counts` (hits,
-    trials; default the pooled num and den where those are counts)."""
+def game_ci(num: Sequence[float], den: Sequence[float], counts: tuple[float, float] | None = None,
+            seed: int = 0, level: float = LEVEL) -> tuple[float, float, str]:
+    """The interval of sum(num) / sum(den) over games (one value of each per game) and its method (METHODS): one
+    yes/no per game (every den 1, every num 0 or 1) is a binomial proportion over independent games, Wilson's
+    interval; otherwise the bootstrap resampling games (`ratio_ci`), never narrower than its floor: Wilson's
+    interval of `counts` (hits, trials; default the pooled num and den where those are counts) below FLOOR games,
+    of those counts taken as one trial a game below SMALL games or where the games show no spread."""
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     if len(num) and (den == 1).all() and np.isin(num, (0.0, 1.0)).all():
-        return wilson(int(num.sum()), len(num), level)
+        return (*wilson(int(num.sum()), len(num), level), WILSON)
     low, high = ratio_ci(num, den, seed, level)
     if counts is None and _counts(num.sum(), den.sum()):
         counts = (num.sum(), den.sum())
     if counts is None or not counts[1]:
-        return small_sample(low, high, len(num), None)
-    k, n = as_games(*counts, len(num))
-    return small_sample(low, high, len(num), lambda: wilson(k, n, level))
+        return (*small_sample(low, high, len(num), None), BOOTSTRAPPED)
+    if few(len(num)) or not high > low:
+        (f_low, f_high), method = wilson(*as_games(*counts, len(num)), level), PER_GAME
+    elif len(num) < FLOOR:
+        (f_low, f_high), method = wilson(*counts, level), POOLED
+    else:
+        return low, high, BOOTSTRAPPED
+    if f_low >= low and f_high <= high:  # the bootstrap already covers its floor
+        return low, high, BOOTSTRAPPED
+    return float(np.fmin(low, f_low)), float(np.fmax(high, f_high)), method
+
+
+def game_interval(num: Sequence[float], den: Sequence[float], counts: tuple[float, float] | None = None,
+                  seed: int = 0, level: float = LEVEL) -> tuple[float, float]:
+    """`game_ci` without its method."""
+    low, high, _ = game_ci(num, den, counts, seed, level)
+    return low, high
 
 
 def _pooled_difference(fk, fn, tk, tn, axis: int = -1):
@@ -201,8 +236,8 @@ def paired_p(fixed_k: Sequence[int], fixed_n: Sequence[int], treated_k: Sequence
 
 def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = None) -> pd.DataFrame:
     """Per group of `by`: value = sum(num) / sum(den) (den None: the row count), its 95% CI (one yes/no per
-    game: Wilson's; otherwise resampling games, `game_interval`, under the small-sample rule), `n` (the
-    denominator: rows, cards, rounds...), `games` and `few_games` (fewer than SMALL games).
+    game: Wilson's; otherwise resampling games under its floor, `game_ci`) and which method gave it (`ci_method`),
+    `n` (the denominator: rows, cards, rounds...), `games` and `few_games` (fewer than SMALL games).
 
     Args:
         frame: rows with a `game` column and the `by`, `num` (and `den`) columns.
@@ -211,7 +246,7 @@ def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = Non
         den: a numeric column, or None to count rows.
     """
     by = list(by)
-    columns = [*by, "value", "ci_low", "ci_high", "n", "games", FEW]
+    columns = [*by, "value", "ci_low", "ci_high", METHOD, "n", "games", FEW]
     if frame.empty:
         return pd.DataFrame(columns=columns)
     work = frame.assign(_num=frame[num].astype(float), _den=frame[den].astype(float) if den else 1.0)
@@ -220,8 +255,9 @@ def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = Non
     for key, g in per_game.groupby(by, dropna=False, sort=True) if by else [((), per_game)]:
         key = key if isinstance(key, tuple) else (key,)
         total = g["_den"].sum()
-        low, high = game_interval(g["_num"].to_numpy(), g["_den"].to_numpy())
+        low, high, method = game_ci(g["_num"].to_numpy(), g["_den"].to_numpy())
         games = g["game"].nunique()
         rows.append({**dict(zip(by, key)), "value": g["_num"].sum() / total if total else float("nan"),
-                     "ci_low": low, "ci_high": high, "n": total, "games": games, FEW: few(games)})
+                     "ci_low": low, "ci_high": high, METHOD: method if low == low else None,
+                     "n": int(total) if float(total).is_integer() else total, "games": games, FEW: few(games)})
     return pd.DataFrame(rows, columns=columns)

@@ -1,9 +1,10 @@
 """Outcome metrics of the paper (Section 5.2, 6.1, 6.2, Appendix C) computed from the structured records.
 
 Each function takes a `RunData` and the columns to group by, and returns one row per group with `value`,
-its 95% CI (`ci_low`, `ci_high`: Wilson's over games for one yes/no per game, else resampling games; see
-`analysis.stats`), `n` (what the rate is over), `games` and `few_games` (fewer than 5 games: the interval is
-widened to the pooled counts' Wilson interval, a floor).
+its 95% CI (`ci_low`, `ci_high`: Wilson's over games for one yes/no per game, else resampling games, never
+narrower than Wilson's interval of the pooled counts below 20 games; see `analysis.stats`) and the method that gave
+it (`ci_method`), `n` (what the rate is over), `games` and `few_games` (fewer than 5 games: the interval is widened
+to the pooled counts' Wilson interval as one trial a game, a floor).
 Definitions, as implemented:
 
 - Winning Rate (eq. 5): games the group's side won / games played.
@@ -30,7 +31,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from avalon_agents.analysis.load import RunData
-from avalon_agents.analysis.stats import fisher_p, newcombe, rate
+from avalon_agents.analysis.stats import METHOD, fisher_p, newcombe, rate
 from avalon_agents.core.types import Role, Team
 from avalon_agents.prices import Prices
 from avalon_agents.registry import Registry
@@ -81,7 +82,7 @@ def failure_votes(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
                 else pd.DataFrame({"applies": [bool(possible["applies"].any())]}))
     table = table.merge(possible, on=keys, how="left") if keys else table.assign(applies=possible["applies"].iloc[0])
     table["applies"] = table["applies"].fillna(True).astype(bool)
-    table.loc[~table["applies"], ["ci_low", "ci_high"]] = float("nan")
+    table.loc[~table["applies"], ["ci_low", "ci_high", METHOD]] = float("nan"), float("nan"), None
     return table
 
 

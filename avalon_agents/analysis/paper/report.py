@@ -27,6 +27,8 @@ from avalon_agents.analysis.load import RunData, load_run, origin
 from avalon_agents.analysis.paper.metrics import outcome_metrics, paper_table
 from avalon_agents.analysis.paper.probes import score_probes
 from avalon_agents.analysis.paper.reference import figure_table, statements
+from avalon_agents.analysis.stats import METHODS
+from avalon_agents.records.health import not_data
 from avalon_agents.records.run_dir import JsonlTracer, read_experiment
 from avalon_agents.records.run_dir import variant_order as run_dir_variants
 
@@ -279,19 +281,26 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
         "## Health",
         "Failed LLM calls (after their retries), re-asks and the paper's fallbacks per variant: a variant with many "
         "of them is not a result (`avalon run` marks those over its `health:` limits). `echo_rate`: the LLM seats' "
-        "speeches whose first answer repeated 8 or more consecutive words of its own prompt; `mid_sentence_rate`: "
-        "those spoken that stop mid-sentence.",
+        "speeches whose first answer repeated 8 or more consecutive words of its instructions (the rules, the role "
+        "card, the host's wording; not other players' speeches); `placeholders`: those that are not their own "
+        "words (the placeholder said when nothing of a speech's own was left, or empty; over half of them: the "
+        "speeches are not data); `mid_sentence_rate`: those spoken that stop mid-sentence.",
         markdown_table(result.tables["health"]),
+        *(f"**{row.variant}: {note}.**" for row in result.tables["health"].itertuples(index=False)
+          if (note := not_data(row.speeches, row.placeholders))),
     ]
     parts += ["## Intervals",
               "Every interval is 95%. A win rate (one yes/no per game) has Wilson's interval over games; every other "
               "rate, the judged behaviors included, resamples whole games (2,000 seeded bootstrap resamples): the "
-              "speeches, votes and cards of one game are not independent trials. From fewer than 5 games "
-              "(`few_games` True, `*` on the figures), or where the resamples show no spread, the interval is "
+              "speeches, votes and cards of one game are not independent trials. Below 20 games the interval is "
+              "never narrower than Wilson's interval of the pooled counts; from fewer than 5 games "
+              "(`few_games` True, `*` on the figures), or where the resamples show no spread, it is "
               "widened to cover the Wilson interval of the pooled counts taken as one trial a game: read it as "
               "\"too few games\", not a measurement. `n` is the rows behind a value, `games` the games they come "
               "from. A failure vote rate with `applies` False is fixed by the rules (good players cannot fail a "
-              "quest): no interval, n/a on the figure. See docs/analysis.md#intervals."]
+              "quest): no interval, n/a on the figure. See docs/analysis.md#intervals. `ci_method` says which "
+              "method gave each interval:",
+              "\n".join(f"- `{name}`: {meaning}" for name, meaning in METHODS.items())]
     few = sorted({name for name, t in result.tables.items()
                   if "few_games" in t and t["few_games"].astype("boolean").fillna(False).any()})
     if few:
