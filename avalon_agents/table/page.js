@@ -63,7 +63,9 @@ function marks(n) {
   const night = knowledge && knowledge.night;
   if (night && NIGHT[night.known_as] && night.seats.includes(n)) out.push(NIGHT[night.known_as]);
   for (const r of (knowledge ? knowledge.lady : [])) {
-    if (r.target === n) out.push([r.loyalty, `${r.loyalty} (Lady)`, `${r.loyalty}, as the Lady of the Lake showed you`]);
+    if (r.target === n) {
+      out.push([r.loyalty, `${r.loyalty} (Lady)`, `${r.loyalty}, as the Lady of the Lake showed you`]);
+    }
   }
   return out;
 }
@@ -94,7 +96,9 @@ function renderSeats(s) {
       const v = live.votes;
       if (v.approvals.includes(n)) badge("✓ approved", "approve");
       else if (v.rejections.includes(n)) badge("✗ rejected", "reject");
-      else if (n === SEAT && live.own !== null) badge(live.own ? "✓ you approved" : "✗ you rejected", live.own ? "approve" : "reject");
+      else if (n === SEAT && live.own !== null) {
+        badge(live.own ? "✓ you approved" : "✗ you rejected", live.own ? "approve" : "reject");
+      }
     }
     if (knowledge.holder === n && !s.over) badge("Lady", "lady", "holds the Lady of the Lake");
     for (const [cls, short, long] of marks(n)) { badge(short, cls, long); node.classList.add("known-" + cls); }
@@ -119,7 +123,8 @@ function renderQuests(s) {
     node.append(el("span", `quest ${q.quest}`), el("br"));
     node.append(el("span", done ? `${done.fails} fail${done.fails === 1 ? "" : "s"}`
       : `team ${q.team_size}` + (q.fails_required > 1 ? `, ${q.fails_required} fails` : ""), "muted"));
-    node.title = `Quest ${q.quest}: a team of ${q.team_size}, ${q.fails_required} fail card${q.fails_required > 1 ? "s" : ""} to fail it`
+    const cards = `${q.fails_required} fail card${q.fails_required > 1 ? "s" : ""}`;
+    node.title = `Quest ${q.quest}: a team of ${q.team_size}, ${cards} to fail it`
       + (q.result ? `: ${q.result}` : "");
     return node;
   }));
@@ -136,7 +141,8 @@ function renderSetup(u) {
   const parts = [`Good: ${side("good")}.`, `Evil: ${side("evil")}.`];
   if (u.assassin) parts.push(`Who strikes at Merlin: the ${u.assassin}.`);
   parts.push(u.votes_public ? "Votes are public." : "Votes are secret.");
-  if (u.lady_of_the_lake) parts.push(`The Lady of the Lake after quests ${u.lady_of_the_lake.after_quests.join(", ")}.`);
+  const lady = u.lady_of_the_lake;
+  if (lady) parts.push(`The Lady of the Lake after quests ${lady.after_quests.join(", ")}.`);
   $("setup").textContent = parts.join(" ");
 }
 
@@ -144,7 +150,8 @@ function renderPrivate(s) {
   $("private").hidden = WATCH;
   if (WATCH) return;
   const side = s.setup && s.setup.sides && s.setup.sides[s.role];
-  $("role").textContent = s.role ? `You are ${s.role}` + (side ? ` (${side}).` : ".") : "Your role comes with the deal.";
+  $("role").textContent = s.role ? `You are ${s.role}` + (side ? ` (${side}).` : ".")
+    : "Your role comes with the deal.";
   const items = [];
   const night = knowledge.night;
   if (night) {
@@ -219,7 +226,11 @@ function send(answer) {
     if (r.ok) { $("status").textContent = "Answer sent."; $("request").hidden = true; openId = null; turn(false); }
     else $("error").textContent = body.error ? `Not taken: ${body.error}. Try again.` : `Not taken (${r.status}).`;
   }).catch(() => { $("error").textContent = "The table cannot be reached; try again."; })
-    .finally(() => { sending = false; for (const b of document.querySelectorAll("#request button")) b.disabled = false; poll(); });
+    .finally(() => {
+      sending = false;
+      for (const b of document.querySelectorAll("#request button")) b.disabled = false;
+      poll();
+    });
 }
 
 /** "Player 3" with what the seat knows of them: "Player 3 (your evil teammate)". */
@@ -318,7 +329,8 @@ function turn(on) {
 function renderEnd(s) {
   $("end").hidden = !(s.over && s.result);
   if ($("end").hidden) return;
-  $("winner").textContent = `${s.result.winner === "good" ? "Good" : "Evil"} wins (${s.result.reason.replace(/_/g, " ")})`;
+  const why = s.result.reason.replace(/_/g, " ");
+  $("winner").textContent = `${s.result.winner === "good" ? "Good" : "Evil"} wins (${why})`;
   const rows = Object.entries(s.result.roles).map(([n, role]) => {
     const row = el("tr");
     row.append(el("td", player(n) + (Number(n) === SEAT ? " (you)" : "")), el("td", role));
@@ -349,7 +361,8 @@ function render(s) {
   if (!WATCH) { renderRequest(s.request); renderNotice(s); }
   if (!s.started) {
     const missing = s.people.filter((n) => !s.joined.includes(n)).map(player);
-    $("status").textContent = `The game starts when everyone has opened their page; waiting for ${missing.join(", ") || "nobody"}.`;
+    $("status").textContent = "The game starts when everyone has opened their page; "
+      + `waiting for ${missing.join(", ") || "nobody"}.`;
   } else if (!s.request && !s.over && !sending) {
     const waiting = (s.waiting || []).map((w) => player(w.seat));
     $("status").textContent = waiting.length ? `Waiting for ${waiting.join(", ")}` : "Waiting for the other players.";

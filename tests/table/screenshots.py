@@ -3,10 +3,10 @@
     .venv/bin/python -m tests.table.screenshots docs
 
 Two people (seats 2 and 5, clicking as tests/table/test_browser.py does) and four rule bots play that test's
-game (6 players, seed 6: seat 2 the Assassin). Taken: seat 2's page at the start of quest 3 with its request open (table-seat.png), the same
-seat at phone width (table-phone.png, 390 px), the spectator's page (table-spectator.png), and, once the game is
-over, the replay through the end's link (table-replay.png). Each is saved as a PNG of 256 colours (Pillow) to
-keep docs/ small.
+game (6 players, seed 6: seat 2 the Assassin). Taken: seat 2's page at the start of quest 3 with its request open
+(table-seat.png), the same seat at phone width (table-phone.png, 390 px), the spectator's page
+(table-spectator.png), and, once the game is over, the replay through the end's link (table-replay.png). Each is
+saved as a PNG of 256 colours (Pillow) to keep docs/ small.
 """
 
 from __future__ import annotations

@@ -37,20 +37,26 @@ def browsers() -> Iterator[list]:
         d.quit()
 
 
-def start_table(out: Path, linger: float = 30.0):
-    """The table in a thread of its own (selenium blocks): (its addresses by seat and 'watch', the thread)."""
-    rules = make_rules("official", 6)
-    game = TableGame(rules=rules, kinds=tuple("human" if s in SEATS else "rulebot" for s in rules.seats), seed=SEED,
-                     setup=AgentSetup(), decision_timeout=120)
+def serve(game: TableGame, out: Path, linger: float = 30.0):
+    """`game`'s table in a thread of its own (selenium blocks): (its addresses by seat for each person's seat and
+    'watch', the thread)."""
     addresses: queue.Queue = queue.Queue()
 
     def ready(table, address) -> None:
-        addresses.put({**{s: address.url(table.seat_path(s)) for s in SEATS}, "watch": address.url(table.watch_path())})
+        addresses.put({**{s: address.url(table.seat_path(s)) for s in game.humans},
+                       "watch": address.url(table.watch_path())})
 
     thread = threading.Thread(target=lambda: asyncio.run(serve_table(game, out, port=0, ready=ready, linger=linger)),
                               daemon=True)
     thread.start()
     return addresses.get(timeout=60), thread
+
+
+def start_table(out: Path, linger: float = 30.0):
+    """The two people's game (SEATS, SEED) served: (its addresses, the thread)."""
+    rules = make_rules("official", 6)
+    return serve(TableGame(rules=rules, kinds=tuple("human" if s in SEATS else "rulebot" for s in rules.seats),
+                           seed=SEED, setup=AgentSetup(), decision_timeout=120), out, linger)
 
 
 def act(driver, speeches: list[str]) -> str | None:
@@ -216,12 +222,8 @@ def test_a_person_plays_the_lady_of_the_lake_in_chromium(browsers, tmp_path):
     holder = next(e.holder for e in AvalonEngine(rules, seed).reset() if e.type == "lady_given")
     game = TableGame(rules=rules, kinds=tuple("human" if s == holder else "rulebot" for s in rules.seats),
                      seed=seed, setup=AgentSetup(), decision_timeout=120)
-    addresses: queue.Queue = queue.Queue()
-    threading.Thread(target=lambda: asyncio.run(serve_table(
-        game, tmp_path / "table", port=0, linger=30.0,
-        ready=lambda table, a: addresses.put((a.url(table.seat_path(holder)), a.url(table.watch_path()))))),
-        daemon=True).start()
-    seat_url, watch_url = addresses.get(timeout=60)
+    addresses, _ = serve(game, tmp_path / "table")
+    seat_url, watch_url = addresses[holder], addresses["watch"]
     driver = browsers[0]
     driver.get(seat_url)
     deadline = time.monotonic() + 600
@@ -256,12 +258,10 @@ def test_the_page_says_what_the_host_answered_when_time_ran_out(browsers, tmp_pa
     rules = make_rules("official", 5)
     game = TableGame(rules=rules, kinds=("human",) + ("rulebot",) * 4, seed=1, setup=AgentSetup(),
                      decision_timeout=0.5)
-    addresses: queue.Queue = queue.Queue()
-    threading.Thread(target=lambda: asyncio.run(serve_table(
-        game, tmp_path / "table", port=0, linger=1.0,
-        ready=lambda table, a: addresses.put(a.url(table.seat_path(1))))), daemon=True).start()
+    addresses, _ = serve(game, tmp_path / "table", linger=1.0)
     driver = browsers[0]
-    driver.get(addresses.get(timeout=60))
+    driver.get(addresses[1])
+
     def shown(words: str):
         return lambda d: (d.find_element(By.ID, "notice").is_displayed() and words in (
             text := d.find_element(By.ID, "notice-text").text) and text)
