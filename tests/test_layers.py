@@ -33,6 +33,7 @@ FLOORS = [  # lowest first; a unit imports only from its own floor or the floors
     {"viewer"},
     {"table"},
     {"experiments"},
+    {"view"},
     {"bench", "extract_check", "testing"},
     {"cli"},
 ]

@@ -21,6 +21,7 @@ import pandas as pd
 from avalon_agents.core.events import EVENT_ADAPTER
 from avalon_agents.core.types import Role
 from avalon_agents.records.run_dir import (
+    RESULT,
     GameMeta,
     aborted_games,
     finished_games,
@@ -124,8 +125,11 @@ def _read_events(path: Path) -> list[dict[str, Any]]:
     return [EVENT_ADAPTER.dump_python(e, mode="json") for e in read_events(path)]
 
 
-def load_run(path: str | Path) -> RunData:
+def load_run(path: str | Path, cache: dict | None = None) -> RunData:
     """Load every finished game at or under `path` (a game, a series, an experiment, any folder).
+
+    `cache`: a dict kept between calls (e.g. by `avalon view`) holding each game's rows by its folder and the time
+    its result.json was written: a game already read is not read again.
 
     Raises:
         FileNotFoundError: `path` does not exist or holds no finished game.
@@ -140,7 +144,15 @@ def load_run(path: str | Path) -> RunData:
     rows: dict[str, list[dict[str, Any]]] = {f.name: [] for f in fields(RunData)}
     for d in dirs:
         try:
-            _load_game(root, d, rows)
+            if cache is None:
+                _load_game(root, d, rows)
+                continue
+            key = (str(root), str(d), (d / RESULT).stat().st_mtime_ns)
+            if key not in cache:
+                cache[key] = {f.name: [] for f in fields(RunData)}
+                _load_game(root, d, cache[key])
+            for name, part in cache[key].items():
+                rows[name] += part
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # pydantic's errors included
             problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise ValueError(f"run-dir: {d} cannot be read ({type(exc).__name__}: {problem})") from None

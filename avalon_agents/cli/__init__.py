@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from avalon_agents.cli import analyze, imports, play, run, seats, serve, studies, tools  # noqa: F401  (each adds its commands)
+from avalon_agents.cli import analyze, imports, play, run, seats, serve, studies, tools, view  # noqa: F401  (each adds its commands)
 from avalon_agents.cli.base import UserError, cli
 
 __all__ = ["cli", "main"]

@@ -56,24 +56,32 @@ class Refused(Exception):
         self.message = message
 
 
-@web.middleware
-async def _guard(request: web.Request, handler) -> web.StreamResponse:
-    """Every refusal as JSON (`_refusal`); then no caching (the tokens are in the addresses), no referrer sent on,
-    no content sniffing, on every response."""
-    try:
-        response = await handler(request)
-    except Refused as exc:
-        response = _error(exc.status, exc.message)
-    except web.HTTPException as exc:  # aiohttp's own refusals: routing, a body over client_max_size
-        response = _error(exc.status, _refusal(request, exc))
-        if "Allow" in exc.headers:
-            response.headers["Allow"] = exc.headers["Allow"]
-    except Exception:  # a bug: the client learns nothing of the code, the log keeps the traceback
-        logger.opt(exception=True).error(f"web table: {request.method} {request.path} failed")
-        response = _error(500, "the table failed to answer this request (its log has the details)")
-    response.headers.update({"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
-                             "X-Content-Type-Options": "nosniff"})
-    return response
+def guard(what: str):
+    """The middleware of a local site (`what`: "the table", "the viewer"): every refusal as JSON (`_refusal`), a bug
+    a JSON 500 naming nothing of the code (the traceback in the diagnostic log); then no caching (the tokens are in
+    the addresses), no referrer sent on, no content sniffing, on every response."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler) -> web.StreamResponse:
+        try:
+            response = await handler(request)
+        except Refused as exc:
+            response = _error(exc.status, exc.message)
+        except web.HTTPException as exc:  # aiohttp's own refusals: routing, a body over client_max_size
+            response = _error(exc.status, _refusal(request, exc))
+            if "Allow" in exc.headers:
+                response.headers["Allow"] = exc.headers["Allow"]
+        except Exception:  # a bug: the client learns nothing of the code, the log keeps the traceback
+            logger.opt(exception=True).error(f"{what}: {request.method} {request.path} failed")
+            response = _error(500, f"{what} failed to answer this request (its log has the details)")
+        response.headers.update({"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+                                 "X-Content-Type-Options": "nosniff"})
+        return response
+
+    return middleware
+
+
+_guard = guard("the table")
 
 
 def _refusal(request: web.Request, exc: web.HTTPException) -> str:

@@ -3,7 +3,8 @@
 const r = DATA.result;
 document.getElementById("title").textContent = `Avalon replay: ${DATA.game}`;
 document.title = `Avalon replay: ${DATA.game}`;
-document.getElementById("outcome").textContent = `${words(r.winner)} wins (${words(r.reason)}) · ${SEATS.length} players`
+document.getElementById("outcome").textContent = (r.winner ? `${words(r.winner)} wins (${words(r.reason)})`
+  : `still playing: ${DATA.items.length} entries so far`) + ` · ${SEATS.length} players`
   + ` · ${DATA.rules} rules · seed ${DATA.seed} · ${r.proposals} proposals`;
 document.getElementById("quests").append(el("span", "track", ...r.quests.map((q) =>
   Object.assign(el("span", q.success ? "success" : "fail", q.quest), { title: `team ${players(q.team)}, ${q.fails} fails` }))));

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.core.events import EVENT_ADAPTER
-from avalon_agents.records.run_dir import read_events, read_meta, read_result, read_trace
+from avalon_agents.records.run_dir import RESULT, read_events, read_meta, read_result, read_trace
 from avalon_agents.records.trace import Extraction, LLMCall, ModuleOutput, Probe, SpeechCheck
 
 EXTRACTION, MODULE, PROBE, CALL, CHECK = (t.model_fields["type"].default
@@ -31,14 +31,25 @@ def game_data(path: Path, name: str) -> dict[str, Any]:
     """What a game's page embeds: title, seats (kind, role), result, the timeline and the calls' texts."""
     path = Path(path)
     meta = read_meta(path)
-    result = read_result(path)
     events = [EVENT_ADAPTER.dump_python(e, mode="json") for e in read_events(path)]
+    result = (read_result(path).model_dump(mode="json") if (path / RESULT).is_file() else so_far(events))
     records = [r.model_dump(mode="json") for r in read_trace(path)]
     texts = share_texts(records)
     kinds = meta.seats
-    seats = {str(s): {"kind": kinds.get(s, "?"), "role": role.value} for s, role in sorted(result.roles.items())}
+    seats = {str(s): {"kind": kinds.get(int(s), "?"), "role": role} for s, role in sorted(
+        result["roles"].items(), key=lambda item: int(item[0]))}
     return {"game": name, "seed": meta.seed, "rules": meta.rules.get("name"), "seats": seats,
-            "result": result.model_dump(mode="json"), "items": timeline(events, records), "texts": texts}
+            "result": result, "items": timeline(events, records), "texts": texts}
+
+
+def so_far(events: list[dict]) -> dict[str, Any]:
+    """A game still playing, in result.json's shape: no winner yet (`winner` None, `reason` "playing"), the roles
+    dealt, the quests done and the proposals made so far."""
+    roles = {str(e["seat"]): e["role"] for e in events if e["type"] == "role_assigned"}
+    quests = [{"quest": e["quest"], "team": e["team"], "fails": e["fails"], "success": e["success"]}
+              for e in events if e["type"] == "quest_completed"]
+    return {"winner": None, "reason": "playing", "roles": roles, "quests": quests,
+            "proposals": sum(e["type"] == "team_proposed" for e in events)}
 
 
 def share_texts(records: list[dict]) -> list[str]:

@@ -1,0 +1,86 @@
+"""`avalon view`: every run under some folders as one local site, live while runs play; or exported as files."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+
+from avalon_agents.cli.base import UserError, cli, logging_options, one_line_errors
+
+DEFAULT_FOLDER = Path("runs")
+
+
+@cli.command()
+@click.argument("folders", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--port", default=8100, show_default=True, type=click.IntRange(0, 65535),
+              help="The port to listen on (0: any free one).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address to listen on. Another than 127.0.0.1 (e.g. 0.0.0.0 to view from another machine) "
+                   "makes every address need the token printed with it.")
+@click.option("--export", "export_to", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write the site as plain files into this new folder (they open from disk or any static host) "
+                   "instead of serving it.")
+@click.option("--compare", "comparisons", multiple=True, metavar="RUN,RUN[,...]",
+              help="With --export: also write this comparison of runs (their ids as the index shows them). "
+                   "Repeatable.")
+@logging_options
+def view(folders: tuple[Path, ...], port: int, host: str, export_to: Path | None,
+         comparisons: tuple[str, ...]) -> None:
+    """View runs: every run under FOLDERS (default: runs/) of every kind (experiments, tournaments, red-team and
+    bias studies, played batches, served tables, imports) as one local site: an index with each run's games,
+    health, tokens and dollars; each run's metrics with their intervals, figures, health, cost and config; runs
+    compared side by side; each game's replay; every LLM call. Runs still playing update while you watch.
+
+    Read-only: nothing is written into a run folder. The JSON under /api/ mirrors each page (docs/view.md).
+
+    \b
+      avalon view                                  runs/ at http://127.0.0.1:8100/
+      avalon view runs/ablation runs/tournament    two folders
+      avalon view runs --export site/              the site as files, for a paper's supplement
+    """
+    roots = list(folders) or [DEFAULT_FOLDER]
+    with one_line_errors(missing="folders"):
+        for root in roots:
+            if not root.is_dir():
+                raise UserError(f"folders: {root} is not a folder (give the folders holding your runs)")
+        if export_to is not None:
+            from avalon_agents.view.export import export
+
+            picked = [[r for r in c.split(",") if r] for c in comparisons]
+            files = export(roots, export_to, picked, progress=lambda run: click.echo(f"exporting {run}", err=True))
+            click.echo(f"wrote {len(files)} files; open {export_to / 'index.html'}")
+            return
+        if comparisons:
+            raise UserError("compare: --compare goes with --export (live, pick the runs on the index)")
+        asyncio.run(_serve(roots, host, port))
+
+
+async def _serve(roots: list[Path], host: str, port: int) -> None:
+    from aiohttp import web
+
+    from avalon_agents.table.serve import reachable
+    from avalon_agents.view.pages import View
+    from avalon_agents.view.server import ViewServer, loopback, new_token
+    from avalon_agents.view.site import Site
+
+    token = None if loopback(host) else new_token()
+    server = ViewServer(View(roots, Site(token=token)), token)
+    runner = web.AppRunner(server.app(), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        raise UserError(f"port: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+    bound = site._server.sockets[0].getsockname()[1] if site._server and site._server.sockets else port
+    shown = reachable(host)
+    shown = f"[{shown}]" if ":" in shown else shown
+    address = f"http://{shown}:{bound}/" + (f"?token={token}" if token else "")
+    click.echo(f"avalon view: {', '.join(map(str, roots))} at {address} (Ctrl-C to stop)", err=False)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

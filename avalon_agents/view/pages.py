@@ -1,0 +1,94 @@
+"""Each page's data, for the server and the export alike: `View` holds the catalog of runs, each run's page data
+and where pages live (`site.Site`), and answers what a page or its JSON address shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from avalon_agents.prices import Prices
+from avalon_agents.view.catalog import Catalog, UnknownRun
+from avalon_agents.view.run_data import RunPages
+from avalon_agents.view.site import Site, stamp
+
+
+class View:
+    """The site over `roots` (see the module's docstring).
+
+    Args:
+        roots: the folders viewed.
+        site: where pages live (live addresses or export files).
+        prices: what tokens cost (default: the shipped table).
+    """
+
+    def __init__(self, roots: list[Path], site: Site | None = None, prices: Prices | None = None) -> None:
+        self.roots = [Path(r) for r in roots]
+        self.site = site or Site()
+        self.catalog = Catalog(self.roots, prices)
+        self.runs = RunPages(self.catalog)
+
+    def stamp(self) -> dict[str, Any]:
+        return stamp([str(r) for r in self.roots])
+
+    def run_path(self, run_id: str) -> Path:
+        """The folder of a run id. Raises UnknownRun."""
+        return self.catalog.path(run_id)
+
+    def split(self, rest: str) -> tuple[str, str]:
+        """An address under /runs/ as (run id, what of it: "", "calls" or "games/GAME"): the longest run id that
+        starts it (run ids may hold '/'). Raises UnknownRun."""
+        rest = rest.strip("/")
+        self.catalog.runs()
+        ids = sorted(self.catalog._ids, key=len, reverse=True)
+        for run_id in ids:
+            if rest == run_id or rest.startswith(run_id + "/"):
+                return run_id, rest[len(run_id):].strip("/")
+        raise UnknownRun(f"no run at {rest!r}")
+
+    def index(self) -> dict[str, Any]:
+        """The index page's data: one row per run with the links to its page and its calls."""
+        here = self.site.path("index")
+        rows = []
+        for row in self.catalog.index():
+            rows.append({**row, "link": self.site.link(here, "run", run=row["id"]),
+                         "calls_link": self.site.link(here, "calls", run=row["id"])})
+        return {"page": "index", "title": "Runs", "runs": rows, "api": self.site.api("index"),
+                "compare": None if self.site.export else self.site.link(here, "compare", runs=[]),
+                "links": {"index": self.site.link(here, "index")}, "stamp": self.stamp()}
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        """A run's page data (run_data.RunPages.page) with its links: each game, its calls, the index."""
+        run = self.run_path(run_id)
+        here = self.site.path("run", run=run_id)
+        page = dict(self.runs.page(run))
+        page["games"] = [{**g, "link": self.site.link(here, "game", run=run_id, game=g["game"])}
+                         for g in page["games"]]
+        return {**page, "page": "run", "title": f"Run {run_id}", "api": self.site.api("run", run=run_id),
+                "links": {"index": self.site.link(here, "index"), "calls": self.site.link(here, "calls", run=run_id),
+                          "compare": None if self.site.export else self.site.link(here, "compare", runs=[run_id])},
+                "stamp": self.stamp()}
+
+    def game_data(self, run_id: str, game: str) -> dict[str, Any]:
+        """A game's replay data (viewer.timeline.game_data; a game still playing: so far)."""
+        from avalon_agents.viewer.timeline import game_data
+
+        folder = self.run_path(run_id) / game
+        if not game or ".." in Path(game).parts or not (folder / "meta.json").is_file():
+            raise UnknownRun(f"no game {game!r} in run {run_id!r}")
+        return game_data(folder, game)
+
+    def game_page(self, run_id: str, game: str) -> str:
+        """A game's replay page (the viewer's), with a link back to its run; a game still playing is drawn again
+        every few seconds on the live site."""
+        import html
+
+        from avalon_agents.viewer.pages import game_page
+
+        data = self.game_data(run_id, game)
+        here = self.site.path("game", run=run_id, game=game)
+        back = (f'<p class="back"><a href="{html.escape(self.site.link(here, "run", run=run_id))}">'
+                f'&larr; run {html.escape(run_id)}</a> &middot; {html.escape(self.stamp()["framework"])}</p>')
+        page = game_page(data).replace("<header>", "<header>\n" + back, 1)
+        if data["result"]["winner"] is None and not self.site.export:
+            page = page.replace("<head>", '<head>\n<meta http-equiv="refresh" content="5">', 1)
+        return page

@@ -1,0 +1,176 @@
+"""What a run's page shows, as plain JSON: the outcome metrics with their intervals and n (computed by
+`analysis.paper.report.compute`, the code behind `avalon analyze`), the behaviour metrics where the run was judged
+(read from the analysis `avalon analyze --judge-model` wrote), every figure (an SVG data address), the health
+and cost per variant, the config and provenance, and its games.
+
+`RunPages` keeps what it computed per run with the catalog's signature of the run: nothing is computed again until
+a file of the run changed, and a run's games are loaded through a cache of their rows (`analysis.load`), so a
+run that grew by one game reads one game.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from avalon_agents.analysis.load import load_run
+from avalon_agents.analysis.paper import metrics
+from avalon_agents.analysis.paper.report import Analysis, compute, figures, provenance, sections
+from avalon_agents.experiments.spend import cost_rows
+from avalon_agents.prices import Prices
+from avalon_agents.records.run_dir import EXPERIMENT, HEALTH, IMPORT_REPORT, RESULT, STUDY
+from avalon_agents.view.catalog import Catalog, game_folders
+
+ANALYSIS = "analysis"
+"""Where `avalon analyze` writes a run's analysis (its metrics.json holds the judged tables)."""
+
+
+def records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """A table's rows as JSON objects (NaN as null)."""
+    return [{k: _plain(v) for k, v in row.items()} for row in table.to_dict(orient="records")]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
+        try:
+            return _plain(value.item())
+        except (ValueError, AttributeError):
+            return str(value)
+    if value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def svg(fig) -> str:
+    """A matplotlib figure as an SVG data address (an <img> cannot run anything it holds)."""
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+class RunPages:
+    """Each run's page data, computed once per change of the run (see the module's docstring)."""
+
+    def __init__(self, catalog: Catalog, prices: Prices | None = None) -> None:
+        self.catalog = catalog
+        self.prices = prices or catalog.prices
+        self._pages: dict[Path, tuple[Any, dict[str, Any], Analysis | None]] = {}
+        self._rows: dict = {}  # analysis.load's per-game rows
+
+    def analysis(self, run: Path) -> Analysis | None:
+        """The run's metrics (None: no finished game yet), computed once per change."""
+        self.page(run)
+        return self._pages[run][2]
+
+    def page(self, run: Path) -> dict[str, Any]:
+        """The run page's data: `run` (its index row), `metrics` (name -> rows), `headline`, `behaviour`,
+        `figures` ([{name, title, src}]), `health`, `cost`, `config`, `provenance`, `games`."""
+        row = self.catalog.row(run)
+        key = (row["games_finished"], row["updated"], row["state"], row["health"]["llm_calls"])
+        cached = self._pages.get(run)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        result = self._analysis(run)
+        page = {"run": row, "config": _config(run), "games": games(run, self.catalog.run_id(run))}
+        if result is None:
+            page.update(metrics={}, headline=[], behaviour={}, figures=[], health=[], cost=[],
+                        provenance="no finished game yet")
+        else:
+            page.update(
+                metrics={name: records(t) for name, t in result.tables.items() if name != "headline"},
+                headline=records(result.headline), behaviour=judged(run), figures=figure_list(result),
+                health=records(metrics.health(result.data)), cost=self.cost(run, result),
+                provenance=provenance(result))
+        self._pages[run] = (key, page, result)
+        return page
+
+    def _analysis(self, run: Path) -> Analysis | None:
+        try:
+            data = load_run(run, cache=self._rows)
+        except FileNotFoundError:
+            return None
+        return compute(data, run, run / ANALYSIS, reference="auto")
+
+    def cost(self, run: Path, result: Analysis) -> list[dict[str, Any]]:
+        """Per variant and model: calls, tokens and dollars, from the games' health.json (experiments.spend's
+        rows: the same as `avalon run`'s cost.csv)."""
+        variants = dict(zip(result.data.games["game"], result.data.games["variant"]))
+        usages: dict[str, dict[str, Any]] = {}
+        for game, variant in variants.items():
+            try:
+                health = json.loads((run / game / HEALTH).read_text())
+            except (OSError, ValueError):
+                continue
+            mine = usages.setdefault(variant, {"by_model": {}})["by_model"]
+            for spec, tokens in (health.get("by_model") or {}).items():
+                totals = mine.setdefault(spec, {"calls": 0, "input_tokens": 0, "cached_tokens": 0,
+                                                "output_tokens": 0})
+                for k in totals:
+                    totals[k] += tokens.get(k, 0)
+        counts = result.data.games.groupby("variant").size().to_dict()
+        return cost_rows(usages, self.prices, {k: int(v) for k, v in counts.items()})
+
+
+def figure_list(result: Analysis) -> list[dict[str, Any]]:
+    """Every figure of the report, in its order, with its title and its SVG."""
+    titles = sections()
+    return [{"name": name, "title": titles.get(name, (name,))[0], "src": svg(fig)}
+            for name, fig in figures(result.tables).items()]
+
+
+def judged(run: Path) -> dict[str, Any]:
+    """The behaviour metrics `avalon analyze --judge-model` wrote for this run (its metrics.json's judged tables),
+    with the time they were written; {} when the run was not judged."""
+    from avalon_agents.analysis.paper.report import judged_figures
+
+    file = run / ANALYSIS / "metrics.json"
+    try:
+        written = json.loads(file.read_text())
+    except (OSError, ValueError):
+        return {}
+    tables = {f.table: written[f.table] for _, f in judged_figures() if written.get(f.table)}
+    if not tables:
+        return {}
+    import datetime as dt
+
+    when = dt.datetime.fromtimestamp(file.stat().st_mtime, dt.timezone.utc).isoformat(timespec="seconds")
+    return {"tables": tables, "written": when, "file": f"{ANALYSIS}/metrics.json"}
+
+
+def games(run: Path, run_id: str) -> list[dict[str, Any]]:
+    """Every game of the run: its path in the run, finished or playing, its winner and how."""
+    found = []
+    for game in game_folders(run):
+        name = game.relative_to(run).as_posix()
+        entry = {"game": name, "state": "finished" if (game / RESULT).is_file() else "playing"}
+        if entry["state"] == "finished":
+            try:
+                result = json.loads((game / RESULT).read_text())
+                entry.update(winner=result.get("winner"), reason=result.get("reason"))
+            except (OSError, ValueError):
+                entry["state"] = "unreadable"
+        found.append(entry)
+    return found
+
+
+def _config(run: Path) -> dict[str, Any] | None:
+    """The run's own record: its config and provenance (experiment.json, study.json or import.json)."""
+    for name in (EXPERIMENT, STUDY, IMPORT_REPORT):
+        try:
+            return {"file": name, "record": json.loads((run / name).read_text())}
+        except (OSError, ValueError):
+            continue
+    return None
