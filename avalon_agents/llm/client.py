@@ -29,7 +29,7 @@ from loguru import logger
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from avalon_agents.llm.chat import Answer, Chat, LangchainChat
-from avalon_agents.llm.health import LLMCallFailed, ModelHealth, quota_gone
+from avalon_agents.llm.health import LLMCallFailed, ModelHealth, ModelUnusable, hang_limit, quota_gone
 from avalon_agents.llm.http import BadAnswer, CutOff, ServerError
 from avalon_agents.llm.pacer import Pacer, pacer_for
 from avalon_agents.llm.providers import endpoint_of, make_chat, make_model
@@ -97,6 +97,22 @@ class Throttling:
     waited_s: float = 0.0
     attempts: int = 0
     """Tries of the request (a 429 is not a try: the pacer waits it out)."""
+
+
+def answered(task: asyncio.Future) -> bool:
+    """Whether a finished request came back with something from the server: an answer, or an error status or
+    body (not a timeout or a broken connection)."""
+    if task.cancelled():
+        return False
+    error = task.exception()
+    return error is None or isinstance(error, (ServerError, BadAnswer, CutOff, openai.APIStatusError,
+                                               openai.APIResponseValidationError, json.JSONDecodeError))
+
+
+def _retrieved(task: asyncio.Future) -> None:
+    """A request given up: its end (cancelled, or an error after the wait ended) is nobody's to report."""
+    if not task.cancelled():
+        task.exception()
 
 
 def text_hash(text: str) -> str:
@@ -313,11 +329,36 @@ class LLMClient:
 
     async def _timed(self, chat: Chat, messages: Sequence[BaseMessage], fmt: dict[str, Any] | None) -> Answer:
         """One request under the timeout; a model's first calls (none answered yet) wait COLD_START times as
-        long (the chats themselves are built with the longer timeout)."""
+        long (the chats themselves are built with the longer timeout). While it waits, the server's silence is
+        watched (llm.health): once nothing came back from it for `hang_limit`, the request stops with
+        ModelUnusable, whatever its own timeout (the first calls' too)."""
+        health = self.health
         timeout = self.settings.timeout
-        if self.health is not None and self.health.ok == 0:
+        if health is None:
+            return await asyncio.wait_for(chat.answer(messages, fmt), timeout)
+        if health.ok == 0:
             timeout = timeout * COLD_START
-        return await asyncio.wait_for(chat.answer(messages, fmt), timeout)
+        limit = hang_limit(self.settings.timeout)
+        end = time.monotonic() + timeout
+        task = asyncio.ensure_future(chat.answer(messages, fmt))
+        health.sent()
+        heard = False
+        try:
+            while True:
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise asyncio.TimeoutError()
+                done, _ = await asyncio.wait({task}, timeout=min(left, max(health.quiet_left(limit), 0.01)))
+                if done:
+                    heard = answered(task)
+                    return task.result()
+                if health.hung(limit):
+                    raise ModelUnusable(health.verdict)
+        finally:
+            if not task.done():
+                task.cancel()
+            task.add_done_callback(_retrieved)
+            health.came_back(heard)
 
     def _trace(self, record: LLMCall) -> None:
         if self.tracer is not None:
