@@ -3,12 +3,11 @@ shrinks and then is cut, and absolute paths made relative (the provenance footer
 
 from __future__ import annotations
 
-import os
-import re
 from functools import lru_cache
-from pathlib import Path
 
 from matplotlib.font_manager import FontProperties
+
+from avalon_agents.formats import relative_paths as relative_paths  # the figures' footers: formats.py
 
 FOOTER_SIZE = 6.0
 FOOTER_MIN_SIZE = 5.0
@@ -60,22 +59,3 @@ def one_line(text: str, width: float, size: float = FOOTER_SIZE, smallest: float
     return " ".join(words[:keep]) + " …", size
 
 
-ABSOLUTE = re.compile(r"(?<![\w.~:/…-])(/[^\s;,()\[\]'\"]+)")
-
-
-def relative_paths(text: str, root: str | Path | None = None) -> str:
-    """`text` with every absolute path made relative: to `root` (e.g. the run folder) or else the working
-    directory when the path lies under it, else its last two parts after "…/"."""
-    bases = [Path(b).resolve() for b in (root, os.getcwd()) if b is not None]
-
-    def relative(match: re.Match[str]) -> str:
-        path = Path(match.group(1))
-        for base in bases:
-            try:
-                found = path.resolve().relative_to(base)
-            except (ValueError, OSError):
-                continue
-            return str(found) if str(found) != "." else (base.name or ".")
-        return "…/" + "/".join(path.parts[-2:])
-
-    return ABSOLUTE.sub(relative, str(text))

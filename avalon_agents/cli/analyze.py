@@ -81,13 +81,7 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
     click.echo(provenance(result))
     click.echo(headline_text(result.headline))
     for row in result.tables["health"].itertuples(index=False):
-        speeches = (f", {row.echo_rate:.1%} of {row.speeches} speeches echo their prompt"
-                    if row.speeches else "")
-        seats = (f"; program and web seats: {row.seat_faults} protocol errors, {row.seat_fallbacks} fallbacks"
-                 if row.seat_faults or row.seat_fallbacks else "")
-        click.echo(f"{row.variant}: health: {row.failed_calls}/{row.llm_calls} calls failed ({row.failed_share:.1%}), "
-                   f"{row.reasks} re-asks, {row.fallbacks}/{row.decisions} fallbacks ({row.fallback_share:.1%})"
-                   f"{speeches}{seats}")
+        click.echo(_health_text(row))
     click.echo(f"{len(result.data.games)} game(s); report: {result.out / 'report.md'}")
 
 
@@ -243,3 +237,20 @@ def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, hist
         click.echo(line)
     click.echo(f"{len(result.scored)} probes ({result.asked} asked now, the rest cached); report: "
                f"{result.out / 'report.md'}")
+
+
+def _health_text(row) -> str:
+    """A variant's row of the health table as `avalon analyze` prints it (the numbers' formats: formats.py)."""
+    from avalon_agents.formats import percent
+    from avalon_agents.records.health import not_data
+
+    speeches = ""
+    if row.speeches:
+        note = not_data(row.speeches, row.placeholders)
+        speeches = (f"; speeches {row.speeches}: {round(row.echo_rate * row.speeches)} copy their instructions, "
+                    f"{row.placeholders} placeholders or empty" + (f"; {note}" if note else ""))
+    seats = (f"; program and web seats: {row.seat_faults} protocol errors, {row.seat_fallbacks} fallbacks"
+             if row.seat_faults or row.seat_fallbacks else "")
+    return (f"{row.variant}: health: {row.failed_calls}/{row.llm_calls} calls failed ({percent(row.failed_share)}), "
+            f"{row.reasks} re-asks, {row.fallbacks}/{row.decisions} fallbacks ({percent(row.fallback_share)})"
+            f"{speeches}{seats}")

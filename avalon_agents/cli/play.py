@@ -254,11 +254,13 @@ def live_view(stream: bool | None, games: int, as_json: bool, human: int | None)
 
 def _print_usage(u: dict, games: int) -> None:
     vrr = u["valid_response_rate"]
-    click.echo(f"LLM calls: {u['llm_calls']} ({u['llm_calls'] / games:.0f} per game), outcomes {u['outcomes']}, "
+    outcomes = ", ".join(f"{n:,} {outcome}" for outcome, n in u["outcomes"].items())
+    methods = ", ".join(f"{method} {n:,}" for method, n in u["methods"].items())
+    click.echo(f"LLM calls: {u['llm_calls']:,} ({u['llm_calls'] / games:,.0f} per game; {outcomes or 'none'}), "
                f"{u['seconds_per_call'] or 0:.2f} s per call")
-    click.echo(f"tokens: {u['input_tokens']} in, {u['output_tokens']} out")
-    click.echo(f"valid response rate: {'n/a' if vrr is None else f'{vrr:.1%}'} of {u['decisions']} decisions "
-               f"(read by {u['methods']})")
+    click.echo(f"tokens: {u['input_tokens']:,} in, {u['output_tokens']:,} out")
+    click.echo(f"valid response rate: {'n/a' if vrr is None else f'{vrr:.1%}'} of {u['decisions']:,} decisions "
+               f"(read by {methods or 'none'})")
     click.echo(health_line(u))
 
 
@@ -284,11 +286,16 @@ def parse_order(items: tuple[str, ...], players: int) -> dict[str, str] | None:
 
 
 def _print_summary(summary: dict) -> None:
+    """The batch's outcome: each side's win rate with Wilson's 95% interval over the games (formats.py)."""
+    from avalon_agents.analysis.stats import wilson
+    from avalon_agents.formats import percent, rate_text
+
     console = Console()
     g = summary["games"]
     lady = " with the Lady of the Lake" if summary.get("lady_of_the_lake") else ""
     console.print(f"{g} games, {summary['rules']} rules{lady}, {summary['players']} players")
-    console.print(f"good wins {summary['good_wins']} ({summary['good_wins'] / g:.1%}), "
-                  f"evil wins {summary['evil_wins']} ({summary['evil_wins'] / g:.1%})")
+    console.print("; ".join(f"{side} wins {summary[f'{side}_wins']}: "
+                            f"{rate_text(summary[f'{side}_wins'] / g, *wilson(summary[f'{side}_wins'], g), g)}"
+                            for side in ("good", "evil")), highlight=False)
     for reason, count in summary["reasons"].items():
-        console.print(f"  {reason:<22} {count:>6} ({count / g:.1%})")
+        console.print(f"  {reason:<22} {count:>6} {percent(count / g):>5}", highlight=False)

@@ -17,7 +17,7 @@ from avalon_agents.analysis.paper.metrics import paper_table, references
 from avalon_agents.analysis.paper.reference import figure_table
 from avalon_agents.experiments.config import Experiment
 from avalon_agents.experiments.spend import cost_rows, streamed_usage
-from avalon_agents.experiments.study import percent
+from avalon_agents.formats import count, difference_text, interval_text, percent, provenance_text
 from avalon_agents.prices import Prices
 from avalon_agents.records.health import HealthLimits, health_line
 from avalon_agents.records.run_dir import read_experiment, read_meta, variant_order
@@ -75,7 +75,7 @@ def _diff(r) -> str:
     """The difference from the reference variant: '+20% [-15%, +51%] p=0.63', or 'reference'."""
     if r.diff != r.diff:
         return "reference" if r.vs_variant == r.variant else ""
-    return f"{r.diff:+.0%} [{r.diff_ci_low:+.0%}, {r.diff_ci_high:+.0%}] p={r.diff_p_value:.2f}"
+    return f"{difference_text(r.diff, r.diff_ci_low, r.diff_ci_high)} p={r.diff_p_value:.2f}"
 
 
 def format_table(table: pd.DataFrame) -> str:
@@ -88,11 +88,11 @@ def format_table(table: pd.DataFrame) -> str:
              f"{'QER ' + short:>13}{'FVR ' + short:>13}{'calls/game':>12}{'tokens in/game':>16}{'paper WR':>10}"
              f"{'paper QER':>11}{'paper FVR':>11}{'failed/fallbacks':>18}{'USD/game':>11}"]
     for r in table.itertuples():
-        health = f"{r.failed_share:.0%}/{r.fallback_share:.0%}" + ("" if r.healthy else " !")
-        ci = f"[{r.ci_low:.0%}, {r.ci_high:.0%}]"
+        health = f"{percent(r.failed_share)}/{percent(r.fallback_share)}" + ("" if r.healthy else " !")
         evil = r.side == "evil"
         qer, fvr = (_rates(r, "qer_", roles), _rates(r, "fvr_", roles)) if evil else ("", "")
-        lines.append(f"{r.variant:<22}{r.side:<6}{r.agents:<22}{r.win_rate:>9.1%}  {ci:<13}{r.games:>6}  {_diff(r):<31}"
+        lines.append(f"{r.variant:<22}{r.side:<6}{r.agents:<22}{percent(r.win_rate):>9}  "
+                     f"{interval_text(r.ci_low, r.ci_high):<13}{count(r.games):>6}  {_diff(r):<31}"
                      f"{qer:>13}{fvr:>13}{r.calls_per_game:>12.0f}{r.input_tokens_per_game:>16,.0f}"
                      f"{percent(r.paper_win_rate, ''):>10}{_rates(r, 'paper_qer_', roles):>11}"
                      f"{_rates(r, 'paper_fvr_', roles):>11}{health:>18}{_usd(r):>11}")
@@ -131,9 +131,9 @@ def format_figures(table: pd.DataFrame) -> str:
              f"{'figure':<8}{'measure':<40}{'agent':<11}{'paper':>9}  {'variant':<22}{'ours':>7}  {'95% CI':<13}"
              f"{'n':>6}{'games':>7}"]
     for r in table.itertuples():
-        ci = f"[{r.ci_low:.0%}, {r.ci_high:.0%}]"
         lines.append(f"{'Fig. ' + r.figure:<8}{r.label:<40}{r.kind:<11}{r.paper_shown:>9}  {r.variant:<22}"
-                     f"{r.value:>7.1%}  {ci:<13}{r.n:>6.0f}{r.games:>7.0f}")
+                     f"{percent(r.value):>7}  {interval_text(r.ci_low, r.ci_high):<13}{count(r.n):>6}"
+                     f"{count(r.games):>7}")
     return "\n".join(lines)
 
 
@@ -198,5 +198,5 @@ def provenance(out: Path) -> str:
         extractors.add(played.extractor())
     told = "".join(f"{what} {', '.join(sorted(v for v in values if v))}; "
                    for what, values in (("role cards", cards), ("extractor", extractors)) if any(values))
-    return (f"produced by: models {', '.join(sorted(specs))}; rules {', '.join(sorted(map(str, rules)))}; "
-            f"{told}{origin(Path(out), len(games))}")
+    return provenance_text(f"produced by: models {', '.join(sorted(specs))}; rules {', '.join(sorted(map(str, rules)))}; "
+                           f"{told}{origin(Path(out), len(games))}")

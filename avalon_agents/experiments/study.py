@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from avalon_agents.experiments.spend import streamed_usage
+from avalon_agents.formats import percent as percent  # every study's reports show a share the one way
 from avalon_agents.records.health import HealthLimits, health_line
 from avalon_agents.records.run_dir import STUDY, is_done, write_json_atomic
 
@@ -241,16 +242,6 @@ def provenance(config_path: Path | None, **more: Any) -> dict[str, Any]:
             "config": str(config_path) if config_path else None,
             "config_sha256": hashlib.sha256(config_path.read_bytes()).hexdigest()[:16] if config_path else None,
             **more}
-
-
-def percent(value: float | None, nan: str = "n/a", signed: bool = False) -> str:
-    """A share as a whole percentage ('42%', `nan` for NaN or None); `signed`: a difference of shares in
-    percentage points with one decimal ('+4.2', '-0.5', '+0.0')."""
-    if value is None or value != value:
-        return nan
-    if signed:
-        return f"{100 * value:+.1f}" if value < 0 or value > 0 else "+0.0"
-    return f"{value:.0%}"
 
 
 def write_report(out: Path, stem: str, tables: dict[str, pd.DataFrame], record: dict[str, Any],

@@ -12,12 +12,15 @@ figure with the numbers behind it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 
+from avalon_agents import formats
 from avalon_agents.analysis import figure_text, plots
 from avalon_agents.analysis.humans import players
 from avalon_agents.analysis.judges.registry import JUDGES
@@ -174,17 +177,54 @@ def write(result: Analysis) -> Analysis:
     return result
 
 
+RATE = re.compile(r"(^|_)(rate|share)$|^(paper_)?(qer|fvr)_|^(value|ours)$")
+"""The columns that hold a share (shown as a whole percentage)."""
+
+
+def _bounds(columns: list[str], i: int) -> tuple[str, str] | None:
+    """The interval columns of the rate in columns[i]: the ci_low, ci_high right after it, or its own
+    `<name>_low`, `<name>_high` (diff: diff_ci_low, diff_ci_high)."""
+    name = columns[i]
+    for low, high in ((f"{name}_low", f"{name}_high"), (f"{name}_ci_low", f"{name}_ci_high")):
+        if low in columns and high in columns:
+            return low, high
+    if columns[i + 1:i + 3] == ["ci_low", "ci_high"]:
+        return "ci_low", "ci_high"
+    return None
+
+
+def shown_table(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """A table as people read it (report.md, `avalon analyze`'s text; formats.py): each share with its interval in
+    one cell as whole percentages ('33% [16%, 56%]', a difference signed), other shares as percentages, counts as
+    integers, other numbers rounded to `digits`, blanks for none; the CSVs and JSON keep the numbers."""
+    columns, shown, done = list(table.columns), {}, set()
+    for i, name in enumerate(columns):
+        if name in done:
+            continue
+        values, bounds = table[name], _bounds(columns, i)
+        numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+        if bounds and numeric:
+            done.update(bounds)
+            text = formats.difference_text if name == "diff" else partial(formats.rate_text, nan="")
+            shown[name] = [text(v, lo, hi) for v, lo, hi in zip(values, table[bounds[0]], table[bounds[1]])]
+        elif numeric and RATE.search(name):
+            shown[name] = [formats.percent(v, "") for v in values]
+        elif numeric and values.dropna().map(lambda v: float(v).is_integer()).all():
+            shown[name] = [formats.count(v) for v in values]
+        elif pd.api.types.is_float_dtype(values):
+            shown[name] = ["" if v != v else str(round(v, digits)) for v in values]
+        else:
+            shown[name] = ["" if v is None or v != v else str(v) for v in values]
+    return pd.DataFrame(shown, index=table.index)
+
+
 def markdown_table(table: pd.DataFrame, digits: int = 3) -> str:
-    """A GitHub-flavoured markdown table (numbers rounded)."""
+    """A GitHub-flavoured markdown table, shown as people read it (`shown_table`)."""
     if table.empty:
         return "_no rows_"
-    shown = table.copy()
-    for column in shown.columns:
-        if pd.api.types.is_float_dtype(shown[column]):
-            shown[column] = shown[column].round(digits)
+    shown = shown_table(table, digits)
     lines = ["| " + " | ".join(map(str, shown.columns)) + " |", "|" + "---|" * len(shown.columns)]
-    lines += ["| " + " | ".join("" if v is None or v != v else str(v) for v in row) + " |"
-              for row in shown.itertuples(index=False)]
+    lines += ["| " + " | ".join(row) + " |" for row in shown.itertuples(index=False)]
     return "\n".join(lines)
 
 
@@ -198,7 +238,7 @@ def headline_text(headline: pd.DataFrame) -> str:
     columns = ["variant", "side", "agents", "win_rate", "ci_low", "ci_high", "games", "vs_variant", "diff",
                "diff_ci_low", "diff_ci_high", "diff_p_value"]
     columns += [c for c in headline if c.startswith(("qer_", "fvr_"))]  # the evil roles in play
-    return headline[[c for c in columns if c in headline]].to_string(index=False, float_format=lambda x: f"{x:.2f}")
+    return shown_table(headline[[c for c in columns if c in headline]]).to_string(index=False)
 
 
 def _named(what: str, column: pd.Series | None) -> str:
@@ -208,7 +248,8 @@ def _named(what: str, column: pd.Series | None) -> str:
 
 
 def provenance(result: Analysis) -> str:
-    """What produced these numbers: models, judge, rules, games, and the run's commit and config fingerprint."""
+    """What produced these numbers: models, judge, rules, games, and the run's commit and config fingerprint
+    (paths relative to the working directory where they lie under it, the commit short)."""
     games = result.data.games
     judge = result.judge_spec or "none (the judged behaviour metrics are left out)"
     if result.judge_spec == "scripted":
@@ -218,7 +259,7 @@ def provenance(result: Analysis) -> str:
             f"{_named('role cards', games.get('cards'))}{_named('extractor', games.get('extractor'))}"
             f"{len(games)} finished game(s)")
     told = origin(Path(result.run_dir))
-    return text + (f"; {told}" if told else "") + "."
+    return formats.provenance_text(text + (f"; {told}" if told else "") + ".")
 
 
 def _shown_path(path: str | Path | None, root: Path | None = None) -> str | None:
