@@ -9,11 +9,13 @@ from typing import Any
 
 
 def lazy_exports(package: str, where: dict[str, str]) -> Callable[[str], Any]:
-    """The `__getattr__` of `package`: each name in `where` comes from the submodule it names."""
+    """The `__getattr__` of `package`: each name in `where` comes from the submodule it names (or is that
+    submodule: `{"metrics": "paper.metrics"}`)."""
 
     def __getattr__(name: str) -> Any:
         if name not in where:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(f"{package}.{where[name]}"), name)
+        module = importlib.import_module(f"{package}.{where[name]}")
+        return module if where[name].rpartition(".")[2] == name else getattr(module, name)
 
     return __getattr__

@@ -108,6 +108,8 @@ def _prepare(kind: Callable, load: Callable, config: Path, settings: ModelSettin
 
     with one_line_errors(out):
         variants = load(config)  # a mistake in the config is one line before any model client is loaded
+        for exp in variants.values() if not check else ():  # and a missing key, before anything heavy
+            exp.check_keys(settings)
         from avalon_agents.experiments import scheduler
         from avalon_agents.experiments.plan import plan_lines, variant_models
         from avalon_agents.experiments.spend import Budget

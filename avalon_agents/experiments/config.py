@@ -45,8 +45,8 @@ from avalon_agents.core import make_rules
 from avalon_agents.core.rules import PRESETS, RuleSet
 from avalon_agents.core.types import Role, Team
 from avalon_agents.errors import UNKNOWN_KEY, did_you_mean, error_path, field_error, near, parse_yaml, unknown_key
-from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
-from avalon_agents.llm.settings import ModelSettings, check_spec
+from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS, extractor_settings
+from avalon_agents.llm.settings import ModelSettings, check_spec, key_of
 from avalon_agents.modules import AgentConfig
 from avalon_agents.narrate import DEFAULT_CARDS, Cards
 from avalon_agents.orders import Mode
@@ -338,6 +338,29 @@ class Experiment(Strict):
                 if module is not None:
                     found.append((f"agents.{name}.modules.{slot}.model", module))
         return found
+
+    def used_settings(self, override: ModelSettings | None = None) -> list[ModelSettings]:
+        """The complete settings of every model its games call (each LLM agent's, its modules' and its
+        extractor's, `override` laid over each), once each."""
+        found: dict[str, ModelSettings] = {}
+        for agent in self.agents.values():
+            if not needs_llm(agent.kind):
+                continue
+            base = agent.settings(self.model)
+            wanted = [base, extractor_settings(self.extractor.model, base)]
+            if agent.modules is not None:
+                wanted += [agent.modules.model_for(slot, base) for slot in agent.modules.enabled()]
+            for settings in wanted:
+                if settings is not None:
+                    settings = (override.over(settings) if override is not None else settings).complete()
+                    found.setdefault(settings.key(), settings)
+        return list(found.values())
+
+    def check_keys(self, override: ModelSettings | None = None) -> None:
+        """Raise ModelSpecError (one line) if a model its games call needs a key the environment lacks: checked
+        before anything heavy (a provider's package, the scheduler) is imported."""
+        for settings in self.used_settings(override):
+            key_of(settings)
 
     @property
     def games(self) -> int:

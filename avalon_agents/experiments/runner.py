@@ -32,7 +32,6 @@ from avalon_agents.experiments.guard import fingerprint
 from avalon_agents.experiments.plan import decisions, pipeline
 from avalon_agents.experiments.spend import Budget
 from avalon_agents.experiments.study import Health, Lane, Outcome, Study, commit, health_lines
-from avalon_agents.extract.extractor import extractor_settings
 from avalon_agents.host.job import GameJob, for_game, role_order
 from avalon_agents.host.play import AgentSetup
 from avalon_agents.llm import ClientPool, ModelSettings
@@ -227,19 +226,11 @@ class ExperimentStudy(Study):
         """Every model of the run can be built (keys present, specs known). Raises ValueError (one line)."""
         from avalon_agents.llm import check_reachable, make_model
 
-        pool = ClientPool(override=self.override)
         for exp in self.variants.values():
-            for agent in exp.agents.values():
-                if not needs_llm(agent.kind):
-                    continue
-                base = agent.settings(exp.model)
-                wanted = [base, extractor_settings(exp.extractor.model, base)]
-                if agent.modules is not None:
-                    wanted += [agent.modules.model_for(slot, base) for slot in agent.modules.enabled()]
-                for settings in {pool.resolve(s).key(): pool.resolve(s) for s in wanted}.values():
-                    check_reachable(settings)
-                    if settings.provider != "local":  # the embedded server starts when the run does
-                        make_model(settings)
+            for settings in exp.used_settings(self.override):
+                check_reachable(settings)
+                if settings.provider != "local":  # the embedded server starts when the run does
+                    make_model(settings)
 
     def estimates(self, prices: Prices) -> dict[str, float]:
         """Per variant, the dollars one game is expected to cost (the budget's before a game finished). Raises

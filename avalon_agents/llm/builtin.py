@@ -58,7 +58,8 @@ def _scripted_endpoint(spec: str, settings: Any) -> str | None:
     return spec if any(settings.limits) else None
 
 
-register_provider("openai", late("_openai"), constrained="json_schema", endpoint=_openai_endpoint)
+register_provider("openai", late("_openai"), constrained="json_schema", endpoint=_openai_endpoint,
+                  key_env="OPENAI_API_KEY")
 register_provider("openai-compatible", late("_compatible"), check=_compatible_check,
                   reachable=late("_compatible_reachable"), chat=late("_compatible_chat"), constrained="json_schema")
 register_provider("local", late("_local"), check=_local_check, chat=late("_local_chat"), constrained="llama_cpp",

@@ -21,7 +21,6 @@ client (`make_chat`); `make_model` still gives a ChatOpenAI for them, for use wi
 
 from __future__ import annotations
 
-import os
 import re
 
 import httpx
@@ -32,7 +31,9 @@ from avalon_agents.llm.chat import Chat, LangchainChat, capture_headers
 from avalon_agents.llm.http import OpenAIHTTP
 from avalon_agents.llm.registry import PROVIDERS, provider
 from avalon_agents.llm.scripted import ScriptedChatModel
-from avalon_agents.llm.settings import COLD_START, ModelSettings, ModelSpecError, check_spec, compatible_parts, split
+from avalon_agents.llm.settings import (
+    COLD_START, ModelSettings, ModelSpecError, check_spec, compatible_parts, key_of, split,
+)
 
 
 def make_model(settings: ModelSettings | str) -> BaseChatModel:
@@ -102,11 +103,7 @@ def _chat_openai(model: str, settings: ModelSettings, *, url: str | None, key: s
 
 
 def _openai(model: str, settings: ModelSettings) -> BaseChatModel:
-    variable = settings.api_key_env or "OPENAI_API_KEY"
-    key = os.environ.get(variable)
-    if not key:
-        raise ModelSpecError(f"model: openai:{model} needs {variable} in the environment")
-    return _chat_openai(model, settings, url=None, key=key, server=False)
+    return _chat_openai(model, settings, url=None, key=key_of(settings), server=False)
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -115,11 +112,9 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 def server_key(url: str, settings: ModelSettings) -> str:
     """The key an OpenAI-compatible server gets: only from the variable the user named (the OpenAI key is for
     OpenAI), and over plain http only to this machine unless `key_over_http` says so."""
-    if settings.api_key_env is None:
+    key = key_of(settings)
+    if key is None:
         return "not-needed"
-    key = os.environ.get(settings.api_key_env)
-    if not key:
-        raise ModelSpecError(f"model: api_key_env names {settings.api_key_env}, which is not set")
     parts = httpx.URL(url)
     if parts.scheme == "http" and parts.host not in LOOPBACK and not settings.key_over_http:
         raise ModelSpecError(f"model: refusing to send {settings.api_key_env} over plain http to {parts.host} "
@@ -179,11 +174,8 @@ def _init_chat_model(settings: ModelSettings) -> BaseChatModel:
     from langchain.chat_models import init_chat_model
 
     provider, model = split(settings.spec)
-    key = {}
-    if settings.api_key_env is not None:  # else the integration reads its own variable (ANTHROPIC_API_KEY, ...)
-        if not os.environ.get(settings.api_key_env):
-            raise ModelSpecError(f"model: api_key_env names {settings.api_key_env}, which is not set")
-        key = {"api_key": os.environ[settings.api_key_env]}
+    key = key_of(settings)  # None: the integration reads its own variable (ANTHROPIC_API_KEY, ...)
+    key = {"api_key": key} if key else {}
     try:
         return init_chat_model(model, model_provider=provider, temperature=settings.temperature,
                                max_tokens=settings.max_tokens, timeout=settings.timeout, max_retries=0,

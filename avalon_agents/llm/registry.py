@@ -49,6 +49,8 @@ class Provider:
             takes (0: no time worth saying); None: the limits say it.
         profile: how its seats' prompts and answers are shaped where `profile` is unset (avalon_agents.profiles):
             "small" for a model of a few hundred million parameters.
+        key_env: the environment variable holding its key where the settings' `api_key_env` is unset (None: it
+            needs a key only if `api_key_env` names one); checked before anything heavy is loaded.
     """
 
     factory: ProviderFactory | None = None
@@ -62,6 +64,7 @@ class Provider:
     endpoint: Callable[[str, Any], str | None] | None = None
     seconds_per_call: float | None = None
     profile: str = "standard"
+    key_env: str | None = None
 
 
 PROVIDERS: Registry[Provider] = Registry("provider")

@@ -231,6 +231,20 @@ def check_spec(spec: str) -> None:
         registered.check(rest)
 
 
+def key_of(settings: ModelSettings) -> str | None:
+    """The key these (complete) settings' model is called with: from `api_key_env`, else the provider's `key_env`
+    (None: it needs none). Raises ModelSpecError naming the variable when it is not set. Light: a run checks
+    every model's key with it before it loads a provider's package."""
+    variable = settings.api_key_env or provider(settings.provider).key_env
+    if variable is None:
+        return None
+    key = os.environ.get(variable)
+    if not key:
+        raise ModelSpecError(f"model: api_key_env names {variable}, which is not set" if settings.api_key_env else
+                             f"model: {settings.spec} needs {variable} in the environment")
+    return key
+
+
 def check_reachable(settings: ModelSettings | str, timeout: float = 5.0) -> None:
     """Fail early, in one line, when a spec is malformed or its server does not answer (the provider's own
     `reachable` check, if it has one)."""

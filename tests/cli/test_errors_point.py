@@ -147,3 +147,24 @@ def test_other_usage_errors_of_play_and_analyze_are_unchanged(tmp_path):
     one_line_error(avalon("play", "foo"), "unexpected extra argument (foo)")
     (tmp_path / "notes.yaml").write_text("just: notes\n")
     one_line_error(avalon("analyze", str(tmp_path / "notes.yaml")), "is a file")
+
+
+@pytest.mark.slow  # a new process, so that what the command imports is its own
+@pytest.mark.parametrize("command", ["run", "tournament"])
+def test_a_missing_key_is_found_before_anything_heavy_is_loaded(tmp_path, command):
+    import subprocess
+    import sys
+
+    text = (RUN if command == "run" else TOURNAMENT.replace("{kind: random}", "{kind: llm}")).replace(
+        "model: scripted\n", "") + "model: openai:gpt-4o-mini\n"
+    (tmp_path / "c.yaml").write_text(text)
+    heavy = ("langchain_openai", "matplotlib", "chromadb", "torch", "openai")
+    probe = ("import sys\nfrom avalon_agents.cli import main\n"
+             f"sys.argv = ['avalon', {command!r}, {str(tmp_path / 'c.yaml')!r}, '--out', {str(tmp_path / 'o')!r}]\n"
+             "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+             f"print(code, [m for m in {heavy!r} if m in sys.modules])\n")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "OPENAI_API_KEY"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    assert "needs OPENAI_API_KEY in the environment" in done.stderr, done.stderr[-2000:]
+    assert done.stdout.strip() == "2 []", done.stdout  # exit 2, none of them imported
+    assert not (tmp_path / "o").exists()
