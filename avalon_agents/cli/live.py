@@ -71,11 +71,13 @@ class LiveView:
         human: the seat a person plays: while it is asked, the waiting line is not drawn.
         tick: seconds between redraws of the waiting line (default TICK).
         clock: the time in seconds (tests may pass their own).
+        prefix: put before each transcript line (a run streaming several games names the game).
     """
 
     def __init__(self, out: TextIO | None = None, status: TextIO | None = None, *, human: Seat | None = None,
-                 tick: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 tick: float | None = None, clock: Callable[[], float] = time.monotonic, prefix: str = "") -> None:
         self.out = out
+        self.prefix = prefix
         self.status = status
         self.human = human
         self.tick = TICK if tick is None else tick
@@ -108,6 +110,8 @@ class LiveView:
 
     def delivered(self, events: Sequence[GameEvent]) -> None:
         self.events.extend(events)
+        if self._quiet_since is None and self.status is None:
+            self._quiet_since = self.clock()  # no waiting line of its own: `line()` is read by a progress bar
         if self._quiet_since is not None:
             self._quiet_since = self.clock()
         if self.out is None:
@@ -117,7 +121,7 @@ class LiveView:
             with self._lock:
                 shown = self._erase()
                 for line in lines[self.printed:]:
-                    click.echo(line, file=self.out)  # as the end-of-game transcript: ANSI stripped when piped
+                    click.echo(self.prefix + line, file=self.out)  # as the end-of-game transcript: ANSI stripped when piped
                 self.printed = len(lines)
                 self.out.flush()
                 self._draw(again=shown)

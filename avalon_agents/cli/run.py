@@ -69,7 +69,8 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
                                   prices_file, budget_usd, backend)
     if check:
         return
-    carry_out(study, out, as_json=as_json, max_games=max_games, budget=budget, backend=backend, address=address)
+    carry_out(study, out, as_json=as_json, max_games=max_games, budget=budget, backend=backend, address=address,
+              per_game=_calls_per_game(study))
 
 
 @runner_command("Run directory (default: runs/<tournament name>); the leaderboard goes to OUT/tournament/.")
@@ -96,7 +97,17 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
                                   prices_file, budget_usd, backend)
     if check:
         return
-    carry_out(study, out, as_json=as_json, max_games=max_games, budget=budget, backend=backend, address=address)
+    carry_out(study, out, as_json=as_json, max_games=max_games, budget=budget, backend=backend, address=address,
+              per_game=_calls_per_game(study))
+
+
+def _calls_per_game(study: Any) -> float | None:
+    """The LLM calls a game of the study is expected to take, over all its variants (the plan's estimate, which
+    the progress bar's time left uses until a game of the run finished)."""
+    from avalon_agents.experiments.plan import run_cost
+
+    games = sum(exp.games for exp in study.variants.values())
+    return sum(run_cost(exp).calls for exp in study.variants.values()) / games if games else None
 
 
 def _prepare(kind: Callable, load: Callable, config: Path, settings: ModelSettings, out: Path | None, check: bool,

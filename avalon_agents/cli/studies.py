@@ -4,6 +4,7 @@ the paired studies' commands: `avalon redteam` and `avalon bias`."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,16 +35,17 @@ REPLAYED = "stopped; the unfinished game is replayed on resume"
 
 
 def carry_out(study: Study, out: Path, *, as_json: bool = False, max_games: int | None = None,
-              budget: Budget | None = None, backend: str = "local", address: str | None = None) -> None:
+              budget: Budget | None = None, backend: str = "local", address: str | None = None,
+              per_game: float | None = None) -> None:
     """What every study's command does once its config is loaded and checked: play the study under `out` with a
-    progress bar on stderr (diagnostics to OUT/run.log; a model or worker it cannot use is one line, exit 3),
-    conclude it (measure, health, report), print its lines or its JSON, and exit as the scheduler's verdict says
+    progress bar on stderr (`_play`; `per_game`: the LLM calls a game is expected to take; diagnostics to
+    OUT/run.log; a model or worker it cannot use is one line, exit 3), conclude it (measure, health, report), print its lines or its JSON, and exit as the scheduler's verdict says
     (3: not a result; 4: stopped by the budget)."""
     from avalon_agents.experiments import scheduler
 
     with logs.run_log(out):
         with one_line_errors(out, stopped=REPLAYED):
-            aborted = _play(study, out, max_games, budget, backend, address)
+            aborted = _play(study, out, max_games, budget, backend, address, as_json, per_game)
         with one_line_errors(out, missing="out"):
             outcome = asyncio.run(scheduler.conclude(study, out, aborted, budget))
     if as_json:
@@ -58,40 +60,33 @@ def carry_out(study: Study, out: Path, *, as_json: bool = False, max_games: int 
 
 
 def _play(study: Study, out: Path, max_games: int | None, budget: Budget | None, backend: str,
-          address: str | None) -> list[str]:
-    """Play the study's unfinished games with a progress bar: all games, and each lane of several games (a
-    series) with the tokens spent so far. Returns the games aborted."""
+          address: str | None, as_json: bool = False, per_game: float | None = None) -> list[str]:
+    """Play the study's unfinished games with a progress bar (cli.progress: per round, with the calls, their
+    pace and the time left; a run of one game, or -v, streams its transcript). Returns the games aborted."""
+    from avalon_agents.cli.live import is_terminal
+    from avalon_agents.cli.progress import run_board
     from avalon_agents.experiments import scheduler
-    from avalon_agents.records import read_trace, usage
+    from avalon_agents.records.run_dir import is_done
 
     total, done = scheduler.total(study, out), scheduler.finished(study, out)
-    columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-               TextColumn("{task.fields[tokens]:>10,} tokens"))
-    err = Console(stderr=True)
     if backend == "ray":
         from avalon_agents.experiments.ray_backend import run_with_ray
 
-        with Progress(*columns[:-1], console=err) as progress:
+        with Progress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(),
+                      TimeRemainingColumn(), console=Console(stderr=True)) as progress:
             overall = progress.add_task("all games (ray)", total=total, completed=done)
             run_with_ray(study, out, max_games=max_games, address=address,
                          on_progress=lambda n: progress.update(overall, completed=n))
         return []
-    spent = {"tokens": 0}
-    with Progress(*columns, console=err) as progress:
-        overall = progress.add_task("all games", total=total, completed=done, tokens=0)
-        bars: dict[str, int] = {}
-
-        def on_game(lane, n: int, path: Path) -> None:
-            u = usage(read_trace(path))
-            spent["tokens"] += u["input_tokens"] + u["output_tokens"]
-            if len(lane.paths) > 1:
-                if lane.label not in bars:
-                    bars[lane.label] = progress.add_task(lane.label, total=len(lane.paths), completed=n - 1,
-                                                         tokens=0)
-                progress.update(bars[lane.label], completed=n, tokens=spent["tokens"])
-            progress.update(overall, advance=1, tokens=spent["tokens"])
-
-        return asyncio.run(scheduler.play(study, out, max_games=max_games, budget=budget, on_game=on_game))
+    to_play = sum(cap if cap is not None else sum(not is_done(p) for p in lane.paths)
+                  for lane, cap in scheduler.planned(study, out, max_games))
+    context = click.get_current_context(silent=True)
+    verbose = bool(context and context.params.get("verbose"))
+    stream = not as_json and (verbose or (to_play == 1 and is_terminal(sys.stdout)))
+    board = run_board(total, done, to_play, per_game, stream)
+    with board.progress:
+        return asyncio.run(scheduler.play(study, out, max_games=max_games, budget=budget, on_game=board.on_game,
+                                          on_start=board.on_start))
 
 
 def _paired_study(load: Callable[[], tuple[Any, Any]], games: int | None, settings: ModelSettings,

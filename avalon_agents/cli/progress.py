@@ -1,0 +1,307 @@
+"""A study's progress on stderr while it plays (`cli.studies.carry_out`): a bar that moves per round, saying the
+round each game is in, the LLM calls made, the seconds per call and the tokens, with the time left from the run's
+measured pace; and for a run of one game (or any run with -v) the game's transcript as it plays, with whom it
+waits for, as `avalon play` shows a game (cli.live.LiveView).
+
+Each game is followed from its start (the scheduler's `on_start`: a `GameFollower`, the host's watcher of that
+game); its calls are read from the lines its recorder appends to its trace.jsonl (records.trace), so nothing is
+counted twice and a resumed game's replayed answers count as replayed, not as the model's pace.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn
+from rich.text import Text
+
+from avalon_agents.cli.live import LiveView, waiting_line
+from avalon_agents.records.run_dir import TRACE
+from avalon_agents.records.trace import LLMCall, from_line
+
+if TYPE_CHECKING:
+    from avalon_agents.core.actions import ActionRequest
+    from avalon_agents.core.events import GameEvent
+    from avalon_agents.experiments.study import Lane
+
+POLL = 0.5
+"""Seconds between reads of the games' new trace lines while the bar is drawn (calls come between events)."""
+
+ROUND_SHARE = 0.2
+"""The share of a game one quest stands for, when no calls say how far a game is (rule bots)."""
+
+
+class TraceTail:
+    """The LLM calls appended to one game's trace.jsonl since the last read (a new attempt's file read anew)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+
+    def read(self) -> list[LLMCall]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(0, 2)
+                if f.tell() < self.offset:  # a new attempt's trace
+                    self.offset = 0
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        whole = data[: data.rfind(b"\n") + 1]  # a line still being written is read next time
+        self.offset += len(whole)
+        return [r for line in whole.decode("utf-8", "replace").splitlines()
+                if '"llm_call"' in line and isinstance(r := from_line(line), LLMCall)]
+
+
+class Tally:
+    """Calls, the model's seconds on them and tokens (replayed answers apart: they cost no time)."""
+
+    def __init__(self) -> None:
+        self.calls = self.replayed = self.tokens = 0
+        self.seconds = 0.0
+
+    def add(self, calls: Sequence[LLMCall]) -> None:
+        for call in calls:
+            self.calls += 1
+            self.tokens += call.input_tokens + call.output_tokens
+            if call.replayed:
+                self.replayed += 1
+            else:
+                self.seconds += call.latency_s
+
+
+class GameFollower:
+    """The watcher of one game (host.GameWatcher): its round, its calls so far, whom it waits for; with a
+    `view`, its transcript streamed (cli.live.LiveView)."""
+
+    def __init__(self, board: RunBoard, lane: Lane, n: int, path: Path, view: LiveView | None) -> None:
+        self.board, self.lane, self.n, self.view = board, lane, n, view
+        self.tail: TraceTail | None = None
+        self.path = path
+        self.tally = Tally()
+        self.quest = self.attempt = 0
+        self.pending: dict[tuple[int, Any], float] = {}  # (seat, kind) -> since when (the bar reads it: no lock)
+
+    def waiting(self, request: ActionRequest) -> None:
+        self.pending[(request.seat, request.kind)] = self.board.clock()
+        if self.view is not None:
+            self.view.waiting(request)
+
+    def answered(self, request: ActionRequest) -> None:
+        self.pending.pop((request.seat, request.kind), None)
+        if self.view is not None:
+            self.view.answered(request)
+        self.board.moved()
+
+    def delivered(self, events: Sequence[GameEvent]) -> None:
+        if self.tail is None:  # the recorder has started the game's files (an earlier attempt's put aside)
+            self.tail = TraceTail(self.path / TRACE)
+        last = events[-1]
+        self.quest, self.attempt = last.quest, last.attempt
+        if self.view is not None:
+            self.view.delivered(events)
+        self.board.moved()
+
+    def poll(self) -> None:
+        if self.tail is not None:
+            self.tally.add(self.tail.read())
+
+    def share(self, per_game: float | None) -> float:
+        """How far into the game it is (0 to 0.95): its calls of those a game takes, else its quests."""
+        if per_game and self.tally.calls:
+            return min(0.95, self.tally.calls / per_game)
+        return min(0.95, max(0, self.quest - 1) * ROUND_SHARE)
+
+    def where(self) -> str:
+        """'quest 2.3' (the transcript's: quest 2, its third proposal), or 'starting'."""
+        return f"quest {self.quest}.{self.attempt}" if self.quest else "starting"
+
+    def waited_for(self) -> str:
+        """Whom the game waits for ('waiting for Player 4 to vote, 6 s'), when its transcript streams (not from
+        the view, whose lock its printing holds while the bar is drawn)."""
+        pending = dict(self.pending)
+        if self.view is None or not pending:
+            return ""
+        return waiting_line(list(pending), self.board.clock() - min(pending.values()))
+
+
+class RunBoard:
+    """The bars of a run: all games, and each lane of several games; see the module's docstring.
+
+    Args:
+        progress: the rich Progress drawn on stderr.
+        total: the study's games; done: those finished before this run.
+        to_play: the games this run plays (None: all unfinished).
+        per_game: LLM calls a game is expected to take (the plan's estimate; the run's measured mean replaces it
+            once a game finished); None: unknown.
+        stream: stream each game's transcript (a prefix names the game when the run plays several).
+    """
+
+    def __init__(self, progress: Progress, total: int, done: int, to_play: int | None = None,
+                 per_game: float | None = None, stream: bool = False, clock: Any = time.monotonic) -> None:
+        self.progress, self.total, self.done = progress, total, done
+        self.to_play = total - done if to_play is None else to_play
+        self.estimate, self.stream, self.clock = per_game, stream, clock
+        self.tally = Tally()  # of the games finished in this run
+        self.finished_calls: list[int] = []
+        self.playing: dict[str, GameFollower] = {}  # by lane
+        self.started = clock()
+        self.polled = 0.0
+        self.lock = threading.RLock()
+        self.overall = progress.add_task("all games", total=total, completed=done)
+        self.bars: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ the scheduler's hooks
+
+    def on_start(self, lane: Lane, n: int, path: Path) -> GameFollower:
+        view = None
+        if self.stream:
+            prefix = f"[{lane.game_label(n)}] " if self.to_play > 1 else ""
+            view = LiveView(out=sys.stdout, prefix=prefix)  # stdout as now (the bar's, while it is drawn)
+        follower = GameFollower(self, lane, n, path, view)
+        with self.lock:
+            self.playing[lane.label] = follower
+            if len(lane.paths) > 1 and lane.label not in self.bars:
+                self.bars[lane.label] = self.progress.add_task(lane.label, total=len(lane.paths), completed=n - 1)
+        return follower
+
+    def on_game(self, lane: Lane, n: int, path: Path) -> None:
+        with self.lock:
+            follower = self.playing.pop(lane.label, None)
+            if follower is not None:
+                follower.poll()
+                self.tally.calls += follower.tally.calls
+                self.tally.replayed += follower.tally.replayed
+                self.tally.tokens += follower.tally.tokens
+                self.tally.seconds += follower.tally.seconds
+                self.finished_calls.append(follower.tally.calls)
+            self.done += 1
+            self.to_play = max(0, self.to_play - 1)
+            if lane.label in self.bars:
+                self.progress.update(self.bars[lane.label], completed=n)
+        self.moved()
+
+    # ------------------------------------------------------------------ what the bars say
+
+    def moved(self) -> None:
+        """Something happened in a game: read the new calls, move the bars."""
+        with self.lock:
+            self.polled = self.clock()
+            for follower in self.playing.values():
+                follower.poll()
+            share = sum(f.share(self.per_game()) for f in self.playing.values())
+            self.progress.update(self.overall, completed=self.done + share)
+            for label, bar in self.bars.items():
+                follower = self.playing.get(label)
+                if follower is not None:
+                    self.progress.update(bar, completed=follower.n - 1 + follower.share(self.per_game()))
+
+    def poll(self) -> None:
+        """While the bar is drawn: read the games' new calls every POLL seconds (a round's preparation makes
+        many calls and no event)."""
+        if self.clock() - self.polled >= POLL:
+            self.moved()
+
+    def per_game(self) -> float | None:
+        """Calls per game: the mean of this run's finished games, else the plan's estimate."""
+        if self.finished_calls and any(self.finished_calls):
+            return sum(self.finished_calls) / len(self.finished_calls)
+        return self.estimate
+
+    def calls(self) -> Tally:
+        """Every call of this run so far (finished games and those playing)."""
+        found = Tally()
+        for tally in [self.tally, *(f.tally for f in self.playing.values())]:
+            found.calls += tally.calls
+            found.replayed += tally.replayed
+            found.tokens += tally.tokens
+            found.seconds += tally.seconds
+        return found
+
+    def status(self, task_id: int) -> str:
+        """The words after a bar: where its game is; on the overall bar also the calls, their pace, the tokens and
+        whom a streamed game waits for ('quest 2.1, 48 calls, 2.7 s/call, 61k tokens; waiting for Player 3 to
+        vote, 4 s')."""
+        with self.lock:
+            if task_id != self.overall:
+                follower = next((f for label, f in self.playing.items() if self.bars.get(label) == task_id), None)
+                return follower.where() if follower is not None else ""
+            games = list(self.playing.values())
+            parts = [games[0].where()] if len(games) == 1 else [f"{len(games)} games playing"] if games else []
+            t = self.calls()
+            asked = t.calls - t.replayed
+            if t.calls:
+                parts.append(f"{t.calls:,} calls" + (f" ({t.replayed:,} replayed)" if t.replayed else ""))
+            if asked:
+                pace = t.seconds / asked
+                parts.append(f"{pace:.1f} s/call" if pace >= 1 else f"{pace:.2f} s/call")
+            if t.tokens:
+                parts.append(f"{t.tokens / 1000:,.0f}k tokens" if t.tokens >= 10_000 else f"{t.tokens:,} tokens")
+            waiting = games[0].waited_for() if len(games) == 1 else ""
+            return ", ".join(parts) + (f"; {waiting}" if waiting else "")
+
+    def left(self) -> float | None:
+        """Seconds left at the run's measured pace (wall seconds per call asked so far) for the calls still
+        expected (calls per game x games left, less those the games playing made); None: no pace yet."""
+        with self.lock:
+            t = self.calls()
+            asked = t.calls - t.replayed
+            per_game = self.per_game()
+            if not asked or not per_game:
+                return None
+            made = sum(f.tally.calls for f in self.playing.values())
+            remaining = max(0.0, per_game * self.to_play - made)
+            return remaining * (self.clock() - self.started) / asked
+
+
+class LeftColumn(ProgressColumn):
+    """The time left at the measured pace (the overall bar; a lane's bar shows none)."""
+
+    def __init__(self, board: RunBoard | None = None) -> None:
+        super().__init__()
+        self.board = board
+
+    def render(self, task: Task) -> Text:
+        board = self.board
+        if board is None or task.id != board.overall or task.finished:
+            return Text("")
+        board.poll()
+        seconds = board.left()
+        if seconds is None:
+            seconds = task.time_remaining
+        if seconds is None:
+            return Text("-:--:--", style="progress.remaining")
+        return Text(f"{_duration(seconds)} left", style="progress.remaining")
+
+
+class StatusColumn(ProgressColumn):
+    def __init__(self, board: RunBoard | None = None) -> None:
+        super().__init__()
+        self.board = board
+
+    def render(self, task: Task) -> Text:
+        return Text(self.board.status(task.id) if self.board is not None else "")
+
+
+def run_board(total: int, done: int, to_play: int | None, per_game: float | None, stream: bool,
+              console: Console | None = None) -> RunBoard:
+    """A RunBoard on a Progress of its own (on stderr); start it with `with board.progress:`."""
+    left, status = LeftColumn(), StatusColumn()
+    progress = Progress(TextColumn("{task.description}"), BarColumn(bar_width=20), MofNCompleteColumn(), left,
+                        status, console=console or Console(stderr=True))
+    board = RunBoard(progress, total, done, to_play, per_game, stream)
+    left.board = status.board = board
+    return board
+
+
+def _duration(seconds: float) -> str:
+    from avalon_agents.experiments.plan import duration
+
+    return duration(seconds)

@@ -1,0 +1,136 @@
+"""A run's progress as it plays (cli.progress): the bar moves per round with the calls, their pace and the time left
+at the measured pace; a run of one game (or -v) streams its transcript as `avalon play` does."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+
+import pytest
+import yaml
+from rich.console import Console
+
+from avalon_agents.cli.progress import RunBoard, TraceTail, run_board
+from avalon_agents.experiments.config import Experiment
+from avalon_agents.experiments.runner import ExperimentStudy
+from avalon_agents.experiments.scheduler import play
+from avalon_agents.records.trace import LLMCall, to_line
+from tests.helpers import avalon
+
+BOTS = """\
+name: progress
+agents:
+  bots: {kind: rulebot}
+sides: {good: bots, evil: bots}
+games_per_series: 1
+"""
+
+
+def _config(tmp_path, text: str = BOTS):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_one_game_run_with_v_streams_its_transcript_before_the_results(tmp_path):
+    config = _config(tmp_path)
+    streamed = avalon("run", str(config), "--out", str(tmp_path / "a"), "-v")
+    assert streamed.returncode == 0, streamed.stderr
+    lines = streamed.stdout.splitlines()
+    quest = next(i for i, line in enumerate(lines) if line.startswith("Quest 1.1: Player"))
+    table = next(i for i, line in enumerate(lines) if line.startswith("variant") and "win rate" in line)
+    assert quest < table  # the game as it played, then the run's results
+    assert any(line.startswith("  Player") and " proposes " in line for line in lines[quest:table])
+    quiet = avalon("run", str(config), "--out", str(tmp_path / "b"))  # stdout is no terminal: no transcript
+    assert quiet.returncode == 0 and not any(line.startswith("Quest 1.1") for line in quiet.stdout.splitlines())
+    as_json = avalon("run", str(config), "--out", str(tmp_path / "c"), "-v", "--json")
+    assert "Quest 1.1" not in as_json.stdout  # stdout holds the one JSON object
+
+
+def test_the_bar_moves_per_round_within_a_game(tmp_path):
+    study = ExperimentStudy({"main": Experiment.model_validate(yaml.safe_load(BOTS))})
+    board = run_board(1, 0, 1, None, False, console=Console(file=io.StringIO()))
+    seen: list[tuple[str, float]] = []
+
+    class Recording:  # a watcher beside the board's: what the overall bar says after each batch of events
+        def __init__(self, inner):
+            self.inner = inner
+
+        def waiting(self, request):
+            self.inner.waiting(request)
+
+        def answered(self, request):
+            self.inner.answered(request)
+
+        def delivered(self, events):
+            self.inner.delivered(events)
+            seen.append((board.status(board.overall), board.progress.tasks[0].completed))
+
+    asyncio.run(play(study, tmp_path / "run", on_game=board.on_game,
+                     on_start=lambda lane, n, path: Recording(board.on_start(lane, n, path))))
+    rounds = list(dict.fromkeys(status.split(",")[0] for status, _ in seen))
+    assert rounds[:3] == ["quest 1.1", "quest 1.2", "quest 2.1"] or len(set(rounds)) >= 3, rounds
+    shares = [done for _, done in seen]
+    assert 0 < max(shares) < 1 and shares == sorted(shares)  # it moved within the game, never back
+    assert board.progress.tasks[0].completed == 1 and board.status(board.overall) == ""
+
+
+def _call(latency: float, replayed: bool = False) -> str:
+    return to_line(LLMCall(stage="agent", name="llm", prompt_id="p", prompt_hash="h", latency_s=latency,
+                           input_tokens=100, output_tokens=20, replayed=replayed)) + "\n"
+
+
+class _Lane:
+    label, paths = "main/series-1", ("g",)
+
+    @staticmethod
+    def game_label(n):
+        return "main/series-1"
+
+
+def test_calls_their_pace_and_the_time_left_come_from_the_trace_as_it_grows(tmp_path):
+    from rich.progress import Progress
+
+    now = [0.0]
+    board = RunBoard(Progress(console=Console(file=io.StringIO())), total=2, done=0, to_play=2, per_game=20,
+                     clock=lambda: now[0])
+    game = tmp_path / "g"
+    game.mkdir()
+    follower = board.on_start(_Lane, 1, game)
+    trace = game / "trace.jsonl"
+    late = _call(1.0)
+    trace.write_text(_call(2.0) + _call(4.0) + _call(0.0, replayed=True) + late[:30])  # a line half written
+    follower.delivered([_event(quest=1, attempt=1)])
+    assert board.status(board.overall) == "quest 1.1, 3 calls (1 replayed), 3.0 s/call, 360 tokens"
+    now[0] = 10.0  # 2 calls asked in 10 s: 5 s a call, for 20 x 2 - 3 calls still to come
+    assert board.left() == pytest.approx((40 - 3) * 5.0)
+    with open(trace, "a") as f:
+        f.write(late[30:])  # the line is read once whole
+    follower.delivered([_event(quest=2, attempt=1)])
+    assert board.status(board.overall).startswith("quest 2.1, 4 calls (1 replayed), 2.3 s/call")
+    assert board.progress.tasks[0].completed == pytest.approx(4 / 20)
+
+
+def test_a_new_attempts_trace_is_read_from_its_start(tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(_call(1.0) * 3)
+    tail = TraceTail(trace)
+    assert len(tail.read()) == 3 and tail.read() == []
+    trace.write_text(_call(1.0))  # the recorder put the attempt aside and began again
+    assert len(tail.read()) == 1
+
+
+def _event(quest: int, attempt: int):
+    from avalon_agents.core.events import LeaderChosen
+
+    return LeaderChosen(seq=1, quest=quest, attempt=attempt, visible_to="all", leader=1, team_size=2, fails_required=1,
+                        final=False)
+
+
+@pytest.mark.slow  # a scripted LLM game end to end (about a second)
+def test_a_one_game_llm_run_streams_and_counts_its_calls(tmp_path):
+    config = _config(tmp_path, BOTS.replace("bots: {kind: rulebot}", "ours: {kind: llm}\n  bots: {kind: rulebot}")
+                     .replace("good: bots", "good: ours") + "model: scripted\n")
+    result = avalon("run", str(config), "--out", str(tmp_path / "o"), "-v")
+    assert result.returncode == 0, result.stderr
+    assert "Quest 1.1: Player" in result.stdout and "  Player 1: " in result.stdout  # speeches as they came
