@@ -12,6 +12,7 @@ collection gets the offline MiniLM embedding function: chromadb's default would 
 from __future__ import annotations
 
 import uuid
+import weakref
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,9 @@ class ExperienceStore:
     def __init__(self, path: str | Path | None = None, collection: str = "experience", game: int = 0,
                  run: int | None = None) -> None:
         self.client = client(path)
+        # chromadb keeps every client's system (its index, its database's caches) in a class-level registry until
+        # the client is closed: without this, each store a long run opened (two a series) stayed in memory
+        self._release = weakref.finalize(self, self.client.close)
         if path is None:  # chromadb's in-memory client is one per process: keep each store's documents apart
             collection = f"{collection}-{uuid.uuid4().hex[:12]}"
         self.embed = MiniLMEmbeddings()
@@ -61,6 +65,11 @@ class ExperienceStore:
             runs = [m.get("run", 0) for m in self.collection.get(include=["metadatas"])["metadatas"]]
             run = max(runs, default=0) + 1
         self.run = run
+
+    def close(self) -> None:
+        """Release the store's chromadb client (also done when the store is dropped); the store is unusable
+        after."""
+        self._release()
 
     def add(self, kind: str, text: str, *, role: Role, won: bool | None = None, side: str | None = None,
             seat: int = 0, extra: dict[str, Any] | None = None) -> str:
