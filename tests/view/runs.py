@@ -1,0 +1,50 @@
+"""Run folders of every kind for the view's tests, made by the commands that make them (small and fast)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.helpers import avalon
+
+ROOT = Path(__file__).parents[2]
+BOTS = """\
+name: {name}
+agents:
+  bots: {{kind: rulebot}}
+  rand: {{kind: random}}
+sides: {{good: bots, evil: rand}}
+games_per_series: {games}
+seed: {seed}
+"""
+
+
+def experiment(folder: Path, name: str = "exp", games: int = 2, seed: int = 0, max_games: int | None = None) -> Path:
+    config = folder / f"{name}.yaml"
+    config.write_text(BOTS.format(name=name, games=games, seed=seed))
+    out = folder / name
+    extra = ["--max-games", str(max_games)] if max_games else []
+    done = avalon("run", str(config), "--out", str(out), *extra)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def every_kind(folder: Path) -> dict[str, Path]:
+    """An experiment, a tournament, a played batch, an import, and a replay run (LLM calls: the recorded quickstart
+    answered again), under `folder`."""
+    runs = {"run": experiment(folder)}
+    tournament = folder / "tourney.yaml"
+    tournament.write_text("name: tourney\nentrants:\n  bots: {kind: rulebot}\n  rand: {kind: random}\n"
+                          "blocks: 1\nseries: 1\n")
+    done = avalon("tournament", str(tournament), "--out", str(folder / "tourney"))
+    assert done.returncode == 0, done.stderr
+    runs["tournament"] = folder / "tourney"
+    done = avalon("play", "--games", "2", "--seats", ",".join(["rulebot"] * 6), "--out", str(folder / "batch"))
+    assert done.returncode == 0, done.stderr
+    runs["play"] = folder / "batch"
+    done = avalon("import", "avalon-nlu", str(ROOT / "tests/importers/avalon_nlu"), "--out", str(folder / "humans"))
+    assert done.returncode == 0, done.stderr
+    runs["import"] = folder / "humans"
+    shutil.copytree(ROOT / "tests/data/replay/run", folder / "llm")
+    runs["llm"] = folder / "llm"
+    return runs

@@ -1,0 +1,108 @@
+"""avalon view's catalog: every kind of run found and named, its row right, computed again only when its files
+change (a new game read alone), a run still playing seen as such; and nothing ever written into a run folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from avalon_agents.records.run_dir import PROGRESS, RESULT, read_progress
+from avalon_agents.view.catalog import Catalog, find_runs
+from avalon_agents.view.pages import View
+from tests.view.runs import every_kind, experiment
+
+
+@pytest.fixture(scope="module")
+def kinds(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
+    folder = tmp_path_factory.mktemp("runs")
+    return folder, every_kind(folder)
+
+
+def tree(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under `folder` with its size and time: what 'nothing written' compares."""
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.slow  # runs of every kind, the run page's metrics and figures
+def test_every_kind_of_run_is_found_and_named(kinds):
+    folder, runs = kinds
+    assert find_runs(folder) == sorted(runs.values())
+    rows = {row["id"]: row for row in Catalog([folder]).index()}
+    assert {k: rows[p.name]["kind"] for k, p in runs.items()} == {
+        "run": "run", "tournament": "tournament", "play": "play", "import": "import", "llm": "run"}
+    assert rows["exp"]["games_finished"] == rows["exp"]["games_planned"] == 2 and rows["exp"]["state"] == "done"
+    assert rows["exp"]["models"] == ["random", "rulebot"] and rows["exp"]["usd"] == 0
+    assert rows["exp"]["commit"] and rows["exp"]["started"]
+    llm = rows["llm"]
+    calls = sum(json.loads(p.read_text())["llm_calls"] for p in runs["llm"].rglob("health.json"))
+    assert llm["health"]["llm_calls"] == calls > 0 and llm["models"] == ["scripted"]
+    assert llm["input_tokens"] > 0 and 0 <= llm["health"]["valid_response_rate"] <= 1
+    assert rows["humans"]["models"] == ["human"]
+
+
+@pytest.mark.slow  # runs of every kind, the run page's metrics and figures
+def test_viewing_writes_nothing_into_a_run(kinds):
+    folder, runs = kinds
+    before = tree(folder)
+    view = View([folder])
+    view.index()
+    for row in view.catalog.index():
+        data = view.run(row["id"])
+        for game in data["games"][:1]:
+            view.game_page(row["id"], game["game"])
+    assert tree(folder) == before
+
+
+def test_a_row_is_computed_again_only_when_its_run_changed(tmp_path):
+    run = experiment(tmp_path, games=3, max_games=2)
+    catalog = Catalog([tmp_path])
+    first = catalog.row(run)
+    assert (first["games_finished"], first["games_planned"], first["state"]) == (2, 3, "stopped")
+    assert catalog.row(run) is first  # nothing changed: the same row, nothing read
+    experiment(tmp_path, games=3)  # the run goes on: its third game
+    again = catalog.row(run)
+    assert again is not first and (again["games_finished"], again["state"]) == (3, "done")
+
+
+def test_only_the_games_finished_since_are_read(tmp_path, monkeypatch):
+    run = experiment(tmp_path, games=3, max_games=2)
+    catalog = Catalog([tmp_path])
+    catalog.row(run)
+    read = []
+    import avalon_agents.view.catalog as catalog_module
+
+    real = catalog_module._health
+    monkeypatch.setattr(catalog_module, "_health", lambda game: read.append(game.name) or real(game))
+    experiment(tmp_path, games=3)
+    catalog.row(run)
+    assert read == ["game-00003"]
+
+
+def test_a_run_still_playing_and_one_whose_process_is_gone(tmp_path):
+    run = experiment(tmp_path, games=2)
+    progress = read_progress(run)
+    shutil.rmtree(sorted(run.rglob("game-00002"))[0])  # as if its second game were playing
+    game = sorted(run.rglob("game-00001"))[0]
+    playing = game.parent / "game-00002"
+    shutil.copytree(game, playing)
+    (playing / RESULT).unlink()
+    (run / PROGRESS).write_text(json.dumps({**progress, "state": "playing", "finished": 1, "pid": os.getpid()}))
+    row = Catalog([tmp_path]).row(run)
+    assert (row["state"], row["games_finished"], row["games_planned"]) == ("playing", 1, 2)
+    (run / PROGRESS).write_text(json.dumps({**progress, "state": "playing", "finished": 1, "pid": 2**22 + 12345}))
+    assert Catalog([tmp_path]).row(run)["state"] == "stopped"  # killed: no process plays it any more
+    page = View([tmp_path]).game_data("exp", playing.relative_to(run).as_posix())
+    assert page["result"]["winner"] is None and page["result"]["reason"] == "playing"
+    assert len(page["result"]["roles"]) == 6
+
+
+def test_run_ids_with_several_folders(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    experiment(a, name="x"), experiment(b, name="x")
+    assert [r["id"] for r in Catalog([a, b]).index()] == ["a/x", "b/x"]
+    assert [r["id"] for r in Catalog([a / "x"]).index()] == ["x"]
