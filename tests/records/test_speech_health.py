@@ -81,3 +81,19 @@ def test_placeholder_and_empty_speeches_are_counted_and_most_of_them_make_speech
     half = usage([record(placeholder=True, words=7), record()])  # exactly NOT_DATA: still data
     assert NOT_DATA == 0.5 and "not data" not in health_line(half)
     assert not_data(0, 0) is None and not_data(10, 6) and not_data(10, 5) is None
+
+
+@pytest.mark.slow  # every metric of a small run: a second
+def test_the_analysis_report_says_when_a_variants_speeches_are_not_data(tmp_path):
+    from avalon_agents.analysis.load import load_run
+    from avalon_agents.analysis.paper.report import compute, report_markdown
+    from tests.analysis.records import write_run
+
+    run = write_run(tmp_path / "run")
+    trace = run / "full" / "series-1" / "game-00001" / "trace.jsonl"
+    checks = [record(placeholder=True, words=7)] * 3 + [record()]
+    trace.write_text(trace.read_text() + "".join(c.model_dump_json() + "\n" for c in checks))
+    result = compute(load_run(run), run, tmp_path / "analysis")
+    health = result.tables["health"].iloc[0]
+    assert (health["speeches"], health["placeholders"]) == (4, 3)
+    assert "**full: speeches are not data: 3 of 4 are placeholders or empty" in report_markdown(result, {})
