@@ -93,9 +93,10 @@ def game_folders(run: Path) -> list[Path]:
     return games
 
 
-def kind_of(run: Path, progress: dict[str, Any] | None) -> str:
+def kind_of(run: Path, progress: dict[str, Any] | None, games: list[Path] = ()) -> str:
     """What produced the run: the command its progress.json names (`run`, `tournament`, `redteam`, `bias`, a plugin
-    study's), else what its files say (experiment, import, play, served table)."""
+    study's), else what its files say (run, tournament, import, play; `served table`: games with a person's seat and
+    no record, as `avalon serve` writes them)."""
     if progress and progress.get("command"):
         return str(progress["command"])
     if (run / EXPERIMENT).is_file():
@@ -104,7 +105,7 @@ def kind_of(run: Path, progress: dict[str, Any] | None) -> str:
         return "import"
     if (run / STUDY).is_file():
         return "play"
-    return "served table" if (run / "replay").is_dir() else "games"
+    return "served table" if "human" in _seat_kinds(list(games)) else "games"
 
 
 @dataclass
@@ -252,7 +253,7 @@ class Catalog:
             state = "stopped"  # its process is gone (killed): not playing any more
         return {
             "id": self.run_id(run), "name": record.get("name") or (progress or {}).get("name") or run.name,
-            "kind": kind_of(run, progress), "state": state,
+            "kind": kind_of(run, progress, games), "state": state,
             "games_finished": len(done), "games_planned": planned if planned is not None else len(games),
             "aborted": len((progress or {}).get("aborted") or []),
             "health": health, "models": sorted(by_model) or _seat_kinds(games),

@@ -18,6 +18,24 @@ games_per_series: {games}
 seed: {seed}
 """
 
+REDTEAM = """\
+name: rt
+model: scripted
+defended: {kind: llm}
+attacker: {seat: 2, inner: {kind: llm}}
+attacks: [host_vote_cancelled]
+games: 1
+"""
+BIAS = """\
+name: b
+model: scripted
+players: 5
+agents: {vanilla: {kind: llm}, bot: {kind: rulebot}}
+seats: [vanilla, bot, bot, vanilla, bot]
+lists: [players]
+games: 1
+"""
+
 
 def experiment(folder: Path, name: str = "exp", games: int = 2, seed: int = 0, max_games: int | None = None) -> Path:
     config = folder / f"{name}.yaml"
@@ -30,8 +48,8 @@ def experiment(folder: Path, name: str = "exp", games: int = 2, seed: int = 0, m
 
 
 def every_kind(folder: Path) -> dict[str, Path]:
-    """An experiment, a tournament, a played batch, an import, and a replay run (LLM calls: the recorded quickstart
-    answered again), under `folder`."""
+    """An experiment, a tournament, a played batch, an import, a run with LLM calls (a recorded one), a red-team
+    suite and an order-bias study, under `folder`."""
     runs = {"run": experiment(folder)}
     tournament = folder / "tourney.yaml"
     tournament.write_text("name: tourney\nentrants:\n  bots: {kind: rulebot}\n  rand: {kind: random}\n"
@@ -47,4 +65,10 @@ def every_kind(folder: Path) -> dict[str, Path]:
     runs["import"] = folder / "humans"
     shutil.copytree(ROOT / "tests/data/replay/run", folder / "llm")
     runs["llm"] = folder / "llm"
+    for command, config in (("redteam", REDTEAM), ("bias", BIAS)):
+        path = folder / f"{command}.yaml"
+        path.write_text(config)
+        done = avalon(command, str(path), "--out", str(folder / command))
+        assert done.returncode == 0, done.stderr
+        runs[command] = folder / command
     return runs

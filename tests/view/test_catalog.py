@@ -33,7 +33,10 @@ def test_every_kind_of_run_is_found_and_named(kinds):
     assert find_runs(folder) == sorted(runs.values())
     rows = {row["id"]: row for row in Catalog([folder]).index()}
     assert {k: rows[p.name]["kind"] for k, p in runs.items()} == {
-        "run": "run", "tournament": "tournament", "play": "play", "import": "import", "llm": "run"}
+        "run": "run", "tournament": "tournament", "play": "play", "import": "import", "llm": "run",
+        "redteam": "redteam", "bias": "bias"}
+    for kind in ("redteam", "bias"):
+        assert rows[kind]["games_finished"] == rows[kind]["games_planned"] > 0 and rows[kind]["models"] == ["scripted"]
     assert rows["exp"]["games_finished"] == rows["exp"]["games_planned"] == 2 and rows["exp"]["state"] == "done"
     assert rows["exp"]["models"] == ["random", "rulebot"] and rows["exp"]["usd"] == 0
     assert rows["exp"]["commit"] and rows["exp"]["started"]
@@ -106,3 +109,15 @@ def test_run_ids_with_several_folders(tmp_path):
     experiment(a, name="x"), experiment(b, name="x")
     assert [r["id"] for r in Catalog([a, b]).index()] == ["a/x", "b/x"]
     assert [r["id"] for r in Catalog([a / "x"]).index()] == ["x"]
+
+
+def test_a_served_table_is_named_so(tmp_path):
+    run = experiment(tmp_path, name="src", games=1)
+    table = tmp_path / "table"
+    game = table / "game-00001"
+    shutil.copytree(sorted(run.rglob("game-00001"))[0], game)
+    meta = json.loads((game / "meta.json").read_text())
+    meta["seats"] = {**meta["seats"], "1": "human"}
+    (game / "meta.json").write_text(json.dumps(meta))
+    row = Catalog([tmp_path]).row(table)
+    assert (row["kind"], row["games_finished"], row["models"]) == ("served table", 1, ["human", "random", "rulebot"])
