@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -13,7 +15,9 @@ from avalon_agents.cli.base import (
     AT_LEAST_1,
     IN_FLIGHT,
     SEEDS,
+    OverBudget,
     ReadsNoConfig,
+    check_option,
     cli,
     echo_json,
     json_option,
@@ -21,8 +25,52 @@ from avalon_agents.cli.base import (
     model_options,
     one_line_errors,
     plugin_option,
+    spend_options,
 )
 from avalon_agents.llm.settings import ModelSettings
+
+CALL_BUDGET = ("Make no model call that would take this command's cost over this many dollars (answers already "
+               "cached cost nothing): it stops with exit code 4, the answers so far cached; rerun with a larger "
+               "budget to go on.")
+
+
+def _prices(prices_file: Path | None):
+    from avalon_agents.prices import load_prices
+
+    return load_prices(prices_file)
+
+
+def planned_calls(work: dict, check: bool, as_json: bool, budget_usd: float | None, prices):
+    """A command's own model calls, planned (experiments.plan.work_plan): print the plan (on stderr with --json;
+    with --check --json the plan is the one JSON object on stdout); returns the Budget of --budget-usd (None:
+    none), refused in one line for a model without a price."""
+    from avalon_agents.experiments.plan import work_lines
+    from avalon_agents.experiments.spend import CALL, make_budget
+
+    for line in work_lines(work):
+        click.echo(line, err=as_json)
+    if check and as_json:
+        echo_json({**work, "budget_usd": budget_usd})
+
+    def per_call() -> dict[str, float]:
+        if work["usd"] is None:
+            raise ValueError(f"budget-usd: no price for {', '.join(work['no_price'])}, so no budget can be kept "
+                             "(give one with --prices FILE)")
+        return {CALL: work["usd"] / work["calls"] if work["calls"] else 0.0}
+
+    return make_budget(budget_usd, prices, per_call, unit="call", kept="the answers so far are cached")
+
+
+@contextmanager
+def kept_within() -> Iterator[None]:
+    """While a command's calls are kept within its budget (spend.BudgetedClient): the call that would go over is
+    not made, and the command exits 4 (OverBudget), what was answered before kept in its cache."""
+    from avalon_agents.experiments.spend import BudgetReached
+
+    try:
+        yield
+    except BudgetReached as exc:
+        raise OverBudget(str(exc) or "budget-usd: reached") from None
 
 
 @cli.command(cls=ReadsNoConfig)
@@ -39,11 +87,13 @@ from avalon_agents.llm.settings import ModelSettings
               help="human: each role's quest engagement, approve rate, leader self-inclusion, leader approval and "
                    "failure votes beside the same figures over 1,089 human games (paper's six roles); auto: so when "
                    "every game has the paper's six roles.")
+@check_option
+@spend_options(CALL_BUDGET)
 @json_option
 @plugin_option
 @logging_options
 def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_concurrency: int, reference: str,
-            as_json: bool) -> None:
+            check: bool, prices_file: Path | None, budget_usd: float | None, as_json: bool) -> None:
     """Analyze a run: outcome and behavior metrics, figures and a report.
 
     RUN_DIR is a game, a series, an experiment (runs/<name>) or any folder of game directories; only
@@ -55,17 +105,30 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
       avalon analyze runs/quickstart
       avalon analyze runs/table2 --judge-model openai:gpt-4o-mini
       avalon analyze runs/smoke --judge-model scripted --out /tmp/report
+      avalon analyze runs/table2 --judge-model openai:gpt-4o-mini --check     the judges' calls, tokens, dollars
+      avalon analyze runs/table2 --judge-model openai:gpt-4o-mini --budget-usd 2
     """
     from avalon_agents.analysis.paper.report import analyze as run_analysis
     from avalon_agents.analysis.paper.report import headline_text
     from avalon_agents.llm import ClientPool, ModelSettings, check_reachable
 
-    with one_line_errors(out, missing="run-dir"):
-        judge = None
+    with one_line_errors(out, missing="run-dir"), kept_within():
+        judge = budget = None
         if judge_model:
             settings = ModelSettings(spec=judge_model, temperature=0.0)
             check_reachable(settings)
+            if check or budget_usd is not None:
+                budget = _judges_planned(run_dir, out, settings, check, as_json, prices_file, budget_usd)
+                if check:
+                    return
             judge = ClientPool(limit=judge_concurrency).get(settings)
+            if budget is not None:
+                from avalon_agents.experiments.spend import BudgetedClient
+
+                judge = BudgetedClient(judge, budget)
+        elif check or budget_usd is not None:
+            raise ValueError(f"{'check' if check else 'budget-usd'}: analyze calls a model only to judge speeches: "
+                             "give --judge-model")
         with Progress(TextColumn("{task.description:<14}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                       console=Console(stderr=True), disable=judge is None) as progress:
             task = progress.add_task("judging", total=None)
@@ -83,6 +146,19 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
     for row in result.tables["health"].itertuples(index=False):
         click.echo(_health_text(row))
     click.echo(f"{len(result.data.games)} game(s); report: {result.out / 'report.md'}")
+
+
+def _judges_planned(run_dir: Path, out: Path | None, settings: ModelSettings, check: bool, as_json: bool,
+                    prices_file: Path | None, budget_usd: float | None):
+    """`avalon analyze`'s judge calls planned (those its cache does not hold) and printed; the budget, if any."""
+    from avalon_agents.analysis.judges.run import Judge
+    from avalon_agents.analysis.load import load_run
+    from avalon_agents.experiments.plan import judge_cost, judge_plan
+
+    cost, cached = judge_cost(Judge(client=None, cache_dir=None).tasks(load_run(run_dir)),
+                              (out or run_dir / "analysis") / "judgments", settings.spec)
+    return planned_calls(judge_plan(settings, cost, prices := _prices(prices_file), cached), check, as_json,
+                         budget_usd, prices)
 
 
 @cli.command()

@@ -164,7 +164,9 @@ def plugin_option(command: Callable) -> Callable:
 
 
 def runner_options(command: Callable) -> Callable:
-    """--max-games, --backend and --address: how the experiment runner plays (`run`, `tournament`)."""
+    """--max-games, --backend and --address: how the experiment runner plays (`run`, `tournament`); and
+    `spend_options`."""
+    command = spend_options()(command)
     for option in reversed([
         click.option("--max-games", type=AT_LEAST_1, default=None,
                      help="Stop once the run holds this many finished games in all, spread over its variants "
@@ -172,16 +174,31 @@ def runner_options(command: Callable) -> Callable:
         click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
                      help="local: series as asyncio tasks in this process; ray: series as Ray tasks."),
         click.option("--address", default=None, help="Ray cluster address (default: start a local Ray)."),
-        click.option("--prices", "prices_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                     help="USD per 1M tokens, laid over the shipped table: a YAML file of MODEL: {input: ..., "
-                          "output: ..., cached_input: ...} (docs/providers.md)."),
-        click.option("--budget-usd", type=float, default=None,
-                     help="Start no game that would take the run's cost (its finished games included) over this "
-                          "many dollars: the run stops with exit code 4, finished games kept; rerun with a larger "
-                          "budget to go on."),
     ]):
         command = option(command)
     return command
+
+
+RUN_BUDGET = ("Start no game that would take the run's cost (its finished games included) over this many dollars: "
+              "the run stops with exit code 4, finished games kept; rerun with a larger budget to go on.")
+
+
+def spend_options(budget_help: str = RUN_BUDGET) -> Callable[[Callable], Callable]:
+    """--prices and --budget-usd (`budget_help` says what it stops): what a command's calls cost and the most they
+    may (`run` and `tournament` per game; `analyze --judge-model`, `calibrate`, `probe-humans` per call; `play`
+    per game)."""
+
+    def decorate(command: Callable) -> Callable:
+        for option in reversed([
+            click.option("--prices", "prices_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                         help="USD per 1M tokens, laid over the shipped table: a YAML file of MODEL: {input: ..., "
+                              "output: ..., cached_input: ...} (docs/providers.md)."),
+            click.option("--budget-usd", type=float, default=None, help=budget_help),
+        ]):
+            command = option(command)
+        return command
+
+    return decorate
 
 
 EMBEDDED_NOTICE = ("note: {spec} is the small embedded model (135M parameters): for smoke runs, not for studying "

@@ -11,6 +11,7 @@ import click
 
 from avalon_agents.cli.base import (
     cli,
+    echo_json,
     embedded_notice,
     model_options,
     one_line_errors,
@@ -122,8 +123,8 @@ def _prepare(kind: Callable, load: Callable, config: Path, settings: ModelSettin
         for exp in variants.values() if not check else ():  # and a missing key, before anything heavy
             exp.check_keys(settings)
         from avalon_agents.experiments import scheduler
-        from avalon_agents.experiments.plan import plan_lines, variant_models
-        from avalon_agents.experiments.spend import Budget
+        from avalon_agents.experiments.plan import plan, plan_lines, variant_models
+        from avalon_agents.experiments.spend import make_budget
         from avalon_agents.llm import check_reachable
 
         first = next(iter(variants.values()))
@@ -132,13 +133,9 @@ def _prepare(kind: Callable, load: Callable, config: Path, settings: ModelSettin
         embedded_notice(*(spec for exp in variants.values() for spec in variant_models(exp, override)))
         prices = load_prices(prices_file, {k: v.model_dump() for k, v in (first.prices or {}).items()})
         study = kind(variants, override, config, prices)
-        budget = None
-        if budget_usd is not None:
-            if not budget_usd > 0:  # nan too
-                raise ValueError(f"budget-usd: must be more than 0, got {budget_usd:g}")
-            if backend != "local":
-                raise ValueError("budget-usd: the budget is kept by the local backend; leave out --backend ray")
-            budget = Budget(budget_usd, prices, study.estimates(prices))
+        if budget_usd is not None and backend != "local":
+            raise ValueError("budget-usd: the budget is kept by the local backend; leave out --backend ray")
+        budget = make_budget(budget_usd, prices, lambda: study.estimates(prices))
         if settings.spec:
             check_reachable(settings.spec)
         if not check:
@@ -146,9 +143,12 @@ def _prepare(kind: Callable, load: Callable, config: Path, settings: ModelSettin
             out.mkdir(parents=True, exist_ok=True)
             if budget is not None:
                 budget.count_finished(scheduler.games(study, out))
-    for line in plan_lines(variants, out, override, prices):
+    found = plan(variants, out, override, prices)
+    for line in plan_lines(variants, out, found=found):
         click.echo(line, err=as_json)
     if budget is not None:
         click.echo(f"budget: ${budget.limit_usd:,.2f}, ${budget.spent:,.2f} spent by the finished games", err=as_json)
+    if check and as_json:  # the plan is the command's result
+        echo_json({**found, "budget_usd": budget_usd})
     return study, out, budget
 

@@ -10,6 +10,7 @@ it measures).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from avalon_agents.agents.registry import expected_cost, learning_cost, needs_llm
 from avalon_agents.analysis.stats import wilson
@@ -167,26 +168,30 @@ def dollars(models: dict[str, tuple[ModelSettings, Cost]], prices: Prices) -> tu
     return (None if missing else total), missing
 
 
+def least_seconds(settings: ModelSettings, cost: Cost) -> tuple[float | None, str | None]:
+    """The least wall time one model's limits allow for these calls and tokens: (seconds or None, in words; None
+    for a model that takes no time, the scripted one)."""
+    rpm, tpm = settings.limits
+    pace = provider(settings.provider).seconds_per_call
+    if pace == 0:
+        return 0.0, None
+    if pace is not None:
+        seconds = cost.calls * pace
+        return seconds, (f"{settings.spec}: about {duration(seconds)} on 2 cores (one call at a time, at the "
+                         f"quickstart's measured {pace:g} s a call on an idle machine; the progress bar's time left "
+                         "uses the run's own pace)")
+    if rpm or tpm:
+        minutes = max(cost.calls / rpm if rpm else 0.0, cost.input_tokens / tpm if tpm else 0.0)
+        limit = " and ".join(x for x in (f"{rpm:,.0f} RPM" if rpm else "", f"{tpm / 1000:,.0f}k TPM" if tpm
+                                          else "") if x)
+        return minutes * 60, f"{settings.spec}: at {limit}: at least {duration(minutes * 60)}"
+    return None, (f"{settings.spec}: limits learned from the provider's answers when the run starts (set rpm/tpm, or "
+                  "--rpm/--tpm, to see the least time)")
+
+
 def least_time(models: dict[str, tuple[ModelSettings, Cost]]) -> list[str]:
     """Per model, the least wall time its limits allow for these calls and tokens, in words."""
-    lines = []
-    for spec, (settings, cost) in models.items():
-        rpm, tpm = settings.limits
-        pace = provider(settings.provider).seconds_per_call
-        if pace == 0:
-            continue
-        if pace is not None:
-            lines.append(f"{spec}: about {duration(cost.calls * pace)} on 2 cores (one call at a "
-                         f"time, at the quickstart's measured {pace:g} s a call)")
-        elif rpm or tpm:
-            minutes = max(cost.calls / rpm if rpm else 0.0, cost.input_tokens / tpm if tpm else 0.0)
-            limit = " and ".join(x for x in (f"{rpm:,.0f} RPM" if rpm else "", f"{tpm / 1000:,.0f}k TPM" if tpm
-                                              else "") if x)
-            lines.append(f"{spec}: at {limit}: at least {duration(minutes * 60)}")
-        else:
-            lines.append(f"{spec}: limits learned from the provider's answers when the run starts (set rpm/tpm, or "
-                         "--rpm/--tpm, to see the least time)")
-    return lines
+    return [text for settings, cost in models.values() if (text := least_seconds(settings, cost)[1]) is not None]
 
 
 def duration(seconds: float) -> str:
@@ -201,50 +206,110 @@ def money(usd: float | None) -> str:
     return "no price" if usd is None else f"${usd:,.2f}" if usd >= 0.01 or usd == 0 else f"${usd:.4f}"
 
 
-def plan_lines(variants: dict[str, Experiment], out: Path, override: ModelSettings | None = None,
-               prices: Prices | None = None) -> list[str]:
+def priced(models: dict[str, tuple[ModelSettings, Cost]], prices: Prices) -> dict[str, Any]:
+    """What these models' expected calls come to: calls, tokens, dollars (None when a model has no price) and
+    the least time, in all and per model, with each price's date and source (the plan `--check --json` prints)."""
+    total = sum((cost for _, cost in models.values()), Cost())
+    usd, missing = dollars(models, prices)
+    rows = []
+    for spec, (settings, cost) in models.items():
+        price = prices.price(spec)
+        one, _ = dollars({spec: (settings, cost)}, prices)
+        seconds, time_text = least_seconds(settings, cost)
+        rows.append({"model": spec, "calls": round(cost.calls), "input_tokens": round(cost.input_tokens),
+                     "output_tokens": round(cost.output_tokens), "usd": one,
+                     "price": None if price is None else {"input": price.input, "output": price.output,
+                                                          "cached_input": price.cached_input, "date": price.date,
+                                                          "source": price.source},
+                     "least_seconds": None if seconds is None else round(seconds, 1), "time": time_text})
+    known = [r["least_seconds"] for r in rows]
+    return {"calls": round(total.calls), "input_tokens": round(total.input_tokens),
+            "output_tokens": round(total.output_tokens), "usd": usd, "no_price": missing,
+            "least_seconds": None if None in known else max(known, default=0.0), "models": rows}
+
+
+def plan(variants: dict[str, Experiment], out: Path, override: ModelSettings | None = None,
+         prices: Prices | None = None) -> dict[str, Any]:
+    """The plan of a run (`avalon run --check`; `--json` prints it): per variant its series, games, expected calls,
+    tokens and dollars and the precision its games give; the totals, the prices, the least time."""
     first = next(iter(variants.values()))
     prices = prices or Prices.shipped().over(first.prices)
-    lines = [f"experiment {first.name}: {len(variants)} variant(s), {first.rules} rules, {first.players} players",
-             f"decisions: {decisions(first)}",
-             *(f"agent {name}: {pipeline(agent)}" + (f", {agent.cards} role cards" if needs_llm(agent.kind) else "")
-               for name, agent in first.agents.items()),
-             f"{'variant':<28}{'series':>7}{'games/series':>13}{'games':>7}{'est. LLM calls':>16}"
-             f"{'input tokens':>14}{'output tokens':>15}{'est. USD':>11}{'win-rate CI ±':>15}{'detectable diff.':>18}"]
-    total_games, total, total_usd, all_missing = 0, Cost(), 0.0, []
-    everything: dict[str, tuple[ModelSettings, Cost]] = {}
+    rows, everything = [], {}
     for name, exp in variants.items():
         cost = run_cost(exp)
         models = variant_models(exp, override)
-        usd, missing = dollars(models, prices)
+        usd, _ = dollars(models, prices)
         for spec, (settings, part) in models.items():
             everything[spec] = (settings, everything.get(spec, (settings, Cost()))[1] + part)
-        all_missing += [m for m in missing if m not in all_missing]
-        total_games += exp.games
-        total = total + cost
-        total_usd = None if usd is None or total_usd is None else total_usd + usd
         half, diff = precision(exp.games)
-        half_text = f"{half:.0%}" if half < 1 else ">100%"
-        diff_text = f"{diff:.0%}" if diff < 1 else ">100%"
-        lines.append(f"{name:<28}{exp.series:>7}{exp.games_per_series:>13}{exp.games:>7}{cost.calls:>16,.0f}"
-                     f"{cost.input_tokens:>14,.0f}{cost.output_tokens:>15,.0f}{money(usd):>11}"
-                     f"{half_text:>15}{diff_text:>18}")
-    lines.append(f"{'total':<28}{'':>7}{'':>13}{total_games:>7}{total.calls:>16,.0f}{total.input_tokens:>14,.0f}"
-                 f"{total.output_tokens:>15,.0f}{money(total_usd):>11}")
+        rows.append({"variant": name, "series": exp.series, "games_per_series": exp.games_per_series,
+                     "games": exp.games, "calls": round(cost.calls), "input_tokens": round(cost.input_tokens),
+                     "output_tokens": round(cost.output_tokens), "usd": usd, "win_rate_ci_half": round(half, 4),
+                     "detectable_difference": round(diff, 4)})
+    return {"experiment": first.name, "rules": first.rules, "players": first.players,
+            "decisions": decisions(first),
+            "agents": {name: pipeline(agent) + (f", {agent.cards} role cards" if needs_llm(agent.kind) else "")
+                       for name, agent in first.agents.items()},
+            "variants": rows, "games": sum(r["games"] for r in rows), **priced(everything, prices),
+            "estimated_from": MEASURED, "run_dir": str(out)}
+
+
+def plan_lines(variants: dict[str, Experiment], out: Path, override: ModelSettings | None = None,
+               prices: Prices | None = None, found: dict[str, Any] | None = None) -> list[str]:
+    """The plan (`plan`, or `found` when made already) in words, as `avalon run --check` prints it."""
+    p = found or plan(variants, out, override, prices)
+    lines = [f"experiment {p['experiment']}: {len(p['variants'])} variant(s), {p['rules']} rules, {p['players']} "
+             "players", f"decisions: {p['decisions']}", *(f"agent {name}: {text}" for name, text in p["agents"].items()),
+             f"{'variant':<28}{'series':>7}{'games/series':>13}{'games':>7}{'est. LLM calls':>16}"
+             f"{'input tokens':>14}{'output tokens':>15}{'est. USD':>11}{'win-rate CI ±':>15}{'detectable diff.':>18}"]
+    for r in p["variants"]:
+        half, diff = r["win_rate_ci_half"], r["detectable_difference"]
+        lines.append(f"{r['variant']:<28}{r['series']:>7}{r['games_per_series']:>13}{r['games']:>7}{r['calls']:>16,}"
+                     f"{r['input_tokens']:>14,}{r['output_tokens']:>15,}{money(r['usd']):>11}"
+                     f"{f'{half:.0%}' if half < 1 else '>100%':>15}{f'{diff:.0%}' if diff < 1 else '>100%':>18}")
+    lines.append(f"{'total':<28}{'':>7}{'':>13}{p['games']:>7}{p['calls']:>16,}{p['input_tokens']:>14,}"
+                 f"{p['output_tokens']:>15,}{money(p['usd']):>11}")
     lines.append(f"calls and tokens: estimates per agent and pipeline ({MEASURED}); USD at the prices of "
                  "avalon_agents/data/prices.yaml and the config's prices:")
-    for spec in everything:
-        price = prices.price(spec)
-        if price is not None and price.source != FREE.source:
-            lines.append(f"  {model_name(spec)}: ${price.input:g} input, ${price.output:g} output per 1M tokens"
-                         f"{f' ({price.date}, {price.source})' if price.date else ''}")
-    for model in all_missing:
-        lines.append(f"  no price for {model}: give one with prices: in the config or --prices FILE")
-    lines += [f"time: {line}" for line in least_time(everything)]
+    lines += price_lines(p)
     lines.append("win-rate CI ±: half the width of a variant's 95% interval at a 50% win rate; detectable diff.: the "
                  "smallest difference between two variants' win rates found 80% of the time at the 5% level")
-    lines.append(f"run directory: {out}")
+    lines.append(f"run directory: {p['run_dir']}")
     return lines
+
+
+def price_lines(p: dict[str, Any]) -> list[str]:
+    """A priced plan's prices (with date and source), the models without one, and the least time, in words."""
+    lines = []
+    for row in p["models"]:
+        price = row["price"]
+        if price is not None and price["source"] != FREE.source:
+            when = f" ({price['date']}, {price['source']})" if price["date"] else ""
+            lines.append(f"  {model_name(row['model'])}: ${price['input']:g} input, ${price['output']:g} output per "
+                         f"1M tokens{when}")
+    lines += [f"  no price for {model}: give one with prices: in the config or --prices FILE" for model in p["no_price"]]
+    return lines + [f"time: {row['time']}" for row in p["models"] if row["time"]]
+
+
+def work_plan(what: str, settings: ModelSettings, cost: Cost, prices: Prices, cached: int = 0,
+              estimated: str = "") -> dict[str, Any]:
+    """The plan of a command's own calls to one model (the judges of `avalon analyze` and `avalon calibrate`, the
+    probes of `avalon probe-humans`, the LLM seats of `avalon play`): `priced`, with what the calls are, the
+    answers already cached (no call) and how the tokens were estimated."""
+    return {"what": what, "cached": cached, "estimated_from": estimated, **priced({settings.spec: (settings, cost)},
+                                                                                  prices)}
+
+
+def work_lines(p: dict[str, Any]) -> list[str]:
+    """A `work_plan` in words: 'plan: 120 judge calls (30 answers cached): 84,000 input and 9,600 output tokens of
+    openai:gpt-4o-mini, $0.02', its prices and least time."""
+    cached = f" ({p['cached']:,} answers cached, no call)" if p["cached"] else ""
+    models = ", ".join(row["model"] for row in p["models"])
+    lines = [f"plan: {p['calls']:,} {p['what']}{cached}: {p['input_tokens']:,} input and {p['output_tokens']:,} "
+             f"output tokens of {models}, {money(p['usd'])}"]
+    if p["estimated_from"]:
+        lines.append(f"  tokens: {p['estimated_from']}")
+    return lines + price_lines(p)
 
 
 def precision(games: int, rate: float = 0.5) -> tuple[float, float]:
@@ -256,3 +321,53 @@ def precision(games: int, rate: float = 0.5) -> tuple[float, float]:
     low, high = wilson(round(rate * games), games)
     spread = (rate * (1 - rate) / games) ** 0.5
     return (high - low) / 2, (1.96 + 0.84) * spread * 2 ** 0.5
+
+
+JUDGE_ANSWER = Cost(0, 0, 60)
+"""Output tokens of one judge's answer (a short JSON object: a label and a reason): an estimate."""
+
+
+def judge_cost(tasks: list[Any], cache_dir: Path, spec: str) -> tuple[Cost, int]:
+    """(the calls of these judge tasks (analysis.judges.run.JudgeTask) not in the judgments' cache under
+    `cache_dir`, their prompts' tokens counted and their answers' estimated; the answers cached), read without
+    writing anything."""
+    from avalon_agents.analysis.judges.cache import CACHE_FILE, JudgmentCache, cache_key
+    from avalon_agents.llm.tokens import count_tokens
+
+    cache = JudgmentCache(folder=cache_dir) if (Path(cache_dir) / CACHE_FILE).is_file() else None
+    cost, cached = Cost(), 0
+    for task in tasks:
+        if cache is not None and cache.get(cache_key(task.judge, task.prompt_hash, [task.prompt], spec)) is not None:
+            cached += 1
+        else:
+            cost = cost + Cost(1, count_tokens(task.prompt), 0) + JUDGE_ANSWER
+    return cost, cached
+
+
+def judge_plan(settings: ModelSettings, cost: Cost, prices: Prices, cached: int) -> dict[str, Any]:
+    """The `work_plan` of judge calls (`judge_cost`)."""
+    return work_plan("judge calls", settings, cost, prices, cached,
+                     f"prompts counted (tiktoken), answers estimated at {JUDGE_ANSWER.output_tokens:g} tokens each")
+
+
+def probe_cost(games: list[Any], out: Path, spec: str) -> tuple[Cost, int]:
+    """(the belief probes of these imported games (analysis.humans.games.HumanGame: every seat at every quest's
+    end) not yet answered by `spec` in OUT's answers (`avalon probe-humans`' cache), at the probe's declared cost;
+    the answers cached)."""
+    import json
+
+    from avalon_agents.host.human_probes import ANSWERS
+
+    asked = set()
+    answers = Path(out) / ANSWERS
+    if answers.is_file():
+        for line in answers.read_text(errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a half-written line
+            if isinstance(entry, dict) and entry.get("model") == spec:
+                asked.add((entry.get("game"), entry.get("seat"), entry.get("quest")))
+    jobs = [(g.name, seat, end.quest) for g in games for end in g.quest_ends for seat in g.rules.seats]
+    cached = sum(job in asked for job in jobs)
+    return PROBE_COST * (len(jobs) - cached), cached

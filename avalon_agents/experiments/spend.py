@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,12 +53,16 @@ class Budget:
         prices: the price table.
         estimates: per variant, the expected dollars of one game (before any of its games finished).
         spent: dollars of the games finished (and partly played) so far.
+        unit: what is admitted, in words (a command's own calls: "call", `BudgetedClient`).
+        kept: what a stop keeps, in words.
     """
 
     limit_usd: float
     prices: Prices
     estimates: dict[str, float]
     spent: float = 0.0
+    unit: str = "game"
+    kept: str = "finished games are kept"
     stopped: str | None = None
     measured: dict[str, list[float]] = field(default_factory=dict)
     in_flight: dict[int, float] = field(default_factory=dict)
@@ -77,9 +81,9 @@ class Budget:
             ahead = self.spent + sum(self.in_flight.values())
             if self.stopped is not None or ahead + cost > self.limit_usd:
                 if self.stopped is None:
-                    self.stopped = (f"budget: ${self.limit_usd:,.2f} reached: ${self.spent:,.2f} spent, "
-                                    f"${sum(self.in_flight.values()):,.2f} in the games still playing, and the next "
-                                    f"{variant} game is expected to cost ${cost:,.2f}; finished games are kept, "
+                    self.stopped = (f"budget: ${self.limit_usd:,.2f} reached: {_usd(self.spent)} spent, "
+                                    f"{_usd(sum(self.in_flight.values()))} in the {self.unit}s still in flight, and "
+                                    f"the next {variant} {self.unit} is expected to cost {_usd(cost)}; {self.kept}, "
                                     "rerun with a larger --budget-usd to go on")
                 return None
             self._next += 1
@@ -88,9 +92,14 @@ class Budget:
 
     def settle(self, ticket: int, variant: str, path: Path, finished: bool) -> None:
         """The game of `ticket` ended (finished, or aborted after spending some): count what it cost."""
-        dollars = game_dollars(path, self.prices)
+        self.settle_usd(ticket, variant, game_dollars(path, self.prices), finished)
+
+    def settle_usd(self, ticket: int | None, variant: str, dollars: float, finished: bool = True) -> None:
+        """The work of `ticket` (None: work admitted without one) ended having cost `dollars`; finished work's
+        cost is `variant`'s measured cost per unit from now on."""
         with self._lock:
-            self.in_flight.pop(ticket, None)
+            if ticket is not None:
+                self.in_flight.pop(ticket, None)
             self.spent += dollars
             if finished:
                 self.measured.setdefault(variant, []).append(dollars)
@@ -103,6 +112,88 @@ class Budget:
                 dollars = game_dollars(game, self.prices)
                 self.spent += dollars
                 self.measured.setdefault(group, []).append(dollars)
+
+
+def _usd(dollars: float) -> str:
+    return f"${dollars:,.2f}" if dollars >= 0.01 or dollars == 0 else f"${dollars:.4f}"
+
+
+def make_budget(limit_usd: float | None, prices: Prices, estimates: Callable[[], dict[str, float]],
+                **kind: str) -> Budget | None:
+    """The Budget `--budget-usd` asks for (None: none), with `estimates()` (per group, the expected dollars of one
+    unit: a game, a call). Raises ValueError for a limit that is not above 0, or what `estimates` raises (a model
+    without a price)."""
+    if limit_usd is None:
+        return None
+    if not limit_usd > 0:  # nan too
+        raise ValueError(f"budget-usd: must be more than 0, got {limit_usd:g}")
+    return Budget(limit_usd, prices, estimates(), **kind)
+
+
+class BudgetReached(Exception):
+    """The next call would take a command over its --budget-usd (`Budget.stopped` says so): nothing catches it
+    but the command, which exits 4, what was done kept (answers cached, games finished)."""
+
+
+CALL = "model"
+"""The budget's group of a command's own calls (`BudgetedClient`: 'the next model call')."""
+
+
+class BudgetedClient:
+    """An LLM client (llm.client.LLMClient) whose calls are kept within a Budget: a call is made only while the
+    dollars spent, those of the calls in flight and its own expected cost (the plan's per call, then the measured
+    mean) stay within the limit; otherwise BudgetReached. Its tracer is tapped: each call's dollars are counted
+    as its record is written. Anything else is the client's."""
+
+    def __init__(self, client: Any, budget: Budget) -> None:
+        self._budget = budget
+        self._client = client.with_tracer(_Tap(client.tracer, budget))
+
+    def with_tracer(self, tracer: Any) -> BudgetedClient:
+        return BudgetedClient(self._client.with_tracer(tracer), self._budget)
+
+    async def call(self, *args: Any, **kwargs: Any) -> str:
+        ticket = self._budget.admit(CALL)
+        if ticket is None:
+            raise BudgetReached(self._budget.stopped)
+        try:
+            return await self._client.call(*args, **kwargs)
+        finally:
+            self._budget.settle_usd(ticket, CALL, 0.0, finished=False)  # its dollars came with its record
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+class _Tap:
+    """A tracer that counts each LLM call's dollars into a Budget, then hands the record on."""
+
+    def __init__(self, inner: Any, budget: Budget) -> None:
+        self._inner, self._budget = inner, budget
+
+    @property
+    def step(self) -> int | None:
+        return getattr(self._inner, "step", None)
+
+    @step.setter
+    def step(self, value: int | None) -> None:
+        if self._inner is not None:
+            self._inner.step = value
+
+    def trace(self, record: Any) -> None:
+        from avalon_agents.records.trace import LLMCall
+
+        if isinstance(record, LLMCall) and not record.replayed:
+            spent = self._budget.prices.dollars(record.spec or "", record.input_tokens, record.output_tokens,
+                                                record.cached_tokens)
+            self._budget.settle_usd(None, CALL, spent)
+        if self._inner is not None:
+            self._inner.trace(record)
+
+    def __getattr__(self, name: str) -> Any:
+        if self._inner is None:
+            raise AttributeError(name)
+        return getattr(self._inner, name)
 
 
 def cost_rows(usages: dict[str, dict[str, Any] | None], prices: Prices, games: dict[str, int]) -> list[dict[str, Any]]:
