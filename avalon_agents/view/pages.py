@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.prices import Prices
+from avalon_agents.view import calls as call_pages
+from avalon_agents.view.calls import CallIndex
 from avalon_agents.view.catalog import Catalog, UnknownRun
 from avalon_agents.view.run_data import RunPages
 from avalon_agents.view.site import Site, stamp
@@ -26,6 +28,7 @@ class View:
         self.site = site or Site()
         self.catalog = Catalog(self.roots, prices)
         self.runs = RunPages(self.catalog)
+        self.call_index = CallIndex(self.catalog)
 
     def stamp(self) -> dict[str, Any]:
         return stamp([str(r) for r in self.roots])
@@ -66,6 +69,31 @@ class View:
         return {**page, "page": "run", "title": f"Run {run_id}", "api": self.site.api("run", run=run_id),
                 "links": {"index": self.site.link(here, "index"), "calls": self.site.link(here, "calls", run=run_id),
                           "compare": None if self.site.export else self.site.link(here, "compare", runs=[run_id])},
+                "stamp": self.stamp()}
+
+    def calls(self, run_id: str, query: dict[str, Any]) -> dict[str, Any]:
+        """A run's Calls page data (view.calls): the calls the query's filters keep (`total`), the page of them
+        from `offset` (at most `limit`) with their prompts and replies, the filters applied and what each can take.
+        An export holds the run's first calls (calls.EXPORT_LIMIT) and filters those in the page. Raises Refused
+        (400) naming a bad parameter."""
+        run = self.run_path(run_id)
+        here = self.site.path("calls", run=run_id)
+        asked = call_pages.parse_query(query, call_pages.EXPORT_LIMIT if self.site.export else
+                                       call_pages.DEFAULT_LIMIT)
+        found = self.call_index.run(run)
+
+        def link(game: str, entry: int | None) -> str | None:
+            if not (run / game / "meta.json").is_file():
+                return None
+            return self.site.link(here, "game", run=run_id, game=game) + (f"#e-{entry}" if entry else "")
+
+        return {"page": "calls", "title": f"Calls of run {run_id}", "run": run_id,
+                **call_pages.page(found, asked, link), "run_total": found.size,
+                "filters": {**asked.filters, "sort": asked.sort},
+                "options": call_pages.options(found, self.call_index.prices),
+                "held": self.site.export, "export_limit": call_pages.EXPORT_LIMIT,
+                "api": call_pages.api_address(self.site.api("calls", run=run_id), asked),
+                "links": {"index": self.site.link(here, "index"), "run": self.site.link(here, "run", run=run_id)},
                 "stamp": self.stamp()}
 
     def game_data(self, run_id: str, game: str) -> dict[str, Any]:

@@ -121,6 +121,10 @@ const PAGES = {
         el("li", {}, el("a", { href: c.link }, c.runs.join(" vs ")))))] : []];
   },
 
+  calls() {
+    return drawCalls();
+  },
+
   run() {
     const r = DATA.run;
     const out = [el("p", {}, `${r.kind} · ${r.state} · ${int(r.games_finished)} of ${int(r.games_planned)} games · `,
@@ -153,6 +157,195 @@ const PAGES = {
   },
 };
 
+// The Calls page: every LLM call of a run, filtered and paged. Live, each change of a filter asks the page's JSON
+// address again with the filters (the server filters and pages); exported, the page holds the run's first calls and
+// filters and pages those itself. A call's prompt and reply are drawn, as text, when its row is first opened.
+const CALL_FILTERS = ["q", "seat", "step", "module", "model", "game", "stage", "flag", "sort"];
+const FLAG_NAMES = { reask: "re-asks", fallback: "fallbacks", retried: "retried", failed: "failed" };
+const SORT_NAMES = { tokens: "most tokens", latency: "slowest", usd: "most dollars" };
+let CALLS_TIMER = null;
+
+function callFilters() {
+  if (!STATE.calls) {
+    STATE.calls = Object.fromEntries(CALL_FILTERS.map((k) => [k, DATA.filters[k] === null || DATA.filters[k] === undefined
+      ? "" : String(DATA.filters[k])]));
+    STATE.offset = DATA.offset || 0;
+    STATE.opened = new Set();
+  }
+  return STATE.calls;
+}
+
+// Live: the page's JSON address with the filters and the offset; the page's own address follows it.
+function askCalls(delay) {
+  clearTimeout(CALLS_TIMER);
+  CALLS_TIMER = setTimeout(() => {
+    const address = new URL(DATA.api, location.href);
+    const params = { ...STATE.calls, offset: STATE.offset ? String(STATE.offset) : "" };
+    for (const [k, v] of Object.entries(params)) {
+      if (v === "") address.searchParams.delete(k); else address.searchParams.set(k, v);
+    }
+    DATA.api = address.pathname + address.search;
+    try { history.replaceState(null, "", location.pathname + address.search); } catch { /* a file: page */ }
+    poll();
+  }, delay);
+}
+
+function setCallFilter(key, value, id) {
+  callFilters()[key] = value;
+  STATE.offset = 0;
+  if (DATA.api) askCalls(key === "q" || key === "step" || key === "game" ? 300 : 0);
+  else { draw(); keepFocus(id); }
+}
+
+// Exported: the held calls the filters keep, in the order asked.
+function heldCalls() {
+  const f = callFilters();
+  const q = f.q.trim().toLowerCase();
+  const text = (c) => [...c.messages.map((m) => DATA.texts[m.text]), c.reply || "", c.error || ""].join("\n").toLowerCase();
+  const keep = DATA.calls.filter((c) => (f.seat === "" || c.seat === Number(f.seat)) && (f.step === "" || c.step === Number(f.step))
+    && ["module", "model", "game", "stage"].every((k) => f[k] === "" || c[k] === f[k])
+    && (f.flag === "" || (f.flag === "reask" || f.flag === "fallback" ? c[f.flag] : c.outcome === f.flag))
+    && (q === "" || text(c).includes(q)));
+  const key = { tokens: (c) => c.input_tokens + c.output_tokens, latency: (c) => c.latency_s, usd: (c) => (c.usd === null ? -1 : c.usd) }[f.sort];
+  return key ? keep.slice().sort((a, b) => key(b) - key(a)) : keep;
+}
+
+function callText(c) {
+  const part = (who, text) => el("div", { class: "message" }, el("div", { class: "muted" }, who), el("pre", {}, text));
+  return [...c.messages.map((m) => part(m.role, DATA.texts[m.text])), part("reply", c.reply === null ? "(no reply)" : c.reply),
+    c.error ? el("p", { class: "bad" }, `error: ${c.error}`) : null];
+}
+
+function callDetails(c) {
+  const opened = STATE.opened.has(c.n);
+  const details = el("details", { open: opened }, el("summary", {}, `${c.messages.length} messages and the reply`),
+    ...(opened ? callText(c) : []));
+  details.addEventListener("toggle", () => {
+    if (details.open) {
+      STATE.opened.add(c.n);
+      if (details.children.length === 1) details.append(...callText(c).filter(Boolean));
+    } else STATE.opened.delete(c.n);
+  });
+  return details;
+}
+
+function callDecision(c) {
+  if (!c.decision) return "";
+  const how = [c.method, c.answers > 1 ? `${c.answers} answers` : "", c.valid === false ? "first answer not legal" : ""].filter(Boolean);
+  const marks = [c.reask ? "re-ask" : "", c.fallback ? "fallback" : ""].filter(Boolean);
+  return el("span", {}, `${c.decision}${how.length ? ` (${how.join(", ")})` : ""}`,
+    marks.length ? el("span", { class: "bad" }, ` ${marks.join(", ")}`) : null);
+}
+
+function drawCalls() {
+  const f = callFilters();
+  const o = DATA.options;
+  const held = !DATA.api;
+  const found = held ? heldCalls() : DATA.calls;
+  const total = held ? found.length : DATA.total;
+  const limit = held ? 100 : DATA.limit;
+  const offset = Math.min(STATE.offset, Math.max(0, total - 1));
+  const shown = held ? found.slice(offset, offset + limit) : found;
+  const choose = (key, label, values, names) => el("label", {}, `${label} `, el("select", { id: `calls-${key}`,
+    onchange: (e) => setCallFilter(key, e.target.value, `calls-${key}`) },
+  el("option", { value: "" }, key === "sort" ? "run order" : "any"),
+  ...values.map((v) => el("option", { value: String(v), selected: f[key] === String(v) }, names ? names[v] || v : v))));
+  const typed = (key, label, attrs) => el("label", {}, `${label} `, el("input", { id: `calls-${key}`, value: f[key], ...attrs,
+    oninput: (e) => setCallFilter(key, e.target.value, `calls-${key}`) }));
+  const controls = el("div", { class: "controls" },
+    typed("q", "Text", { type: "search", placeholder: "in prompts and replies" }),
+    choose("seat", "Seat", o.seats),
+    typed("step", "Step", { type: "number", min: 0, step: 1, max: o.steps.length ? o.steps[1] : null, placeholder: "any" }),
+    choose("module", "Module", o.modules), choose("model", "Model", o.models),
+    o.games.length <= 200 ? choose("game", "Game", o.games) : typed("game", "Game", { type: "search", list: "calls-games" }),
+    choose("stage", "Stage", o.stages), choose("flag", "Only", o.flags, FLAG_NAMES), choose("sort", "Order", o.sorts, SORT_NAMES));
+  const games = o.games.length > 200 ? el("datalist", { id: "calls-games" }, ...o.games.slice(0, 1000).map((g) => el("option", { value: g }))) : null;
+  const move = (to) => {
+    STATE.offset = Math.max(0, to);
+    if (held) draw(); else askCalls(0);
+  };
+  const pager = (where) => el("nav", { class: "controls pager", "aria-label": `pages of calls (${where})` },
+    el("button", { type: "button", id: `calls-prev-${where}`, disabled: offset === 0, onclick: () => move(offset - limit) }, "Previous"),
+    el("span", {}, total ? `calls ${int(offset + 1)}–${int(Math.min(offset + shown.length, total))} of ${int(total)}` : "no call matches"),
+    el("button", { type: "button", id: `calls-next-${where}`, disabled: offset + limit >= total, onclick: () => move(offset + limit) }, "Next"));
+  const sums = held ? null : DATA.sums;
+  const out = [el("p", {}, el("a", { href: DATA.links.run }, `run ${DATA.run}`), ` · ${int(DATA.run_total)} LLM calls`
+    + (sums ? ` · these ${int(total)}: ${int(sums.input_tokens)} in / ${int(sums.output_tokens)} out tokens, `
+      + `${sums.latency_s.toFixed(1)} s, $${sums.usd.toFixed(4)}` + (sums.unpriced ? ` (${int(sums.unpriced)} calls without a price)` : "") : ""))];
+  if (o.unpriced_models.length) out.push(el("p", { class: "muted" }, `No price for ${o.unpriced_models.join(", ")}: give one with prices: or --prices FILE.`));
+  if (held) {
+    out.push(el("p", { class: "warn" }, `This exported page holds the run's first ${int(DATA.calls.length)} of its ${int(DATA.run_total)} calls `
+      + `(an export holds at most ${int(DATA.export_limit)} a run); its filters search those. avalon view serves them all.`));
+  }
+  const columns = [
+    { key: "n", label: "#", num: true },
+    { key: "game", label: "game", show: (c) => (c.link ? el("a", { href: c.link, title: "this call in its game's replay" },
+      `${c.game}${c.entry ? ` #${c.entry}` : ""}`) : c.game || (c.source === "analysis" ? "analysis" : "")) },
+    { key: "seat", label: "seat", num: true },
+    { key: "step", label: "step", num: true },
+    { key: "quest", label: "quest, proposal", num: true, show: (c) => (c.quest === null ? "" : c.attempt ? `${c.quest}, ${c.attempt}` : `${c.quest}`) },
+    { key: "module", label: "module", show: (c) => `${c.module}${c.stage !== "module" ? ` (${c.stage})` : ""}${c.request ? ` for ${c.request}` : ""}` },
+    { key: "model", label: "model" },
+    { key: "tokens", label: "tokens in / out", num: true, sort: (c) => c.input_tokens + c.output_tokens,
+      show: (c) => `${int(c.input_tokens)} / ${int(c.output_tokens)}` + (c.cached_tokens ? ` (${int(c.cached_tokens)} cached)` : "") },
+    { key: "latency_s", label: "seconds", num: true, show: (c) => c.latency_s.toFixed(2) },
+    { key: "usd", label: "dollars", num: true, show: (c) => usd(c.usd) },
+    { key: "outcome", label: "outcome", show: (c) => el("span", { class: c.outcome === "ok" ? null : "bad" },
+      c.outcome + (c.attempts > 1 ? ` (${c.attempts} attempts)` : "") + (c.replayed ? " replayed" : "")) },
+    { key: "decision", label: "decision", show: callDecision },
+    { key: "text", label: "prompt and reply", sort: (c) => c.n, show: callDetails },
+  ];
+  return [...out, controls, games, pager("top"), table("calls", columns, shown), total > limit ? pager("bottom") : null].filter(Boolean);
+}
+
+// The Compare page: sides (runs, or a run's variants) side by side, each difference from the first side with its
+// interval; a difference whose interval excludes zero is flagged. "Only flagged" keeps the rows with one.
+const signed = (v) => (isNum(v) ? `${v > 0 ? "+" : ""}${pct(v)}` : "n/a");
+const number = (v) => (isNum(v) ? (Number.isInteger(v) ? int(v) : v.toFixed(3)) : "");
+
+function differenceText(d, rates) {
+  if (!d) return "";
+  const shown = rates ? signed : (v) => `${v > 0 ? "+" : ""}${number(v)}`;
+  const text = shown(d.diff) + (isNum(d.ci_low) ? ` [${shown(d.ci_low)}, ${shown(d.ci_high)}]` : "")
+    + (isNum(d.p_value) ? ` p=${d.p_value.toFixed(2)}` : "");
+  return el("span", { class: d.excludes_zero ? "flag" : null, title: d.method ? `interval: ${d.method}` : "no interval" },
+    d.excludes_zero ? `${text} (not 0)` : text);
+}
+
+function compareColumns(groups, rates) {
+  const value = (v) => (rates ? (v ? `${rate(v)} n=${int(v.n)}` + (v.few_games ? " (few games)" : "") : "") : number(v));
+  return [...groups.map((g) => ({ key: `k-${g}`, label: g, show: (r) => r.key[g], sort: (r) => r.key[g] })),
+    ...DATA.sides.map((s, i) => ({ key: `v-${i}`, label: s.label, num: true, show: (r) => value(r.values[i]),
+      sort: (r) => (rates ? r.values[i] && r.values[i].value : r.values[i]) })),
+    ...DATA.sides.slice(1).map((s, j) => ({ key: `d-${j + 1}`, label: `${s.label} − ${DATA.reference}` + (rates ? " [95% CI]" : ""),
+      num: true, show: (r) => differenceText(r.differences[j + 1], rates),
+      sort: (r) => r.differences[j + 1] && r.differences[j + 1].diff }))];
+}
+
+function drawCompare() {
+  const flagged = (rows) => (STATE.flagged ? rows.filter((r) => r.differences.some((d) => d && d.excludes_zero)) : rows);
+  const out = DATA.warnings.map((w) => el("p", { class: "warn", role: "note" }, w));
+  out.push(el("p", {}, `Each difference is a side minus the reference, ${DATA.reference}; flagged (not 0) where its 95% interval `
+    + "excludes zero. Win rates: Newcombe's interval and Fisher's p; other rates: resampling each side's games."));
+  out.push(table("sides", [
+    { key: "label", label: "side", show: (s) => el("a", { href: s.link }, s.label) },
+    { key: "games", label: "games", num: true, show: (s) => int(s.games) },
+    { key: "good_agents", label: "good", show: (s) => s.good_agents.join(", ") },
+    { key: "evil_agents", label: "evil", show: (s) => s.evil_agents.join(", ") },
+    { key: "models", label: "models", show: (s) => s.models.join(", ") },
+    { key: "rules", label: "rules", show: (s) => s.rules.join(", ") },
+    { key: "commit", label: "commit", show: (s) => (s.commit || "unknown").slice(0, 12) }], DATA.sides));
+  out.push(el("div", { class: "controls" }, el("label", {}, el("input", { type: "checkbox", id: "flagged", checked: !!STATE.flagged,
+    onchange: (e) => { STATE.flagged = e.target.checked; draw(); keepFocus("flagged"); } }), " only rows with a flagged difference")));
+  out.push(el("h2", {}, "Win rate per side"), table("c-headline", compareColumns(["side"], true), flagged(DATA.headline)));
+  for (const [name, m] of Object.entries(DATA.metrics)) {
+    const rows = flagged(m.rows);
+    if (!rows.length) continue;
+    out.push(el("h2", {}, name.replaceAll("_", " ")), table(`c-${name}`, compareColumns(m.groups, m.kind === "rate"), rows));
+  }
+  return out;
+}
+
 function headlineColumns(rows) {
   const rates = Object.keys(rows[0]).filter((k) => /^(qer|fvr)_/.test(k));
   return [{ key: "variant", label: "variant" }, { key: "side", label: "side" }, { key: "agents", label: "agents" },
@@ -165,7 +358,9 @@ function headlineColumns(rows) {
 
 function keepFocus(id) {
   const node = document.getElementById(id);
-  if (node) { node.focus(); const n = node.value.length; node.setSelectionRange(n, n); }
+  if (!node) return;
+  node.focus();
+  try { const n = node.value.length; node.setSelectionRange(n, n); } catch { /* a select or a number box: no caret */ }
 }
 
 function draw() {
@@ -180,9 +375,11 @@ function draw() {
 let LAST = JSON.stringify(DATA);
 async function poll() {
   try {
-    const answer = await fetch(DATA.api, { cache: "no-store" });
+    const asked = DATA.api;
+    const answer = await fetch(asked, { cache: "no-store" });
     if (!answer.ok) throw new Error(`${answer.status}`);
     const text = await answer.text();
+    if (DATA.api !== asked) return; // the page asks another address since (a filter changed): this answer is old
     document.getElementById("status").textContent = `live: checked ${new Date().toLocaleTimeString()}`;
     if (text !== LAST) {
       LAST = text;

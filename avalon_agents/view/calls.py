@@ -1,0 +1,461 @@
+"""A run's LLM calls for the Calls page: every call of its games (trace.jsonl), the behaviour judges' calls about
+them (judge.jsonl) and `avalon analyze`'s judges' calls (analysis/judgments/calls.jsonl), filtered and paged.
+
+A run can hold millions of calls, so no call's messages are kept: `CallIndex` keeps, per run, one column per field
+a filter or a table needs (which file and at which byte the call's line starts, game, seat, step, module, model,
+tokens, latency, dollars, outcome, the decision it served and whether it was a re-ask or ended in a fallback, its
+entry in the game's replay), as numpy arrays. A file is read again only when it changed (its size and time), and
+a run's columns are joined again only when one of its files changed. A call's prompt and reply are read from its
+line only for the page shown, and for a text search (`q`), whose matches are kept for the next pages.
+
+The decision a call served is its seat's next Extraction (or SpeechCheck, for a speech) of the same request kind,
+quest and attempt; of the calls of one decision, a purpose's calls after its first are re-asks. A call's place in
+the game is its entry in the viewer's timeline (viewer.timeline: the game page's `#e-N`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args
+from urllib.parse import urlencode
+
+import numpy as np
+import orjson
+
+from avalon_agents.prices import Prices
+from avalon_agents.records.run_dir import EVENTS, JUDGE_TRACE, TRACE, read_events
+from avalon_agents.records.trace import TRACE_ADAPTER, Purpose, Stage
+from avalon_agents.table.server import Refused
+from avalon_agents.view.catalog import Catalog, game_folders
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+EXPORT_LIMIT = 500
+"""How many calls an exported Calls page holds (the run's first; its filters search those)."""
+ANALYSIS_CALLS = Path("analysis") / "judgments" / "calls.jsonl"
+"""Where `avalon analyze --judge-model` records its judges' calls."""
+FILTERS = ("q", "seat", "step", "module", "model", "game", "stage", "flag")
+FLAGS = ("reask", "fallback", "retried", "failed")
+"""`flag=`: re-asks, calls of decisions that ended in the fallback, calls retried, calls that failed."""
+ORDERS = {"": None, "tokens": "tokens", "latency": "latency_s", "usd": "usd"}
+"""`sort=`: run order, or the most tokens (in + out), the slowest, the dearest first."""
+TEXT_CACHE = 16
+"""How many searches' matches a run keeps (paging through a search reads nothing again)."""
+
+# column -> (numpy dtype, value for None)
+COLUMNS: dict[str, tuple[Any, Any]] = {
+    "offset": (np.int64, 0), "game": (object, None), "source": (object, None), "seat": (np.int32, -1),
+    "step": (np.int32, -1), "quest": (np.int32, -1), "attempt": (np.int32, -1), "stage": (object, None),
+    "name": (object, None), "part": (object, None), "request": (object, None), "module": (object, None),
+    "model": (object, None), "input_tokens": (np.int64, 0), "output_tokens": (np.int64, 0),
+    "cached_tokens": (np.int64, 0), "latency_s": (np.float64, 0.0), "attempts": (np.int32, 1),
+    "throttled": (np.int32, 0), "outcome": (object, "ok"), "replayed": (np.bool_, False), "usd": (np.float64, math.nan),
+    "entry": (np.int32, 0), "decision": (object, None), "method": (object, None), "valid": (np.int8, -1),
+    "answers": (np.int32, 0), "reask": (np.bool_, False), "fallback": (np.bool_, False),
+}
+NONE_INT = -1
+STILL_WRITTEN = ("playing", "unfinished")
+"""A run in these states (catalog.Catalog.row) may be writing its games' traces: its files are looked at again
+on each page (a finished run's only when the catalog sees its files change)."""
+
+
+@dataclass
+class FileCalls:
+    """One file's calls, as columns (see COLUMNS), and the stamp of the files they were read from."""
+
+    stamp: tuple
+    columns: dict[str, np.ndarray]
+
+    @property
+    def size(self) -> int:
+        return len(self.columns["offset"])
+
+
+@dataclass
+class RunCalls:
+    """A run's calls: its files' columns joined (plus `file`, each call's file's number in `files`)."""
+
+    key: tuple
+    files: list[Path]
+    columns: dict[str, np.ndarray]
+    parts: list[FileCalls] = field(default_factory=list)  # the files' own columns (views of the run's)
+    found: OrderedDict = field(default_factory=OrderedDict)  # a query's filters -> the indices of its matches
+    choices: dict[str, Any] | None = None  # what each filter can take (`options`), once
+
+    @property
+    def size(self) -> int:
+        return len(self.columns["offset"])
+
+
+class CallIndex:
+    """Each run's calls, read once per change of its files (see the module's docstring)."""
+
+    def __init__(self, catalog: Catalog, prices: Prices | None = None) -> None:
+        self.catalog = catalog
+        self.prices = prices or catalog.prices
+        self._files: dict[Path, FileCalls] = {}
+        self._runs: dict[Path, RunCalls] = {}
+        self._price_of: dict[str, Any] = {}
+
+    def run(self, run: Path) -> RunCalls:
+        """The run's calls, read again only where a file changed."""
+        row = self.catalog.row(run)
+        cached = self.catalog._rows.get(run)
+        key = (cached.signature if cached else None, row["state"], _stamp(run / ANALYSIS_CALLS))
+        known = self._runs.get(run)
+        if known is not None and known.key == key and row["state"] not in STILL_WRITTEN:
+            return known
+        files: list[tuple[Path, str | None, str]] = []
+        for game in game_folders(run):
+            name = game.relative_to(run).as_posix()
+            files += [(game / TRACE, name, "game"), (game / JUDGE_TRACE, name, "judge")]
+        files.append((run / ANALYSIS_CALLS, None, "analysis"))
+        parts = [(path, self._file(run, path, game, source)) for path, game, source in files]
+        parts = [(path, p) for path, p in parts if p is not None and p.size]
+        if known is not None and len(parts) == len(known.parts) and all(
+                p is q for (_, p), q in zip(parts, known.parts)):
+            known.key = key  # no file changed
+            return known
+        columns = {name: np.concatenate([p.columns[name] for _, p in parts]) if parts
+                   else np.empty(0, dtype=COLUMNS[name][0]) for name in COLUMNS}
+        columns["file"] = (np.concatenate([np.full(p.size, i, dtype=np.int32) for i, (_, p) in enumerate(parts)])
+                           if parts else np.empty(0, dtype=np.int32))
+        start = 0
+        for _, p in parts:  # each file's columns become views of the run's: one copy in memory
+            p.columns = {name: columns[name][start:start + p.size] for name in COLUMNS}
+            start += p.size
+        found = RunCalls(key, [path for path, _ in parts], columns, [p for _, p in parts])
+        self._runs[run] = found
+        return found
+
+    def _file(self, run: Path, path: Path, game: str | None, source: str) -> FileCalls | None:
+        stamp = (_stamp(path), _stamp(path.parent / EVENTS) if source == "game" else None)
+        if stamp[0] is None:
+            self._files.pop(path, None)
+            return None
+        known = self._files.get(path)
+        if known is not None and known.stamp == stamp:
+            return known
+        rows = read_calls(path, game, source, run)
+        for r in rows:
+            r["usd"] = self._dollars(r)
+        made = FileCalls(stamp, {name: np.array([_or(r.get(name), none) for r in rows], dtype=dtype)
+                                 for name, (dtype, none) in COLUMNS.items()})
+        self._files[path] = made
+        return made
+
+    def _dollars(self, r: dict[str, Any]) -> float:
+        spec = r.get("model")
+        if spec not in self._price_of:
+            self._price_of[spec] = None if spec is None else self.prices.price(spec)
+        price = self._price_of[spec]
+        if price is None:
+            return math.nan
+        return price.dollars(r["input_tokens"], r["output_tokens"], r["cached_tokens"])
+
+
+def _or(value: Any, none: Any) -> Any:
+    return none if value is None else value
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def lines(path: Path):
+    """Each non-blank line of a JSONL file with the byte it starts at."""
+    offset = 0
+    with open(path, "rb") as f:
+        for line in f:
+            if line.strip():
+                yield offset, line
+            offset += len(line)
+
+
+def call_row(d: dict[str, Any], offset: int, game: str | None, source: str) -> dict[str, Any]:
+    """An LLM call's line as its index row (no messages, no reply)."""
+    purpose = Purpose.model_construct(stage=d.get("stage"), name=d.get("name") or "", part=d.get("part"))
+    return {"offset": offset, "game": game, "source": source, "seat": d.get("seat"), "step": d.get("step"),
+            "quest": d.get("quest"), "attempt": d.get("attempt"), "stage": d.get("stage"), "name": d.get("name"),
+            "part": d.get("part"), "request": d.get("request"), "module": purpose.label,
+            "model": (d.get("settings") or {}).get("spec"), "input_tokens": d.get("input_tokens") or 0,
+            "output_tokens": d.get("output_tokens") or 0, "cached_tokens": d.get("cached_tokens") or 0,
+            "latency_s": d.get("latency_s") or 0.0, "attempts": d.get("attempts") or 1,
+            "throttled": d.get("throttled") or 0, "outcome": d.get("outcome") or "ok",
+            "replayed": bool(d.get("replayed"))}
+
+
+def read_calls(path: Path, game: str | None, source: str, run: Path) -> list[dict[str, Any]]:
+    """The index rows of a file's LLM calls. A game's trace also places each call in the game's timeline (its
+    entry) and links it to the decision it served; analyze's judges' calls name their game in `about`."""
+    rows: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []  # a game's trace records as the timeline takes them (calls: seat only)
+    for offset, line in lines(path):
+        try:
+            d = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # a line being written
+        if d.get("type") != "llm_call":
+            if source == "game":
+                try:
+                    records.append(TRACE_ADAPTER.validate_python(d).model_dump(mode="json"))
+                except ValueError:
+                    continue
+            continue
+        about = d.get("about") or {}
+        row = call_row(d, offset, game if source != "analysis" else about.get("game"), source)
+        if source == "game":
+            records.append({"type": "llm_call", "seat": d.get("seat"), "_row": len(rows)})
+        rows.append(row)
+    if source == "game" and rows:
+        _place(path.parent, records, rows)
+        _link(records, rows)
+    return rows
+
+
+def _place(game: Path, records: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
+    """Each call's entry (from 1) in the game page's timeline."""
+    from avalon_agents.core.events import EVENT_ADAPTER
+    from avalon_agents.viewer.timeline import timeline
+
+    try:
+        events = [EVENT_ADAPTER.dump_python(e, mode="json") for e in read_events(game)]
+    except (OSError, ValueError):
+        return
+    for i, item in enumerate(timeline(events, records)):
+        if "_row" in item:
+            rows[item["_row"]]["entry"] = i + 1
+
+
+def _link(records: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
+    """Each call with a request -> the decision it served: its seat's next extraction (a speech: speech check) of
+    the same kind, quest and attempt; the calls of a purpose after its first one for a decision are re-asks."""
+    waiting: dict[Any, list[int]] = {}
+    for r in records:
+        if r["type"] == "llm_call":
+            row = rows[r["_row"]]
+            if row["request"] is not None:
+                waiting.setdefault(row["seat"], []).append(r["_row"])
+            continue
+        if r["type"] not in ("extraction", "speech_check"):
+            continue
+        kind = r["kind"] if r["type"] == "extraction" else "speak"
+        mine, rest = [], []
+        for k in waiting.get(r["seat"], []):
+            row = rows[k]
+            same = (row["request"] == kind and row["quest"] in (None, r["quest"])
+                    and row["attempt"] in (None, r["attempt"]))
+            (mine if same else rest).append(k)
+        waiting[r["seat"]] = rest
+        seen: set[tuple] = set()
+        for k in mine:
+            row = rows[k]
+            purpose = (row["stage"], row["name"], row["part"])
+            row.update(decision=kind, reask=purpose in seen)
+            seen.add(purpose)
+            if r["type"] == "extraction":
+                row.update(method=r["method"], valid=int(r["valid"]), answers=r["answers"],
+                           fallback=r["method"] == "fallback")
+            else:
+                row.update(valid=int(not r["echo"]), answers=2 if r["reasked"] else 1)
+
+
+# the query
+
+
+@dataclass
+class Query:
+    """What a Calls page asks: its filters, paging and order."""
+
+    filters: dict[str, Any]
+    offset: int = 0
+    limit: int = DEFAULT_LIMIT
+    sort: str = ""
+
+    def params(self) -> dict[str, Any]:
+        """The address's parameters (the defaults left out)."""
+        out = {k: v for k, v in self.filters.items() if v not in (None, "")}
+        if self.offset:
+            out["offset"] = self.offset
+        if self.limit != DEFAULT_LIMIT:
+            out["limit"] = self.limit
+        if self.sort:
+            out["sort"] = self.sort
+        return out
+
+
+def parse_query(query: dict[str, Any], limit: int = DEFAULT_LIMIT) -> Query:
+    """A page's query parameters. Raises Refused (400) naming the bad parameter."""
+    known = set(FILTERS) | {"offset", "limit", "sort", "token"}
+    unknown = sorted(set(query) - known)
+    if unknown:
+        raise Refused(400, f"{unknown[0]}: no such parameter (the Calls page takes {', '.join(sorted(known - {'token'}))})")
+    filters: dict[str, Any] = {}
+    for name in FILTERS:
+        value = str(query.get(name, "")).strip()
+        if name in ("seat", "step"):
+            filters[name] = _int(name, value, 0) if value else None
+        else:
+            filters[name] = value
+    if filters["flag"] and filters["flag"] not in FLAGS:
+        raise Refused(400, f"flag: {filters['flag']!r} is none of {', '.join(FLAGS)}")
+    if filters["stage"] and filters["stage"] not in get_args(Stage):
+        raise Refused(400, f"stage: {filters['stage']!r} is none of {', '.join(get_args(Stage))}")
+    sort = str(query.get("sort", "")).strip()
+    if sort not in ORDERS:
+        raise Refused(400, f"sort: {sort!r} is none of run order (empty), {', '.join(o for o in ORDERS if o)}")
+    offset = _int("offset", str(query.get("offset", "0")).strip() or "0", 0)
+    size = _int("limit", str(query.get("limit", limit)).strip() or str(limit), 1)
+    if size > max(MAX_LIMIT, limit):
+        raise Refused(400, f"limit: {size} is over {MAX_LIMIT}")
+    return Query(filters, offset, size, sort)
+
+
+def _int(name: str, value: str, least: int) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise Refused(400, f"{name}: {value[:40]!r} is not a whole number") from None
+    if number < least:
+        raise Refused(400, f"{name}: {number} is below {least}")
+    return number
+
+
+def matches(calls: RunCalls, query: Query) -> np.ndarray:
+    """The indices of the run's calls the query's filters keep, in its order (kept for the next pages)."""
+    key = (tuple(sorted(query.filters.items())), query.sort)
+    if key in calls.found:
+        calls.found.move_to_end(key)
+        return calls.found[key]
+    c, f = calls.columns, query.filters
+    mask = np.ones(calls.size, dtype=bool)
+    for name in ("seat", "step"):
+        if f[name] is not None:
+            mask &= c[name] == f[name]
+    for name in ("module", "model", "game", "stage"):
+        if f[name]:
+            mask &= c[name] == f[name]
+    if f["flag"] in ("reask", "fallback"):
+        mask &= c[f["flag"]]
+    elif f["flag"]:
+        mask &= c["outcome"] == f["flag"]
+    found = np.flatnonzero(mask)
+    if f["q"]:
+        found = search(calls, found, f["q"])
+    if query.sort:
+        column = ORDERS[query.sort]
+        values = (c["input_tokens"] + c["output_tokens"] if column == "tokens" else np.nan_to_num(c[column], nan=-1))
+        found = found[np.argsort(-values[found], kind="stable")]
+    calls.found[key] = found
+    while len(calls.found) > TEXT_CACHE:
+        calls.found.popitem(last=False)
+    return found
+
+
+def records(calls: RunCalls, indices) -> Any:
+    """(index, whole record: its messages and reply) of each of the run's calls `indices` (ascending: each file is
+    opened once and read forward)."""
+    handle, open_file = None, -1
+    try:
+        for i in indices:
+            i = int(i)
+            file = int(calls.columns["file"][i])
+            if file != open_file:
+                if handle is not None:
+                    handle.close()
+                handle, open_file = open(calls.files[file], "rb"), file
+            handle.seek(int(calls.columns["offset"][i]))
+            yield i, handle.readline()
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def search(calls: RunCalls, found: np.ndarray, q: str) -> np.ndarray:
+    """Of the calls `found`, those whose messages, reply or error hold `q` (any case)."""
+    q = q.lower()
+    literal = q.isascii() and not any(ch in q for ch in '"\\/') and q.isprintable()
+    raw = q.encode() if literal else None  # then a line without it (any ASCII case) cannot hold it
+    keep = []
+    for i, line in records(calls, found):
+        if raw is not None and raw not in line.lower():
+            continue
+        d = orjson.loads(line)
+        texts = [m.get("content") or "" for m in d.get("messages") or ()] + [d.get("reply") or "", d.get("error") or ""]
+        if any(q in t.lower() for t in texts):
+            keep.append(i)
+    return np.array(keep, dtype=np.int64)
+
+
+def page(calls: RunCalls, query: Query, link) -> dict[str, Any]:
+    """The page's calls (`link(game, entry)` makes a call's address in its game) with their texts: each distinct
+    message content once in `texts` (a system prompt goes with every call of its seat), messages naming theirs."""
+    found = matches(calls, query)
+    shown = found[query.offset:query.offset + query.limit]
+    c = calls.columns
+    texts: dict[str, int] = {}
+    out = {}
+    for i, line in records(calls, sorted(int(i) for i in shown)):
+        d = orjson.loads(line)
+        row = {name: _plain(name, c[name][i]) for name in COLUMNS if name != "offset"}
+        row.update(n=i + 1, error=d.get("error"), reply=d.get("reply"),
+                   messages=[{"role": m.get("role"), "text": texts.setdefault(m.get("content") or "", len(texts))}
+                             for m in d.get("messages") or ()],
+                   link=link(row["game"], row["entry"]) if row["game"] else None)
+        out[i] = row
+    usd = c["usd"][found]
+    return {"total": int(len(found)), "offset": query.offset, "limit": query.limit, "calls": [out[int(i)] for i in shown],
+            "texts": list(texts),
+            "sums": {"input_tokens": int(c["input_tokens"][found].sum()),
+                     "output_tokens": int(c["output_tokens"][found].sum()),
+                     "latency_s": round(float(c["latency_s"][found].sum()), 3),
+                     "usd": float(np.nansum(usd)), "unpriced": int(np.isnan(usd).sum())}}
+
+
+NULLS = {"seat": NONE_INT, "step": NONE_INT, "quest": NONE_INT, "attempt": NONE_INT, "valid": NONE_INT, "entry": 0,
+         "answers": 0}
+"""The columns whose value stands for None."""
+
+
+def _plain(name: str, value: Any) -> Any:
+    value = value.item() if isinstance(value, np.generic) else value
+    if name in NULLS:
+        return None if value == NULLS[name] else (bool(value) if name == "valid" else value)
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def options(calls: RunCalls, prices: Prices) -> dict[str, Any]:
+    """What each filter can take in this run (seats, steps: least and most, modules, models, games, stages, flags,
+    orders) and the models without a price (their calls' dollars are unknown). Computed once per change."""
+    if calls.choices is None:
+        c = calls.columns
+
+        def distinct(name: str) -> list:
+            return sorted(v for v in set(c[name].tolist()) if v is not None)
+
+        steps = c["step"][c["step"] != NONE_INT]
+        models = distinct("model")
+        calls.choices = {
+            "seats": [int(s) for s in np.unique(c["seat"]) if s != NONE_INT],
+            "steps": [int(steps.min()), int(steps.max())] if len(steps) else [], "modules": distinct("module"),
+            "models": models, "games": distinct("game"), "stages": distinct("stage"), "flags": list(FLAGS),
+            "sorts": [o for o in ORDERS if o], "unpriced_models": [m for m in models if prices.price(m) is None]}
+    return calls.choices
+
+
+def api_address(base: str | None, query: Query) -> str | None:
+    """The page's JSON address with its query (None in an export)."""
+    if base is None:
+        return None
+    params = query.params()
+    return base + (("&" if "?" in base else "?") + urlencode(params) if params else "")
