@@ -125,6 +125,10 @@ const PAGES = {
     return drawCalls();
   },
 
+  compare() {
+    return drawCompare();
+  },
+
   run() {
     const r = DATA.run;
     const out = [el("p", {}, `${r.kind} · ${r.state} · ${int(r.games_finished)} of ${int(r.games_planned)} games · `,
@@ -372,19 +376,21 @@ function draw() {
   document.getElementById("stamp").textContent = `Made by ${s.framework} from ${s.folders.join(", ")} at ${s.made}.`;
 }
 
-let LAST = JSON.stringify(DATA);
+// What a page shows, without the time it was made at: drawn again only when this changed.
+const shown = (data) => JSON.stringify({ ...data, stamp: null });
+let LAST = shown(DATA);
 async function poll() {
   try {
     const asked = DATA.api;
     const answer = await fetch(asked, { cache: "no-store" });
     if (!answer.ok) throw new Error(`${answer.status}`);
-    const text = await answer.text();
+    const data = await answer.json();
     if (DATA.api !== asked) return; // the page asks another address since (a filter changed): this answer is old
     document.getElementById("status").textContent = `live: checked ${new Date().toLocaleTimeString()}`;
-    if (text !== LAST) {
-      LAST = text;
+    if (shown(data) !== LAST) {
+      LAST = shown(data);
       const focused = document.activeElement && document.activeElement.id;
-      DATA = JSON.parse(text);
+      DATA = data;
       draw();
       if (focused) keepFocus(focused);
     }

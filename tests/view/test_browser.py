@@ -1,0 +1,178 @@
+"""avalon view in a real browser (Debian's headless chromium through selenium): the real `avalon view` process
+serving runs; each page drawn with no script error and no serious accessibility problem (axe-core); sorting and
+filtering; a hostile model name shown as text; the index following a run that plays in another process without a
+reload; the export opened from disk."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from tests.browser import assert_accessible, chromium, console_errors
+from tests.helpers import AVALON, avalon
+from tests.view.runs import ROOT, experiment
+
+pytestmark = pytest.mark.slow
+
+HOSTILE = '<img src=x id=pwned onerror="document.title=1">'
+LIVE = """\
+name: live
+model: scripted
+agents:
+  ours: {kind: llm}
+  bots: {kind: rulebot}
+sides: {good: ours, evil: bots}
+games_per_series: 4
+"""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("runs")
+    experiment(folder, name="bots", games=3)
+    import shutil
+
+    shutil.copytree(ROOT / "tests/data/replay/run", folder / "llm")
+    health = sorted((folder / "llm").rglob("health.json"))[0]
+    data = json.loads(health.read_text())
+    data["by_model"] = {HOSTILE: next(iter(data["by_model"].values()))}
+    health.write_text(json.dumps(data))
+    return folder
+
+
+class Served:
+    """`avalon view FOLDER --port 0` in its own process; `url` its address."""
+
+    def __init__(self, folder: Path) -> None:
+        self.process = subprocess.Popen([AVALON, "view", str(folder), "--port", "0"], stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        assert " at http://" in line, (line, self.process.stderr.read() if self.process.poll() is not None else "")
+        self.url = line.split(" at ")[1].split()[0]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def served(runs) -> Iterator[Served]:
+    server = Served(runs)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    driver = chromium(1300, 1400)
+    yield driver
+    driver.quit()
+
+
+def wait_for(driver, condition, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = condition(driver)
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"waited {timeout} s: {driver.current_url}")
+
+
+def cells(driver, table: str) -> list[list[str]]:
+    return [[c.text for c in row.find_elements(By.TAG_NAME, "td")]
+            for row in driver.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr")]
+
+
+def test_the_index_sorts_filters_and_shows_names_as_text(served, browser):
+    browser.get(served.url)
+    rows = wait_for(browser, lambda d: cells(d, "runs"))
+    assert [r[1] for r in rows] == ["bots", "llm"]
+    assert console_errors(browser) == [] and browser.find_elements(By.ID, "pwned") == []
+    llm = next(r for r in rows if r[1] == "llm")
+    assert HOSTILE in llm[6] and browser.title.startswith("avalon view")  # the name as text; its script never ran
+    assert_accessible(browser)
+    header = browser.find_element(By.XPATH, "//table[@id='runs']//th[.//button[text()='run']]")
+    header.find_element(By.TAG_NAME, "button").click()
+    header = browser.find_element(By.XPATH, "//table[@id='runs']//th[.//button[text()='run']]")
+    header.find_element(By.TAG_NAME, "button").click()  # descending
+    assert [r[1] for r in cells(browser, "runs")] == ["llm", "bots"]
+    header = browser.find_element(By.XPATH, "//table[@id='runs']//th[.//button[text()='run']]")
+    assert header.get_attribute("aria-sort") == "descending"
+    box = browser.find_element(By.ID, "filter")
+    box.send_keys("rulebot")
+    assert [r[1] for r in wait_for(browser, lambda d: len(cells(d, "runs")) == 1 and cells(d, "runs"))] == ["bots"]
+
+
+def test_a_run_page_shows_its_metrics_figures_and_games(served, browser):
+    browser.get(served.url + "runs/llm")
+    wait_for(browser, lambda d: d.find_elements(By.ID, "headline"))
+    assert console_errors(browser) == []
+    text = browser.find_element(By.ID, "app").text
+    for part in ("Headline", "win rate", "quest engagement", "Figures", "Health", "Cost", "Games (", "Config ("):
+        assert part in text, part
+    images = browser.find_elements(By.CSS_SELECTOR, "figure img")
+    assert images and all(browser.execute_script("return arguments[0].naturalWidth", i) > 100 for i in images)
+    assert_accessible(browser)
+    game = browser.find_element(By.CSS_SELECTOR, "#games tbody a")
+    game.click()
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline .item"))
+    assert "wins" in browser.find_element(By.ID, "outcome").text and console_errors(browser) == []
+    assert_accessible(browser)
+
+
+def test_the_index_follows_a_run_playing_in_another_process(tmp_path, browser):
+    config = tmp_path / "live.yaml"
+    config.write_text(LIVE)
+    experiment(tmp_path, name="early", games=1)  # something to show before the live run starts
+    server = Served(tmp_path)
+    try:
+        browser.get(server.url)
+        wait_for(browser, lambda d: cells(d, "runs"))
+        browser.execute_script("window.stillHere = true")  # gone if the page reloads
+        run = subprocess.Popen([AVALON, "run", str(config), "--out", str(tmp_path / "live")],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        seen = set()
+
+        def games(d):
+            row = next((r for r in cells(d, "runs") if r[1] == "live"), None)
+            if row:
+                seen.add(row[4])
+            return row is not None and row[4] == "4 / 4"
+
+        wait_for(browser, games, timeout=120)
+        assert run.wait(timeout=60) == 0
+        assert browser.execute_script("return window.stillHere") is True
+        assert len(seen) >= 2, seen  # it moved while the run played, not only once at the end
+        assert "live: checked" in browser.find_element(By.ID, "status").text
+    finally:
+        server.stop()
+
+
+def test_the_export_opens_from_disk(runs, tmp_path, browser):
+    out = tmp_path / "site"
+    done = avalon("view", str(runs), "--export", str(out))
+    assert done.returncode == 0, done.stderr
+    browser.get((out / "index.html").as_uri())
+    wait_for(browser, lambda d: cells(d, "runs"))
+    ids = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#runs tbody tr td:first-child a")]
+    assert ids == ["bots", "llm"] and console_errors(browser) == []
+    assert browser.find_element(By.ID, "status").text == ""  # not live: nothing is asked of a server
+    assert "Made by avalon_agents" in browser.find_element(By.ID, "stamp").text
+    assert_accessible(browser)
+    browser.find_element(By.LINK_TEXT, "llm").click()
+    wait_for(browser, lambda d: d.find_elements(By.ID, "headline"))
+    images = browser.find_elements(By.CSS_SELECTOR, "figure img")
+    assert images and browser.current_url.startswith("file://") and console_errors(browser) == []
+    browser.find_element(By.CSS_SELECTOR, "#games tbody a").click()
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline .item"))
+    browser.find_element(By.CSS_SELECTOR, "p.back a").click()
+    wait_for(browser, lambda d: d.find_elements(By.ID, "headline"))
+    assert browser.current_url.endswith("runs/llm/index.html")
