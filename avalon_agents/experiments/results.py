@@ -1,7 +1,7 @@
 """The results table of a run directory, in the paper's shape (Tables 2, 6-8): win rate per variant and
 side with a 95% CI and the games behind it, its difference from the reference variant (Newcombe's interval,
-Fisher's exact p), QER and FVR of each evil role in play (the paper's: Morgana and the Assassin), mean LLM calls and tokens per game, and the
-paper's own figure where the config gives it."""
+Fisher's exact p), QER and FVR of each evil role in play (the paper's: Morgana and the Assassin), mean LLM calls
+and tokens per game, and the paper's own figure where the config gives it; shown in the one format of formats.py."""
 
 from __future__ import annotations
 
@@ -198,5 +198,5 @@ def provenance(out: Path) -> str:
         extractors.add(played.extractor())
     told = "".join(f"{what} {', '.join(sorted(v for v in values if v))}; "
                    for what, values in (("role cards", cards), ("extractor", extractors)) if any(values))
-    return provenance_text(f"produced by: models {', '.join(sorted(specs))}; rules {', '.join(sorted(map(str, rules)))}; "
-                           f"{told}{origin(Path(out), len(games))}")
+    return provenance_text(f"produced by: models {', '.join(sorted(specs))}; rules "
+                           f"{', '.join(sorted(map(str, rules)))}; {told}{origin(Path(out), len(games))}")

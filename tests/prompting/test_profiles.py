@@ -18,9 +18,9 @@ from avalon_agents.records.health import health_line
 from avalon_agents.speeches import copied_run, cut_speech, mid_sentence, trim_copies, unlabelled
 from tests.helpers import scripted_setup
 
-PROMPT = ("You are Player 4, and your role is Merlin. Keep your own role to yourself unless revealing it (truthfully or "
-          "not) helps your side. Your turn to speak about the proposed team Player 1 and Player 2 for quest 1. Share "
-          "your view in at most 100 words.")  # the package's wording: prompts/system/rules.txt, host/request_speak_team
+PROMPT = ("You are Player 4, and your role is Merlin. Keep your own role to yourself unless revealing it (truthfully "
+          "or not) helps your side. Your turn to speak about the proposed team Player 1 and Player 2 for quest 1. "
+          "Share your view in at most 100 words.")  # the package's wording: system/rules.txt, host/request_speak_team
 ECHO = "Keep your own role to yourself unless revealing it, truthfully or not, helps your side. I trust Player 2."
 SPEAK = ActionRequest(seat=4, kind=RequestKind.SPEAK, quest=1, attempt=1)
 

@@ -160,7 +160,8 @@ def health(data: RunData, by: Sequence[str] = ("variant",)) -> pd.DataFrame:
     whose first answer echoed its instructions (profiles.ECHO_WORDS consecutive words or more of the package's
     wording, avalon_agents.speeches), how many are not their own words (`placeholders`: the placeholder said when
     nothing of a speech's own was left, or empty) and the share that ends mid-sentence (NaN for runs recorded
-    without the speech guard's records); and the program and web seats' protocol errors and the decisions their fallback made (`seat_faults`, `seat_fallbacks`)."""
+    without the speech guard's records); and the program and web seats' protocol errors and the decisions their
+    fallback made (`seat_faults`, `seat_fallbacks`)."""
     columns = [*by, "games", "llm_calls", "failed_calls", "failed_share", "decisions", "reasks", "fallbacks",
                "fallback_share", "valid_response_rate", "speeches", "echo_rate", "placeholders", "mid_sentence_rate",
                "seat_faults", "seat_fallbacks"]
