@@ -261,3 +261,43 @@ def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = Non
                      "ci_low": low, "ci_high": high, METHOD: method if low == low else None,
                      "n": int(total) if float(total).is_integer() else total, "games": games, FEW: few(games)})
     return pd.DataFrame(rows, columns=columns)
+
+
+def difference_ci(num_a: Sequence[float], den_a: Sequence[float], num_b: Sequence[float], den_b: Sequence[float],
+                  seed: int = 0, level: float = LEVEL) -> tuple[float, float, str | None]:
+    """The interval of the difference a - b of two rates over independent games (sum(num) / sum(den) of each
+    side, one value of each per game: two runs, or two variants of one run) and its method: the percentile
+    bootstrap resampling the games of each side independently (`ratio_ci`'s: BOOTSTRAP seeded resamples of
+    each), under `game_ci`'s floors with Newcombe's interval of the pooled counts in Wilson's place: below
+    FLOOR games on a side never narrower than Newcombe's interval of the pooled counts ("pooled newcombe
+    (floor)"); below SMALL games, or where the resamples show no spread, than that of the counts taken as one
+    trial a game ("pooled newcombe, one trial a game (floor)"). Values that are not counts have no floor (no
+    spread: NaN). A side without games or trials: NaN, method None."""
+    sides = [(np.asarray(n, dtype=float), np.asarray(d, dtype=float)) for n, d in ((num_a, den_a), (num_b, den_b))]
+    if any(len(num) == 0 or den.sum() == 0 for num, den in sides):
+        return float("nan"), float("nan"), None
+    rng = np.random.default_rng(seed)
+    resampled = []
+    for num, den in sides:
+        picks = rng.integers(0, len(num), size=(BOOTSTRAP, len(num)))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            resampled.append(num[picks].sum(axis=1) / den[picks].sum(axis=1))
+    diffs = resampled[0] - resampled[1]
+    diffs = diffs[~np.isnan(diffs)]
+    (ka, na), (kb, nb) = [(num.sum(), den.sum()) for num, den in sides]
+    tail = (1 - level) / 2 * 100
+    low, high = ((float(np.percentile(diffs, tail)), float(np.percentile(diffs, 100 - tail))) if len(diffs)
+                 else (ka / na - kb / nb,) * 2)
+    games = min(len(sides[0][0]), len(sides[1][0]))
+    if not (_counts(ka, na) and _counts(kb, nb)):
+        return (*small_sample(low, high, games, None), BOOTSTRAPPED)
+    if few(games) or not high > low:
+        (f_low, f_high) = newcombe(*as_games(ka, na, len(sides[0][0])), *as_games(kb, nb, len(sides[1][0])), level)
+        method = "pooled newcombe, one trial a game (floor)"
+    elif games < FLOOR:
+        (f_low, f_high), method = newcombe(ka, na, kb, nb, level), "pooled newcombe (floor)"
+    else:
+        return low, high, BOOTSTRAPPED
+    if f_low >= low and f_high <= high:  # the bootstrap already covers its floor
+        return low, high, BOOTSTRAPPED
+    return float(np.fmin(low, f_low)), float(np.fmax(high, f_high)), method

@@ -10,6 +10,7 @@ from avalon_agents.prices import Prices
 from avalon_agents.view import calls as call_pages
 from avalon_agents.view.calls import CallIndex
 from avalon_agents.view.catalog import Catalog, UnknownRun
+from avalon_agents.view.compare import VARIANT, Comparer, variants
 from avalon_agents.view.run_data import RunPages
 from avalon_agents.view.site import Site, stamp
 
@@ -28,6 +29,7 @@ class View:
         self.site = site or Site()
         self.catalog = Catalog(self.roots, prices)
         self.runs = RunPages(self.catalog)
+        self.comparer = Comparer(self.runs)
         self.call_index = CallIndex(self.catalog)
 
     def stamp(self) -> dict[str, Any]:
@@ -68,7 +70,7 @@ class View:
                          for g in page["games"]]
         return {**page, "page": "run", "title": f"Run {run_id}", "api": self.site.api("run", run=run_id),
                 "links": {"index": self.site.link(here, "index"), "calls": self.site.link(here, "calls", run=run_id),
-                          "compare": None if self.site.export else self.site.link(here, "compare", runs=[run_id])},
+                          "compare": self._variants_link(here, run_id, run)},
                 "stamp": self.stamp()}
 
     def calls(self, run_id: str, query: dict[str, Any]) -> dict[str, Any]:
@@ -120,3 +122,23 @@ class View:
         if data["result"]["winner"] is None and not self.site.export:
             page = page.replace("<head>", '<head>\n<meta http-equiv="refresh" content="5">', 1)
         return page
+
+    def compare(self, run_ids: list[str]) -> dict[str, Any]:
+        """The Compare page's data (view.compare.Comparer.compare: `sides`, `reference`, `warnings`, `headline`,
+        `metrics`) with each side's run page linked. `run_ids`: runs and RUN#VARIANT names. Raises UnknownRun,
+        ValueError (fewer than two sides)."""
+        data = self.comparer.compare(run_ids)
+        here = self.site.path("compare", runs=run_ids)
+        for side in data["sides"]:
+            side["link"] = self.site.link(here, "run", run=side["run"])
+        return {**data, "page": "compare", "title": "Compare " + ", ".join(s["label"] for s in data["sides"]),
+                "api": self.site.api("compare", runs=run_ids), "links": {"index": self.site.link(here, "index")},
+                "stamp": self.stamp()}
+
+    def _variants_link(self, here: str, run_id: str, run: Path) -> str | None:
+        """The comparison of a run's variants (None: fewer than two, or an export)."""
+        analysis = self.runs.analysis(run)
+        names = variants(run, analysis) if analysis is not None and not self.site.export else []
+        if len(names) < 2:
+            return None
+        return self.site.link(here, "compare", runs=[f"{run_id}{VARIANT}{v}" for v in names])

@@ -86,8 +86,8 @@ class Site:
 
 
 def compare_name(runs: list[str]) -> str:
-    """The export's file name of a comparison of runs."""
-    return "--".join(run.replace("/", "~") for run in runs) or "none"
+    """The export's file name of a comparison of runs (a variant's '#' as '@': a '#' in a link starts a fragment)."""
+    return "--".join(run.replace("/", "~").replace("#", "@") for run in runs) or "none"
 
 
 def stamp(roots: list[str], version: str | None = None) -> dict[str, Any]:

@@ -1,0 +1,180 @@
+"""The Compare page: runs and a run's variants side by side, each difference checked against analysis.stats
+computed by hand from the same runs (rule bots, made in tmp_path), the flag, the warnings, the variants' syntax,
+and its JSON through the real server."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+import numpy as np
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from avalon_agents.analysis import stats
+from avalon_agents.analysis.paper import metrics
+from avalon_agents.view.catalog import UnknownRun
+from avalon_agents.view.pages import View
+from avalon_agents.view.server import ViewServer
+from avalon_agents.view.site import Site
+from tests.helpers import avalon
+from tests.view.runs import ROOT, experiment
+
+SLOW = pytest.mark.slow  # runs made by `avalon run`, each run page's metrics and figures
+
+ABLATION = """\
+name: abl
+agents:
+  bots: {kind: rulebot}
+  rand: {kind: random}
+sides: {good: bots, evil: rand}
+games_per_series: 6
+seed: 0
+variants:
+  base: {}
+  swap: {sides: {good: rand, evil: bots}}
+  reseed: {seed: 9}
+"""
+
+
+@pytest.fixture(scope="module")
+def view(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("compare")
+    experiment(folder, "a", games=6, seed=0)
+    experiment(folder, "b", games=6, seed=1)
+    (folder / "abl.yaml").write_text(ABLATION)
+    done = avalon("run", str(folder / "abl.yaml"), "--out", str(folder / "abl"))
+    assert done.returncode == 0, done.stderr
+    shutil.copytree(ROOT / "tests/data/replay/run", folder / "llm")  # games with LLM calls
+    return View([folder])
+
+
+def one_game(data, game):
+    """The run's data of one game."""
+    return type(data)(**{name: t[t["game"] == game] if "game" in t else t for name, t in data.tables().items()})
+
+
+def by_key(rows, **key):
+    (row,) = [r for r in rows if r["key"] == key]
+    return row
+
+
+@SLOW
+def test_two_runs_side_by_side_with_the_methods_analysis_uses(view):
+    data = view.compare(["a", "b"])
+    assert data["page"] == "compare" and [s["label"] for s in data["sides"]] == ["a#main", "b#main"]
+    assert data["reference"] == "a#main" and data["sides"][0]["link"] == "/runs/a"
+    runs = [view.runs.analysis(view.run_path(r)) for r in ("a", "b")]
+    for side in ("good", "evil"):  # the headline's win rate: Newcombe's interval and Fisher's p, b minus a
+        row = by_key(data["headline"], side=side)
+        (xa, na), (xb, nb) = [(round(h.win_rate * h.n), h.n) for h in
+                              (r.headline[r.headline["side"] == side].iloc[0] for r in runs)]
+        diff = row["differences"][1]
+        assert row["differences"][0] is None and row["values"][0]["value"] == pytest.approx(xa / na)
+        assert diff["diff"] == pytest.approx(xb / nb - xa / na) and diff["method"] == "newcombe"
+        assert (diff["ci_low"], diff["ci_high"]) == pytest.approx(stats.newcombe(xb, nb, xa, na))
+        assert diff["p_value"] == pytest.approx(stats.fisher_p(xb, nb, xa, na))
+    # another rate: resampling each run's games independently, from the metric's own rows per game
+    rows = data["metrics"]["quest_engagement"]["rows"]
+    row = by_key(rows, agent="bots", role="Merlin")
+    per_game = []
+    for r in runs:
+        tables = [metrics.quest_engagement(one_game(r.data, g), ("agent", "role")) for g in r.data.games["game"]]
+        mine = [t[(t["agent"] == "bots") & (t["role"] == "Merlin")] for t in tables]
+        mine = [t.iloc[0] for t in mine if len(t)]
+        per_game.append((np.array([t["value"] * t["n"] for t in mine]), np.array([t["n"] for t in mine], float)))
+        assert per_game[-1][0].sum() / per_game[-1][1].sum() == pytest.approx(
+            row["values"][len(per_game) - 1]["value"])
+    (na_, da), (nb_, db) = per_game
+    low, high, method = stats.difference_ci(nb_, db, na_, da)
+    diff = row["differences"][1]
+    assert (diff["ci_low"], diff["ci_high"], diff["method"]) == (pytest.approx(low), pytest.approx(high), method)
+    assert diff["diff"] == pytest.approx(row["values"][1]["value"] - row["values"][0]["value"])
+    assert diff["p_value"] is None and diff["excludes_zero"] == (low > 0 or high < 0)
+    health = data["metrics"]["health"]  # not rates: side by side, a difference without an interval
+    assert health["kind"] == "numbers" and by_key(health["rows"], measure="games")["values"] == [6, 6]
+    assert not [w for w in data["warnings"] if "model" in w or "rules" in w]
+
+
+@SLOW
+def test_a_runs_variants_and_the_flag(view):
+    data = view.compare(["abl"])  # a run alone: each of its variants, in its config's order
+    labels = ["abl#base", "abl#swap", "abl#reseed"]
+    assert [s["label"] for s in data["sides"]] == labels
+    named = view.compare(labels)
+    assert named["headline"] == data["headline"] and named["metrics"] == data["metrics"]
+    assert [s["label"] for s in view.compare(["abl#swap", "abl#base"])["sides"]] == ["abl#swap", "abl#base"]
+    flags = [d for m in [data["headline"], *(m["rows"] for m in data["metrics"].values())] for r in m
+             for d in r["differences"] if d and d["ci_low"] is not None]
+    assert flags and all(d["excludes_zero"] == (d["ci_low"] > 0 or d["ci_high"] < 0) for d in flags)
+    swapped = by_key(data["headline"], side="evil")["differences"][1]  # rule bots as evil win far more often
+    assert swapped["excludes_zero"] and swapped["ci_low"] > 0
+    assert sum(d["excludes_zero"] for d in flags) < len(flags)
+    assert view.run("abl")["links"]["compare"] == "/compare?runs=abl%23base%2Cabl%23swap%2Cabl%23reseed"
+    assert view.run("a")["links"]["compare"] is None  # one variant: nothing to compare
+    with pytest.raises(UnknownRun, match="no variant 'nope' .*base, swap, reseed"):
+        view.compare(["abl#nope", "a"])
+    with pytest.raises(ValueError, match="two runs or variants"):
+        view.compare(["a", "a#main"])
+    assert Site(export=True).path("compare", runs=["abl#base", "x/y"]) == "compare/abl@base--x~y.html"
+
+
+@SLOW
+def test_a_warning_where_the_sides_differ_in_model(view):
+    data = view.compare(["a", "llm"])
+    (warning,) = [w for w in data["warnings"] if "differ in model" in w]
+    assert "a#main: no LLM; llm#main: scripted" in warning
+
+
+@SLOW
+def test_the_json_and_its_refusals_through_the_server(view):
+    async def main():
+        async with TestClient(TestServer(ViewServer(view).app())) as client:
+            answers = {}
+            for query in ("a,b", "a,nope", "abl%23nope", "a", "abl%23base,abl%23swap"):
+                answer = await client.get(f"/api/compare?runs={query}")
+                answers[query] = (answer.status, await answer.json())
+            page = await client.get("/compare?runs=abl")
+            return answers, page.status, await page.text()
+
+    answers, status, page = asyncio.run(main())
+    assert answers["a,b"][0] == 200 and answers["a,b"][1]["api"] == "/api/compare?runs=a%2Cb"
+    assert answers["a,nope"][0] == 404 and "no run 'nope'" in answers["a,nope"][1]["error"]
+    assert answers["abl%23nope"][0] == 404 and "no variant 'nope'" in answers["abl%23nope"][1]["error"]
+    assert answers["a"][0] == 422 and "two runs or variants" in answers["a"][1]["error"]
+    assert [s["label"] for s in answers["abl%23base,abl%23swap"][1]["sides"]] == ["abl#base", "abl#swap"]
+    assert status == 200 and '"page": "compare"' in page
+
+
+@pytest.mark.parametrize("games", [3, 10, 40])
+def test_the_difference_interval_and_its_floors(games):
+    rng = np.random.default_rng(games)
+    den_a, den_b = rng.integers(3, 6, games).astype(float), rng.integers(3, 6, games).astype(float)
+    num_a, num_b = rng.binomial(den_a.astype(int), 0.6).astype(float), rng.binomial(den_b.astype(int), 0.3)
+    low, high, method = stats.difference_ci(num_a, den_a, num_b, den_b)
+    picks = np.random.default_rng(0)  # by hand: each side's games resampled independently, the same seed
+    a, b = [(n[p].sum(axis=1) / d[p].sum(axis=1)) for n, d in ((num_a, den_a), (num_b, den_b))
+            for p in [picks.integers(0, games, size=(stats.BOOTSTRAP, games))]]
+    boot = np.percentile(a - b, [2.5, 97.5])
+    assert low <= boot[0] + 1e-12 and high >= boot[1] - 1e-12
+    ka, na, kb, nb = num_a.sum(), den_a.sum(), num_b.sum(), den_b.sum()
+    if games < stats.SMALL:  # never narrower than Newcombe's of the counts as one trial a game
+        floor = stats.newcombe(*stats.as_games(ka, na, games), *stats.as_games(kb, nb, games))
+    elif games < stats.FLOOR:  # never narrower than Newcombe's of the pooled counts
+        floor = stats.newcombe(ka, na, kb, nb)
+    else:
+        floor = None
+        assert (low, high, method) == (pytest.approx(boot[0]), pytest.approx(boot[1]), "bootstrap")
+    if floor is not None:
+        assert low <= floor[0] + 1e-12 and high >= floor[1] - 1e-12
+        assert method != "bootstrap" or (boot[0] <= floor[0] and boot[1] >= floor[1])
+
+
+def test_an_unknown_run_is_a_json_404(tmp_path):
+    async def main():
+        async with TestClient(TestServer(ViewServer(View([tmp_path])).app())) as client:
+            answer = await client.get("/api/compare?runs=nope,other%23main")
+            return answer.status, answer.content_type, await answer.json()
+
+    status, kind, body = asyncio.run(main())
+    assert (status, kind) == (404, "application/json") and "no run 'nope'" in body["error"]
