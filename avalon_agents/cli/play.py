@@ -63,7 +63,7 @@ def rules_options(command):
     """--rules, --players, --roles and --assassin: the rules of the games a command deals (`rules_of`)."""
     return option_group(command, [
         click.option("--rules", "preset", default="official", show_default=True,
-                     help=f"Rule preset: {' or '.join(PRESETS)}, or a plugin's (see README, 'Rules')."),
+                     help=f"Rule preset: {' or '.join(PRESETS)}, or a plugin's (docs/paper.md#rules)."),
         click.option("--players", default=None, type=PLAYERS,
                      help=f"{MIN_PLAYERS} to {MAX_PLAYERS} (default: as many as --roles lists, else 6)."),
         click.option("--roles", "role_set", default=None, metavar="ROLE,ROLE,...",
@@ -109,7 +109,8 @@ def rules_of(preset: str, players: int | None, role_set: str | None, assassin: s
 @click.option("--constrained/--unconstrained", default=True, show_default=True,
               help="Decisions of llm seats use JSON-schema constrained output.")
 @click.option("--agent-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="YAML module config of the cognitive seats (modules on/off, options, model settings; see README).")
+              help="YAML module config of the cognitive seats (modules on/off, options, model settings; "
+                   "README.md#writing-your-own-module).")
 @click.option("--cards", type=click.Choice(card_sets()), default=DEFAULT_CARDS, show_default=True,
               help="Role cards of the LLM seats: the paper's goals and initial strategies, or our improved ones.")
 @click.option("--experience", "experience_dir", type=click.Path(file_okay=False, path_type=Path), default=None,

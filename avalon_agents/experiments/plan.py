@@ -258,8 +258,10 @@ def plan_lines(variants: dict[str, Experiment], out: Path, override: ModelSettin
                prices: Prices | None = None, found: dict[str, Any] | None = None) -> list[str]:
     """The plan (`plan`, or `found` when made already) in words, as `avalon run --check` prints it."""
     p = found or plan(variants, out, override, prices)
+    models = bool(p["models"])  # how decisions are read and what calls cost are said where a model is called
     lines = [f"experiment {p['experiment']}: {len(p['variants'])} variant(s), {p['rules']} rules, {p['players']} "
-             "players", f"decisions: {p['decisions']}", *(f"agent {name}: {text}" for name, text in p["agents"].items()),
+             "players", *([f"decisions: {p['decisions']}"] if models else []),
+             *(f"agent {name}: {text}" for name, text in p["agents"].items()),
              f"{'variant':<28}{'series':>7}{'games/series':>13}{'games':>7}{'est. LLM calls':>16}"
              f"{'input tokens':>14}{'output tokens':>15}{'est. USD':>11}{'win-rate CI ±':>15}{'detectable diff.':>18}"]
     for r in p["variants"]:
@@ -269,9 +271,10 @@ def plan_lines(variants: dict[str, Experiment], out: Path, override: ModelSettin
                      f"{f'{half:.0%}' if half < 1 else '>100%':>15}{f'{diff:.0%}' if diff < 1 else '>100%':>18}")
     lines.append(f"{'total':<28}{'':>7}{'':>13}{p['games']:>7}{p['calls']:>16,}{p['input_tokens']:>14,}"
                  f"{p['output_tokens']:>15,}{money(p['usd']):>11}")
-    lines.append(f"calls and tokens: estimates per agent and pipeline ({MEASURED}); USD at the prices of "
-                 "avalon_agents/data/prices.yaml and the config's prices:")
-    lines += price_lines(p)
+    if models:
+        lines.append(f"calls and tokens: estimates per agent and pipeline ({MEASURED}); USD at the prices of "
+                     "avalon_agents/data/prices.yaml and the config's prices:")
+        lines += price_lines(p)
     lines.append("win-rate CI ±: half the width of a variant's 95% interval at a 50% win rate; detectable diff.: the "
                  "smallest difference between two variants' win rates found 80% of the time at the 5% level")
     lines.append(f"run directory: {p['run_dir']}")
