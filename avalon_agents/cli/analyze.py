@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -15,7 +13,6 @@ from avalon_agents.cli.base import (
     AT_LEAST_1,
     IN_FLIGHT,
     SEEDS,
-    OverBudget,
     ReadsNoConfig,
     check_option,
     cli,
@@ -27,51 +24,8 @@ from avalon_agents.cli.base import (
     plugin_option,
     spend_options,
 )
+from avalon_agents.cli.spending import CALL_BUDGET, kept_within, planned_calls, prices_of
 from avalon_agents.llm.settings import ModelSettings
-
-CALL_BUDGET = ("Make no model call that would take this command's cost over this many dollars (answers already "
-               "cached cost nothing): it stops with exit code 4, the answers so far cached; rerun with a larger "
-               "budget to go on.")
-
-
-def _prices(prices_file: Path | None):
-    from avalon_agents.prices import load_prices
-
-    return load_prices(prices_file)
-
-
-def planned_calls(work: dict, check: bool, as_json: bool, budget_usd: float | None, prices):
-    """A command's own model calls, planned (experiments.plan.work_plan): print the plan (on stderr with --json;
-    with --check --json the plan is the one JSON object on stdout); returns the Budget of --budget-usd (None:
-    none), refused in one line for a model without a price."""
-    from avalon_agents.experiments.plan import work_lines
-    from avalon_agents.experiments.spend import CALL, make_budget
-
-    for line in work_lines(work):
-        click.echo(line, err=as_json)
-    if check and as_json:
-        echo_json({**work, "budget_usd": budget_usd})
-
-    def per_call() -> dict[str, float]:
-        if work["usd"] is None:
-            raise ValueError(f"budget-usd: no price for {', '.join(work['no_price'])}, so no budget can be kept "
-                             "(give one with --prices FILE)")
-        return {CALL: work["usd"] / work["calls"] if work["calls"] else 0.0}
-
-    return make_budget(budget_usd, prices, per_call, unit="call", kept="the answers so far are cached")
-
-
-@contextmanager
-def kept_within() -> Iterator[None]:
-    """While a command's calls are kept within its budget (spend.BudgetedClient): the call that would go over is
-    not made, and the command exits 4 (OverBudget), what was answered before kept in its cache."""
-    from avalon_agents.experiments.spend import BudgetReached
-
-    try:
-        yield
-    except BudgetReached as exc:
-        raise OverBudget(str(exc) or "budget-usd: reached") from None
-
 
 @cli.command(cls=ReadsNoConfig)
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
@@ -157,7 +111,7 @@ def _judges_planned(run_dir: Path, out: Path | None, settings: ModelSettings, ch
 
     cost, cached = judge_cost(Judge(client=None, cache_dir=None).tasks(load_run(run_dir)),
                               (out or run_dir / "analysis") / "judgments", settings.spec)
-    return planned_calls(judge_plan(settings, cost, prices := _prices(prices_file), cached), check, as_json,
+    return planned_calls(judge_plan(settings, cost, prices := prices_of(prices_file), cached), check, as_json,
                          budget_usd, prices)
 
 
@@ -203,11 +157,14 @@ def replay(run_or_game_dir: Path, out: Path | None, as_json: bool) -> None:
               help="Where to write the CSV files and report.md (default: RUN_DIR/calibration).")
 @click.option("--judge-concurrency", default=4, show_default=True, type=IN_FLIGHT,
               help="Judge calls in flight at once.")
+@check_option
+@spend_options(CALL_BUDGET)
 @json_option
 @plugin_option
 @logging_options
 def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, out: Path | None,
-              judge_concurrency: int, as_json: bool) -> None:
+              judge_concurrency: int, check: bool, prices_file: Path | None, budget_usd: float | None,
+              as_json: bool) -> None:
     """Judges against people: run the judges on the labelled chat messages of an imported Avalon-NLU run and
     report their agreement with the human labels.
 
@@ -222,6 +179,7 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
     Examples:
       avalon calibrate runs/avalon-nlu --judge-model scripted
       avalon calibrate runs/avalon-nlu --judge-model local:smollm2 --sample 200 --seed 0
+      avalon calibrate runs/avalon-nlu --judge-model openai:gpt-4o-mini --check     calls, tokens, dollars
     """
     from avalon_agents.analysis.humans.calibrate import calibrate as run_calibration
     from avalon_agents.analysis.humans.calibrate import unheld_judges
@@ -231,7 +189,7 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
     from avalon_agents.records.run_dir import JsonlTracer
 
     out = out if out is not None else run_dir / "calibration"
-    with one_line_errors(out, missing="run-dir"):
+    with one_line_errors(out, missing="run-dir"), kept_within():
         if sample is not None and sample < 1:
             raise ValueError(f"sample: must be at least 1, got {sample}")
         data = load_run(run_dir)
@@ -239,8 +197,25 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
             raise ValueError(f"run-dir: no finished games in {run_dir}")
         settings = ModelSettings(spec=judge_model, temperature=0.0)
         check_reachable(settings)
+        budget = None
+        if check or budget_usd is not None:
+            from avalon_agents.analysis.humans.calibrate import messages, tasks
+            from avalon_agents.analysis.humans.calibrate import sample as sampled
+            from avalon_agents.analysis.judges.run import Judge
+            from avalon_agents.experiments.plan import judge_cost, judge_plan
+
+            work = tasks(Judge(client=None, cache_dir=None), data, sampled(messages(data), sample, seed))
+            cost, cached = judge_cost(work, out / "judgments", settings.spec)
+            budget = planned_calls(judge_plan(settings, cost, prices := prices_of(prices_file), cached), check,
+                                   as_json, budget_usd, prices)
+            if check:
+                return
         client = ClientPool(limit=judge_concurrency).get(settings).with_tracer(
             JsonlTracer(out / "judgments" / "calls.jsonl"))  # every judge call, recorded
+        if budget is not None:
+            from avalon_agents.experiments.spend import BudgetedClient
+
+            client = BudgetedClient(client, budget)
         with Progress(TextColumn("{task.description:<14}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                       console=Console(stderr=True)) as progress:
             task = progress.add_task("judging", total=None)
@@ -269,10 +244,13 @@ def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, ou
               help="Budget for the seat's view of the game in the prompt; older lines are cut, night information "
                    "kept (default: the model's, as in games: 2500; 900 local).")
 @click.option("--concurrency", default=4, show_default=True, type=IN_FLIGHT, help="Probes in flight at once.")
+@check_option
+@spend_options(CALL_BUDGET)
 @json_option
 @logging_options
 def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, history_tokens: int | None,
-                 concurrency: int, as_json: bool) -> None:
+                 concurrency: int, check: bool, prices_file: Path | None, budget_usd: float | None,
+                 as_json: bool) -> None:
     """Belief probes on imported human games: who is Merlin, who is evil, at the end of every quest.
 
     RUN is a folder of games made by `avalon import` (Avalon-NLU: with the players' stated beliefs). Every
@@ -283,20 +261,36 @@ def probe_humans(run_dir: Path, settings: ModelSettings, games: int | None, hist
     call in calls/). A rerun asks only what is not cached. See docs/humans.md.
 
     \b
-    Example:
+    \b
+    Examples:
       avalon probe-humans runs/avalon-nlu --model scripted
+      avalon probe-humans runs/avalon-nlu --model openai:gpt-4o-mini --check     calls, tokens, dollars, time
     """
     from avalon_agents.analysis.humans.report import quest_lines
     from avalon_agents.host.human_probes import probe_humans as run_probes
     from avalon_agents.llm import ClientPool, check_reachable
 
-    with one_line_errors(run_dir, stopped="answers so far are cached; a rerun asks the rest", field="run"):
+    with one_line_errors(run_dir, stopped="answers so far are cached; a rerun asks the rest", field="run"), \
+            kept_within():
         if settings.spec is None:
             raise ValueError("model: give the model to probe with --model SPEC (e.g. scripted, local:smollm2)")
         if not run_dir.is_dir():  # one line before any model client loads
             raise ValueError(f"run: {run_dir} is not a folder")
         check_reachable(settings)
         client = ClientPool(limit=concurrency).get(settings)
+        if check or budget_usd is not None:
+            from avalon_agents.analysis.humans.games import imported_games
+            from avalon_agents.experiments.plan import probe_cost, work_plan
+            from avalon_agents.experiments.spend import BudgetedClient
+            from avalon_agents.host.human_probes import OUT
+
+            cost, cached = probe_cost(imported_games(run_dir, games), run_dir / OUT, client.settings.spec)
+            budget = planned_calls(work_plan("belief probes", client.settings, cost, prices := prices_of(prices_file),
+                                             cached, "the probe's declared cost (host/probe.py: PROBE_COST)"),
+                                   check, as_json, budget_usd, prices)
+            if check:
+                return
+            client = BudgetedClient(client, budget) if budget is not None else client
         with Progress(TextColumn("probes"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                       console=Console(stderr=True), transient=True) as progress:
             task = progress.add_task("probes", total=None)

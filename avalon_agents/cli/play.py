@@ -19,6 +19,7 @@ from avalon_agents.cli.base import (
     ReadsNoConfig,
     RunUnhealthy,
     UserError,
+    check_option,
     cli,
     embedded_notice,
     lady_option,
@@ -27,7 +28,9 @@ from avalon_agents.cli.base import (
     one_line_errors,
     plugin_option,
     progress_bar,
+    spend_options,
 )
+from avalon_agents.cli.spending import PLAY_BUDGET, PaidGames, kept_within, play_plan, planned_calls, prices_of
 from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, RuleSet, make_rules
 from avalon_agents.experiments.guard import study_dir
 from avalon_agents.llm.settings import ModelSettings
@@ -123,13 +126,16 @@ def rules_of(preset: str, players: int | None, role_set: str | None, assassin: s
 @click.option("--order", "order_modes", multiple=True, metavar="LIST=MODE",
               help="How the prompts list a LIST (players, options, speeches): fixed (the default), shuffled (from "
                    "each game's seed) or reversed, e.g. --order options=reversed. Repeatable.")
+@check_option
+@spend_options(PLAY_BUDGET)
 @plugin_option
 @logging_options
 def play(preset: str, players: int | None, role_set: str | None, assassin: str | None, lady: bool, seats: str,
          seat_command: str | None, seat_url: str | None, seat_timeout: float, human: int | None, seed: int,
          games: int, out: Path | None, as_json: bool, stream: bool | None,
          settings: ModelSettings, extractor_model: str | None, constrained: bool, agent_config: Path | None,
-         cards: str, experience_dir: Path | None, probes: bool, order_modes: tuple[str, ...]) -> None:
+         cards: str, experience_dir: Path | None, probes: bool, order_modes: tuple[str, ...], check: bool,
+         prices_file: Path | None, budget_usd: float | None) -> None:
     """Play Avalon games and print a transcript (one game) or a summary (many).
 
     \b
@@ -149,6 +155,8 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
       avalon play --seats external,rulebot,rulebot,rulebot,rulebot,rulebot --seat-command 'python3 bot.py'
       avalon play --seats external,rulebot,rulebot,rulebot,rulebot,rulebot --seat-url http://127.0.0.1:8000/
       avalon play --seats llm --model scripted --order options=reversed --order players=shuffled
+      avalon play --seats llm --model openai:gpt-4o-mini --games 20 --check      calls, tokens, dollars, time
+      avalon play --seats llm --model openai:gpt-4o-mini --games 20 --budget-usd 1
     """
     from avalon_agents.agents.registry import needs_llm, parse_seats, take_seat
     from avalon_agents.modules import load_agent_config
@@ -163,6 +171,14 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
 
             kinds = take_seat(kinds, human, games)
         config = load_agent_config(agent_config) if agent_config is not None else None
+        paid = None
+        if check or budget_usd is not None:  # the plan, before any model loads
+            prices = prices_of(prices_file)
+            budget = planned_calls(play_plan(kinds, settings, config, probes, games, prices), check, as_json,
+                                   budget_usd, prices, unit="game", kept="finished games are kept")
+            if check:
+                return
+            paid = PaidGames(budget)
         if any(needs_llm(k) for k in kinds):  # said before the model loads
             embedded_notice(settings.spec, *([extractor_model] if extractor_model not in (None, "none") else []))
         from avalon_agents.host.batch import batch, batch_fingerprint, batch_summary, play_batch, play_setup
@@ -181,9 +197,16 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
 
     with progress_bar(disable=games == 1) as progress, logs.run_log(out) if out else nullcontext():
         task = progress.add_task("games", total=games)
-        with (one_line_errors(out, stopped="the game stopped; nothing was counted"), guard,
+        with (one_line_errors(out, stopped="the game stopped; nothing was counted"), kept_within(), guard,
               live.running() if live is not None else nullcontext(), watching(live)):
-            played = asyncio.run(play_batch(jobs, out, lambda _: progress.advance(task), lean=True))
+
+            def played_one(game) -> None:
+                progress.advance(task)
+                if paid is not None:
+                    paid.played(game)
+
+            played = asyncio.run(play_batch(jobs, out, played_one, lean=True,
+                                            before=paid.before if paid is not None else None))
 
     summary = batch_summary(jobs, played, order, out)
     if as_json:

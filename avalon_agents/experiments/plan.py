@@ -75,11 +75,15 @@ def seats_of(exp: Experiment) -> list[tuple[str, float]]:
     return list(counts.items())
 
 
+def agent_probes(agent: AgentSpec, probes: bool) -> Cost:
+    """Expected calls and tokens per game of one seat's belief probes (none without `probes` or a model)."""
+    return PROBE_COST * PROBES_PER_SEAT if probes and needs_llm(agent.kind) else Cost()
+
+
 def agent_cost(exp: Experiment, name: str, learning: bool = True) -> Cost:
     """Expected calls and tokens per game of one seat of agent `name`, belief probes included."""
     agent = exp.agents[name]
-    probes = PROBE_COST * PROBES_PER_SEAT if exp.probes and needs_llm(agent.kind) else Cost()
-    return seat_cost(agent, learning) + probes
+    return seat_cost(agent, learning) + agent_probes(agent, exp.probes)
 
 
 def game_cost(exp: Experiment, learning: bool = True) -> Cost:
@@ -224,7 +228,7 @@ def priced(models: dict[str, tuple[ModelSettings, Cost]], prices: Prices) -> dic
                      "least_seconds": None if seconds is None else round(seconds, 1), "time": time_text})
     known = [r["least_seconds"] for r in rows]
     return {"calls": round(total.calls), "input_tokens": round(total.input_tokens),
-            "output_tokens": round(total.output_tokens), "usd": usd, "no_price": missing,
+            "output_tokens": round(total.output_tokens), "usd": None if usd is None else round(usd, 6), "no_price": missing,
             "least_seconds": None if None in known else max(known, default=0.0), "models": rows}
 
 

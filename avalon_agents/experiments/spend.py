@@ -83,7 +83,7 @@ class Budget:
                 if self.stopped is None:
                     self.stopped = (f"budget: ${self.limit_usd:,.2f} reached: {_usd(self.spent)} spent, "
                                     f"{_usd(sum(self.in_flight.values()))} in the {self.unit}s still in flight, and "
-                                    f"the next {variant} {self.unit} is expected to cost {_usd(cost)}; {self.kept}, "
+                                    f"the next {f'{variant} ' if variant else ''}{self.unit} is expected to cost {_usd(cost)}; {self.kept}, "
                                     "rerun with a larger --budget-usd to go on")
                 return None
             self._next += 1
