@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from avalon_agents.cli.base import UserError, cli, logging_options, one_line_errors
+from avalon_agents.cli.base import UserError, cli, echo_json, json_option, logging_options, one_line_errors
 
 DEFAULT_FOLDER = Path("runs")
 
@@ -25,9 +25,10 @@ DEFAULT_FOLDER = Path("runs")
 @click.option("--compare", "comparisons", multiple=True, metavar="RUN,RUN[,...]",
               help="With --export: also write this comparison of runs (their ids as the index shows them). "
                    "Repeatable.")
+@json_option
 @logging_options
 def view(folders: tuple[Path, ...], port: int, host: str, export_to: Path | None,
-         comparisons: tuple[str, ...]) -> None:
+         comparisons: tuple[str, ...], as_json: bool) -> None:
     """View runs: every run under FOLDERS (default: runs/) of every kind (experiments, tournaments, red-team and
     bias studies, played batches, served tables, imports) as one local site: an index with each run's games,
     health, tokens and dollars; each run's metrics with their intervals, figures, health, cost and config; runs
@@ -50,14 +51,17 @@ def view(folders: tuple[Path, ...], port: int, host: str, export_to: Path | None
 
             picked = [[r for r in c.split(",") if r] for c in comparisons]
             files = export(roots, export_to, picked, progress=lambda run: click.echo(f"exporting {run}", err=True))
-            click.echo(f"wrote {len(files)} files; open {export_to / 'index.html'}")
+            if as_json:
+                echo_json({"out": export_to, "index": export_to / "index.html", "files": len(files)})
+            else:
+                click.echo(f"wrote {len(files)} files; open {export_to / 'index.html'}")
             return
         if comparisons:
             raise UserError("compare: --compare goes with --export (live, pick the runs on the index)")
-        asyncio.run(_serve(roots, host, port))
+        asyncio.run(_serve(roots, host, port, as_json))
 
 
-async def _serve(roots: list[Path], host: str, port: int) -> None:
+async def _serve(roots: list[Path], host: str, port: int, as_json: bool) -> None:
     from aiohttp import web
 
     from avalon_agents.table.serve import reachable
@@ -79,7 +83,10 @@ async def _serve(roots: list[Path], host: str, port: int) -> None:
     shown = reachable(host)
     shown = f"[{shown}]" if ":" in shown else shown
     address = f"http://{shown}:{bound}/" + (f"?token={token}" if token else "")
-    click.echo(f"avalon view: {', '.join(map(str, roots))} at {address} (Ctrl-C to stop)", err=False)
+    if as_json:  # one line, as soon as the site answers
+        echo_json({"url": address, "folders": roots, "token": token})
+    else:
+        click.echo(f"avalon view: {', '.join(map(str, roots))} at {address} (Ctrl-C to stop)")
     try:
         await asyncio.Event().wait()
     finally:

@@ -121,3 +121,35 @@ def test_refusals_are_json(tmp_path, bad):
             assert status in (404, 422) and kind.startswith("application/json") and json.loads(body)["error"]
 
     asyncio.run(go())
+
+
+@pytest.mark.slow  # a process of its own
+def test_the_command_prints_its_address_as_json(tmp_path):
+    import subprocess
+
+    from tests.helpers import AVALON
+
+    experiment(tmp_path, name="j", games=1)
+    process = subprocess.Popen([AVALON, "view", str(tmp_path), "--port", "0", "--json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        told = json.loads(process.stdout.readline())
+        assert told["url"].startswith("http://127.0.0.1:") and told["token"] is None
+        import urllib.request
+
+        runs = json.load(urllib.request.urlopen(told["url"] + "api/runs", timeout=30))["runs"]
+        assert [r["id"] for r in runs] == ["j"]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_user_mistakes_are_one_line(tmp_path):
+    from tests.cli.test_bad_inputs import one_line_error
+    from tests.helpers import avalon
+
+    one_line_error(avalon("view", str(tmp_path / "none")), "folders")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("")
+    one_line_error(avalon("view", str(tmp_path), "--export", str(tmp_path / "full")), "not empty")
+    one_line_error(avalon("view", str(tmp_path), "--compare", "a,b"), "--compare goes with --export")
