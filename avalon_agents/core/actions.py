@@ -148,8 +148,20 @@ def _is_seat(value: object) -> bool:
     return type(value) is int
 
 
+def _is_text(value: object) -> bool:
+    """A string that can be written down: UTF-8 has no lone surrogate (a JSON "\\ud800" reads as one), and a record
+    holding one could not be written."""
+    if type(value) is not str:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 TYPES: dict[type, tuple[tuple[str, Any], ...]] = {
-    Speak: (("text", lambda v: type(v) is str),),
+    Speak: (("text", _is_text),),
     ProposeTeam: (("team", lambda v: type(v) is tuple and all(_is_seat(s) for s in v)),),
     Vote: (("approve", lambda v: type(v) is bool),),
     QuestCard: (("success", lambda v: type(v) is bool),),

@@ -289,8 +289,10 @@ def test_secret_votes_publish_counts_only():
 
 @pytest.mark.parametrize("action", [Vote(approve="no"), Vote(approve=1), ProposeTeam(team=(1, True)),
                                     ProposeTeam(team=[1, 2]), QuestCard(success="yes"), Assassinate(target=2.0),
-                                    Speak(text=None)])
+                                    Speak(text=None), Speak(text="I am \ud800 good")])
 def test_actions_are_checked_by_type(action):
+    """A value of the wrong type never reaches the game (a speech with a lone surrogate, which a program's JSON
+    "\\ud800" reads as, could not be recorded)."""
     from avalon_agents.core.actions import ActionRequest, RequestKind
 
     request = ActionRequest(seat=1, kind=RequestKind(action.kind), quest=1, attempt=1, options=(1, 2, 3),
