@@ -142,6 +142,9 @@ def redteam(config: Path, attack_files: tuple[Path, ...], games: int | None, set
     click.echo(f"red team {cfg.name}: {len(attacks)} attack(s) x {cfg.games} paired game(s), attacker seat "
                f"{cfg.attacker.seat}, {cfg.games * (1 + len(attacks))} games -> {out}", err=as_json)
     if check:
+        if as_json:  # the plan is the command's result
+            echo_json({"name": cfg.name, "attacks": list(attacks), "pairs": cfg.games,
+                       "games": cfg.games * (1 + len(attacks)), "run_dir": out})
         return
     carry_out(RedTeamSuite(cfg, attacks, override, config), out, as_json=as_json)
 
@@ -177,5 +180,8 @@ def bias(config: Path, games: int | None, settings: ModelSettings, out: Path | N
     click.echo(f"order bias {cfg.name}: {len(cfg.lists)} list(s) ({', '.join(cfg.lists)}) {cfg.treatment} x "
                f"{cfg.games} pair(s), {total} games -> {out}", err=as_json)
     if check:
+        if as_json:  # the plan is the command's result
+            echo_json({"name": cfg.name, "lists": list(cfg.lists), "treatment": cfg.treatment, "pairs": cfg.games,
+                       "games": total, "run_dir": out})
         return
     carry_out(OrderBias(cfg, override, config), out, as_json=as_json)

@@ -57,6 +57,16 @@ def test_run_check_json_prints_the_plan_as_one_object():
     assert "experiment quickstart" in done.stderr  # the plan in words goes to stderr
 
 
+@pytest.mark.parametrize("command, config, key", [("redteam", "experiments/redteam.yaml", "attacks"),
+                                                  ("bias", "experiments/bias.yaml", "lists")])
+def test_paired_studies_check_json_print_their_plan(command, config, key, tmp_path):
+    done = avalon(command, config, "--check", "--json", "--model", "scripted", "--out", str(tmp_path / "o"))
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["games"] == plan["pairs"] * (1 + len(plan[key])) and plan[key]
+    assert not (tmp_path / "o").exists()  # nothing played, nothing made
+
+
 def test_analyze_check_plans_the_judges_calls_and_calls_nothing(bots_run, priced, tmp_path):
     with openai_server() as server:
         spec = f"openai-compatible:m@{server.base_url}"
