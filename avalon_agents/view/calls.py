@@ -15,6 +15,7 @@ the game is its entry in the viewer's timeline (viewer.timeline: the game page's
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections import OrderedDict
@@ -43,6 +44,8 @@ FLAGS = ("reask", "fallback", "retried", "failed")
 """`flag=`: re-asks, calls of decisions that ended in the fallback, calls retried, calls that failed."""
 ORDERS = {"": None, "tokens": "tokens", "latency": "latency_s", "usd": "usd"}
 """`sort=`: run order, or the most tokens (in + out), the slowest, the dearest first."""
+ENTRY_CACHE = 256
+"""How many games' timeline entries are kept (a page's calls come from a few games)."""
 TEXT_CACHE = 16
 """How many searches' matches a run keeps (paging through a search reads nothing again)."""
 
@@ -54,7 +57,7 @@ COLUMNS: dict[str, tuple[Any, Any]] = {
     "model": (object, None), "input_tokens": (np.int64, 0), "output_tokens": (np.int64, 0),
     "cached_tokens": (np.int64, 0), "latency_s": (np.float64, 0.0), "attempts": (np.int32, 1),
     "throttled": (np.int32, 0), "outcome": (object, "ok"), "replayed": (np.bool_, False), "usd": (np.float64, math.nan),
-    "entry": (np.int32, 0), "decision": (object, None), "method": (object, None), "valid": (np.int8, -1),
+    "decision": (object, None), "method": (object, None), "valid": (np.int8, -1),
     "answers": (np.int32, 0), "reask": (np.bool_, False), "fallback": (np.bool_, False),
 }
 NONE_INT = -1
@@ -83,6 +86,7 @@ class RunCalls:
     files: list[Path]
     columns: dict[str, np.ndarray]
     parts: list[FileCalls] = field(default_factory=list)  # the files' own columns (views of the run's)
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))  # each file's first call
     found: OrderedDict = field(default_factory=OrderedDict)  # a query's filters -> the indices of its matches
     choices: dict[str, Any] | None = None  # what each filter can take (`options`), once
 
@@ -100,6 +104,27 @@ class CallIndex:
         self._files: dict[Path, FileCalls] = {}
         self._runs: dict[Path, RunCalls] = {}
         self._price_of: dict[str, Any] = {}
+        self._entries: OrderedDict = OrderedDict()  # a game's trace -> (its stamp, its calls' entries)
+
+    def entry(self, calls: RunCalls, i: int) -> int | None:
+        """Call `i`'s entry in its game's replay (None: a judge's call, or a game that cannot be read)."""
+        file = int(calls.columns["file"][i])
+        path = calls.files[file]
+        if calls.columns["source"][i] != "game":
+            return None
+        stamp = (_stamp(path), _stamp(path.parent / EVENTS))
+        known = self._entries.get(path)
+        if known is None or known[0] != stamp:
+            try:
+                known = (stamp, entries(path.parent))
+            except (OSError, ValueError):
+                known = (stamp, [])
+            self._entries[path] = known
+            while len(self._entries) > ENTRY_CACHE:
+                self._entries.popitem(last=False)
+        self._entries.move_to_end(path)
+        at = i - int(calls.starts[file])
+        return known[1][at] if at < len(known[1]) and known[1][at] else None
 
     def run(self, run: Path) -> RunCalls:
         """The run's calls, read again only where a file changed."""
@@ -128,7 +153,8 @@ class CallIndex:
         for _, p in parts:  # each file's columns become views of the run's: one copy in memory
             p.columns = {name: columns[name][start:start + p.size] for name in COLUMNS}
             start += p.size
-        found = RunCalls(key, [path for path, _ in parts], columns, [p for _, p in parts])
+        found = RunCalls(key, [path for path, _ in parts], columns, [p for _, p in parts],
+                         np.cumsum([0] + [p.size for _, p in parts]))
         self._runs[run] = found
         return found
 
@@ -180,12 +206,17 @@ def lines(path: Path):
             offset += len(line)
 
 
+@functools.lru_cache(maxsize=4096)
+def label(stage: str | None, name: str, part: str | None) -> str:
+    """A call's module as analysis.load names it (records.trace.Purpose.label)."""
+    return Purpose.model_construct(stage=stage, name=name, part=part).label
+
+
 def call_row(d: dict[str, Any], offset: int, game: str | None, source: str) -> dict[str, Any]:
     """An LLM call's line as its index row (no messages, no reply)."""
-    purpose = Purpose.model_construct(stage=d.get("stage"), name=d.get("name") or "", part=d.get("part"))
     return {"offset": offset, "game": game, "source": source, "seat": d.get("seat"), "step": d.get("step"),
             "quest": d.get("quest"), "attempt": d.get("attempt"), "stage": d.get("stage"), "name": d.get("name"),
-            "part": d.get("part"), "request": d.get("request"), "module": purpose.label,
+            "part": d.get("part"), "request": d.get("request"), "module": label(d.get("stage"), d.get("name") or "", d.get("part")),
             "model": (d.get("settings") or {}).get("spec"), "input_tokens": d.get("input_tokens") or 0,
             "output_tokens": d.get("output_tokens") or 0, "cached_tokens": d.get("cached_tokens") or 0,
             "latency_s": d.get("latency_s") or 0.0, "attempts": d.get("attempts") or 1,
@@ -194,45 +225,52 @@ def call_row(d: dict[str, Any], offset: int, game: str | None, source: str) -> d
 
 
 def read_calls(path: Path, game: str | None, source: str, run: Path) -> list[dict[str, Any]]:
-    """The index rows of a file's LLM calls. A game's trace also places each call in the game's timeline (its
-    entry) and links it to the decision it served; analyze's judges' calls name their game in `about`."""
+    """The index rows of a file's LLM calls. A game's trace also links each call to the decision it served;
+    analyze's judges' calls name their game in `about`."""
     rows: list[dict[str, Any]] = []
-    records: list[dict[str, Any]] = []  # a game's trace records as the timeline takes them (calls: seat only)
+    records: list[dict[str, Any]] = []  # a game's calls (their row) and decisions, in trace order
     for offset, line in lines(path):
         try:
             d = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue  # a line being written
         if d.get("type") != "llm_call":
-            if source == "game":
-                try:
-                    records.append(TRACE_ADAPTER.validate_python(d).model_dump(mode="json"))
-                except ValueError:
-                    continue
+            if source == "game" and d.get("type") in ("extraction", "speech_check"):
+                records.append(d)
             continue
         about = d.get("about") or {}
         row = call_row(d, offset, game if source != "analysis" else about.get("game"), source)
         if source == "game":
-            records.append({"type": "llm_call", "seat": d.get("seat"), "_row": len(rows)})
+            records.append({"type": "llm_call", "_row": len(rows)})
         rows.append(row)
     if source == "game" and rows:
-        _place(path.parent, records, rows)
         _link(records, rows)
     return rows
 
 
-def _place(game: Path, records: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
-    """Each call's entry (from 1) in the game page's timeline."""
+def entries(game: Path) -> list[int]:
+    """The entry (from 1) in the game page's timeline (viewer.timeline, as the page draws it: `#e-N`) of each of
+    the game's LLM calls, in trace order."""
     from avalon_agents.core.events import EVENT_ADAPTER
     from avalon_agents.viewer.timeline import timeline
 
-    try:
-        events = [EVENT_ADAPTER.dump_python(e, mode="json") for e in read_events(game)]
-    except (OSError, ValueError):
-        return
+    events = [EVENT_ADAPTER.dump_python(e, mode="json") for e in read_events(game)]
+    records, calls = [], 0
+    for _, line in lines(game / TRACE):
+        try:
+            record = TRACE_ADAPTER.validate_json(line)
+        except ValueError:
+            continue  # a line being written
+        if record.type == "llm_call":
+            records.append({"type": "llm_call", "seat": record.seat, "_call": calls})
+            calls += 1
+        else:
+            records.append(record.model_dump(mode="json"))
+    found = [0] * calls
     for i, item in enumerate(timeline(events, records)):
-        if "_row" in item:
-            rows[item["_row"]]["entry"] = i + 1
+        if "_call" in item:
+            found[item["_call"]] = i + 1
+    return found
 
 
 def _link(records: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
@@ -245,16 +283,14 @@ def _link(records: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
             if row["request"] is not None:
                 waiting.setdefault(row["seat"], []).append(r["_row"])
             continue
-        if r["type"] not in ("extraction", "speech_check"):
-            continue
-        kind = r["kind"] if r["type"] == "extraction" else "speak"
+        kind = r.get("kind") if r["type"] == "extraction" else "speak"
+        seat, quest, attempt = r.get("seat"), r.get("quest"), r.get("attempt")
         mine, rest = [], []
-        for k in waiting.get(r["seat"], []):
+        for k in waiting.get(seat, []):
             row = rows[k]
-            same = (row["request"] == kind and row["quest"] in (None, r["quest"])
-                    and row["attempt"] in (None, r["attempt"]))
+            same = row["request"] == kind and row["quest"] in (None, quest) and row["attempt"] in (None, attempt)
             (mine if same else rest).append(k)
-        waiting[r["seat"]] = rest
+        waiting[seat] = rest
         seen: set[tuple] = set()
         for k in mine:
             row = rows[k]
@@ -262,10 +298,10 @@ def _link(records: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
             row.update(decision=kind, reask=purpose in seen)
             seen.add(purpose)
             if r["type"] == "extraction":
-                row.update(method=r["method"], valid=int(r["valid"]), answers=r["answers"],
-                           fallback=r["method"] == "fallback")
+                row.update(method=r.get("method"), valid=int(bool(r.get("valid"))), answers=r.get("answers") or 1,
+                           fallback=r.get("method") == "fallback")
             else:
-                row.update(valid=int(not r["echo"]), answers=2 if r["reasked"] else 1)
+                row.update(valid=int(not r.get("echo")), answers=2 if r.get("reasked") else 1)
 
 
 # the query
@@ -395,8 +431,9 @@ def search(calls: RunCalls, found: np.ndarray, q: str) -> np.ndarray:
     return np.array(keep, dtype=np.int64)
 
 
-def page(calls: RunCalls, query: Query, link) -> dict[str, Any]:
-    """The page's calls (`link(game, entry)` makes a call's address in its game) with their texts: each distinct
+def page(calls: RunCalls, query: Query, link, entry) -> dict[str, Any]:
+    """The page's calls (`entry(i)`: call i's entry in its game's replay; `link(game, entry)` its address there) with
+    their texts: each distinct
     message content once in `texts` (a system prompt goes with every call of its seat), messages naming theirs."""
     found = matches(calls, query)
     shown = found[query.offset:query.offset + query.limit]
@@ -406,10 +443,11 @@ def page(calls: RunCalls, query: Query, link) -> dict[str, Any]:
     for i, line in records(calls, sorted(int(i) for i in shown)):
         d = orjson.loads(line)
         row = {name: _plain(name, c[name][i]) for name in COLUMNS if name != "offset"}
-        row.update(n=i + 1, error=d.get("error"), reply=d.get("reply"),
+        at = entry(i)
+        row.update(n=i + 1, entry=at, error=d.get("error"), reply=d.get("reply"),
                    messages=[{"role": m.get("role"), "text": texts.setdefault(m.get("content") or "", len(texts))}
                              for m in d.get("messages") or ()],
-                   link=link(row["game"], row["entry"]) if row["game"] else None)
+                   link=link(row["game"], at) if row["game"] else None)
         out[i] = row
     usd = c["usd"][found]
     return {"total": int(len(found)), "offset": query.offset, "limit": query.limit, "calls": [out[int(i)] for i in shown],
@@ -420,8 +458,7 @@ def page(calls: RunCalls, query: Query, link) -> dict[str, Any]:
                      "usd": float(np.nansum(usd)), "unpriced": int(np.isnan(usd).sum())}}
 
 
-NULLS = {"seat": NONE_INT, "step": NONE_INT, "quest": NONE_INT, "attempt": NONE_INT, "valid": NONE_INT, "entry": 0,
-         "answers": 0}
+NULLS = {"seat": NONE_INT, "step": NONE_INT, "quest": NONE_INT, "attempt": NONE_INT, "valid": NONE_INT, "answers": 0}
 """The columns whose value stands for None."""
 
 

@@ -90,7 +90,8 @@ class View:
             return self.site.link(here, "game", run=run_id, game=game) + (f"#e-{entry}" if entry else "")
 
         return {"page": "calls", "title": f"Calls of run {run_id}", "run": run_id,
-                **call_pages.page(found, asked, link), "run_total": found.size,
+                **call_pages.page(found, asked, link, lambda i: self.call_index.entry(found, i)),
+                "run_total": found.size,
                 "filters": {**asked.filters, "sort": asked.sort},
                 "options": call_pages.options(found, self.call_index.prices),
                 "held": self.site.export, "export_limit": call_pages.EXPORT_LIMIT,

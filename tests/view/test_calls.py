@@ -220,6 +220,32 @@ def test_the_index_is_read_again_only_where_a_file_changed(run, tmp_path, monkey
     assert sorted(read) == ["game-00001", "game-00002", "game-00003", "game-00003"]
 
 
+def test_the_judges_calls_are_counted_and_linked_to_their_game(run, tmp_path):
+    from avalon_agents.records.trace import to_line
+
+    copy = tmp_path / "runs"
+    shutil.copytree(run, copy)
+
+    def judge(name: str, reply: str, **about) -> str:
+        return to_line(LLMCall(stage="judge", name=name, prompt_id="judge/x", prompt_hash="h", reply=reply,
+                               settings={"spec": "scripted"}, input_tokens=40, output_tokens=3, about=about)) + "\n"
+
+    (copy / "r" / "game-00001" / "judge.jsonl").write_text(judge("goal", "yes"))
+    (copy / "r" / "analysis" / "judgments").mkdir(parents=True)
+    (copy / "r" / "analysis" / "judgments" / "calls.jsonl").write_text(
+        judge("camouflage", "no", game="game-00002", speech_seq=9) + judge("camouflage", "maybe"))
+    view = View([copy])
+    games = view.calls("r", {"stage": "agent"})["total"]
+    judged = every(view, stage="judge")
+    assert [(c["module"], c["reply"], c["game"], c["link"]) for c in judged] == [
+        ("goal", "yes", "game-00001", "/runs/r/games/game-00001"),
+        ("camouflage", "no", "game-00002", "/runs/r/games/game-00002"),
+        ("camouflage", "maybe", None, None)]
+    page = view.calls("r", {})
+    assert page["total"] == games + 3 and "judge" in page["options"]["stages"]
+    assert view.calls("r", {"game": "game-00002", "stage": "judge"})["total"] == 1
+
+
 def test_an_export_holds_the_runs_first_calls_linked_relatively(run):
     view = View([run], Site(export=True))
     page = view.calls("r", {})
@@ -254,3 +280,85 @@ def test_bad_parameters_are_json_400s_naming_them(run):
             assert "<script>alert" not in html and "onerror=alert" in html  # in the page's JSON, escaped
 
     asyncio.run(go())
+
+
+class Served:
+    """The viewer's app on a free loopback port in a thread of its own (selenium blocks), until `close`."""
+
+    def __init__(self, view: View) -> None:
+        import queue
+        import threading
+
+        from aiohttp import web
+
+        self.loop = asyncio.new_event_loop()
+        ready: queue.Queue = queue.Queue()
+
+        async def start() -> None:
+            self.runner = web.AppRunner(ViewServer(view).app())
+            await self.runner.setup()
+            site = web.TCPSite(self.runner, "127.0.0.1", 0)
+            await site.start()
+            ready.put(site._server.sockets[0].getsockname()[1])
+
+        def run() -> None:
+            asyncio.set_event_loop(self.loop)
+            self.loop.run_until_complete(start())
+            self.loop.run_forever()
+
+        threading.Thread(target=run, daemon=True).start()
+        self.base = f"http://127.0.0.1:{ready.get(timeout=30)}"
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(timeout=30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+@pytest.mark.slow  # headless Chromium
+def test_the_page_in_chromium_live_and_exported(run, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    from avalon_agents.view.site import page_html
+    from tests.browser import assert_accessible, chromium, console_errors
+
+    shown = "#calls tbody tr"
+    driver = chromium(1300, 1000)
+    served = Served(View([run]))
+    try:
+        wait = WebDriverWait(driver, 20)
+        total = View([run]).calls("r", {"seat": "3"})["total"]
+        driver.get(served.base + "/runs/r/calls")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, shown))
+        Select(driver.find_element(By.ID, "calls-seat")).select_by_value("3")  # asks the server again
+        wait.until(lambda d: d.current_url.endswith("?seat=3")
+                   and f"of {total}" in d.find_element(By.CSS_SELECTOR, ".pager span").text)
+        rows = driver.find_elements(By.CSS_SELECTOR, shown)
+        assert rows and all(r.find_elements(By.TAG_NAME, "td")[2].text == "3" for r in rows)
+        assert_accessible(driver)
+        link = driver.find_element(By.CSS_SELECTOR, f"{shown} td a")
+        anchor = link.get_attribute("href").rsplit("#", 1)[1]
+        link.click()  # the call's entry in its game's replay, selected
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".item.current"))
+        current = driver.find_element(By.CSS_SELECTOR, ".item.current")
+        assert current.get_attribute("id") == anchor and "Player 3 · LLM call" in current.text
+        assert not console_errors(driver)
+
+        exported = tmp_path / "calls.html"  # an export's page, opened from disk: it filters what it holds
+        page = View([run], Site(export=True)).calls("r", {})
+        exported.write_text(page_html(page["title"], page))
+        driver.get(exported.as_uri())
+        assert f"first {len(page['calls'])} of its {page['run_total']} calls" in driver.find_element(By.ID, "app").text
+        box = driver.find_element(By.ID, "calls-q")
+        box.send_keys("onerror")
+        hostile = [c for c in page["calls"] if "onerror" in c["reply"] + "".join(
+            page["texts"][m["text"]] for m in c["messages"])]
+        wait.until(lambda d: f"of {len(hostile)}" in d.find_element(By.CSS_SELECTOR, ".pager span").text)
+        driver.find_element(By.CSS_SELECTOR, f"{shown} details summary").click()
+        texts = [pre.text for pre in driver.find_elements(By.CSS_SELECTOR, f"{shown} details pre")]
+        assert any("<img src=x onerror=alert(2)>" in t for t in texts)  # the markup shown as text, not run
+        assert not driver.find_elements(By.CSS_SELECTOR, "#app img, #app script")
+        assert not console_errors(driver)
+    finally:
+        driver.quit()
+        served.close()
