@@ -122,7 +122,7 @@ class Comparer:
         columns = list(dict.fromkeys(c for t in tables for c in t.columns))
         if "value" in columns and "ci_low" in columns:
             groups = [c for c in columns if c not in NOT_GROUP]
-            need = any((t[METHOD] != BINOMIAL).any() for t in tables if len(t) and METHOD in t)
+            need = any((t[METHOD].dropna() != BINOMIAL).any() for t in tables if METHOD in t)
             per_game = [self.per_game(s, name, groups) for s in sides] if need else None
             return {"kind": "rate", "groups": groups, "rows": compare_rows(tables, groups, per_game)}
         groups = [c for c in columns if c != "variant" and not any(
@@ -213,10 +213,9 @@ def number_rows(tables: list[pd.DataFrame], groups: list[str], measures: list[st
             values = [_number(rows[key].get(measure)) if key in rows else None for rows in indexed]
             if all(v is None for v in values):
                 continue
-            diffs = [None] + [None if v is None or values[0] is None else {"diff": v - values[0], "ci_low": None,
-                                                                           "ci_high": None, "method": None,
-                                                                           "p_value": None, "excludes_zero": False}
-                              for v in values[1:]]
+            diffs = [None] + [None if v is None or values[0] is None else
+                              {"diff": v - values[0], "ci_low": None, "ci_high": None, "method": None,
+                               "p_value": None, "excludes_zero": False} for v in values[1:]]
             out.append({"key": {**dict(zip(groups, key)), "measure": measure}, "values": values, "differences": diffs})
     return out
 
@@ -236,7 +235,7 @@ def warnings(sides: list[Side]) -> list[str]:
     described = [describe(s) for s in sides]
     out = []
     for field, what in (("models", "model"), ("rules", "rules"), ("commit", "commit")):
-        seen = {d["label"]: ", ".join(d[field]) if isinstance(d[field], list) else (d[field] or "unknown")
+        seen = {d["label"]: ", ".join(d[field]) if isinstance(d[field], list) else _commit(d[field])
                 for d in described}
         if len(set(seen.values())) > 1:
             out.append(f"The sides differ in {what}: " + "; ".join(f"{k}: {v}" for k, v in seen.items())
@@ -291,3 +290,10 @@ def _number(value: Any) -> float | int | None:
 
 def _values(column: pd.Series) -> list[str]:
     return sorted({str(v) for v in column if not _missing(v)})
+
+
+def _commit(commit: str | None) -> str:
+    """A commit as people compare it: 12 hex digits, and whether its tree had changes."""
+    if not commit:
+        return "unknown"
+    return commit[:12] + ("+dirty" if commit.endswith("+dirty") else "")

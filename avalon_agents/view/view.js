@@ -310,18 +310,22 @@ const number = (v) => (isNum(v) ? (Number.isInteger(v) ? int(v) : v.toFixed(3)) 
 function differenceText(d, rates) {
   if (!d) return "";
   const shown = rates ? signed : (v) => `${v > 0 ? "+" : ""}${number(v)}`;
-  const text = shown(d.diff) + (isNum(d.ci_low) ? ` [${shown(d.ci_low)}, ${shown(d.ci_high)}]` : "")
-    + (isNum(d.p_value) ? ` p=${d.p_value.toFixed(2)}` : "");
+  const text = el("span", { class: "nowrap" }, shown(d.diff) + (isNum(d.ci_low) ? ` [${shown(d.ci_low)}, ${shown(d.ci_high)}]` : ""));
+  const more = [isNum(d.p_value) ? (d.p_value < 0.001 ? "p<0.001" : `p=${d.p_value.toFixed(3)}`) : null, d.excludes_zero ? "not 0" : null].filter(Boolean);
   return el("span", { class: d.excludes_zero ? "flag" : null, title: d.method ? `interval: ${d.method}` : "no interval" },
-    d.excludes_zero ? `${text} (not 0)` : text);
+    text, more.length ? el("br") : null, more.length ? el("small", {}, more.join(", ")) : null);
 }
 
+// A side's name in a header: its variant's when every side is a variant of one run.
+const sideName = (s) => (DATA.sides.every((t) => t.run === DATA.sides[0].run) ? s.variant : s.label);
+
 function compareColumns(groups, rates) {
-  const value = (v) => (rates ? (v ? `${rate(v)} n=${int(v.n)}` + (v.few_games ? " (few games)" : "") : "") : number(v));
+  const value = (v) => (!rates ? number(v) : v ? el("span", {}, el("span", { class: "nowrap" }, rate(v)), el("br"),
+    el("small", { class: "muted" }, `n=${int(v.n)}` + (v.few_games ? ", few games" : ""))) : "");
   return [...groups.map((g) => ({ key: `k-${g}`, label: g, show: (r) => r.key[g], sort: (r) => r.key[g] })),
-    ...DATA.sides.map((s, i) => ({ key: `v-${i}`, label: s.label, num: true, show: (r) => value(r.values[i]),
+    ...DATA.sides.map((s, i) => ({ key: `v-${i}`, label: sideName(s), num: true, show: (r) => value(r.values[i]),
       sort: (r) => (rates ? r.values[i] && r.values[i].value : r.values[i]) })),
-    ...DATA.sides.slice(1).map((s, j) => ({ key: `d-${j + 1}`, label: `${s.label} − ${DATA.reference}` + (rates ? " [95% CI]" : ""),
+    ...DATA.sides.slice(1).map((s, j) => ({ key: `d-${j + 1}`, label: `${sideName(s)} − ${sideName(DATA.sides[0])}` + (rates ? " [95% CI]" : ""),
       num: true, show: (r) => differenceText(r.differences[j + 1], rates),
       sort: (r) => r.differences[j + 1] && r.differences[j + 1].diff }))];
 }
@@ -344,7 +348,7 @@ function drawCompare() {
   out.push(el("h2", {}, "Win rate per side"), table("c-headline", compareColumns(["side"], true), flagged(DATA.headline)));
   for (const [name, m] of Object.entries(DATA.metrics)) {
     const rows = flagged(m.rows);
-    if (!rows.length) continue;
+    if (!rows.length || name === "win_rate") continue; // the win rate per side, drawn above
     out.push(el("h2", {}, name.replaceAll("_", " ")), table(`c-${name}`, compareColumns(m.groups, m.kind === "rate"), rows));
   }
   return out;
