@@ -100,7 +100,8 @@ class AgentSpec(Strict):
     @classmethod
     def _known(cls, kind: str) -> str:
         if kind not in AGENT_KINDS:
-            raise ValueError(f"unknown agent kind {kind!r} (known: {', '.join(sorted(AGENT_KINDS))})")
+            raise ValueError(f"unknown agent kind {kind!r} (known: {', '.join(sorted(AGENT_KINDS))})"
+                             f"{did_you_mean(kind, AGENT_KINDS)}")
         if needs_terminal(kind):
             raise ValueError(f"agent kind {kind!r} is a person: it plays in `avalon play --human SEAT`, not in runs")
         return kind
@@ -276,7 +277,8 @@ class Experiment(Strict):
     @classmethod
     def _preset(cls, rules: str) -> str:
         if rules not in PRESETS:
-            raise ValueError(f"unknown rules preset {rules!r} (known: {', '.join(PRESETS)})")
+            raise ValueError(f"unknown rules preset {rules!r} (known: {', '.join(PRESETS)})"
+                             f"{did_you_mean(rules, PRESETS)}")
         return rules
 
     @model_validator(mode="after")

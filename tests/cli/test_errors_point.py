@@ -168,3 +168,10 @@ def test_a_missing_key_is_found_before_anything_heavy_is_loaded(tmp_path, comman
     assert "needs OPENAI_API_KEY in the environment" in done.stderr, done.stderr[-2000:]
     assert done.stdout.strip() == "2 []", done.stdout  # exit 2, none of them imported
     assert not (tmp_path / "o").exists()
+
+
+def test_a_misspelled_agent_kind_or_rules_preset_names_the_near_one(tmp_path):
+    error_of(tmp_path, "run", RUN.replace("{kind: cognitive}", "{kind: cognitve}"),
+             "c.yaml:4: agents.ours.kind: unknown agent kind 'cognitve'", "(did you mean cognitive?)")
+    error_of(tmp_path, "run", RUN + "rules: offical\n", "c.yaml:8: rules: unknown rules preset 'offical'",
+             "(did you mean official?)")
