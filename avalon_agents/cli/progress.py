@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn
 from rich.text import Text
 
-from avalon_agents.cli.live import LiveView, waiting_line
+from avalon_agents.cli.live import THINKING, LiveView, waiting_line
 from avalon_agents.records.run_dir import TRACE
 from avalon_agents.records.trace import LLMCall, from_line
 
@@ -88,6 +88,7 @@ class GameFollower:
         self.tally = Tally()
         self.quest = self.attempt = 0
         self.pending: dict[tuple[int, Any], float] = {}  # (seat, kind) -> since when (the bar reads it: no lock)
+        self.quiet_since = board.clock()  # since when nothing was asked or told
 
     def waiting(self, request: ActionRequest) -> None:
         self.pending[(request.seat, request.kind)] = self.board.clock()
@@ -96,6 +97,7 @@ class GameFollower:
 
     def answered(self, request: ActionRequest) -> None:
         self.pending.pop((request.seat, request.kind), None)
+        self.quiet_since = self.board.clock()
         if self.view is not None:
             self.view.answered(request)
         self.board.moved()
@@ -105,6 +107,7 @@ class GameFollower:
             self.tail = TraceTail(self.path / TRACE)
         last = events[-1]
         self.quest, self.attempt = last.quest, last.attempt
+        self.quiet_since = self.board.clock()
         if self.view is not None:
             self.view.delivered(events)
         self.board.moved()
@@ -124,12 +127,14 @@ class GameFollower:
         return f"quest {self.quest}.{self.attempt}" if self.quest else "starting"
 
     def waited_for(self) -> str:
-        """Whom the game waits for ('waiting for Player 4 to vote, 6 s'), when its transcript streams (not from
-        the view, whose lock its printing holds while the bar is drawn)."""
-        pending = dict(self.pending)
-        if self.view is None or not pending:
-            return ""
-        return waiting_line(list(pending), self.board.clock() - min(pending.values()))
+        """Whom the game waits for ('waiting for Player 4 to vote, 6 s'; 'the seats think, 40 s' while every seat
+        prepares a round, is probed or learns: nothing asked or told for THINKING seconds). Kept here, not read
+        from the view, whose lock its printing holds while the bar is drawn."""
+        pending, now = dict(self.pending), self.board.clock()
+        if pending:
+            return waiting_line(list(pending), now - min(pending.values()))
+        quiet = now - self.quiet_since
+        return f"the seats think, {int(quiet)} s" if self.quest and quiet >= THINKING else ""
 
 
 class RunBoard:
@@ -226,13 +231,15 @@ class RunBoard:
         return found
 
     def status(self, task_id: int) -> str:
-        """The words after a bar: where its game is; on the overall bar also the calls, their pace, the tokens and
-        whom a streamed game waits for ('quest 2.1, 48 calls, 2.7 s/call, 61k tokens; waiting for Player 3 to
-        vote, 4 s')."""
+        """The words after a bar: where its game is and whom it waits for; on the overall bar also the calls, their
+        pace and the tokens ('quest 2.1, 48 calls, 2.7 s/call, 61k tokens; waiting for Player 3 to vote, 4 s')."""
         with self.lock:
             if task_id != self.overall:
                 follower = next((f for label, f in self.playing.items() if self.bars.get(label) == task_id), None)
-                return follower.where() if follower is not None else ""
+                if follower is None:
+                    return ""
+                waiting = follower.waited_for()
+                return follower.where() + (f"; {waiting}" if waiting else "")
             games = list(self.playing.values())
             parts = [games[0].where()] if len(games) == 1 else [f"{len(games)} games playing"] if games else []
             t = self.calls()
@@ -244,7 +251,7 @@ class RunBoard:
                 parts.append(f"{pace:.1f} s/call" if pace >= 1 else f"{pace:.2f} s/call")
             if t.tokens:
                 parts.append(f"{t.tokens / 1000:,.0f}k tokens" if t.tokens >= 10_000 else f"{t.tokens:,} tokens")
-            waiting = games[0].waited_for() if len(games) == 1 else ""
+            waiting = games[0].waited_for() if len(games) == 1 else ""  # several: each lane's bar
             return ", ".join(parts) + (f"; {waiting}" if waiting else "")
 
     def left(self) -> float | None:

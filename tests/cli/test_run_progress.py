@@ -11,6 +11,7 @@ import yaml
 from rich.console import Console
 
 from avalon_agents.cli.progress import RunBoard, TraceTail, run_board
+from avalon_agents.core.actions import ActionRequest, RequestKind
 from avalon_agents.experiments.config import Experiment
 from avalon_agents.experiments.runner import ExperimentStudy
 from avalon_agents.experiments.scheduler import play
@@ -104,6 +105,12 @@ def test_calls_their_pace_and_the_time_left_come_from_the_trace_as_it_grows(tmp_
     assert board.status(board.overall) == "quest 1.1, 3 calls (1 replayed), 3.0 s/call, 360 tokens"
     now[0] = 10.0  # 2 calls asked in 10 s: 5 s a call, for 20 x 2 - 3 calls still to come
     assert board.left() == pytest.approx((40 - 3) * 5.0)
+    assert board.status(board.overall).endswith("360 tokens; the seats think, 10 s")  # a round's preparation
+    vote = ActionRequest(seat=2, kind=RequestKind.VOTE, quest=1, attempt=1)
+    follower.waiting(vote)
+    now[0] = 13.0
+    assert board.status(board.overall).endswith("; waiting for Player 2 to vote, 3 s")
+    follower.answered(vote)
     with open(trace, "a") as f:
         f.write(late[30:])  # the line is read once whole
     follower.delivered([_event(quest=2, attempt=1)])
