@@ -68,7 +68,7 @@ on each page (a finished run's only when the catalog sees its files change)."""
 
 @dataclass
 class FileCalls:
-    """One file's calls, as columns (see COLUMNS), and the stamp of the files they were read from."""
+    """One file's calls, as columns (see COLUMNS), and the stamp (time, size) of the file they were read from."""
 
     stamp: tuple
     columns: dict[str, np.ndarray]
@@ -139,7 +139,7 @@ class CallIndex:
             name = game.relative_to(run).as_posix()
             files += [(game / TRACE, name, "game"), (game / JUDGE_TRACE, name, "judge")]
         files.append((run / ANALYSIS_CALLS, None, "analysis"))
-        parts = [(path, self._file(run, path, game, source)) for path, game, source in files]
+        parts = [(path, self._file(path, game, source)) for path, game, source in files]
         parts = [(path, p) for path, p in parts if p is not None and p.size]
         if known is not None and len(parts) == len(known.parts) and all(
                 p is q for (_, p), q in zip(parts, known.parts)):
@@ -158,15 +158,15 @@ class CallIndex:
         self._runs[run] = found
         return found
 
-    def _file(self, run: Path, path: Path, game: str | None, source: str) -> FileCalls | None:
-        stamp = (_stamp(path), _stamp(path.parent / EVENTS) if source == "game" else None)
-        if stamp[0] is None:
+    def _file(self, path: Path, game: str | None, source: str) -> FileCalls | None:
+        stamp = _stamp(path)
+        if stamp is None:
             self._files.pop(path, None)
             return None
         known = self._files.get(path)
         if known is not None and known.stamp == stamp:
             return known
-        rows = read_calls(path, game, source, run)
+        rows = read_calls(path, game, source)
         for r in rows:
             r["usd"] = self._dollars(r)
         made = FileCalls(stamp, {name: np.array([_or(r.get(name), none) for r in rows], dtype=dtype)
@@ -216,7 +216,8 @@ def call_row(d: dict[str, Any], offset: int, game: str | None, source: str) -> d
     """An LLM call's line as its index row (no messages, no reply)."""
     return {"offset": offset, "game": game, "source": source, "seat": d.get("seat"), "step": d.get("step"),
             "quest": d.get("quest"), "attempt": d.get("attempt"), "stage": d.get("stage"), "name": d.get("name"),
-            "part": d.get("part"), "request": d.get("request"), "module": label(d.get("stage"), d.get("name") or "", d.get("part")),
+            "part": d.get("part"), "request": d.get("request"),
+            "module": label(d.get("stage"), d.get("name") or "", d.get("part")),
             "model": (d.get("settings") or {}).get("spec"), "input_tokens": d.get("input_tokens") or 0,
             "output_tokens": d.get("output_tokens") or 0, "cached_tokens": d.get("cached_tokens") or 0,
             "latency_s": d.get("latency_s") or 0.0, "attempts": d.get("attempts") or 1,
@@ -224,7 +225,7 @@ def call_row(d: dict[str, Any], offset: int, game: str | None, source: str) -> d
             "replayed": bool(d.get("replayed"))}
 
 
-def read_calls(path: Path, game: str | None, source: str, run: Path) -> list[dict[str, Any]]:
+def read_calls(path: Path, game: str | None, source: str) -> list[dict[str, Any]]:
     """The index rows of a file's LLM calls. A game's trace also links each call to the decision it served;
     analyze's judges' calls name their game in `about`."""
     rows: list[dict[str, Any]] = []
@@ -333,7 +334,8 @@ def parse_query(query: dict[str, Any], limit: int = DEFAULT_LIMIT) -> Query:
     known = set(FILTERS) | {"offset", "limit", "sort", "token"}
     unknown = sorted(set(query) - known)
     if unknown:
-        raise Refused(400, f"{unknown[0]}: no such parameter (the Calls page takes {', '.join(sorted(known - {'token'}))})")
+        takes = ", ".join(sorted(known - {"token"}))
+        raise Refused(400, f"{unknown[0]}: no such parameter (the Calls page takes {takes})")
     filters: dict[str, Any] = {}
     for name in FILTERS:
         value = str(query.get(name, "")).strip()
@@ -396,7 +398,7 @@ def matches(calls: RunCalls, query: Query) -> np.ndarray:
     return found
 
 
-def records(calls: RunCalls, indices) -> Any:
+def call_lines(calls: RunCalls, indices) -> Any:
     """(index, whole record: its messages and reply) of each of the run's calls `indices` (ascending: each file is
     opened once and read forward)."""
     handle, open_file = None, -1
@@ -421,7 +423,7 @@ def search(calls: RunCalls, found: np.ndarray, q: str) -> np.ndarray:
     literal = q.isascii() and not any(ch in q for ch in '"\\/') and q.isprintable()
     raw = q.encode() if literal else None  # then a line without it (any ASCII case) cannot hold it
     keep = []
-    for i, line in records(calls, found):
+    for i, line in call_lines(calls, found):
         if raw is not None and raw not in line.lower():
             continue
         d = orjson.loads(line)
@@ -433,14 +435,14 @@ def search(calls: RunCalls, found: np.ndarray, q: str) -> np.ndarray:
 
 def page(calls: RunCalls, query: Query, link, entry) -> dict[str, Any]:
     """The page's calls (`entry(i)`: call i's entry in its game's replay; `link(game, entry)` its address there) with
-    their texts: each distinct
-    message content once in `texts` (a system prompt goes with every call of its seat), messages naming theirs."""
+    their texts: each distinct message content once in `texts` (a system prompt goes with every call of its seat),
+    messages naming theirs; and the tokens, seconds and dollars of all the calls the filters keep."""
     found = matches(calls, query)
     shown = found[query.offset:query.offset + query.limit]
     c = calls.columns
     texts: dict[str, int] = {}
     out = {}
-    for i, line in records(calls, sorted(int(i) for i in shown)):
+    for i, line in call_lines(calls, sorted(int(i) for i in shown)):
         d = orjson.loads(line)
         row = {name: _plain(name, c[name][i]) for name in COLUMNS if name != "offset"}
         at = entry(i)
@@ -450,7 +452,8 @@ def page(calls: RunCalls, query: Query, link, entry) -> dict[str, Any]:
                    link=link(row["game"], at) if row["game"] else None)
         out[i] = row
     usd = c["usd"][found]
-    return {"total": int(len(found)), "offset": query.offset, "limit": query.limit, "calls": [out[int(i)] for i in shown],
+    return {"total": int(len(found)), "offset": query.offset, "limit": query.limit,
+            "calls": [out[int(i)] for i in shown],
             "texts": list(texts),
             "sums": {"input_tokens": int(c["input_tokens"][found].sum()),
                      "output_tokens": int(c["output_tokens"][found].sum()),

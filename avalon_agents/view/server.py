@@ -4,7 +4,7 @@
 |---|---|
 | `/` the index | `/api/runs` |
 | `/runs/ID` a run | `/api/runs/ID` |
-| `/runs/ID/calls` a run's LLM calls (`?q=&seat=&module=&model=&stage=&offset=&limit=`) | `/api/runs/ID/calls` |
+| `/runs/ID/calls` a run's LLM calls, filtered and paged (`?q=&seat=&...`: docs/view.md#calls) | `/api/runs/ID/calls` |
 | `/runs/ID/games/GAME` a game's replay (the viewer's page) | `/api/runs/ID/games/GAME` |
 | `/compare?runs=A,B` runs side by side | `/api/compare?runs=A,B` |
 
