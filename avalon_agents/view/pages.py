@@ -11,7 +11,7 @@ from avalon_agents.view import calls as call_pages
 from avalon_agents.view.calls import CallIndex
 from avalon_agents.view.catalog import Catalog, UnknownRun
 from avalon_agents.view.compare import VARIANT, Comparer, variants
-from avalon_agents.view.run_data import RunPages
+from avalon_agents.view.run_data import ANALYSIS, RunPages
 from avalon_agents.view.site import Site, stamp
 
 
@@ -103,10 +103,13 @@ class View:
         """A game's replay data (viewer.timeline.game_data; a game still playing: so far)."""
         from avalon_agents.viewer.timeline import game_data
 
-        folder = self.run_path(run_id) / game
+        run = self.run_path(run_id)
+        folder = run / game
         if not game or ".." in Path(game).parts or not (folder / "meta.json").is_file():
             raise UnknownRun(f"no game {game!r} in run {run_id!r}")
-        return game_data(folder, game)
+        data = game_data(folder, game)
+        data["items"] = with_judged(data["items"], judged_rows(run, game))
+        return data
 
     def game_page(self, run_id: str, game: str) -> str:
         """A game's replay page (the viewer's), with a link back to its run; a game still playing is drawn again
@@ -143,3 +146,38 @@ class View:
         if len(names) < 2:
             return None
         return self.site.link(here, "compare", runs=[f"{run_id}{VARIANT}{v}" for v in names])
+
+
+def judged_rows(run: Path, game: str) -> list[dict[str, Any]]:
+    """The judges' labels of a game's speeches, as `avalon analyze --judge-model` wrote them
+    (analysis/metrics/judged_NAME.csv): one `judged` record per judge and speech, with the judge's answer."""
+    import csv
+
+    found: dict[tuple[str, int], dict[str, Any]] = {}
+    for table in sorted((run / ANALYSIS / "metrics").glob("judged_*.csv")):
+        judge = table.stem.removeprefix("judged_")
+        with table.open(newline="") as f:
+            for row in csv.DictReader(f):
+                if row.get("game") != game or not (row.get("seq") or "").isdigit():
+                    continue
+                seat = int(row["seat"]) if (row.get("seat") or "").isdigit() else None
+                found.setdefault((judge, int(row["seq"])), {
+                    "item": "record", "type": "judged", "judge": judge, "seq": int(row["seq"]), "seat": seat,
+                    "quest": int(row["quest"]) if (row.get("quest") or "").isdigit() else None,
+                    "answer": row.get("raw") or "", "valid": row.get("valid") == "True", "visible_to": []})
+    return list(found.values())
+
+
+def with_judged(items: list[dict[str, Any]], judged: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The timeline with each judged record right after the speech it judges (by the speech's `seq`)."""
+    if not judged:
+        return items
+    after: dict[int, list[dict[str, Any]]] = {}
+    for record in judged:
+        after.setdefault(record["seq"], []).append(record)
+    out = []
+    for item in items:
+        out.append(item)
+        if item.get("item") == "event" and item.get("type") == "speech":
+            out += after.pop(item.get("seq"), [])
+    return out + [r for rest in after.values() for r in rest]

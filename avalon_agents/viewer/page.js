@@ -86,6 +86,10 @@ function describeRecord(r) {
   if (r.type === "seat_fault") {
     return [who, `${words(r.problem)}${r.kind ? ` (${r.kind})` : ""}${r.detail ? `: ${r.detail}` : ""}.`];
   }
+  if (r.type === "judged") {
+    return [who, `the ${words(r.judge)} judge's reading of the speech above: `, el("code", "", r.answer),
+      r.valid ? "" : " (not a valid answer)"];
+  }
   if (r.type === "annotation") {
     const about = r.about_seat ? ` about ${player(r.about_seat)}` : "";
     return [who, `a person's ${r.kind} label${about}: ${r.label}` + (r.text ? ` (“${r.text}”)` : "") + "."];

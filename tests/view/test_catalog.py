@@ -121,3 +121,24 @@ def test_a_served_table_is_named_so(tmp_path):
     (game / "meta.json").write_text(json.dumps(meta))
     row = Catalog([tmp_path]).row(table)
     assert (row["kind"], row["games_finished"], row["models"]) == ("served table", 1, ["human", "random", "rulebot"])
+
+
+@pytest.mark.slow  # analyze with the judges, then the page
+def test_a_game_page_holds_the_judges_labels_after_each_speech(tmp_path):
+    """`avalon analyze --judge-model` wrote judged tables: the game's replay shows each label after its speech."""
+    from tests.helpers import avalon
+    from tests.view.runs import ROOT
+
+    shutil.copytree(ROOT / "tests/data/replay/run", tmp_path / "llm")
+    assert avalon("analyze", str(tmp_path / "llm"), "--judge-model", "scripted").returncode == 0
+    view = View([tmp_path])
+    game = view.run("llm")["games"][0]["game"]
+    items = view.game_data("llm", game)["items"]
+    judged = [i for i, item in enumerate(items) if item["type"] == "judged"]
+    assert judged and {items[i]["judge"] for i in judged} >= {"camouflage", "self_recommendation"}
+    for i in judged:  # right after its speech (or another label of it)
+        j = i - 1
+        while items[j]["type"] == "judged":
+            j -= 1
+        assert items[j]["type"] == "speech" and items[j]["seq"] == items[i]["seq"]
+        assert items[i]["visible_to"] == [] and items[i]["answer"].startswith("{")
