@@ -475,17 +475,19 @@ def _node_at(node: yaml.Node | None, path: tuple) -> yaml.Node | None:
 
 
 def error_loc(exc: ValidationError) -> tuple:
-    """Where a config's first error is: the field path pydantic gives, the unknown key itself, or, for a check
-    across fields (no path), the field its message names ("sides.evil: no agent named ...")."""
+    """Where a config's first error is: the field path pydantic gives, the unknown key itself, and below it, for
+    a check across fields, the field its message names ("sides.evil: no agent named ...", "modules: agent kind
+    'llm' has no modules"; the line is the deepest of them the file has)."""
     err = exc.errors()[0]
     loc = error_path(err)
     if err["type"] == UNKNOWN_KEY:
         return loc + (err["ctx"]["key"],)
     if loc[-1:] == ("[key]",):
         return loc[:-2]
-    if not loc:
-        named = field_error(exc).split(":")[0]
-        loc = tuple(int(p) if p.isdigit() else p for p in named.split(".")) if " " not in named else ()
+    if err["type"] == "value_error":
+        named = err["msg"].removeprefix("Value error, ").split(":")[0]
+        if named and " " not in named:
+            loc += tuple(int(p) if p.isdigit() else p for p in named.split("."))
     return loc
 
 

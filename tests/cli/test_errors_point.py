@@ -111,6 +111,9 @@ def test_a_variant_naming_an_unknown_agent_says_so(tmp_path):
     (RUN + "roles:\n  - merlin\n  - 3\n  - loyal_servant\n  - loyal_servant\n  - morgana\n  - assassin\n", 10,
      "roles.1: Input should be"),
     (RUN.replace("    kind: baseline", "    kind: baseline\n    cards: fancy"), 7, "agents.base.cards"),
+    # a check across an agent's fields: the line of the field its message names
+    (RUN.replace("    kind: baseline", "    kind: rulebot\n    learn: false\n    modules:\n      plan: {enabled: false}"),
+     8, "agents.base: modules: agent kind 'rulebot' has no modules"),
 ])
 def test_line_numbers_point_at_the_mistake(tmp_path, text, line, needle):
     message = error_of(tmp_path, "run", text, needle)
