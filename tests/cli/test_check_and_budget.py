@@ -177,3 +177,13 @@ def test_a_paid_play_stops_before_the_game_that_would_go_over(priced, tmp_path):
     # each game was started only while the games before it plus its expected cost (their mean) fitted; a game
     # costs what its length makes it, so the last may take the total a little past the budget, as in avalon run
     assert sum(spent[:-1]) + sum(spent[:-1]) / max(1, len(spent) - 1) <= budget or len(spent) == 1
+
+
+def test_a_budget_needs_a_price_and_a_limit_above_zero(bots_run):
+    with openai_server() as server:
+        spec = f"openai-compatible:m@{server.base_url}"
+        unpriced = avalon("analyze", str(bots_run), "--judge-model", spec, "--budget-usd", "1")
+        zero = avalon("play", "--seats", "llm", "--model", spec, "--budget-usd", "0")
+        assert server.state.requests == []
+    assert unpriced.returncode == 2 and "budget-usd: no price for m" in unpriced.stderr
+    assert zero.returncode == 2 and "budget-usd: must be more than 0, got 0" in zero.stderr
