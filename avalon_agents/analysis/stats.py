@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -66,13 +67,36 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, seed: int = 0, level: float = LEV
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     if len(num) == 0 or den.sum() == 0:
         return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(num), size=(BOOTSTRAP, len(num)))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratios = num[picks].sum(axis=1) / den[picks].sum(axis=1)
-    ratios = ratios[~np.isnan(ratios)]
-    tail = (1 - level) / 2 * 100
-    return float(np.percentile(ratios, tail)), float(np.percentile(ratios, 100 - tail))
+    key = hashlib.sha1(num.tobytes() + b"/" + den.tobytes() + repr((seed, level, BOOTSTRAP)).encode()).digest()
+    if key not in _RATIO_CIS:
+        ratios = resampled_ratios(num, den, np.random.default_rng(seed))
+        ratios = ratios[~np.isnan(ratios)]
+        tail = (1 - level) / 2 * 100
+        while len(_RATIO_CIS) >= KEPT:
+            del _RATIO_CIS[next(iter(_RATIO_CIS))]
+        _RATIO_CIS[key] = float(np.percentile(ratios, tail)), float(np.percentile(ratios, 100 - tail))
+    return _RATIO_CIS[key]
+
+
+KEPT = 4096
+"""How many `ratio_ci` intervals are kept by their data (the oldest go first): the same games' interval asked again
+(by another table, or by `avalon view` after a game finished in another variant) is not resampled again."""
+_RATIO_CIS: dict[bytes, tuple[float, float]] = {}
+BLOCK = 2**20
+"""Picks drawn at a time by `resampled_ratios` (8 MB)."""
+
+
+def resampled_ratios(num: np.ndarray, den: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """sum(num) / sum(den) of BOOTSTRAP resamples of the units (NaN where a resample's den is 0). The resamples are
+    drawn a block of rows at a time (BLOCK picks), the same draws as all at once, so 10,000 games do not make a
+    2,000 x 10,000 array of picks and two of values (480 MB) per interval."""
+    ratios = np.empty(BOOTSTRAP)
+    rows = max(1, BLOCK // max(1, len(num)))
+    for start in range(0, BOOTSTRAP, rows):
+        picks = rng.integers(0, len(num), size=(min(rows, BOOTSTRAP - start), len(num)))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratios[start:start + len(picks)] = num[picks].sum(axis=1) / den[picks].sum(axis=1)
+    return ratios
 
 
 def wilson(successes: float, trials: float, level: float = LEVEL) -> tuple[float, float]:
@@ -277,11 +301,7 @@ def difference_ci(num_a: Sequence[float], den_a: Sequence[float], num_b: Sequenc
     if any(len(num) == 0 or den.sum() == 0 for num, den in sides):
         return float("nan"), float("nan"), None
     rng = np.random.default_rng(seed)
-    resampled = []
-    for num, den in sides:
-        picks = rng.integers(0, len(num), size=(BOOTSTRAP, len(num)))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            resampled.append(num[picks].sum(axis=1) / den[picks].sum(axis=1))
+    resampled = [resampled_ratios(num, den, rng) for num, den in sides]
     diffs = resampled[0] - resampled[1]
     diffs = diffs[~np.isnan(diffs)]
     (ka, na), (kb, nb) = [(num.sum(), den.sum()) for num, den in sides]

@@ -123,3 +123,24 @@ def test_a_yes_no_per_game_rate_has_wilsons_interval(wins, games):
     low, high = wilson(wins, games)
     assert row["value"] == wins / games and (row["ci_low"], row["ci_high"]) == (low, high)
     assert row["ci_high"] - row["ci_low"] > 0.05  # 10 of 10 is not [100%, 100%]
+
+
+def test_resampling_in_blocks_draws_what_all_at_once_draws(monkeypatch):
+    from avalon_agents.analysis import stats
+
+    num, den = np.arange(37) % 3, np.arange(37) % 4 + 1
+    picks = np.random.default_rng(7).integers(0, 37, size=(stats.BOOTSTRAP, 37))  # the whole array at once
+    monkeypatch.setattr(stats, "BLOCK", 37 * 3)  # three rows a block: 667 blocks
+    blocks = stats.resampled_ratios(num.astype(float), den.astype(float), np.random.default_rng(7))
+    assert np.array_equal(blocks, num[picks].sum(axis=1) / den[picks].sum(axis=1))
+
+
+def test_an_interval_of_the_same_games_is_resampled_once(monkeypatch):
+    from avalon_agents.analysis import stats
+
+    num, den = np.array([1.0, 2, 0, 3, 1, 2]), np.array([3.0, 3, 2, 4, 3, 3])
+    first = stats.ratio_ci(num, den, seed=11)
+    monkeypatch.setattr(stats, "resampled_ratios", lambda *a: pytest.fail("resampled again"))
+    assert stats.ratio_ci(num.copy(), den.copy(), seed=11) == first
+    with pytest.raises(pytest.fail.Exception):
+        stats.ratio_ci(num, den, seed=12)  # another seed: its own draws
