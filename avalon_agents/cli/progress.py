@@ -146,12 +146,16 @@ class RunBoard:
         to_play: the games this run plays (None: all unfinished).
         per_game: LLM calls a game is expected to take (the plan's estimate; the run's measured mean replaces it
             once a game finished); None: unknown.
+        planned_seconds: the least seconds a game is planned to take (the plan's time: the bar's time left, marked
+            "planned", until a call of the run was answered); None: unknown.
         stream: stream each game's transcript (a prefix names the game when the run plays several).
     """
 
     def __init__(self, progress: Progress, total: int, done: int, to_play: int | None = None,
-                 per_game: float | None = None, stream: bool = False, clock: Any = time.monotonic) -> None:
+                 per_game: float | None = None, stream: bool = False, clock: Any = time.monotonic,
+                 planned_seconds: float | None = None) -> None:
         self.progress, self.total, self.done = progress, total, done
+        self.planned_seconds = planned_seconds
         self.to_play = total - done if to_play is None else to_play
         self.estimate, self.stream, self.clock = per_game, stream, clock
         self.tally = Tally()  # of the games finished in this run
@@ -254,6 +258,14 @@ class RunBoard:
             waiting = games[0].waited_for() if len(games) == 1 else ""  # several: each lane's bar
             return ", ".join(parts) + (f"; {waiting}" if waiting else "")
 
+    def planned_left(self) -> float | None:
+        """Seconds left by the plan (its seconds per game for the games still to play, less the time since the
+        run began); None: no plan, or past it."""
+        if not self.planned_seconds:
+            return None
+        left = self.planned_seconds * self.to_play - (self.clock() - self.started)
+        return left if left > 0 else None
+
     def left(self) -> float | None:
         """Seconds left at the run's measured pace (wall seconds per call asked so far) for the calls still
         expected (calls per game x games left, less those the games playing made); None: no pace yet."""
@@ -281,6 +293,8 @@ class LeftColumn(ProgressColumn):
             return Text("")
         board.poll()
         seconds = board.left()
+        if seconds is None and (planned := board.planned_left()) is not None:
+            return Text(f"~{_duration(planned)} left (planned)", style="progress.remaining")
         if seconds is None:
             seconds = task.time_remaining
         if seconds is None:
@@ -297,13 +311,15 @@ class StatusColumn(ProgressColumn):
         return Text(self.board.status(task.id) if self.board is not None else "")
 
 
-def run_board(total: int, done: int, to_play: int | None, per_game: float | None, stream: bool,
+def run_board(total: int, done: int, to_play: int | None, pace: tuple[float, float | None] | None, stream: bool,
               console: Console | None = None) -> RunBoard:
-    """A RunBoard on a Progress of its own (on stderr); start it with `with board.progress:`."""
+    """A RunBoard on a Progress of its own (on stderr), `pace` the (calls, least seconds) a game is planned to take;
+    start it with `with board.progress:`."""
+    per_game, planned_seconds = pace or (None, None)
     left, status = LeftColumn(), StatusColumn()
     progress = Progress(TextColumn("{task.description}"), BarColumn(bar_width=20), MofNCompleteColumn(), left,
                         status, console=console or Console(stderr=True))
-    board = RunBoard(progress, total, done, to_play, per_game, stream)
+    board = RunBoard(progress, total, done, to_play, per_game, stream, planned_seconds=planned_seconds)
     left.board = status.board = board
     return board
 

@@ -66,12 +66,12 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
     from avalon_agents.experiments import load_experiments
     from avalon_agents.experiments.runner import ExperimentStudy
 
-    study, out, budget = _prepare(ExperimentStudy, load_experiments, config, settings, out, check, as_json,
-                                  prices_file, budget_usd, backend)
+    study, out, budget, found = _prepare(ExperimentStudy, load_experiments, config, settings, out, check, as_json,
+                                         prices_file, budget_usd, backend)
     if check:
         return
     carry_out(study, out, as_json=as_json, max_games=max_games, budget=budget, backend=backend, address=address,
-              per_game=_calls_per_game(study))
+              pace=_pace(found))
 
 
 @runner_command("Run directory (default: runs/<tournament name>); the leaderboard goes to OUT/tournament/.")
@@ -94,28 +94,27 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
 
     from avalon_agents.experiments.tournament import TournamentStudy, load_tournament
 
-    study, out, budget = _prepare(TournamentStudy, load_tournament, config, settings, out, check, as_json,
-                                  prices_file, budget_usd, backend)
+    study, out, budget, found = _prepare(TournamentStudy, load_tournament, config, settings, out, check, as_json,
+                                         prices_file, budget_usd, backend)
     if check:
         return
     carry_out(study, out, as_json=as_json, max_games=max_games, budget=budget, backend=backend, address=address,
-              per_game=_calls_per_game(study))
+              pace=_pace(found))
 
 
-def _calls_per_game(study: Any) -> float | None:
-    """The LLM calls a game of the study is expected to take, over all its variants (the plan's estimate, which
-    the progress bar's time left uses until a game of the run finished)."""
-    from avalon_agents.experiments.plan import run_cost
-
-    games = sum(exp.games for exp in study.variants.values())
-    return sum(run_cost(exp).calls for exp in study.variants.values()) / games if games else None
+def _pace(found: dict[str, Any]) -> tuple[float, float | None]:
+    """(LLM calls, least seconds) a game is planned to take (the plan's, `experiments.plan.plan`): the progress bar's
+    time left until the run has measured its own pace."""
+    games = found["games"] or 1
+    seconds = found["least_seconds"]
+    return found["calls"] / games, None if seconds is None else seconds / games
 
 
 def _prepare(kind: Callable, load: Callable, config: Path, settings: ModelSettings, out: Path | None, check: bool,
              as_json: bool = False, prices_file: Path | None = None, budget_usd: float | None = None,
-             backend: str = "local") -> tuple[Any, Path, Any]:
+             backend: str = "local") -> tuple[Any, Path, Any, dict[str, Any]]:
     """Load a config (run or tournament) as a study of `kind`, check it and the run directory, print the plan:
-    (the study, out, the budget or None)."""
+    (the study, out, the budget or None, the plan)."""
     from avalon_agents.prices import load_prices
 
     with one_line_errors(out):
@@ -150,5 +149,5 @@ def _prepare(kind: Callable, load: Callable, config: Path, settings: ModelSettin
         click.echo(f"budget: ${budget.limit_usd:,.2f}, ${budget.spent:,.2f} spent by the finished games", err=as_json)
     if check and as_json:  # the plan is the command's result
         echo_json({**found, "budget_usd": budget_usd})
-    return study, out, budget
+    return study, out, budget, found
 

@@ -36,16 +36,16 @@ REPLAYED = "stopped; the unfinished game is replayed on resume"
 
 def carry_out(study: Study, out: Path, *, as_json: bool = False, max_games: int | None = None,
               budget: Budget | None = None, backend: str = "local", address: str | None = None,
-              per_game: float | None = None) -> None:
+              pace: tuple[float, float | None] | None = None) -> None:
     """What every study's command does once its config is loaded and checked: play the study under `out` with a
-    progress bar on stderr (`_play`; `per_game`: the LLM calls a game is expected to take; diagnostics to
+    progress bar on stderr (`_play`; `pace`: the LLM calls and seconds a game is planned to take; diagnostics to
     OUT/run.log; a model or worker it cannot use is one line, exit 3), conclude it (measure, health, report), print its lines or its JSON, and exit as the scheduler's verdict says
     (3: not a result; 4: stopped by the budget)."""
     from avalon_agents.experiments import scheduler
 
     with logs.run_log(out):
         with one_line_errors(out, stopped=REPLAYED):
-            aborted = _play(study, out, max_games, budget, backend, address, as_json, per_game)
+            aborted = _play(study, out, max_games, budget, backend, address, as_json, pace)
         with one_line_errors(out, missing="out"):
             outcome = asyncio.run(scheduler.conclude(study, out, aborted, budget))
     if as_json:
@@ -60,7 +60,8 @@ def carry_out(study: Study, out: Path, *, as_json: bool = False, max_games: int 
 
 
 def _play(study: Study, out: Path, max_games: int | None, budget: Budget | None, backend: str,
-          address: str | None, as_json: bool = False, per_game: float | None = None) -> list[str]:
+          address: str | None, as_json: bool = False,
+          pace: tuple[float, float | None] | None = None) -> list[str]:
     """Play the study's unfinished games with a progress bar (cli.progress: per round, with the calls, their
     pace and the time left; a run of one game, or -v, streams its transcript). Returns the games aborted."""
     from avalon_agents.cli.live import is_terminal
@@ -83,7 +84,7 @@ def _play(study: Study, out: Path, max_games: int | None, budget: Budget | None,
     context = click.get_current_context(silent=True)
     verbose = bool(context and context.params.get("verbose"))
     stream = not as_json and (verbose or (to_play == 1 and is_terminal(sys.stdout)))
-    board = run_board(total, done, to_play, per_game, stream)
+    board = run_board(total, done, to_play, pace, stream)
     with board.progress:
         return asyncio.run(scheduler.play(study, out, max_games=max_games, budget=budget, on_game=board.on_game,
                                           on_start=board.on_start))

@@ -141,3 +141,19 @@ def test_a_one_game_llm_run_streams_and_counts_its_calls(tmp_path):
     result = avalon("run", str(config), "--out", str(tmp_path / "o"), "-v")
     assert result.returncode == 0, result.stderr
     assert "Quest 1.1: Player" in result.stdout and "  Player 1: " in result.stdout  # speeches as they came
+
+
+def test_before_its_first_answer_the_time_left_is_the_plans(tmp_path):
+    from rich.progress import Progress
+
+    from avalon_agents.cli.progress import LeftColumn
+
+    now = [0.0]
+    board = RunBoard(Progress(console=Console(file=io.StringIO())), total=1, done=0, to_play=1, per_game=195,
+                     clock=lambda: now[0], planned_seconds=780.0)
+    now[0] = 60.0
+    assert board.left() is None and board.planned_left() == 720.0
+    column = LeftColumn(board)
+    assert column.render(board.progress.tasks[0]).plain == "~12 min left (planned)"
+    now[0] = 900.0  # past the plan: nothing is guessed
+    assert board.planned_left() is None and column.render(board.progress.tasks[0]).plain == "-:--:--"
