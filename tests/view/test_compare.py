@@ -1,6 +1,7 @@
 """The Compare page: runs and a run's variants side by side, each difference checked against analysis.stats
 computed by hand from the same runs (rule bots, made in tmp_path), the flag, the warnings, the variants' syntax,
-and its JSON through the real server."""
+its JSON through the real server, and the page in Chromium (reached from a run page and from the index, the flag
+filter, axe-core)."""
 
 from __future__ import annotations
 
@@ -178,3 +179,35 @@ def test_an_unknown_run_is_a_json_404(tmp_path):
 
     status, kind, body = asyncio.run(main())
     assert (status, kind) == (404, "application/json") and "no run 'nope'" in body["error"]
+
+
+@SLOW
+def test_the_page_in_chromium(view):
+    from selenium.webdriver.common.by import By
+
+    from tests.browser import assert_accessible, chromium, console_errors
+    from tests.view.test_browser import Served, cells, wait_for
+
+    server, driver = Served(view.roots[0]), chromium(1300, 1400)
+    try:
+        driver.get(server.url + "runs/abl")  # the run page links the comparison of its variants
+        wait_for(driver, lambda d: d.find_elements(By.LINK_TEXT, "compare its variants"))[0].click()
+        wait_for(driver, lambda d: d.find_elements(By.ID, "c-headline"))
+        assert driver.title == "Compare abl#base, abl#swap, abl#reseed" and not console_errors(driver)
+        evil = next(r for r in cells(driver, "c-headline") if r[0] == "evil")
+        assert all("%" in c for c in evil[1:4]) and "not 0" in evil[4] and "not 0" not in evil[5]  # swap flagged
+        every = len(driver.find_elements(By.CSS_SELECTOR, "tbody tr"))
+        driver.find_element(By.ID, "flagged").click()
+        kept = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
+        assert 3 + 2 <= len(kept) < every  # the sides' rows, both sides' win rates, and only flagged rows
+        assert_accessible(driver)
+        driver.get(server.url)  # the index: pick two runs, compare them
+        for run in ("a", "b"):
+            pick = f'[aria-label="pick {run} to compare"]'
+            wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, pick))[0].click()
+        driver.find_element(By.ID, "compare").click()
+        wait_for(driver, lambda d: d.title == "Compare a#main, b#main")
+        assert [r[0] for r in cells(driver, "sides")] == ["a#main", "b#main"] and not console_errors(driver)
+    finally:
+        driver.quit()
+        server.stop()
