@@ -63,6 +63,8 @@ def field_error(exc: ValidationError, prefix: tuple[Any, ...] = ()) -> str:
     message = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         message = "unknown key"
+    if err["type"] == "missing":
+        message = "required, not given"
     if not field or message.split(":")[0].split(".")[0] == field.split(".")[0] and ":" in message:
         return message
     return f"{field}: {message}"

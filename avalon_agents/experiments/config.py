@@ -494,14 +494,16 @@ def error_loc(exc: ValidationError) -> tuple:
 def config_error(exc: Exception, path: Path, node: yaml.Node | None, variant: str | None = None,
                  roots: tuple[Root, ...] = BASE) -> ValueError:
     """`exc` (a config's ValidationError or ValueError) in one line: "PATH:LINE (variant V): field: message", the
-    line the field's (looked for under `roots`: a variant's own entry before the base's)."""
+    line the field's (looked for under `roots`: a variant's own entry before the base's; a missing key's: the
+    mapping that lacks it, none for the file's top)."""
+    missing = isinstance(exc, ValidationError) and exc.errors()[0]["type"] == "missing"
     if isinstance(exc, ValidationError):
         loc, message = error_loc(exc), field_error(exc)
     else:
         message = str(exc)
         named = message.split(":")[0]
         loc = getattr(exc, "loc", None) or (tuple(named.split(".")) if " " not in named else ())
-    line = _line_of(node, loc, roots)
+    line = _line_of(node, loc[:-1], roots) if missing and loc[:-1] else None if missing else _line_of(node, loc, roots)
     where = f"{path}:{line}" if line else str(path)
     return ValueError(f"{where}{f' (variant {variant})' if variant else ''}: {message}")
 

@@ -178,3 +178,10 @@ def test_a_misspelled_agent_kind_or_rules_preset_names_the_near_one(tmp_path):
              "c.yaml:4: agents.ours.kind: unknown agent kind 'cognitve'", "(did you mean cognitive?)")
     error_of(tmp_path, "run", RUN + "rules: offical\n", "c.yaml:8: rules: unknown rules preset 'offical'",
              "(did you mean official?)")
+
+
+def test_a_missing_key_is_named_on_the_line_of_the_mapping_that_lacks_it(tmp_path):
+    nested = error_of(tmp_path, "run", RUN.replace("    kind: baseline", "    learn: false"),
+                      "c.yaml:5: agents.base.kind: required, not given")
+    top = error_of(tmp_path, "run", RUN.replace("name: t\n", ""), "c.yaml: name: required, not given")
+    assert "Field required" not in nested + top
