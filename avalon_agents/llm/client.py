@@ -336,6 +336,7 @@ class LLMClient:
         timeout = self.settings.timeout
         if health is None:
             return await asyncio.wait_for(chat.answer(messages, fmt), timeout)
+        health.check()  # found unusable while this call waited for its turn: nothing more is sent
         if health.ok == 0:
             timeout = timeout * COLD_START
         limit = hang_limit(self.settings.timeout)
