@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,7 +137,7 @@ class CallIndex:
             return known
         files: list[tuple[Path, str | None, str]] = []
         for game in game_folders(run):
-            name = game.relative_to(run).as_posix()
+            name = sys.intern(game.relative_to(run).as_posix())
             files += [(game / TRACE, name, "game"), (game / JUDGE_TRACE, name, "judge")]
         files.append((run / ANALYSIS_CALLS, None, "analysis"))
         parts = [(path, self._file(path, game, source)) for path, game, source in files]
@@ -213,16 +214,22 @@ def label(stage: str | None, name: str, part: str | None) -> str:
 
 
 def call_row(d: dict[str, Any], offset: int, game: str | None, source: str) -> dict[str, Any]:
-    """An LLM call's line as its index row (no messages, no reply)."""
-    return {"offset": offset, "game": game, "source": source, "seat": d.get("seat"), "step": d.get("step"),
-            "quest": d.get("quest"), "attempt": d.get("attempt"), "stage": d.get("stage"), "name": d.get("name"),
-            "part": d.get("part"), "request": d.get("request"),
-            "module": label(d.get("stage"), d.get("name") or "", d.get("part")),
-            "model": (d.get("settings") or {}).get("spec"), "input_tokens": d.get("input_tokens") or 0,
-            "output_tokens": d.get("output_tokens") or 0, "cached_tokens": d.get("cached_tokens") or 0,
-            "latency_s": d.get("latency_s") or 0.0, "attempts": d.get("attempts") or 1,
-            "throttled": d.get("throttled") or 0, "outcome": d.get("outcome") or "ok",
-            "replayed": bool(d.get("replayed"))}
+    """An LLM call's line as its index row (no messages, no reply; its words interned: a run's millions of calls
+    share a few dozen strings)."""
+    row = {"offset": offset, "game": game, "source": source, "seat": d.get("seat"), "step": d.get("step"),
+           "quest": d.get("quest"), "attempt": d.get("attempt"), "input_tokens": d.get("input_tokens") or 0,
+           "output_tokens": d.get("output_tokens") or 0, "cached_tokens": d.get("cached_tokens") or 0,
+           "latency_s": d.get("latency_s") or 0.0, "attempts": d.get("attempts") or 1,
+           "throttled": d.get("throttled") or 0, "replayed": bool(d.get("replayed")),
+           "module": label(d.get("stage"), d.get("name") or "", d.get("part")),
+           "model": _word((d.get("settings") or {}).get("spec")), "outcome": _word(d.get("outcome") or "ok")}
+    for key in ("stage", "name", "part", "request"):
+        row[key] = _word(d.get(key))
+    return row
+
+
+def _word(value: Any) -> Any:
+    return sys.intern(value) if isinstance(value, str) else value
 
 
 def read_calls(path: Path, game: str | None, source: str) -> list[dict[str, Any]]:
@@ -240,7 +247,7 @@ def read_calls(path: Path, game: str | None, source: str) -> list[dict[str, Any]
                 records.append(d)
             continue
         about = d.get("about") or {}
-        row = call_row(d, offset, game if source != "analysis" else about.get("game"), source)
+        row = call_row(d, offset, game if source != "analysis" else _word(about.get("game")), source)
         if source == "game":
             records.append({"type": "llm_call", "_row": len(rows)})
         rows.append(row)
@@ -284,7 +291,7 @@ def _link(records: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
             if row["request"] is not None:
                 waiting.setdefault(row["seat"], []).append(r["_row"])
             continue
-        kind = r.get("kind") if r["type"] == "extraction" else "speak"
+        kind = _word(r.get("kind")) if r["type"] == "extraction" else "speak"
         seat, quest, attempt = r.get("seat"), r.get("quest"), r.get("attempt")
         mine, rest = [], []
         for k in waiting.get(seat, []):
@@ -299,8 +306,8 @@ def _link(records: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
             row.update(decision=kind, reask=purpose in seen)
             seen.add(purpose)
             if r["type"] == "extraction":
-                row.update(method=r.get("method"), valid=int(bool(r.get("valid"))), answers=r.get("answers") or 1,
-                           fallback=r.get("method") == "fallback")
+                row.update(method=_word(r.get("method")), valid=int(bool(r.get("valid"))),
+                           answers=r.get("answers") or 1, fallback=r.get("method") == "fallback")
             else:
                 row.update(valid=int(not r.get("echo")), answers=2 if r.get("reasked") else 1)
 
