@@ -54,9 +54,9 @@ class ModelSettings(BaseModel):
             otherwise run on (96 tokens is about 70 words, inside the 100-word speech limit).
         timeout: seconds per request; unset picks the provider's default: 60 (the first call of a model: three
             times as long, for a server that loads the model then), or 900 for the embedded model, whose server
-            answers one call at a time, so a call's time includes waiting behind the others. With the default 2
-            retries a hung server fails a call in 3 minutes, and 10 calls failed in a row stop the run
-            (llm.health).
+            answers one call at a time, so a call's time includes waiting behind the others. A server that answers
+            nothing while calls wait for it is found hung after five timeouts, at most 5 minutes, from the first
+            call on, and the command ends (llm.health.hang_limit).
         retries: extra attempts after a failed call (exponential backoff with jitter).
         requests_per_second: the endpoint's request limit, per second (the same as `rpm` / 60; kept for older
             configs).
