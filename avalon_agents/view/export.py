@@ -13,7 +13,7 @@ from avalon_agents.view.site import Site, page_html
 def export(roots: list[Path], out: Path, comparisons: list[list[str]] = (),
            progress: Callable[[str], None] = lambda what: None) -> list[Path]:
     """Write the site under `out`: the index, each run's page, its calls and its games' replays, and each
-    comparison asked for (each a list of run ids; a run's variants are compared on its own page). Returns the
+    comparison asked for (each a list of run ids) and each run's variants' comparison (its page links it). Returns the
     files written. Raises ValueError when `out` holds anything."""
     out = Path(out)
     if out.exists() and any(out.iterdir()):
@@ -40,6 +40,10 @@ def export(roots: list[Path], out: Path, comparisons: list[list[str]] = (),
         write("calls", page_html(calls["title"], calls), run=run_id)
         for game in data["games"]:
             write("game", view.game_page(run_id, game["game"]), run=run_id, game=game["game"])
+        sides = view.variant_sides(run_id)
+        if sides:  # the comparison of its variants, which its page links
+            variants = view.compare(sides)
+            write("compare", page_html(variants["title"], variants), runs=sides)
     for runs in comparisons:
         data = view.compare(runs)
         write("compare", page_html(data["title"], data), runs=runs)

@@ -70,7 +70,7 @@ class View:
                          for g in page["games"]]
         return {**page, "page": "run", "title": f"Run {run_id}", "api": self.site.api("run", run=run_id),
                 "links": {"index": self.site.link(here, "index"), "calls": self.site.link(here, "calls", run=run_id),
-                          "compare": self._variants_link(here, run_id, run)},
+                          "compare": self._variants_link(here, run_id)},
                 "stamp": self.stamp()}
 
     def calls(self, run_id: str, query: dict[str, Any]) -> dict[str, Any]:
@@ -139,13 +139,18 @@ class View:
                 "api": self.site.api("compare", runs=run_ids), "links": {"index": self.site.link(here, "index")},
                 "stamp": self.stamp()}
 
-    def _variants_link(self, here: str, run_id: str, run: Path) -> str | None:
-        """The comparison of a run's variants (None: fewer than two, or an export)."""
+    def variant_sides(self, run_id: str) -> list[str]:
+        """A run's variants as the sides of a comparison (RUN#VARIANT, in its config's order); [] with fewer than
+        two. Raises UnknownRun."""
+        run = self.run_path(run_id)
         analysis = self.runs.analysis(run)
-        names = variants(run, analysis) if analysis is not None and not self.site.export else []
-        if len(names) < 2:
-            return None
-        return self.site.link(here, "compare", runs=[f"{run_id}{VARIANT}{v}" for v in names])
+        names = variants(run, analysis) if analysis is not None else []
+        return [f"{run_id}{VARIANT}{v}" for v in names] if len(names) > 1 else []
+
+    def _variants_link(self, here: str, run_id: str) -> str | None:
+        """The comparison of a run's variants (None: fewer than two; an export writes it beside the run)."""
+        sides = self.variant_sides(run_id)
+        return self.site.link(here, "compare", runs=sides) if sides else None
 
 
 def judged_rows(run: Path, game: str) -> list[dict[str, Any]]:

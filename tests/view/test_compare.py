@@ -211,3 +211,20 @@ def test_the_page_in_chromium(view):
     finally:
         driver.quit()
         server.stop()
+
+
+@SLOW
+def test_the_export_writes_each_runs_variants_comparison_linked_from_its_page(view, tmp_path):
+    import json
+    import re
+
+    from avalon_agents.view.export import export
+
+    written = export(view.roots, tmp_path / "site", [["a", "b"]])
+    name = "compare/abl@base--abl@swap--abl@reseed.html"
+    assert tmp_path / "site" / name in written and tmp_path / "site/compare/a--b.html" in written
+    run_page = (tmp_path / "site/runs/abl/index.html").read_text()
+    data = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', run_page, re.S)[1])
+    assert data["links"]["compare"] == "../../" + name  # relative: opens from disk
+    page = (tmp_path / "site" / name).read_text()
+    assert '"page": "compare"' in page and '"api": null' in page and '"link": "../runs/abl/index.html"' in page
