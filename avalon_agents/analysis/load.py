@@ -11,19 +11,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from avalon_agents.core.events import EVENT_ADAPTER
 from avalon_agents.core.types import Role
 from avalon_agents.records.run_dir import (
+    EVENTS,
+    META,
     RESULT,
     GameMeta,
     aborted_games,
+    check_layout,
     finished_games,
     read_events,
     read_experiment,
@@ -128,8 +133,10 @@ def _read_events(path: Path) -> list[dict[str, Any]]:
 def load_run(path: str | Path, cache: dict | None = None) -> RunData:
     """Load every finished game at or under `path` (a game, a series, an experiment, any folder).
 
-    `cache`: a dict kept between calls (e.g. by `avalon view`) holding each game's rows by its folder and the time
-    its result.json was written: a game already read is not read again.
+    `cache`: a dict kept between calls (e.g. by `avalon view`) holding, per folder loaded, its tables and the time
+    each game's result.json was written (`Loaded`): a call when nothing changed returns the same tables; when games
+    only finished since, those are read alone and their rows added to the tables, so a run that grew by one game
+    reads one game and builds no table afresh (a game gone or rewritten: the folder is loaded afresh).
 
     Raises:
         FileNotFoundError: `path` does not exist or holds no finished game.
@@ -137,26 +144,89 @@ def load_run(path: str | Path, cache: dict | None = None) -> RunData:
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"{root}: no such folder")
-    dirs = game_dirs(root)
+    loaded = cache.get(str(root)) if cache is not None else None
+    dirs = game_dirs(root) if cache is None else _finished(root, loaded.stamps if loaded else {})
     if not dirs:
         raise FileNotFoundError(f"{root}: no finished game (a game folder holds meta.json, events.jsonl and "
                                 "result.json)")
+    if cache is None:
+        return _frames(_read_games(root, list(dirs)))
+    stamps = dict(dirs)
+    if loaded is not None and any(stamps.get(d, -1) != t for d, t in loaded.stamps.items()):
+        loaded = None  # a game gone or rewritten
+    if loaded is None:
+        loaded = Loaded(stamps, _frames(_read_games(root, list(stamps))))
+    elif loaded.stamps != stamps:
+        loaded = loaded.add(root, stamps)
+    cache[str(root)] = loaded
+    return loaded.data
+
+
+@dataclass
+class Loaded:
+    """A folder's tables as loaded (`data`), with the time each game's result.json was written (`stamps`)."""
+
+    stamps: dict[Path, int | None]
+    data: RunData
+
+    def add(self, root: Path, stamps: dict[Path, int | None]) -> Loaded:
+        """The tables with the rows of the games finished since (`stamps`: every finished game's, in path order)
+        added, in path order, each column of the type a fresh load gives it."""
+        new = [d for d in stamps if d not in self.stamps]
+        added = _frames(_read_games(root, new)).tables()
+        order = pd.Index([_place_name(root, d) for d in stamps])
+        tail = list(stamps)[len(stamps) - len(new):] == new  # the new games come after the others
+        frames = {}
+        for name, old in self.data.tables().items():
+            parts = [f for f in (old, added[name]) if not f.empty] or [old]
+            both = pd.concat(parts, ignore_index=True)
+            for column in both.columns if len(parts) > 1 else ():  # the parts' types differ: a fresh load's type
+                if len({str(p[column].dtype) if column in p else None for p in parts}) > 1:
+                    both[column] = pd.Series(both[column].tolist(), index=both.index, dtype=None)
+            place = None if tail else order.get_indexer(both["game"])
+            if place is not None and (np.diff(place) < 0).any():  # a game finished before others: in path order
+                both = both.iloc[np.argsort(place, kind="stable")].reset_index(drop=True)
+            frames[name] = both
+        return Loaded(stamps, RunData(**frames))
+
+
+def _finished(root: Path, known: dict[Path, int | None]) -> dict[Path, int | None]:
+    """`game_dirs(root)` with the time each game's result.json was written, found by one walk: only the games not
+    in `known` have their layout checked (records.run_dir.check_layout), so a run that grew reads no old game's
+    meta.json again."""
+    if (root / META).is_file():  # a game
+        games = {root: _stamp(root)} if (root / RESULT).is_file() else {}
+    else:
+        found = [folder for folder, _, files in os.walk(root) if META in files and EVENTS in files and RESULT in files]
+        found.sort(key=lambda folder: folder.split(os.sep))  # as paths sort
+        games = {Path(folder): _stamp(folder) for folder in found}
+    check_layout(root, [g for g in games if g not in known])
+    return games
+
+
+def _stamp(game: Path | str) -> int | None:
+    try:
+        return os.stat(os.path.join(game, RESULT)).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _place_name(root: Path, game: Path) -> str:
+    """A game's `game` column: its folder relative to the loaded folder (`_place`'s, without reading it)."""
+    return (game.relative_to(root) if game != root else Path(game.name)).as_posix()
+
+
+def _read_games(root: Path, dirs: list[Path]) -> dict[str, list[dict[str, Any]]]:
+    """Every table's rows of the games `dirs`, in their order. Raises ValueError naming a game that cannot be
+    read."""
     rows: dict[str, list[dict[str, Any]]] = {f.name: [] for f in fields(RunData)}
     for d in dirs:
         try:
-            if cache is None:
-                _load_game(root, d, rows)
-                continue
-            key = (str(root), str(d), (d / RESULT).stat().st_mtime_ns)
-            if key not in cache:
-                cache[key] = {f.name: [] for f in fields(RunData)}
-                _load_game(root, d, cache[key])
-            for name, part in cache[key].items():
-                rows[name] += part
+            _load_game(root, d, rows)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # pydantic's errors included
             problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise ValueError(f"run-dir: {d} cannot be read ({type(exc).__name__}: {problem})") from None
-    return _frames(rows)
+    return rows
 
 
 def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) -> None:
