@@ -52,14 +52,15 @@ class ExperienceStore:
     def __init__(self, path: str | Path | None = None, collection: str = "experience", game: int = 0,
                  run: int | None = None) -> None:
         self.client = client(path)
-        # chromadb keeps every client's system (its index, its database's caches) in a class-level registry until
-        # the client is closed: without this, each store a long run opened (two a series) stayed in memory
-        self._release = weakref.finalize(self, self.client.close)
         if path is None:  # chromadb's in-memory client is one per process: keep each store's documents apart
             collection = f"{collection}-{uuid.uuid4().hex[:12]}"
         self.embed = MiniLMEmbeddings()
         self.collection = self.client.get_or_create_collection(
             collection, embedding_function=self.embed, metadata={"hnsw:space": "cosine"})
+        # chromadb keeps every client's system (its index, its database's caches) in a class-level registry until
+        # the client is closed: without this, each store a long run opened (two a series) stayed in memory. Closed
+        # when the collection goes (with the store, or later if a caller kept it: `ExperienceStore(d).collection`)
+        self._release = weakref.finalize(self.collection, self.client.close)
         self.game = game
         if run is None:
             runs = [m.get("run", 0) for m in self.collection.get(include=["metadatas"])["metadatas"]]
@@ -67,8 +68,8 @@ class ExperienceStore:
         self.run = run
 
     def close(self) -> None:
-        """Release the store's chromadb client (also done when the store is dropped); the store is unusable
-        after."""
+        """Release the store's chromadb client (also done when the store and its collection are dropped); the
+        store is unusable after."""
         self._release()
 
     def add(self, kind: str, text: str, *, role: Role, won: bool | None = None, side: str | None = None,

@@ -10,9 +10,7 @@ import pytest
 import yaml
 from chromadb.api.shared_system_client import SharedSystemClient
 
-from avalon_agents.core.types import Role
 from avalon_agents.experiments import load_experiments, run_experiment
-from avalon_agents.modules import Experience
 from avalon_agents.stores.experience import ExperienceStore
 
 
@@ -20,17 +18,20 @@ def open_systems(under) -> list[str]:
     return [key for key in SharedSystemClient._identifier_to_system if key.startswith(str(under))]
 
 
-def test_a_dropped_store_releases_its_system_and_keeps_what_it_wrote(tmp_path):
+def test_a_dropped_store_releases_its_system(tmp_path):
     store = ExperienceStore(tmp_path / "store", run=1)
     pool = ExperienceStore(tmp_path / "store", collection="baseline_pool", run=1)  # the same folder: one system
-    store.put(Role.MERLIN, Experience(strategy="Hint through votes only."))
     assert open_systems(tmp_path) == [str(tmp_path / "store")]
     del store
     assert open_systems(tmp_path) == [str(tmp_path / "store")]  # the pool still uses it
+    assert pool.collection.count() == 0
     del pool  # no gc.collect(): the last owner's reference going is enough
     assert open_systems(tmp_path) == []
+    kept = ExperienceStore(tmp_path / "store").collection  # a caller keeping the collection keeps it usable
+    assert kept.count() == 0 and open_systems(tmp_path) == [str(tmp_path / "store")]
+    del kept
+    assert open_systems(tmp_path) == []
     again = ExperienceStore(tmp_path / "store")
-    assert again.get(Role.MERLIN).strategy == "Hint through votes only."
     again.close()
     again.close()  # twice: nothing more happens
     assert open_systems(tmp_path) == []
