@@ -81,14 +81,7 @@ class Comparer:
         run or variant not found, ValueError for fewer than two sides."""
         found: list[Side] = []
         for name in dict.fromkeys(n.strip() for n in names if n.strip()):
-            run_id, variant = name, None
-            try:
-                run = self.runs.catalog.path(name)
-            except UnknownRun:
-                if VARIANT not in name:
-                    raise
-                run_id, variant = name.rsplit(VARIANT, 1)
-                run = self.runs.catalog.path(run_id)
+            run_id, variant, run = self._run(name)
             analysis = self.runs.analysis(run)
             if analysis is None:
                 raise UnknownRun(f"run {run_id!r} has no finished game to compare yet")
@@ -103,6 +96,23 @@ class Comparer:
             raise ValueError("runs: name two runs or variants or more (RUN, or RUN#VARIANT; a run alone is each of "
                              f"its variants), comma-separated; got {', '.join(s.label for s in found) or 'none'}")
         return found
+
+    def _run(self, name: str) -> tuple[str, str | None, Path]:
+        """(run id, variant or None, run folder) of a side's name: a run's id, else RUN#VARIANT with the longest
+        run id found before a '#' (a run's or a variant's name may hold '#'). Raises UnknownRun."""
+        try:
+            return name, None, self.runs.catalog.path(name)
+        except UnknownRun:
+            if VARIANT not in name:
+                raise
+        parts = name.split(VARIANT)
+        for cut in range(len(parts) - 1, 0, -1):
+            run_id = VARIANT.join(parts[:cut])
+            try:
+                return run_id, VARIANT.join(parts[cut:]), self.runs.catalog.path(run_id)
+            except UnknownRun:
+                continue
+        raise UnknownRun(f"no run {name.rsplit(VARIANT, 1)[0]!r} under {', '.join(map(str, self.runs.catalog.roots))}")
 
     def compare(self, names: list[str]) -> dict[str, Any]:
         """The comparison of the sides `names` stand for: `sides`, `reference`, `warnings`, `headline` (win rate

@@ -228,3 +228,15 @@ def test_the_export_writes_each_runs_variants_comparison_linked_from_its_page(vi
     assert data["links"]["compare"] == "../../" + name  # relative: opens from disk
     page = (tmp_path / "site" / name).read_text()
     assert '"page": "compare"' in page and '"api": null' in page and '"link": "../runs/abl/index.html"' in page
+
+
+@SLOW
+def test_a_run_whose_name_holds_the_variants_mark(view, tmp_path):
+    shutil.copytree(view.roots[0] / "a", tmp_path / "a#1")
+    shutil.copytree(view.roots[0] / "abl", tmp_path / "abl")
+    other = View([tmp_path])
+    sides = other.comparer.sides(["a#1#main", "abl#swap"])
+    assert [(s.run_id, s.variant) for s in sides] == [("a#1", "main"), ("abl", "swap")]
+    assert [s.label for s in other.comparer.sides(["a#1", "abl#base"])] == ["a#1#main", "abl#base"]
+    with pytest.raises(UnknownRun, match="no run 'zz'"):
+        other.comparer.sides(["zz#main", "a#1"])
