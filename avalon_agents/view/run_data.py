@@ -4,8 +4,9 @@
 and cost per variant, the config and provenance, and its games.
 
 `RunPages` keeps what it computed per run with the catalog's signature of the run: nothing is computed again until
-a file of the run changed, and a run's games are loaded through a cache of their rows (`analysis.load`), so a
-run that grew by one game reads one game.
+a file of the run changed, and a run's games are loaded through a cache of its tables (`analysis.load`), so a
+run that grew by one game reads one game; the metrics and figures are computed again only when the tables changed
+(a run playing changes its row with every call), and each game's health.json is read again only when rewritten.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import base64
 import io
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from avalon_agents.analysis.load import load_run
+from avalon_agents.analysis.load import RunData, load_run
 from avalon_agents.analysis.paper import metrics
 from avalon_agents.analysis.paper.report import Analysis, compute, figures, provenance, sections
 from avalon_agents.experiments.spend import cost_rows
@@ -68,7 +70,9 @@ class RunPages:
         self.catalog = catalog
         self.prices = prices or catalog.prices
         self._pages: dict[Path, tuple[Any, dict[str, Any], Analysis | None]] = {}
-        self._rows: dict = {}  # analysis.load's per-game rows
+        self._rows: dict = {}  # analysis.load's cache: each run's tables
+        self._computed: dict[Path, tuple[RunData, Analysis, list[dict[str, Any]]]] = {}  # its metrics and figures
+        self._health: dict[Path, tuple[int | None, dict[str, Any]]] = {}  # each game's health.json by its time
 
     def analysis(self, run: Path) -> Analysis | None:
         """The run's metrics (None: no finished game yet), computed once per change."""
@@ -83,26 +87,34 @@ class RunPages:
         cached = self._pages.get(run)
         if cached is not None and cached[0] == key:
             return cached[1]
-        result = self._analysis(run)
-        page = {"run": row, "config": _config(run), "games": games(run, self.catalog.run_id(run))}
+        result, drawn = self._analysis(run)
+        finished = {} if result is None else dict(zip(result.data.games["game"],
+                                                      zip(result.data.games["winner"], result.data.games["reason"])))
+        page = {"run": row, "config": _config(run), "games": games(run, self.catalog.run_id(run), finished)}
         if result is None:
             page.update(metrics={}, headline=[], behaviour={}, figures=[], health=[], cost=[],
                         provenance="no finished game yet")
         else:
+            health = result.tables["health"] if "health" in result.tables else metrics.health(result.data)
             page.update(
                 metrics={name: records(t) for name, t in result.tables.items() if name != "headline"},
-                headline=records(result.headline), behaviour=judged(run), figures=figure_list(result),
-                health=records(metrics.health(result.data)), cost=self.cost(run, result),
-                provenance=provenance(result))
+                headline=records(result.headline), behaviour=judged(run), figures=drawn,
+                health=records(health), cost=self.cost(run, result), provenance=provenance(result))
         self._pages[run] = (key, page, result)
         return page
 
-    def _analysis(self, run: Path) -> Analysis | None:
+    def _analysis(self, run: Path) -> tuple[Analysis | None, list[dict[str, Any]]]:
+        """The run's metrics and figures: computed again only when its finished games changed (a run playing
+        changes its row with every call, not its tables)."""
         try:
             data = load_run(run, cache=self._rows)
         except FileNotFoundError:
-            return None
-        return compute(data, run, run / ANALYSIS, reference="auto")
+            return None, []
+        done = self._computed.get(run)
+        if done is None or done[0] is not data:
+            result = compute(data, run, run / ANALYSIS, reference="auto")
+            done = self._computed[run] = (data, result, figure_list(result))
+        return done[1], done[2]
 
     def cost(self, run: Path, result: Analysis) -> list[dict[str, Any]]:
         """Per variant and model: calls, tokens and dollars, from the games' health.json (experiments.spend's
@@ -110,10 +122,7 @@ class RunPages:
         variants = dict(zip(result.data.games["game"], result.data.games["variant"]))
         usages: dict[str, dict[str, Any]] = {}
         for game, variant in variants.items():
-            try:
-                health = json.loads((run / game / HEALTH).read_text())
-            except (OSError, ValueError):
-                continue
+            health = self._game_health(run / game)
             mine = usages.setdefault(variant, {"by_model": {}})["by_model"]
             for spec, tokens in (health.get("by_model") or {}).items():
                 totals = mine.setdefault(spec, {"calls": 0, "input_tokens": 0, "cached_tokens": 0,
@@ -122,6 +131,20 @@ class RunPages:
                     totals[k] += tokens.get(k, 0)
         counts = result.data.games.groupby("variant").size().to_dict()
         return cost_rows(usages, self.prices, {k: int(v) for k, v in counts.items()})
+
+    def _game_health(self, game: Path) -> dict[str, Any]:
+        """A game's health.json ({} if missing or unreadable), read again only when it was written again."""
+        try:
+            stamp = os.stat(game / HEALTH).st_mtime_ns
+        except OSError:
+            return {}
+        kept = self._health.get(game)
+        if kept is None or kept[0] != stamp:
+            try:
+                kept = self._health[game] = (stamp, json.loads((game / HEALTH).read_text()))
+            except (OSError, ValueError):
+                return {}
+        return kept[1]
 
 
 def figure_list(result: Analysis) -> list[dict[str, Any]]:
@@ -150,11 +173,16 @@ def judged(run: Path) -> dict[str, Any]:
     return {"tables": tables, "written": when, "file": f"{ANALYSIS}/metrics.json"}
 
 
-def games(run: Path, run_id: str) -> list[dict[str, Any]]:
-    """Every game of the run: its path in the run, finished or playing, its winner and how."""
+def games(run: Path, run_id: str, loaded: dict[str, tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+    """Every game of the run: its path in the run, finished or playing, its winner and how (`loaded`: those the
+    run's tables hold, game -> (winner, reason), not read again)."""
     found = []
     for game in game_folders(run):
         name = game.relative_to(run).as_posix()
+        if loaded and name in loaded:
+            winner, reason = loaded[name]
+            found.append({"game": name, "state": "finished", "winner": winner, "reason": reason})
+            continue
         entry = {"game": name, "state": "finished" if (game / RESULT).is_file() else "playing"}
         if entry["state"] == "finished":
             try:

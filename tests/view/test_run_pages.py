@@ -1,0 +1,46 @@
+"""A run's page data is computed again only as far as the run changed: a run playing with no game finished since
+keeps its metrics and figures (its row moves), a game finished computes them again; the games' winners come from
+the run's tables, the same as their result.json says; the cost counts every game's health.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from avalon_agents.view import run_data
+from avalon_agents.view.catalog import Catalog
+from avalon_agents.view.run_data import RunPages, games
+
+ROOT = Path(__file__).parents[2]
+
+
+@pytest.mark.slow  # the run page's metrics and figures, twice
+def test_metrics_and_figures_are_computed_again_only_when_a_game_finished(tmp_path, monkeypatch):
+    run = tmp_path / "llm"
+    shutil.copytree(ROOT / "tests/data/replay/run", run)
+    computed = []
+    real = run_data.compute
+    monkeypatch.setattr(run_data, "compute", lambda *a, **k: computed.append(1) or real(*a, **k))
+    pages = RunPages(Catalog([tmp_path]))
+    first = pages.page(run)
+    assert len(computed) == 1 and first["figures"] and first["games"][0]["winner"]
+
+    progress = {"command": "run", "name": "llm", "state": "playing", "planned": 2, "finished": 1, "aborted": [],
+                "pid": os.getpid(), "updated": "2026-11-27T05:00:00+00:00"}
+    (run / "progress.json").write_text(json.dumps(progress))  # playing its second game: the row moves
+    playing = pages.page(run)
+    assert playing["run"]["state"] == "playing" and len(computed) == 1
+    assert playing["figures"] == first["figures"] and playing["metrics"] == first["metrics"]
+
+    game = run / "main/series-1/game-00001"
+    shutil.copytree(game, game.parent / "game-00002")  # it finished
+    (run / "progress.json").write_text(json.dumps({**progress, "state": "done", "finished": 2}))
+    done = pages.page(run)
+    assert len(computed) == 2 and [g["game"] for g in done["games"]] == [f"main/series-1/game-0000{i}" for i in (1, 2)]
+    assert done["games"] == games(run, "llm")  # the winners from the tables: as result.json says
+    calls = json.loads((game / "health.json").read_text())["llm_calls"]
+    assert sum(row["calls"] for row in done["cost"]) == 2 * calls > 0
