@@ -177,8 +177,6 @@ class Pacer:
     blocked_until: float = 0.0
     throttled: int = 0
     waited_s: float = 0.0
-    heard: bool = False
-    """An answer came (limits are known from its headers, or the provider states none)."""
     answered: int = 0
     """Answers while no limit was known: the calls in flight then allowed are one more (see `_opening`)."""
     from_429: bool = False
@@ -337,7 +335,6 @@ class Pacer:
                 self.output_tokens = (0.8 * self.output_tokens + 0.2 * output_tokens if self._counted
                                       else float(output_tokens))
                 self._counted = True
-            self.heard = True
             self._learn(told, now)
             self._sync(told, now)
 
@@ -357,7 +354,6 @@ class Pacer:
             self._last_429 = now
             if self._streak <= self._last_ok:
                 self._streak = now
-            self.heard = True
             self._learn(told, now)
             rpm, tpm = self.limits()
             if wait is None:  # no word from the server: a second, or the pacer's own next slot
