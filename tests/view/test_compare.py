@@ -110,6 +110,10 @@ def test_a_runs_variants_and_the_flag(view):
     assert flags and all(d["excludes_zero"] == (d["ci_low"] > 0 or d["ci_high"] < 0) for d in flags)
     swapped = by_key(data["headline"], side="evil")["differences"][1]  # rule bots as evil win far more often
     assert swapped["excludes_zero"] and swapped["ci_low"] > 0
+    reseeded = by_key(data["headline"], side="evil")["differences"][2]  # the run page's numbers (same agents)
+    (page,) = [r for r in view.run("abl")["headline"] if r["variant"] == "reseed" and r["side"] == "evil"]
+    assert (reseeded["diff"], reseeded["ci_low"], reseeded["ci_high"], reseeded["p_value"]) == pytest.approx(
+        (page["diff"], page["diff_ci_low"], page["diff_ci_high"], page["diff_p_value"]))
     assert sum(d["excludes_zero"] for d in flags) < len(flags)
     assert view.run("abl")["links"]["compare"] == "/compare?runs=abl%23base%2Cabl%23swap%2Cabl%23reseed"
     assert view.run("a")["links"]["compare"] is None  # one variant: nothing to compare
