@@ -21,7 +21,7 @@ from avalon_agents.llm.registry import provider
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.modules import AgentConfig
 from avalon_agents.modules.base import SLOTS
-from avalon_agents.prices import FREE, Cost, NoPrice, Prices, model_name
+from avalon_agents.prices import Cost, NoPrice, Prices, model_name
 
 MEASURED = "2026-11-26, `avalon bench cost --games 5` (6 players, official rules, the scripted model, tiktoken)"
 """Where the declared figures come from: each module's `expected` (modules/standard.py), each agent kind's
@@ -290,7 +290,7 @@ def price_lines(p: dict[str, Any]) -> list[str]:
     lines = []
     for row in p["models"]:
         price = row["price"]
-        if price is not None and price["source"] != FREE.source:
+        if price is not None and (price["input"] or price["output"]):  # free models (embedded, scripted, replay): no line
             when = f" ({price['date']}, {price['source']})" if price["date"] else ""
             lines.append(f"  {model_name(row['model'])}: ${price['input']:g} input, ${price['output']:g} output per "
                          f"1M tokens{when}")

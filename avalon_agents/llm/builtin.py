@@ -70,4 +70,5 @@ register_provider("local", late("_local"), check=_local_check, chat=late("_local
                   seconds_per_call=LOCAL_SECONDS_PER_CALL, profile="small")  # SmolLM2-135M (profiles.py)
 register_provider("scripted", late("_scripted"), constrained="json_schema", endpoint=_scripted_endpoint,
                   seconds_per_call=0.0)
-register_provider("replay", late("_replay"), check=_replay_check, constrained="json_schema", endpoint=_unpaced)
+register_provider("replay", late("_replay"), check=_replay_check, constrained="json_schema", endpoint=_unpaced,
+                  seconds_per_call=0.0)  # answered from the records: no time worth saying

@@ -96,3 +96,7 @@ def test_a_replay_costs_nothing_and_a_budget_is_accepted(tmp_path):
 
     [row] = list(csv.DictReader(open(out / "cost.csv")))
     assert float(row["usd"]) == 0 and row["price_source"] == "answered from a recorded run"
+    check = CliRunner().invoke(cli, ["run", str(DATA / "config.yaml"), "--model", f"replay:{DATA / 'run'}",
+                                     "--out", str(tmp_path / "checked"), "--check"])
+    assert check.exit_code == 0 and "$0.00" in check.output, check.output
+    assert "no price" not in check.output and "limits learned" not in check.output  # free, and no pace to say
