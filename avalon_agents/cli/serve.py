@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import ipaddress
 import os
 import sys
 from collections.abc import Callable
@@ -100,7 +99,7 @@ def serve(humans: str, seats: str, players: int, lady: bool, preset: str, seed: 
     """
     from avalon_agents.agents.registry import needs_llm
     from avalon_agents.host.batch import play_setup
-    from avalon_agents.table.serve import TableGame
+    from avalon_agents.table.serve import TableGame, loopback
 
     with one_line_errors():
         rules = make_rules(preset, players, lady_of_the_lake=lady)
@@ -114,7 +113,7 @@ def serve(humans: str, seats: str, players: int, lady: bool, preset: str, seed: 
         setup = program_seats(kinds, setup, seat_command, seat_url, seat_timeout)
         game = TableGame(rules=rules, kinds=tuple(kinds), seed=seed, setup=setup,
                          decision_timeout=decision_timeout or None, games=games)
-    if not _loopback(host):
+    if not loopback(host):
         click.echo(f"warning: the table listens on {host}: anyone who can reach this machine and holds a seat's "
                    "address can play that seat; give each person only their own address", err=True)
     # OUT and its run.log are made once the table listens: a table that cannot start leaves OUT as it was
@@ -187,15 +186,6 @@ def table_seats(seats: str, humans: str, players: int) -> list[str]:
         if kind == "attacker":
             raise UserError("seats: an 'attacker' seat needs its options in a config (`avalon redteam`)")
     return ["human" if seat in taken else kind for seat, kind in enumerate(kinds, 1)]
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _missed(records, game) -> list[int]:

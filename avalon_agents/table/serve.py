@@ -66,6 +66,16 @@ class Address:
         return f"http://{host}:{self.port}{path}"
 
 
+def loopback(host: str) -> bool:
+    """Whether `host` is reachable from this machine only (a site bound to it asks for no token)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def reachable(bound: str) -> str:
     """An address people can open for a table bound to `bound`: `bound` itself, except for a wildcard (0.0.0.0,
     ::, which no browser opens): this machine's primary address (the one its default route leaves from; no

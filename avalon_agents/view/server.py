@@ -18,27 +18,17 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import secrets
 from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
+from avalon_agents.table.serve import loopback  # noqa: F401  (avalon view asks it of its --host)
 from avalon_agents.table.server import Refused, guard, html_response
 from avalon_agents.view.catalog import UnknownRun
 from avalon_agents.view.pages import View
 from avalon_agents.view.site import page_html
-
-
-def loopback(host: str) -> bool:
-    """Whether `host` is reachable from this machine only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class ViewServer:
