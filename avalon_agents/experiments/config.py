@@ -428,24 +428,33 @@ def merge(base: Any, over: Any) -> Any:
 # --------------------------------------------------------------------------- loading with line numbers
 
 
+def _entry(node: yaml.Node | None, key: Any) -> tuple[int, yaml.Node] | None:
+    """(line, node) of `key` in a mapping (on its key's line: a block mapping's value starts on the next one) or
+    of item `key` of a list; None where there is none."""
+    if isinstance(node, yaml.MappingNode):
+        return next(((k.start_mark.line + 1, v) for k, v in node.value
+                     if isinstance(k, yaml.ScalarNode) and k.value == str(key)), None)
+    if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
+        return node.value[key].start_mark.line + 1, node.value[key]
+    return None
+
+
 def _reach(node: yaml.Node | None, loc: tuple) -> tuple[int | None, int]:
-    """(line, keys of `loc` found) of the deepest node along `loc`: a mapping's entry on its key's line (a block
-    mapping's value starts on the next one), a list's item on its own."""
+    """(line, keys of `loc` found) of the deepest node along `loc`."""
     line, found = (node.start_mark.line + 1 if node else None), 0
     for key in loc:
-        if isinstance(node, yaml.MappingNode):
-            pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(key)),
-                        None)
-            if pair is None:
-                break
-            line, node = pair[0].start_mark.line + 1, pair[1]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
-            node = node.value[key]
-            line = node.start_mark.line + 1
-        else:
+        entry = _entry(node, key)
+        if entry is None:
             break
-        found += 1
+        (line, node), found = entry, found + 1
     return line, found
+
+
+def _node_at(node: yaml.Node | None, path: tuple) -> yaml.Node | None:
+    for key in path:
+        entry = _entry(node, key)
+        node = entry[1] if entry else None
+    return node
 
 
 Root = tuple[tuple, tuple]
@@ -462,16 +471,10 @@ def _line_of(node: yaml.Node | None, loc: tuple, roots: tuple[Root, ...] = BASE)
             continue
         under = _node_at(node, in_file)
         line, found = _reach(under, loc[len(sets):])
-        if under is not None and (found or sets or not in_file) and found + len(sets) > best[1]:
+        counts = found or sets or not in_file  # a variant's entry only where it sets part of `loc`
+        if under is not None and counts and found + len(sets) > best[1]:
             best = (line, found + len(sets))
     return best[0]
-
-
-def _node_at(node: yaml.Node | None, path: tuple) -> yaml.Node | None:
-    for key in path:
-        node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(key)), None) \
-            if isinstance(node, yaml.MappingNode) else None
-    return node
 
 
 def error_loc(exc: ValidationError) -> tuple:
@@ -503,7 +506,10 @@ def config_error(exc: Exception, path: Path, node: yaml.Node | None, variant: st
         message = str(exc)
         named = message.split(":")[0]
         loc = getattr(exc, "loc", None) or (tuple(named.split(".")) if " " not in named else ())
-    line = _line_of(node, loc[:-1], roots) if missing and loc[:-1] else None if missing else _line_of(node, loc, roots)
+    if missing:  # on the line of the mapping that lacks the key; the file's top is no place of it
+        line = _line_of(node, loc[:-1], roots) if loc[:-1] else None
+    else:
+        line = _line_of(node, loc, roots)
     where = f"{path}:{line}" if line else str(path)
     return ValueError(f"{where}{f' (variant {variant})' if variant else ''}: {message}")
 
