@@ -16,10 +16,13 @@ import io
 import json
 import math
 import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from loguru import logger
 
 from avalon_agents.analysis.load import RunData, load_run
 from avalon_agents.analysis.paper import metrics
@@ -29,6 +32,12 @@ from avalon_agents.prices import Prices
 from avalon_agents.records.run_dir import EXPERIMENT, HEALTH, IMPORT_REPORT, RESULT, STUDY
 from avalon_agents.view.catalog import Catalog, game_folders
 
+BEHIND = 2.0
+"""Seconds: a playing run whose metrics and figures took longer to count is answered at once with its newest row and games and
+the metrics of the games last counted (`computing` True, `metrics_of` of them), counted again in a thread: a
+10,000-game run's metrics take tens of seconds, and its page is asked every few seconds."""
+DRAWING = threading.Lock()
+"""matplotlib draws one figure at a time (a page built in a thread draws too)."""
 ANALYSIS = "analysis"
 """Where `avalon analyze` writes a run's analysis (its metrics.json holds the judged tables)."""
 
@@ -73,6 +82,9 @@ class RunPages:
         self._rows: dict = {}  # analysis.load's cache: each run's tables
         self._computed: dict[Path, tuple[RunData, Analysis, list[dict[str, Any]]]] = {}  # its metrics and figures
         self._health: dict[Path, tuple[int | None, dict[str, Any]]] = {}  # each game's health.json by its time
+        self._took: dict[Path, float] = {}  # seconds its metrics and figures took to count
+        self._computing: set[Path] = set()  # runs counted again in a thread now
+        self._lock = threading.Lock()
 
     def analysis(self, run: Path) -> Analysis | None:
         """The run's metrics (None: no finished game yet), computed once per change."""
@@ -81,16 +93,21 @@ class RunPages:
 
     def page(self, run: Path) -> dict[str, Any]:
         """The run page's data: `run` (its index row), `metrics` (name -> rows), `headline`, `behaviour`,
-        `figures` ([{name, title, src}]), `health`, `cost`, `config`, `provenance`, `games`."""
+        `figures` ([{name, title, src}]), `health`, `cost`, `config`, `provenance`, `games`, and `metrics_of`
+        (the games the metrics count) and `computing` (True: newer games are being counted, see `BEHIND`)."""
         row = self.catalog.row(run)
-        key = (row["games_finished"], row["updated"], row["state"], row["health"]["llm_calls"])
+        key = _key(row)
         cached = self._pages.get(run)
         if cached is not None and cached[0] == key:
             return cached[1]
+        if cached is not None and cached[2] is not None and row["state"] == "playing" \
+                and self._took.get(run, 0) > BEHIND:
+            return self._meanwhile(run, row, cached[1], cached[2])
+        return self._build(run, row, key)
+
+    def _build(self, run: Path, row: dict[str, Any], key: Any) -> dict[str, Any]:
         result, drawn = self._analysis(run)
-        finished = {} if result is None else dict(zip(result.data.games["game"],
-                                                      zip(result.data.games["winner"], result.data.games["reason"])))
-        page = {"run": row, "config": _config(run), "games": games(run, self.catalog.run_id(run), finished)}
+        page = {"run": row, "config": _config(run), "games": games(run, self.catalog.run_id(run), _winners(result))}
         if result is None:
             page.update(metrics={}, headline=[], behaviour={}, figures=[], health=[], cost=[],
                         provenance="no finished game yet")
@@ -100,12 +117,33 @@ class RunPages:
                 metrics={name: records(t) for name, t in result.tables.items() if name != "headline"},
                 headline=records(result.headline), behaviour=judged(run), figures=drawn,
                 health=records(health), cost=self.cost(run, result), provenance=provenance(result))
+        page.update(metrics_of=0 if result is None else len(result.data.games), computing=False)
         self._pages[run] = (key, page, result)
         return page
+
+    def _meanwhile(self, run: Path, row: dict[str, Any], page: dict[str, Any], result: Analysis) -> dict[str, Any]:
+        """A playing run's page at once: its row and games as they are now, the metrics, figures and cost of the
+        games last counted, while they are counted again in a thread (one per run at a time)."""
+        with self._lock:
+            if run not in self._computing:
+                self._computing.add(run)
+                threading.Thread(target=self._behind, args=(run,), daemon=True, name=f"view {run.name}").start()
+        return {**page, "run": row, "games": games(run, self.catalog.run_id(run), _winners(result)), "computing": True}
+
+    def _behind(self, run: Path) -> None:
+        try:
+            row = self.catalog.row(run)
+            self._build(run, row, _key(row))
+        except Exception:  # a run that cannot be read now: the next page asks again, in its own thread
+            logger.opt(exception=True).debug(f"view: counting {run} again failed")
+        finally:
+            with self._lock:
+                self._computing.discard(run)
 
     def _analysis(self, run: Path) -> tuple[Analysis | None, list[dict[str, Any]]]:
         """The run's metrics and figures: computed again only when its finished games changed (a run playing
         changes its row with every call, not its tables)."""
+        started = time.perf_counter()
         try:
             data = load_run(run, cache=self._rows)
         except FileNotFoundError:
@@ -113,7 +151,10 @@ class RunPages:
         done = self._computed.get(run)
         if done is None or done[0] is not data:
             result = compute(data, run, run / ANALYSIS, reference="auto")
-            done = self._computed[run] = (data, result, figure_list(result))
+            with DRAWING:
+                drawn = figure_list(result)
+            done = self._computed[run] = (data, result, drawn)
+            self._took[run] = time.perf_counter() - started
         return done[1], done[2]
 
     def cost(self, run: Path, result: Analysis) -> list[dict[str, Any]]:
@@ -145,6 +186,19 @@ class RunPages:
             except (OSError, ValueError):
                 return {}
         return kept[1]
+
+
+def _key(row: dict[str, Any]) -> tuple:
+    """What a run's page is computed from, of its index row: it changes when a file of the run did."""
+    return row["games_finished"], row["updated"], row["state"], row["health"]["llm_calls"]
+
+
+def _winners(result: Analysis | None) -> dict[str, tuple[str, str]]:
+    """Each game of the run's tables: its winner and how."""
+    if result is None:
+        return {}
+    games = result.data.games
+    return dict(zip(games["game"], zip(games["winner"], games["reason"])))
 
 
 def figure_list(result: Analysis) -> list[dict[str, Any]]:

@@ -1,12 +1,14 @@
 """A run's page data is computed again only as far as the run changed: a run playing with no game finished since
-keeps its metrics and figures (its row moves), a game finished computes them again; the games' winners come from
-the run's tables, the same as their result.json says; the cost counts every game's health.json."""
+keeps its metrics and figures (its row moves), a game finished computes them again (for a run whose metrics take
+long, in a thread, the page answered at once meanwhile); the games' winners come from the run's tables, the same as
+their result.json says; the cost counts every game's health.json."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -36,8 +38,20 @@ def test_metrics_and_figures_are_computed_again_only_when_a_game_finished(tmp_pa
     assert playing["run"]["state"] == "playing" and len(computed) == 1
     assert playing["figures"] == first["figures"] and playing["metrics"] == first["metrics"]
 
+    monkeypatch.setattr(run_data, "BEHIND", -1.0)  # as if its metrics took long to count: counted in a thread
     game = run / "main/series-1/game-00001"
-    shutil.copytree(game, game.parent / "game-00002")  # it finished
+    shutil.copytree(game, game.parent / "game-00002")  # it finished, the run plays on
+    (run / "progress.json").write_text(json.dumps({**progress, "finished": 2, "updated": "2026-11-27T05:01:00+00:00"}))
+    meanwhile = pages.page(run)
+    assert meanwhile["computing"] and meanwhile["metrics_of"] == 1 and len(meanwhile["games"]) == 2
+    assert meanwhile["run"]["games_finished"] == 2 and meanwhile["metrics"] == first["metrics"]
+    for _ in range(600):
+        if not pages._computing:
+            break
+        time.sleep(0.1)
+    counted = pages.page(run)
+    assert not counted["computing"] and counted["metrics_of"] == 2 and len(computed) == 2
+
     (run / "progress.json").write_text(json.dumps({**progress, "state": "done", "finished": 2}))
     done = pages.page(run)
     assert len(computed) == 2 and [g["game"] for g in done["games"]] == [f"main/series-1/game-0000{i}" for i in (1, 2)]
