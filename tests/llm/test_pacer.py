@@ -167,7 +167,8 @@ def test_a_429_that_never_ends_fails_the_call_after_the_patience(monkeypatch):
         with pytest.raises(LLMCallFailed):
             burst(llm, 1)
     [record] = tracer.records
-    assert record.outcome == "failed" and record.throttled >= 3 and "429" in record.error
+    # 429s waited out (each 50 ms) until the patience ran out: several, fewer on a loaded machine
+    assert record.outcome == "failed" and record.throttled >= 2 and "429" in record.error
 
 
 def test_a_used_up_quota_stops_the_run_at_once():
