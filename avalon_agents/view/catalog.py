@@ -112,7 +112,8 @@ def kind_of(run: Path, progress: dict[str, Any] | None, games: list[Path] = ()) 
 class Totals:
     """A run's counted games: their health.json counts summed, by model too, and which games are in."""
 
-    counted: set[str] = field(default_factory=set)
+    counted: dict[str, int | None] = field(default_factory=dict)
+    """Each counted game's folder and its time when counted (its folder unchanged since: still finished)."""
     sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(SUMMED, 0))
     valid: float = 0
     by_model: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -131,7 +132,7 @@ class Totals:
             self.failed_by_cause[cause] = self.failed_by_cause.get(cause, 0) + n
 
     def copy(self) -> Totals:
-        return Totals(set(self.counted), dict(self.sums), self.valid,
+        return Totals(dict(self.counted), dict(self.sums), self.valid,
                       {spec: dict(t) for spec, t in self.by_model.items()}, dict(self.failed_by_cause))
 
 
@@ -205,21 +206,27 @@ class Catalog:
             if cached is not None and signature is not None and cached.signature == signature:
                 return cached.row
             games = game_folders(run)
-            signature = signature or _full_signature(run, games)
+            stamps = [_mtime(game) for game in games]
+            signature = signature or _full_signature(run, games, stamps)
             if cached is not None and cached.signature == signature and not playing:
                 return cached.row
             totals = cached.totals.copy() if cached is not None else Totals()
-            done = []
-            for game in games:
-                if (game / RESULT).is_file():
+            done, unfinished = [], []
+            for game, stamp in zip(games, stamps):
+                key = str(game)
+                if stamp is not None and totals.counted.get(key) == stamp:  # counted, its folder untouched since
                     done.append(game)
-                    if str(game) not in totals.counted:
-                        totals.counted.add(str(game))
+                elif (game / RESULT).is_file():
+                    done.append(game)
+                    if key not in totals.counted:
                         totals.add(_health(game))
+                    totals.counted[key] = stamp
+                else:
+                    unfinished.append(game)
             live = Totals()
             if playing:
-                for game in games:
-                    if not (game / RESULT).is_file() and (game / TRACE).is_file():
+                for game in unfinished:
+                    if (game / TRACE).is_file():
                         live.add(usage(read_trace(game)))
             row = self._make_row(run, progress, games, done, totals, live)
             self._rows[run] = Cached(signature, row, totals)
@@ -268,8 +275,11 @@ def _quick_signature(run: Path) -> Signature:
     return tuple(_mtime(run / name) for name in RUN_FILES) + (_mtime(run),)
 
 
-def _full_signature(run: Path, games: list[Path]) -> Signature:
-    return _quick_signature(run) + tuple((g.name, _mtime(g), _mtime(g.parent)) for g in games)
+def _full_signature(run: Path, games: list[Path], stamps: list[int | None]) -> Signature:
+    """The run's files' times, each game folder's (`stamps`) and each folder holding games' (one stat each)."""
+    parents = dict.fromkeys(game.parent for game in games)
+    return (_quick_signature(run) + tuple(zip((g.name for g in games), stamps))
+            + tuple((str(folder), _mtime(folder)) for folder in parents))
 
 
 def _mtime(path: Path) -> int | None:
