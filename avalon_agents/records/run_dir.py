@@ -76,9 +76,13 @@ class LayoutError(ValueError):
     """A run directory holds a game of a layout this code does not read (one line)."""
 
 
+GAME_PREFIX = "game-"
+"""Every game directory's name starts so (`game_dir`): a reader can tell a game's folder by its name alone."""
+
+
 def game_dir(parent: Path, index: int) -> Path:
     """The directory of game `index` (1-based) under `parent`: game-00001, ..."""
-    return Path(parent) / f"game-{index:05d}"
+    return Path(parent) / f"{GAME_PREFIX}{index:05d}"
 
 
 def series_dir(out: Path, variant: str, series: int) -> Path:
