@@ -63,7 +63,8 @@ def quest_engagement(data: RunData, by: Sequence[str] = GROUP) -> pd.DataFrame:
     """Quest Engagement Rate: quests on the team / quests played, per seat-game, summed over the group."""
     on_team = data.quests.explode("team").rename(columns={"team": "seat"}).groupby(["game", "seat"]).size()
     seats = data.seats.merge(data.games[["game", "quests_played"]], on="game")
-    seats["on_team"] = [on_team.get((g, s), 0) for g, s in zip(seats["game"], seats["seat"])]
+    seats["on_team"] = on_team.reindex(pd.MultiIndex.from_arrays([seats["game"], seats["seat"]]),
+                                       fill_value=0).to_numpy()  # one lookup for all: .get per seat took 5 s
     return rate(seats, by, "on_team", "quests_played")
 
 
