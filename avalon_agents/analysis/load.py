@@ -179,15 +179,25 @@ class Loaded:
         frames = {}
         for name, old in self.data.tables().items():
             parts = [f for f in (old, added[name]) if not f.empty] or [old]
-            both = pd.concat(parts, ignore_index=True)
+            both = pd.concat(parts if tail or len(parts) < 2 else _interleaved(old, added[name], order),
+                             ignore_index=True)
             for column in both.columns if len(parts) > 1 else ():  # the parts' types differ: a fresh load's type
                 if len({str(p[column].dtype) if column in p else None for p in parts}) > 1:
                     both[column] = pd.Series(both[column].tolist(), index=both.index, dtype=None)
-            place = None if tail else order.get_indexer(both["game"])
-            if place is not None and (np.diff(place) < 0).any():  # a game finished before others: in path order
-                both = both.iloc[np.argsort(place, kind="stable")].reset_index(drop=True)
             frames[name] = both
         return Loaded(stamps, RunData(**frames))
+
+
+def _interleaved(old: pd.DataFrame, new: pd.DataFrame, order: pd.Index) -> list[pd.DataFrame]:
+    """Slices of `old` and `new` (each in game order) that, put end to end, are in game order (`order`: the games'
+    names in path order): each new game's rows where its game goes, with no sort of the whole table."""
+    cuts = np.searchsorted(order.get_indexer(old["game"]), order.get_indexer(new["game"]), side="left")
+    slices, last = [], 0
+    firsts = np.flatnonzero(np.r_[True, cuts[1:] != cuts[:-1]])  # where each run of new rows with one cut starts
+    for first, end in zip(firsts, [*firsts[1:], len(new)]):
+        slices += [old.iloc[last:cuts[first]], new.iloc[first:end]]
+        last = cuts[first]
+    return [part for part in (*slices, old.iloc[last:]) if not part.empty]
 
 
 def _finished(root: Path, known: dict[Path, int | None]) -> dict[Path, int | None]:
