@@ -5,7 +5,7 @@ kept and read back), and the batch's summary."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -55,13 +55,19 @@ def play_setup(kinds: Sequence[str], settings: ModelSettings, extractor_spec: st
 @dataclass(frozen=True)
 class Played:
     """A game of a batch: what it ended with, its events and its trace records (played now, or `kept`: found
-    finished in its directory and read back)."""
+    finished in its directory and read back). `trace`: the game directory whose trace holds the records, which a
+    lean batch does not keep in memory (`records` is then empty)."""
 
     index: int
     result: GameResult
     events: list[GameEvent]
     records: list[Record]
     kept: bool = False
+    trace: Path | None = None
+
+    def ledger(self) -> Iterator[Record]:
+        """Its trace records, read back from `trace` if they were not kept."""
+        return iter(read_trace(self.trace)) if self.trace is not None else iter(self.records)
 
 
 def batch(rules: RuleSet, kinds: Sequence[str], seed: int, games: int,
@@ -90,8 +96,9 @@ async def play_batch(jobs: Sequence[GameJob], out: Path | None = None,
                      on_game: Callable[[Played], None] | None = None, lean: bool = False,
                      before: Callable[[int], Awaitable[None]] | None = None) -> list[Played]:
     """Play `jobs` in order, game k into OUT/game-0000k if `out` is given (finished ones are kept and read back).
-    `lean`: keep no texts of LLM calls (a long batch keeps only what its usage figures count). `before(i)` is
-    awaited before game i (0-based) is played (the web table's lobby and its pause between games)."""
+    `lean`: a long batch keeps no trace records in memory (with `out`, `Played.ledger` reads them back; without,
+    they are kept without the texts of LLM calls: what the usage figures count). `before(i)` is awaited before
+    game i (0-based) is played (the web table's lobby and its pause between games)."""
     played = []
     for i, job in enumerate(jobs):
         if before is not None:
@@ -99,11 +106,12 @@ async def play_batch(jobs: Sequence[GameJob], out: Path | None = None,
         path = game_dir(out, i + 1) if out else None
         host = await play_job(job, path)
         if host is None:
-            game = Played(i, read_result(path), read_events(path), read_trace(path), kept=True)
+            game = Played(i, read_result(path), read_events(path), [] if lean else read_trace(path), kept=True)
         else:
             game = Played(i, host.engine.result(), list(host.engine.events), trace_of(host))
-        if lean:
-            game = replace(game, records=[_lean(r) for r in game.records])
+        if lean:  # kept, about 0.9 MB a game of a cognitive table: a 1,000-game batch's memory grew without end
+            game = replace(game, records=[], trace=path) if path else replace(
+                game, records=[_lean(r) for r in game.records])
         played.append(game)
         if on_game:
             on_game(game)
@@ -127,7 +135,7 @@ def batch_summary(jobs: Sequence[GameJob], played: Sequence[Played], order: dict
         summary["order"] = order
     if any(needs_llm(k) for k in job.kinds):
         setup = job.seat_setups()[0]
-        ledger = [_lean(r) for p in played for r in p.records]  # the usage figures need no texts
+        ledger = (_lean(r) for p in played for r in p.ledger())  # one game's records at a time; no texts
         summary["model"] = setup.clients.resolve(setup.settings).spec
         summary["usage"] = usage(ledger)
         problems = HealthLimits().problems(summary["usage"])
