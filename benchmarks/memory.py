@@ -147,7 +147,8 @@ def main() -> None:
         base = dict(rows)[BASE]
         last, peak = rows[-1][1], max(r for _, r in rows)
         print(f"{len(rows)} games played in this process ({done_before + len(rows)} in the run): RSS at game {BASE} "
-              f"{base:.1f} MB, at the last {last:.1f} MB ({last - base:+.1f}), peak {peak:.1f} MB ({peak - base:+.1f}); "
+              f"{base:.1f} MB, at the last {last:.1f} MB ({last - base:+.1f}), "
+              f"peak {peak:.1f} MB ({peak - base:+.1f}); "
               f"{(last - base) / max(1, len(rows) - BASE) * 1000:.0f} kB a game after game {BASE}; "
               f"{time.perf_counter() - t0:.0f} s", flush=True)
 
