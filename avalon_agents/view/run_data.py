@@ -6,7 +6,8 @@ and cost per variant, the config and provenance, and its games.
 `RunPages` keeps what it computed per run with the catalog's signature of the run: nothing is computed again until
 a file of the run changed, and a run's games are loaded through a cache of its tables (`analysis.load`), so a
 run that grew by one game reads one game; the metrics and figures are computed again only when the tables changed
-(a run playing changes its row with every call), and each game's health.json is read again only when rewritten.
+(a run playing changes its row with every call), and each game's health.json is read again only when rewritten;
+a run whose metrics take long to count is answered at once after a change and counted again in a thread (`BEHIND`).
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ from avalon_agents.records.run_dir import EXPERIMENT, HEALTH, IMPORT_REPORT, RES
 from avalon_agents.view.catalog import Catalog, game_folders
 
 BEHIND = 2.0
-"""Seconds: a playing run whose metrics and figures took longer to count is answered at once with its newest row and games and
-the metrics of the games last counted (`computing` True, `metrics_of` of them), counted again in a thread: a
-10,000-game run's metrics take tens of seconds, and its page is asked every few seconds."""
+"""Seconds: once a run's metrics and figures took longer to count, its page after a change is answered at once with
+its newest row and games and the metrics of the games last counted (`computing` True, `metrics_of` of them),
+counted again in a thread: a 10,000-game run's take seconds (resampling each interval's games), and a live page
+asks every few seconds. A run's first page is always counted before it is answered (an export's pages too)."""
 DRAWING = threading.Lock()
 """matplotlib draws one figure at a time (a page built in a thread draws too)."""
 ANALYSIS = "analysis"
@@ -100,8 +102,7 @@ class RunPages:
         cached = self._pages.get(run)
         if cached is not None and cached[0] == key:
             return cached[1]
-        if cached is not None and cached[2] is not None and row["state"] == "playing" \
-                and self._took.get(run, 0) > BEHIND:
+        if cached is not None and cached[2] is not None and self._took.get(run, 0) > BEHIND:
             return self._meanwhile(run, row, key, cached)
         return self._build(run, row, key)
 
@@ -123,26 +124,28 @@ class RunPages:
         return page
 
     def _meanwhile(self, run: Path, row: dict[str, Any], key: Any, cached: tuple) -> dict[str, Any]:
-        """A playing run's page at once: its row and games as they are now, the metrics, figures and cost of the
+        """A changed run's page at once: its row and games as they are now, the metrics, figures and cost of the
         games last counted, while they are counted again in a thread (one per run at a time); kept until the
         thread's page or a newer change replaces it."""
-        with self._lock:
-            if run not in self._computing:
-                self._computing.add(run)
-                threading.Thread(target=self._behind, args=(run,), daemon=True, name=f"view {run.name}").start()
         _, page, result = cached
         page = {**page, "run": row, "games": games(run, self.catalog.run_id(run), _winners(result)), "computing": True}
         with self._lock:
-            if self._pages.get(run) is cached:  # not already replaced by the thread's
+            if self._pages.get(run) is cached:  # not already replaced by a thread's
                 self._pages[run] = (key, page, result)
+            if run not in self._computing:
+                self._computing.add(run)
+                threading.Thread(target=self._behind, args=(run,), daemon=True, name=f"view {run.name}").start()
         return page
 
     def _behind(self, run: Path) -> None:
         try:
             row = self.catalog.row(run)
             self._build(run, row, _key(row))
-        except Exception:  # a run that cannot be read now: the next page asks again, in its own thread
+        except Exception:  # a run that cannot be read now: the next page is built in the request, and says why
             logger.opt(exception=True).debug(f"view: counting {run} again failed")
+            with self._lock:
+                if self._pages.get(run, (None, {}))[1].get("computing"):
+                    del self._pages[run]
         finally:
             with self._lock:
                 self._computing.discard(run)

@@ -1,7 +1,8 @@
 """A run's page data is computed again only as far as the run changed: a run playing with no game finished since
 keeps its metrics and figures (its row moves), a game finished computes them again (for a run whose metrics take
-long, in a thread, the page answered at once meanwhile); the games' winners come from the run's tables, the same as
-their result.json says; the cost counts every game's health.json."""
+long, in a thread, the page answered at once meanwhile; a game that cannot be read said by the next page); the
+games' winners come from the run's tables, the same as their result.json says; the cost counts every game's
+health.json."""
 
 from __future__ import annotations
 
@@ -45,10 +46,7 @@ def test_metrics_and_figures_are_computed_again_only_when_a_game_finished(tmp_pa
     meanwhile = pages.page(run)
     assert meanwhile["computing"] and meanwhile["metrics_of"] == 1 and len(meanwhile["games"]) == 2
     assert meanwhile["run"]["games_finished"] == 2 and meanwhile["metrics"] == first["metrics"]
-    for _ in range(600):
-        if not pages._computing:
-            break
-        time.sleep(0.1)
+    wait(pages)
     counted = pages.page(run)
     assert not counted["computing"] and counted["metrics_of"] == 2 and len(computed) == 2
 
@@ -58,3 +56,21 @@ def test_metrics_and_figures_are_computed_again_only_when_a_game_finished(tmp_pa
     assert done["games"] == games(run, "llm")  # the winners from the tables: as result.json says
     calls = json.loads((game / "health.json").read_text())["llm_calls"]
     assert sum(row["calls"] for row in done["cost"]) == 2 * calls > 0
+    wait(pages)
+
+    broken = game.parent / "game-00003"  # a finished game that cannot be read: said by the next page, not hidden
+    shutil.copytree(game, broken)
+    (broken / "events.jsonl").write_text("not json\n")
+    (run / "progress.json").write_text(json.dumps({**progress, "state": "done", "finished": 3, "planned": 3}))
+    assert pages.page(run)["computing"]  # answered at once; counted in a thread, which fails
+    wait(pages)
+    with pytest.raises(ValueError, match="game-00003 cannot be read"):
+        pages.page(run)
+
+
+def wait(pages: RunPages) -> None:
+    for _ in range(600):
+        if not pages._computing:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the page's thread did not end")
