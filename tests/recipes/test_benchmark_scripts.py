@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 
 
@@ -15,3 +17,26 @@ def test_every_benchmark_says_how_to_run_it_and_a_doc_names_it():
         doc = ast.get_docstring(ast.parse(script.read_text())) or ""
         assert "benchmarks/" + script.name in doc or "python" in doc, f"{script.name}: no command in its docstring"
         assert f"benchmarks/{script.name}" in docs, f"{script.name}: no doc records its figures"
+
+
+@pytest.mark.slow  # plays a few rule-bot games and times the view over them
+def test_view_scale_makes_its_runs_once_and_prints_its_table(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    command = [sys.executable, str(ROOT / "benchmarks/view_scale.py"), "--out", str(tmp_path), "--runs", "3",
+               "--games", "2", "--big", "5", "--template", "4", "--repeats", "1", "--first-repeats", "1"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    first = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert "playing the template: 4 rule-bot games" in first.stdout
+    assert sorted(p.name for p in (tmp_path / "index").iterdir()) == ["run-0001", "run-0002", "run-0003"]
+    assert len(list((tmp_path / "big/run-big").rglob("result.json"))) == 5
+    lines = first.stdout[first.stdout.index("measurement"):].splitlines()[1:]
+    assert len(lines) == 8 and all(float(line.split()[-4]) >= 0 for line in lines)
+    again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert again.returncode == 0 and "playing the template" not in again.stdout  # made once: kept
+    assert len(list((tmp_path / "index/run-0003").rglob("result.json"))) == 2  # the game it gained: gone
+    inside = subprocess.run([*command[:3], str(ROOT / "runs-view-scale")], capture_output=True, text=True, env=env)
+    assert inside.returncode != 0 and "--out" in inside.stderr  # never inside the repository
