@@ -136,6 +136,8 @@ const PAGES = {
       ` · ${usd(r.usd)} · `, el("a", { href: DATA.links.calls }, "every LLM call"),
       DATA.links.compare ? " · " : null, DATA.links.compare ? el("a", { href: DATA.links.compare }, "compare its variants") : null)];
     if (r.health.problems.length) out.push(el("p", { class: "warn" }, `Not a result: ${r.health.problems.join("; ")}`));
+    if (DATA.computing) out.push(el("p", { class: "warn" }, `The metrics below count ${int(DATA.metrics_of)} of the run's `
+      + `${int(r.games_finished)} finished games; the newer ones are being counted (the page follows when done).`));
     out.push(el("p", { class: "muted" }, DATA.provenance));
     if (DATA.headline.length) out.push(el("h2", {}, "Headline"), table("headline", headlineColumns(DATA.headline), DATA.headline));
     for (const [name, rows] of Object.entries(DATA.metrics)) {
