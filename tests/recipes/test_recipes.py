@@ -7,6 +7,7 @@ working fails here, not in a user's hands.
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -239,6 +240,10 @@ def test_a_new_metric(tmp_path):
     table = pd.read_csv(analyze(tmp_path) / "metrics" / "talkative.csv")
     assert set(table["agent"]) == {"ours", "bots"} and {"value", "ci_low", "ci_high"} <= set(table.columns)
     assert table["value"].between(0, 1).all()
+    from avalon_agents.view.pages import View  # the last consumer: avalon view's run page lists it too
+
+    shown = View([tmp_path / "run"]).run("run")["metrics"]["talkative"]
+    assert {row["agent"] for row in shown} == {"ours", "bots"} and all(0 <= row["value"] <= 1 for row in shown)
 
 
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
@@ -286,6 +291,12 @@ def test_a_new_judge(tmp_path):
     ''', RULEBOTS)
     table = pd.read_csv(analyze(tmp_path, "--judge-model", "scripted") / "metrics" / "bluntness_shares.csv")
     assert table["n"].sum() > 0 and set(table["label"].dropna()) <= {"blunt", "polite"}
+    from avalon_agents.view.pages import View  # the last consumer: avalon view's run page shows its table
+
+    (tmp_path / "run" / "analysis").mkdir(exist_ok=True)  # where the view reads what analyze wrote
+    shutil.copytree(tmp_path / "analysis", tmp_path / "run" / "analysis", dirs_exist_ok=True)
+    judged = View([tmp_path / "run"]).run("run")["behaviour"]["tables"]["bluntness_shares"]
+    assert sum(row["n"] for row in judged) == table["n"].sum()
 
 
 def test_a_new_rules_preset(tmp_path):
