@@ -1,9 +1,9 @@
 """The runs under a set of folders, each as one index row: what produced it, how far it got, its health and cost.
 
 A run is a folder holding a run's own record (experiment.json, study.json, progress.json, import.json) or game
-folders directly (`game-NNNNN`, records.run_dir.GAME_PREFIX); the walk does not descend into a run. A run's id is
-its path under the folder it was found in (with that folder's name first when several folders are viewed), so an
-address names it whatever the machine.
+folders directly (`game-NNNNN`, records.run_dir.GAME_PREFIX, or any folder holding meta.json); the walk does not
+descend into a run. A run's id is its path under the folder it was found in (with that folder's name first when
+several folders are viewed), so an address names it whatever the machine.
 
 `Catalog` keeps every row it computed with the file times it was computed from (`Signature`): a run whose files did
 not change is not read again, and of a run that changed only the games finished since are read (their health.json
@@ -69,13 +69,15 @@ def _is_run(folder: Path) -> bool:
     if any((folder / name).is_file() for name in RUN_FILES):
         return True
     try:
-        return any(e.name.startswith(GAME_PREFIX) and e.is_dir() for e in os.scandir(folder))
+        return any(e.is_dir() and (e.name.startswith(GAME_PREFIX) or os.path.isfile(os.path.join(e.path, META)))
+                   for e in os.scandir(folder))
     except OSError:
         return False
 
 
 def game_folders(run: Path) -> list[Path]:
-    """Every game folder of a run, in path order (named `game-NNNNN`, at any depth under it)."""
+    """Every game folder of a run, in path order, at any depth under it: named `game-NNNNN` (told by the name alone),
+    or any folder holding meta.json (a plugin study names its games' folders itself)."""
     games: list[Path] = []
 
     def walk(folder: Path, depth: int) -> None:
@@ -84,7 +86,7 @@ def game_folders(run: Path) -> list[Path]:
         except OSError:
             return
         for entry in entries:
-            if entry.name.startswith(GAME_PREFIX):
+            if entry.name.startswith(GAME_PREFIX) or os.path.isfile(os.path.join(entry.path, META)):
                 games.append(Path(entry.path))
             elif depth < MAX_DEPTH and not entry.name.startswith("."):
                 walk(Path(entry.path), depth + 1)

@@ -133,6 +133,10 @@ def test_a_new_study_is_one_class_and_its_command(tmp_path):
     report = (out / "mirror.md").read_text()
     assert report.startswith("# Mirrored sides: mirror") and f"Run {health}" in report and "## Provenance" in report
     assert (out / "mirror.csv").is_file() and (out / "study.json").is_file() and (out / "run.log").is_file()
+    from avalon_agents.view.catalog import Catalog  # avalon view names it and counts its games, named as it names them
+
+    row = Catalog([tmp_path]).row(out)
+    assert (row["kind"], row["games_finished"], row["games_planned"], row["state"]) == ("mirrored", 2, 2, "done")
     # a game killed before its end: its result is missing; the rerun plays it, and only it, again
     kept = (good / "events.jsonl").stat().st_mtime_ns
     (evil / RESULT).unlink()
