@@ -84,7 +84,7 @@ class PaidGames:
         from avalon_agents.experiments.spend import usage_dollars
         from avalon_agents.records import usage
 
-        self.budget.settle_usd(self.ticket, "", usage_dollars(usage(game.records), self.budget.prices))
+        self.budget.settle_usd(self.ticket, "", usage_dollars(usage(game.ledger()), self.budget.prices))
 
 
 def play_plan(kinds: Sequence[str], settings: Any, agent_config: Any, probes: bool, games: int,
