@@ -87,8 +87,10 @@ def wait_for(driver, condition, timeout: float = 30.0):
 
 
 def cells(driver, table: str) -> list[list[str]]:
-    return [[c.text for c in row.find_elements(By.TAG_NAME, "td")]
-            for row in driver.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr")]
+    """The table's cells' texts, read in one script (a live page may draw itself again between two reads)."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map(r => [...r.cells].map(c => c.innerText.trim()))",
+        f"#{table} tbody tr")
 
 
 def test_the_index_sorts_filters_and_shows_names_as_text(served, browser):
