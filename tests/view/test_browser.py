@@ -24,11 +24,11 @@ pytestmark = pytest.mark.slow
 HOSTILE = '<img src=x id=pwned onerror="document.title=1">'
 LIVE = """\
 name: live
-model: scripted
+model: {model}
 agents:
-  ours: {kind: llm}
-  bots: {kind: rulebot}
-sides: {good: ours, evil: bots}
+  ours: {{kind: llm}}
+  bots: {{kind: rulebot}}
+sides: {{good: ours, evil: bots}}
 games_per_series: 4
 """
 
@@ -131,9 +131,18 @@ def test_a_run_page_shows_its_metrics_figures_and_games(served, browser):
 
 
 def test_the_index_follows_a_run_playing_in_another_process(tmp_path, browser):
-    config = tmp_path / "live.yaml"
-    config.write_text(LIVE)
+    """A run of 4 games on a model answering in 0.2 s a call (a loopback server: each game takes seconds, longer
+    than the page's poll) moves on the index while it plays."""
+    from avalon_agents.llm.loopback import openai_server
+
     experiment(tmp_path, name="early", games=1)  # something to show before the live run starts
+    with openai_server(latency=0.2) as model:
+        config = tmp_path / "live.yaml"
+        config.write_text(LIVE.format(model=f"openai-compatible:m@{model.base_url}"))
+        follow(tmp_path, config, browser)
+
+
+def follow(tmp_path, config, browser):
     server = Served(tmp_path)
     try:
         browser.get(server.url)

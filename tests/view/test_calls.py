@@ -326,7 +326,10 @@ def test_the_page_in_chromium_live_and_exported(run, tmp_path):
     driver = chromium(1300, 1000)
     served = Served(View([run]))
     try:
-        wait = WebDriverWait(driver, 20)
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        # a live page may draw itself again between finding an element and reading it: look again
+        wait = WebDriverWait(driver, 20, ignored_exceptions=[StaleElementReferenceException])
         total = View([run]).calls("r", {"seat": "3"})["total"]
         driver.get(served.base + "/runs/r/calls")
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, shown))
