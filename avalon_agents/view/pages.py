@@ -70,7 +70,8 @@ class View:
                          for g in page["games"]]
         return {**page, "page": "run", "title": f"Run {run_id}", "api": self.site.api("run", run=run_id),
                 "links": {"index": self.site.link(here, "index"), "calls": self.site.link(here, "calls", run=run_id),
-                          "compare": self._variants_link(here, run_id)},
+                          "compare": None if page.get("computing") and page.get("metrics_of") == 0
+                          else self._variants_link(here, run_id)},  # no link until its games are counted
                 "stamp": self.stamp()}
 
     def calls(self, run_id: str, query: dict[str, Any]) -> dict[str, Any]:

@@ -38,6 +38,10 @@ BEHIND = 2.0
 its newest row and games and the metrics of the games last counted (`computing` True, `metrics_of` of them),
 counted again in a thread: a 10,000-game run's take seconds (resampling each interval's games), and a live page
 asks every few seconds. A run's first page is always counted before it is answered (an export's pages too)."""
+FIRST_IN_THREAD = 1000
+"""Finished games over which a run's first page is answered at once (its row, games, config; `computing` True, no
+metrics yet) while its games are loaded and its metrics counted in a thread: a 10,000-game run's first read takes
+about 30 s (loading the games), and the live page fills in when they are counted."""
 DRAWING = threading.Lock()
 """matplotlib draws one figure at a time (a page built in a thread draws too)."""
 ANALYSIS = "analysis"
@@ -89,8 +93,13 @@ class RunPages:
         self._lock = threading.Lock()
 
     def analysis(self, run: Path) -> Analysis | None:
-        """The run's metrics (None: no finished game yet), computed once per change."""
+        """The run's metrics (None: no finished game yet), computed once per change (here, if its first page is
+        still counting them)."""
         self.page(run)
+        _, page, result = self._pages[run]
+        if result is None and page.get("computing"):
+            row = self.catalog.row(run)
+            self._build(run, row, _key(row))
         return self._pages[run][2]
 
     def page(self, run: Path) -> dict[str, Any]:
@@ -104,7 +113,23 @@ class RunPages:
             return cached[1]
         if cached is not None and cached[2] is not None and self._took.get(run, 0) > BEHIND:
             return self._meanwhile(run, row, key, cached)
+        if (cached is None or cached[1].get("computing")) and row["games_finished"] > FIRST_IN_THREAD:
+            return self._first(run, row, key)
         return self._build(run, row, key)
+
+    def _first(self, run: Path, row: dict[str, Any], key: Any) -> dict[str, Any]:
+        """A big run's first page at once: its row, games and config, no metrics yet (`computing`), while its games
+        are loaded and counted in a thread (`FIRST_IN_THREAD`)."""
+        page = {"run": row, "config": _config(run), "games": games(run, self.catalog.run_id(run), results=False),
+                "metrics": {},
+                "headline": [], "behaviour": {}, "figures": [], "health": [], "cost": [], "metrics_of": 0,
+                "computing": True, "provenance": f"counting the metrics of {row['games_finished']:,} games"}
+        with self._lock:
+            self._pages[run] = (key, page, None)
+            if run not in self._computing:
+                self._computing.add(run)
+                threading.Thread(target=self._behind, args=(run,), daemon=True, name=f"view {run.name}").start()
+        return page
 
     def _build(self, run: Path, row: dict[str, Any], key: Any) -> dict[str, Any]:
         result, drawn = self._analysis(run)
@@ -237,9 +262,11 @@ def judged(run: Path) -> dict[str, Any]:
     return {"tables": tables, "written": when, "file": f"{ANALYSIS}/metrics.json"}
 
 
-def games(run: Path, run_id: str, loaded: dict[str, tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+def games(run: Path, run_id: str, loaded: dict[str, tuple[str, str]] | None = None,
+          results: bool = True) -> list[dict[str, Any]]:
     """Every game of the run: its path in the run, finished or playing, its winner and how (`loaded`: those the
-    run's tables hold, game -> (winner, reason), not read again)."""
+    run's tables hold, game -> (winner, reason), not read again; `results` False: no result.json read, the
+    winners left out)."""
     found, prefix = [], str(run) + os.sep
     for game in game_folders(run):
         path = str(game)  # its path in the run (sliced: relative_to takes a second over 10,000 games)
@@ -249,7 +276,7 @@ def games(run: Path, run_id: str, loaded: dict[str, tuple[str, str]] | None = No
             found.append({"game": name, "state": "finished", "winner": winner, "reason": reason})
             continue
         entry = {"game": name, "state": "finished" if (game / RESULT).is_file() else "playing"}
-        if entry["state"] == "finished":
+        if entry["state"] == "finished" and results:
             try:
                 result = json.loads((game / RESULT).read_text())
                 entry.update(winner=result.get("winner"), reason=result.get("reason"))

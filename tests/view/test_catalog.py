@@ -142,3 +142,25 @@ def test_a_game_page_holds_the_judges_labels_after_each_speech(tmp_path):
             j -= 1
         assert items[j]["type"] == "speech" and items[j]["seq"] == items[i]["seq"]
         assert items[i]["visible_to"] == [] and items[i]["answer"].startswith("{")
+
+
+@pytest.mark.slow  # a thread counts the metrics
+def test_a_big_run_s_first_page_answers_at_once_and_fills_in(tmp_path, monkeypatch):
+    """Over FIRST_IN_THREAD finished games, the first page holds the run's row and games at once, no metrics yet
+    (`computing`), and the metrics once a thread counted them; asking for the analysis itself waits for it."""
+    import time
+
+    import avalon_agents.view.run_data as run_data
+
+    experiment(tmp_path, name="big", games=2)
+    monkeypatch.setattr(run_data, "FIRST_IN_THREAD", 1)
+    view = View([tmp_path])
+    first = view.run("big")
+    assert first["computing"] is True and first["metrics"] == {} and len(first["games"]) == 2
+    assert first["run"]["games_finished"] == 2 and "counting the metrics of 2 games" in first["provenance"]
+    deadline = time.monotonic() + 60
+    while view.run("big")["computing"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    done = view.run("big")
+    assert done["computing"] is False and done["metrics_of"] == 2 and done["metrics"]["win_rate"]
+    assert View([tmp_path]).runs.analysis(View([tmp_path]).run_path("big")) is not None
