@@ -154,17 +154,16 @@ def written(text: str) -> str:
     return text
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str]) -> str:
+    """Write the generated blocks into the doc (default docs/seats.md); what was done, in words."""
     path = Path(argv[0] if argv else "docs/seats.md")
     text = path.read_text()
     new = written(text)
-    if new != text:
-        path.write_text(new)
-        print(f"{path}: written")
-    else:
-        print(f"{path}: up to date")
-    return 0
+    if new == text:
+        return f"{path}: up to date"
+    path.write_text(new)
+    return f"{path}: written"
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    print(main(sys.argv[1:]))

@@ -44,7 +44,8 @@ from avalon_agents.checks import Count, Name, Seed, check_name, no_bool_number
 from avalon_agents.core import make_rules
 from avalon_agents.core.rules import PRESETS, RuleSet
 from avalon_agents.core.types import Role, Team
-from avalon_agents.errors import UNKNOWN_KEY, did_you_mean, error_path, field_error, near, parse_yaml, unknown_key
+from avalon_agents.errors import did_you_mean, near, parse_yaml, unknown_key
+from avalon_agents.experiments.config_lines import BASE, config_error, line_of
 from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS, extractor_settings
 from avalon_agents.llm.settings import ModelSettings, check_spec, key_of
 from avalon_agents.modules import AgentConfig
@@ -425,95 +426,6 @@ def merge(base: Any, over: Any) -> Any:
     return over
 
 
-# --------------------------------------------------------------------------- loading with line numbers
-
-
-def _entry(node: yaml.Node | None, key: Any) -> tuple[int, yaml.Node] | None:
-    """(line, node) of `key` in a mapping (on its key's line: a block mapping's value starts on the next one) or
-    of item `key` of a list; None where there is none."""
-    if isinstance(node, yaml.MappingNode):
-        return next(((k.start_mark.line + 1, v) for k, v in node.value
-                     if isinstance(k, yaml.ScalarNode) and k.value == str(key)), None)
-    if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
-        return node.value[key].start_mark.line + 1, node.value[key]
-    return None
-
-
-def _reach(node: yaml.Node | None, loc: tuple) -> tuple[int | None, int]:
-    """(line, keys of `loc` found) of the deepest node along `loc`."""
-    line, found = (node.start_mark.line + 1 if node else None), 0
-    for key in loc:
-        entry = _entry(node, key)
-        if entry is None:
-            break
-        (line, node), found = entry, found + 1
-    return line, found
-
-
-def _node_at(node: yaml.Node | None, path: tuple) -> yaml.Node | None:
-    for key in path:
-        entry = _entry(node, key)
-        node = entry[1] if entry else None
-    return node
-
-
-Root = tuple[tuple, tuple]
-"""Where part of the merged config is written in the file: (its path in the file, the config path it sets)."""
-BASE: tuple[Root, ...] = (((), ()),)
-
-
-def _line_of(node: yaml.Node | None, loc: tuple, roots: tuple[Root, ...] = BASE) -> int | None:
-    """The 1-based line of `loc` (or of its nearest parent that exists), under whichever of `roots` holds the
-    deepest part of it (a variant's entry, a grid's key, the base), the first on a tie."""
-    best: tuple[int | None, int] = (node.start_mark.line + 1 if node else None, -1)
-    for in_file, sets in roots:
-        if tuple(map(str, loc[:len(sets)])) != tuple(map(str, sets)):
-            continue
-        under = _node_at(node, in_file)
-        line, found = _reach(under, loc[len(sets):])
-        counts = found or sets or not in_file  # a variant's entry only where it sets part of `loc`
-        if under is not None and counts and found + len(sets) > best[1]:
-            best = (line, found + len(sets))
-    return best[0]
-
-
-def error_loc(exc: ValidationError) -> tuple:
-    """Where a config's first error is: the field path pydantic gives, the unknown key itself, and below it, for
-    a check across fields, the field its message names ("sides.evil: no agent named ...", "modules: agent kind
-    'llm' has no modules"; the line is the deepest of them the file has)."""
-    err = exc.errors()[0]
-    loc = error_path(err)
-    if err["type"] == UNKNOWN_KEY:
-        return loc + (err["ctx"]["key"],)
-    if loc[-1:] == ("[key]",):
-        return loc[:-2]
-    if err["type"] == "value_error":
-        named = err["msg"].removeprefix("Value error, ").split(":")[0]
-        if named and " " not in named:
-            loc += tuple(int(p) if p.isdigit() else p for p in named.split("."))
-    return loc
-
-
-def config_error(exc: Exception, path: Path, node: yaml.Node | None, variant: str | None = None,
-                 roots: tuple[Root, ...] = BASE) -> ValueError:
-    """`exc` (a config's ValidationError or ValueError) in one line: "PATH:LINE (variant V): field: message", the
-    line the field's (looked for under `roots`: a variant's own entry before the base's; a missing key's: the
-    mapping that lacks it, none for the file's top)."""
-    missing = isinstance(exc, ValidationError) and exc.errors()[0]["type"] == "missing"
-    if isinstance(exc, ValidationError):
-        loc, message = error_loc(exc), field_error(exc)
-    else:
-        message = str(exc)
-        named = message.split(":")[0]
-        loc = getattr(exc, "loc", None) or (tuple(named.split(".")) if " " not in named else ())
-    if missing:  # on the line of the mapping that lacks the key; the file's top is no place of it
-        line = _line_of(node, loc[:-1], roots) if loc[:-1] else None
-    else:
-        line = _line_of(node, loc, roots)
-    where = f"{path}:{line}" if line else str(path)
-    return ValueError(f"{where}{f' (variant {variant})' if variant else ''}: {message}")
-
-
 def read_config(path: str | Path) -> tuple[dict[str, Any], yaml.Node | None]:
     """A config file's mapping and its YAML node (for line numbers), after importing its plugins (the config may
     name their kinds). Raises ValueError naming the file and the line."""
@@ -530,7 +442,7 @@ def read_config(path: str | Path) -> tuple[dict[str, Any], yaml.Node | None]:
         raise ValueError(f"{path}: the file must be a mapping of settings")
     plugins = raw.get("plugins") or []
     if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
-        raise ValueError(f"{path}:{_line_of(node, ('plugins',))}: plugins: a list of file paths or module names")
+        raise ValueError(f"{path}:{line_of(node, ('plugins',))}: plugins: a list of file paths or module names")
     load_plugins(plugins, base=path.parent)
     return raw, node
 
@@ -590,7 +502,7 @@ def check_keys(raw: dict[str, Any], path: Path, node: yaml.Node | None, known: l
     `refused_later` are left to the loader's own message."""
     for key in raw:
         if key not in known and key not in refused_later:
-            raise ValueError(f"{path}:{_line_of(node, (key,))}: {key}: unknown key{did_you_mean(key, known)}")
+            raise ValueError(f"{path}:{line_of(node, (key,))}: {key}: unknown key{did_you_mean(key, known)}")
 
 
 def check_variant_agents(spec: ExperimentFile) -> None:

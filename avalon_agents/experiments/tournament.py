@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from avalon_agents.errors import field_error
 from avalon_agents.experiments.config import (
-    COMMAND_KEYS, SERIES_STRIDE, Experiment, _line_of, check_command, check_keys, read_config,
+    COMMAND_KEYS, SERIES_STRIDE, Experiment, line_of, check_command, check_keys, read_config,
 )
 from avalon_agents.experiments.runner import ExperimentStudy
 from avalon_agents.experiments.study import Health, Outcome, Study, health_lines
@@ -71,14 +71,14 @@ def load_tournament(path: str | Path) -> dict[str, Experiment]:
     except ValidationError as exc:
         loc = tuple(exc.errors()[0]["loc"])
         loc = (RENAMED.get(str(loc[0]), loc[0]), *loc[1:]) if loc else loc
-        line = _line_of(node, loc)
+        line = line_of(node, loc)
         message = field_error(exc)
         for old, new in RENAMED.items():
             message = message.replace(f"{old}.", f"{new}.").replace(f"{old}:", f"{new}:")
         raise ValueError(f"{path}:{line}: {message}" if line else f"{path}: {message}") from None
     except ValueError as exc:
         key = str(exc).split(":")[0]
-        line = _line_of(node, (key,)) if key in raw else None
+        line = line_of(node, (key,)) if key in raw else None
         raise ValueError(f"{path}:{line}: {exc}" if line else f"{path}: {exc}") from None
 
 
