@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from avalon_agents.experiments.spend import streamed_usage
 from avalon_agents.formats import percent as percent  # every study's reports show a share the one way
+from avalon_agents.records.environment import commit  # noqa: F401  (re-exported: the runner and bias read it here)
 from avalon_agents.records.health import HealthLimits, health_line
 from avalon_agents.records.run_dir import STUDY, is_done, write_json_atomic
 
@@ -215,21 +216,6 @@ def config_fingerprint(key: str, config: Any, may_change: Iterable[str], overrid
     """A study config's fingerprint: the config without what a resume may change, and the model override."""
     return {key: config.model_dump(mode="json", exclude=set(may_change)),
             "model_override": override.public() if override else None}
-
-
-def commit() -> str | None:
-    """The git commit of the framework's checkout, if it runs from one (with "+dirty" for local changes)."""
-    import subprocess
-
-    root = Path(__file__).resolve().parents[2]
-    try:
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=5, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head + ("+dirty" if dirty else "")
 
 
 def provenance(config_path: Path | None, **more: Any) -> dict[str, Any]:
