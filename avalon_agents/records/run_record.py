@@ -71,10 +71,15 @@ class RunRecord(BaseModel):
 def write_run_record(out: Path, command: str, name: str, config: dict[str, Any] | None = None,
                      plugins: list[str] | None = None) -> RunRecord:
     """Write OUT/run.json for a run starting now (a resumed run's record is written again: its environment is
-    the newest process's; the first one's is kept as `first_environment`)."""
+    the newest process's; the first one's is kept as `first_environment`). `plugins`: the keys of the plugins
+    the run loaded (default: every plugin this process loaded, `plugins.LOADED`)."""
+    if plugins is None:
+        from avalon_agents.plugins import LOADED
+
+        plugins = list(LOADED)
     old = read_run_record(out)
     record = RunRecord(command=command, name=name, config=config or {},
-                       plugins=[PluginFile.of(key) for key in plugins or []], environment=environment(),
+                       plugins=[PluginFile.of(key) for key in plugins], environment=environment(),
                        started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
     if old is not None and old.environment != record.environment:
         record = record.model_copy(update={"first_environment": getattr(old, "first_environment", None)
