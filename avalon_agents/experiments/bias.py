@@ -65,7 +65,6 @@ from avalon_agents.experiments.study import (
     write_report,
 )
 from avalon_agents.host.job import GameJob
-from avalon_agents.host.play import AgentSetup
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.orders import LISTS, Orders
@@ -160,9 +159,7 @@ def game_job(cfg: BiasStudy, treated: str | None, seed: int, clients: ClientPool
     names = cfg.seating(treated, seed)
     specs = [cfg.agents[name] for name in names]
     llm_game = any(needs_llm(s.kind) for s in specs)
-    setups = [AgentSetup(clients=clients, settings=s.settings(cfg.model),
-                         extractor=cfg.extractor.model if llm_game else None, agent_config=s.modules,
-                         learn=False, end_learning=False, cards=s.cards, options=dict(s.options)) for s in specs]
+    setups = [s.setup(cfg.model, cfg.extractor.model if llm_game else None, clients, fresh=True) for s in specs]
     # seated as the runner seats an experiment's games: `avalon analyze OUT` then reads each condition as a variant
     place = Seating(agents=dict(zip(rules.seats, names)), series=1, game=seed, variant=treated or FIXED_DIR,
                     seed=seed)

@@ -128,6 +128,21 @@ class AgentSpec(Strict):
             own = own.model_copy(update={"temperature": self.temperature})
         return own.over(base)
 
+    def setup(self, base: ModelSettings | None, extractor: ModelSettings | None, clients: Any, *,
+              experience_dir: Path | None = None, fresh: bool = False, options: dict | None = None) -> Any:
+        """Its seats' setup (host.play.agent_setup, the one builder): its model over `base`, the `extractor`'s
+        settings (None: no LLM stage), its modules, cards and options (`options`: instead of its own, the red
+        team's attacker's). An experiment's agent (`fresh` False) keeps what it learns in a store in
+        `experience_dir`; a paired study's (`fresh`) starts every game from nothing and learns nothing, so the two
+        games of a pair start alike."""
+        from avalon_agents.host.play import agent_setup
+
+        return agent_setup(clients, self.settings(base), llm=fresh or needs_llm(self.kind), extractor=extractor,
+                           modules=self.modules, cards=self.cards,
+                           options=self.options if options is None else options,
+                           learn=self.learn and not fresh, end_learning=not fresh,
+                           experience_dir=None if fresh else experience_dir, run=1)
+
 
 class ExtractorSpec(Strict):
     model: ModelSettings = Field(default_factory=lambda: EXTRACTOR_SETTINGS,

@@ -67,7 +67,6 @@ from avalon_agents.experiments.study import (
     write_report,
 )
 from avalon_agents.host.job import GameJob
-from avalon_agents.host.play import AgentSetup
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.narrate import quote
@@ -193,13 +192,6 @@ def seeds(cfg: RedTeam) -> list[int]:
     return out
 
 
-def _setup(spec: AgentSpec, cfg: RedTeam, clients: ClientPool, llm_game: bool, options: dict) -> AgentSetup:
-    """A fresh setup per game: no experience carried (a pair's two games must start alike)."""
-    return AgentSetup(clients=clients, settings=spec.settings(cfg.model),
-                      extractor=cfg.extractor.model if llm_game else None, agent_config=spec.modules,
-                      learn=False, end_learning=False, cards=spec.cards, options=options)
-
-
 def game_job(cfg: RedTeam, attack: Attack | None, seed: int, clients: ClientPool) -> GameJob:
     """One game with the attacker wrapping by `attack` (None: the control)."""
     rules = cfg.game_rules()
@@ -207,14 +199,15 @@ def game_job(cfg: RedTeam, attack: Attack | None, seed: int, clients: ClientPool
     seat = cfg.attacker.seat
     attacker_options = {"inner": {"kind": cfg.inner.kind, **cfg.inner.options},
                         "attack": attack.model_dump(mode="json") if attack else None, "rate": cfg.attacker.rate}
+    extractor = cfg.extractor.model if llm_game else None
     kinds, setups = [], []
-    for s in rules.seats:
+    for s in rules.seats:  # a fresh setup per game: no experience carried (a pair's two games must start alike)
         if s == seat:
             kinds.append("attacker")
-            setups.append(_setup(cfg.inner, cfg, clients, llm_game, attacker_options))
+            setups.append(cfg.inner.setup(cfg.model, extractor, clients, fresh=True, options=attacker_options))
         else:
             kinds.append(cfg.defended.kind)
-            setups.append(_setup(cfg.defended, cfg, clients, llm_game, dict(cfg.defended.options)))
+            setups.append(cfg.defended.setup(cfg.model, extractor, clients, fresh=True))
     return GameJob(rules=rules, seed=seed, kinds=tuple(kinds), setups=tuple(setups))
 
 

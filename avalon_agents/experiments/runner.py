@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from avalon_agents.agents.registry import needs_llm
 from avalon_agents.aio import run_sync
 from avalon_agents.engine import deal
 from avalon_agents.experiments import scheduler
@@ -99,20 +98,10 @@ def rotation(entrants: list[str], order: list[int], seed: int, game: int) -> lis
 
 
 def series_setups(exp: Experiment, folder: Path, clients: ClientPool) -> dict[str, AgentSetup]:
-    """Per agent name: its model settings, the extractor's, its module config and its own experience store."""
-    from avalon_agents.stores.experience import ExperienceStore
-
-    out = {}
-    for name, agent in exp.agents.items():
-        if not needs_llm(agent.kind):
-            out[name] = AgentSetup(clients=clients, options=agent.options)
-            continue
-        store_dir = folder / "experience" / name
-        out[name] = AgentSetup(clients=clients, settings=agent.settings(exp.model), extractor=exp.extractor.model,
-                               agent_config=agent.modules, experience=ExperienceStore(store_dir, run=1),
-                               experience_dir=store_dir, learn=agent.learn, cards=agent.cards,
-                               options=agent.options)
-    return out
+    """Per agent name: its model settings, the extractor's, its module config and its own experience store
+    (in the series' folder: experience/<agent>)."""
+    return {name: agent.setup(exp.model, exp.extractor.model, clients, experience_dir=folder / "experience" / name)
+            for name, agent in exp.agents.items()}
 
 
 def forget_unfinished(models: dict[str, AgentSetup], first_unfinished: int) -> None:

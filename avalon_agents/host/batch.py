@@ -16,7 +16,7 @@ from avalon_agents.core.events import GameEvent, GameResult
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS
 from avalon_agents.host.job import GameJob, play_job
-from avalon_agents.host.play import AgentSetup, summarize, trace_of
+from avalon_agents.host.play import AgentSetup, agent_setup, summarize, trace_of
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings, check_reachable
 from avalon_agents.modules import AgentConfig
@@ -37,13 +37,8 @@ def play_setup(kinds: Sequence[str], settings: ModelSettings, extractor_spec: st
         extractor = None
     elif extractor_spec:
         extractor = EXTRACTOR_SETTINGS.model_copy(update={"spec": extractor_spec})
-    extra: dict[str, Any] = {"cards": cards} if cards else {}
-    if experience_dir is not None:
-        from avalon_agents.stores.experience import ExperienceStore
-
-        extra |= {"experience": ExperienceStore(experience_dir), "experience_dir": experience_dir}
-    setup = AgentSetup(clients=ClientPool(), settings=settings, extractor=extractor, terminal=terminal,
-                       agent_config=agent_config, **extra)
+    setup = agent_setup(ClientPool(), settings, extractor=extractor, modules=agent_config, cards=cards,
+                        experience_dir=experience_dir, terminal=terminal)
     if any(needs_llm(k) for k in kinds):
         for wanted in (settings, setup.extractor_settings()):
             if wanted is not None:

@@ -24,6 +24,7 @@ from avalon_agents.modules import AgentConfig, ExperienceBook
 from avalon_agents.narrate import DEFAULT_CARDS
 from avalon_agents.orders import FIXED, Orders
 from avalon_agents.records import GameRecorder, MemoryTracer, Record
+from avalon_agents.records.run_dir import Seating
 
 if TYPE_CHECKING:
     from avalon_agents.stores.experience import ExperienceStore
@@ -102,12 +103,82 @@ class AgentSetup:
         }
 
 
+def agent_setup(clients: ClientPool, settings: ModelSettings | None = None, *, llm: bool = True,
+                extractor: ModelSettings | None = EXTRACTOR_SETTINGS, modules: AgentConfig | None = None,
+                cards: str | None = None, options: dict | None = None, learn: bool = True,
+                end_learning: bool = True, experience_dir: Path | None = None, run: int | None = None,
+                terminal: Terminal | None = None) -> AgentSetup:
+    """The one builder of an agent's setup, every command's (`avalon run`'s agents per series, the red team's and
+    the bias study's per game through experiments.config.AgentSpec.setup, `avalon play`'s shared one through
+    host.batch.play_setup): `llm` False (no seat of it asks a model) keeps the clients and options alone; an
+    `experience_dir` keeps what its seats learn in a chromadb store there (`run`: the store's run number, as the
+    runner counts runs); `learn` False gives its seats no experience pool and `end_learning` False learns nothing
+    at game end."""
+    if not llm:
+        return AgentSetup(clients=clients, options=dict(options or {}), terminal=terminal)
+    extra: dict = {"cards": cards} if cards else {}
+    if experience_dir is not None:
+        from avalon_agents.stores.experience import ExperienceStore
+
+        extra |= {"experience": ExperienceStore(experience_dir, run=run), "experience_dir": experience_dir}
+    return AgentSetup(clients=clients, settings=settings or ModelSettings(), extractor=extractor,
+                      agent_config=modules, learn=learn, end_learning=end_learning, terminal=terminal,
+                      options=dict(options or {}), **extra)
+
+
+@dataclass(frozen=True)
+class GameJob:
+    """Everything one game is played from; made per game, never changed (host/job.py plays it into its game
+    directory).
+
+    Attributes:
+        rules: the rules.
+        seed: the game's seed (the deal, the first leader, every seat's agent seed).
+        kinds: the agent kind at each seat, in seat order.
+        setups: each seat's setup (its agent's clients, models, modules and experience), in seat order, or one
+            setup all seats share (`avalon play`; meta.json then records no per-seat models).
+        seating: the agent name at each seat and the game's place in its run (recorded when the game starts); None:
+            none recorded.
+        orders: the listing orders of the game's wording.
+        probes: ask the LLM seats what they believe after each quest (host.probe).
+        watchdog: seconds a step may take before the game is aborted.
+        max_failed_calls: the share of failed calls over which the game is aborted.
+        experience_game: the game's number in its series, as what its seats learn is tagged (None: unchanged).
+    """
+
+    rules: RuleSet
+    seed: int
+    kinds: tuple[str, ...]
+    setups: AgentSetup | tuple[AgentSetup, ...] = field(default_factory=AgentSetup)
+    seating: Seating | None = None
+    orders: Orders = FIXED
+    probes: bool = False
+    watchdog: float | None = None
+    max_failed_calls: float | None = None
+    experience_game: int | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.kinds) != self.rules.players:
+            raise ValueError(f"seats: {len(self.kinds)} kinds for {self.rules.players} seats")
+        if isinstance(self.setups, tuple) and len(self.setups) != self.rules.players:
+            raise ValueError(f"setups: {len(self.setups)} given for {self.rules.players} seats")
+
+    @property
+    def per_seat(self) -> bool:
+        """Each seat has its own setup (meta.json then records each LLM seat's models)."""
+        return isinstance(self.setups, tuple)
+
+    def seat_setups(self) -> tuple[AgentSetup, ...]:
+        return self.setups if isinstance(self.setups, tuple) else (self.setups,) * self.rules.players
+
+
 async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | None = None,
                    setups: AgentSetup | Sequence[AgentSetup] | None = None, probes: bool = False,
                    watchdog: float | None = None, orders: Orders = FIXED,
-                   max_failed_calls: float | None = None, recording: Recording | None = None,
-                   recorder: GameRecorder | None = None) -> GameHost:
-    """Play one game; return its host (engine events and result inside).
+                   max_failed_calls: float | None = None, recording: Recording | None = None) -> GameHost:
+    """Play one game; return its host (engine events and result inside): the `GameJob` of these arguments,
+    played by `play_game` (into `out`, if given; `recording`: answers this game already paid for, an
+    interrupted attempt's, llm.replay, taken before any model is asked).
 
     `setups` is what the LLM seats share, or one `AgentSetup` per seat (seats of different agents, as
     experiments place them); the extractor is the first LLM seat's. With `probes`, every LLM seat is asked
@@ -115,14 +186,21 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
     go to the trace (see host.probe). Rule-bot and random seats are not probed. `watchdog`: seconds a step may
     take before the game is aborted (GameHost). `orders`: the listing orders of the game's wording (GameHost;
     recorded in meta.json). `max_failed_calls`: the share of failed calls over which the game is aborted
-    (GameHost). `recording`: answers this game already paid for (an interrupted attempt's, llm.replay), taken
-    before any model is asked. `recorder`: the game directory's recorder (the game job's), instead of one made
-    for `out`.
+    (GameHost).
     """
-    per_seat = list(setups) if isinstance(setups, Sequence) else [setups or AgentSetup()] * rules.players
-    if len(per_seat) != rules.players:
-        raise ValueError(f"setups: {len(per_seat)} given for {rules.players} seats")
-    recorder = recorder or (GameRecorder(out, recording) if out else None)
+    shared = tuple(setups) if isinstance(setups, Sequence) else setups or AgentSetup()
+    job = GameJob(rules=rules, seed=seed, kinds=tuple(kinds), setups=shared, orders=orders, probes=probes,
+                  watchdog=watchdog, max_failed_calls=max_failed_calls)
+    return await play_game(job, GameRecorder(out, recording) if out else None)
+
+
+async def play_game(job: GameJob, recorder: GameRecorder | None = None) -> GameHost:
+    """Play `job` (its recorder: the game directory's, None: in memory only); return its host."""
+    rules, kinds, seed = job.rules, job.kinds, job.seed
+    per_seat = job.seat_setups()
+    if job.experience_game is not None:
+        for experience in {id(s.experience): s.experience for s in per_seat}.values():
+            experience.game = job.experience_game
     tracer = recorder or MemoryTracer()
     llm_seats = [seat for seat, kind in zip(rules.seats, kinds) if needs_llm(kind)]
     contexts = {seat: setup.context(setup.clients.for_game(tracer))
@@ -132,7 +210,7 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
                                                   **setup.options)
                                  for seat, kind, setup in zip(rules.seats, kinds, per_seat)}
     probe = BeliefProbe(clients={seat: contexts[seat].llm for seat in llm_seats},
-                        cards={seat: contexts[seat].cards for seat in llm_seats}) if probes and llm_seats else None
+                        cards={seat: contexts[seat].cards for seat in llm_seats}) if job.probes and llm_seats else None
     first = per_seat[rules.seats.index(llm_seats[0])] if llm_seats else per_seat[0]
     extract = typed_action
     if llm_seats:
@@ -149,11 +227,11 @@ async def play_one(rules: RuleSet, kinds: Sequence[str], seed: int, out: Path | 
         meta={"seats": dict(zip(rules.seats, kinds)),
               **(first.meta() if llm_seats else {**NO_MODEL, "cards": first.cards}), "probes": probe is not None,
               **({"seat_models": {s: per_seat[rules.seats.index(s)].meta() for s in llm_seats}}
-                 if isinstance(setups, Sequence) else {})},
+                 if job.per_seat else {})},
         probe=probe,
-        watchdog=watchdog,
-        orders=orders,
-        max_failed_calls=max_failed_calls,
+        watchdog=job.watchdog,
+        orders=job.orders,
+        max_failed_calls=job.max_failed_calls,
     )
     await host.run()
     return host
