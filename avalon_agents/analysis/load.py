@@ -5,6 +5,10 @@ Every row carries the game it belongs to (`game`, the game directory relative to
 `variant`, `series`, `game_index`, and where a row is about a seat, that seat's `seat`, `role`, `side`,
 `kind` (agent kind) and `agent` (the experiment's agent name, or the kind outside experiments), and
 `quest` and `attempt` where the record has them. Only finished games (with result.json) are loaded.
+
+A game's games, seats and events rows are made here; every other row is declared by the event or trace record
+type it comes from (`rows`, core/rows.py), so a new type reaches its table with no edit here. `COLUMNS` gives each
+table its first columns (and an empty table its columns).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from avalon_agents.core.events import EVENT_ADAPTER
+from avalon_agents.core.rows import SEAT_COLUMNS, GameRows, Rows
 from avalon_agents.core.types import Role
 from avalon_agents.records.run_dir import (
     EVENTS,
@@ -37,9 +42,7 @@ from avalon_agents.records.run_dir import (
     read_seating,
     read_trace,
 )
-from avalon_agents.records.trace import Annotation, Extraction, LLMCall, ModuleOutput, Probe, SeatFault, SpeechCheck
 
-SEAT_COLUMNS = ["role", "side", "kind", "agent"]
 SERIES = re.compile(r"^series-(\d+)$")
 GAME = re.compile(r"^game-(\d+)$")
 
@@ -123,11 +126,6 @@ def _place(root: Path, path: Path) -> dict[str, Any]:
     index = int(m.group(1)) if (m := GAME.match(parts[-1])) else 1
     variant = parts[-3] if len(parts) >= 3 and SERIES.match(parts[-2]) else "main"
     return {"game": rel.as_posix(), "variant": variant, "series": series, "game_index": index, "_agents": {}}
-
-
-def _read_events(path: Path) -> list[dict[str, Any]]:
-    """The game's events (read typed, by records), as the rows of the events table."""
-    return [EVENT_ADAPTER.dump_python(e, mode="json") for e in read_events(path)]
 
 
 def load_run(path: str | Path, cache: dict | None = None) -> RunData:
@@ -240,104 +238,52 @@ def _read_games(root: Path, dirs: list[Path]) -> dict[str, list[dict[str, Any]]]
 
 
 def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) -> None:
+    """A game's rows, added to `rows`: its games and seats rows, each event's row of the events table, and the rows
+    each event and trace record declares (core/rows.py)."""
     place = _place(root, path)
     agents = place.pop("_agents")
     meta = read_meta(path)
     result = read_result(path)
     roles = {int(s): Role(r) for s, r in result.roles.items()}
-    evil = sorted(s for s, r in roles.items() if r.side.value == "evil")
-    merlin = next((s for s, r in roles.items() if r is Role.MERLIN), None)
-    assassin = result.assassin if result.assassin is not None else _holder(meta, roles)
     kinds = meta.seats
-    seat_info = {s: {"role": r.value, "side": r.side.value, "kind": kinds.get(s, "unknown"),
-                     "agent": agents.get(s, kinds.get(s, "unknown"))} for s, r in roles.items()}
-    for s, info in seat_info.items():
+    game = GameRows(place, {s: {"role": r.value, "side": r.side.value, "kind": kinds.get(s, "unknown"),
+                                "agent": agents.get(s, kinds.get(s, "unknown"))} for s, r in roles.items()},
+                    meta.rules)
+    for s, info in game.seats.items():
         rows["seats"].append({**place, "seat": s, **info})
-
-    def seat_row(seat: int | None, record: dict[str, Any]) -> dict[str, Any]:
-        info = seat_info.get(seat, dict.fromkeys(SEAT_COLUMNS)) if seat is not None else dict.fromkeys(SEAT_COLUMNS)
-        return {**place, **record, "seat": seat, **info}
-
-    events = _read_events(path)
-    pending: dict[str, Any] | None = None  # the proposal waiting for its vote
-    for e in events:
-        rows["events"].append({**place, **e})
-        kind = e["type"]
-        if kind == "speech":
-            rows["speeches"].append(seat_row(e["seat"], {k: e[k] for k in ("seq", "quest", "attempt", "text")}))
-        elif kind == "team_proposed":
-            team = tuple(e["team"])
-            pending = seat_row(e["leader"], {"seq": e["seq"], "quest": e["quest"], "attempt": e["attempt"],
-                                             "leader": e["leader"], "team": team, "team_size": len(team),
-                                             "assigned": e.get("assigned", False),
-                                             "self_included": e["leader"] in team,
-                                             "clean": not set(team) & set(evil), "approved": None,
-                                             "approvals": None, "votes": None, "went": e.get("assigned", False)})
-            rows["proposals"].append(pending)
-        elif kind == "votes_revealed":
-            leader = pending["leader"] if pending else None
-            if pending is not None:
-                pending.update(approved=e["approved"], approvals=e["approve_count"],
-                               votes=e["approve_count"] + e["reject_count"], went=e["approved"])
-            for vote, seats in (("approve", e.get("approvals") or ()), ("reject", e.get("rejections") or ())):
-                for s in seats:
-                    rows["votes"].append(seat_row(s, {
-                        "seq": e["seq"], "quest": e["quest"], "attempt": e["attempt"], "vote": vote,
-                        "team": tuple(e["team"]), "leader": leader,
-                        "leader_role": seat_info[leader]["role"] if leader in seat_info else None,
-                        "leader_side": seat_info[leader]["side"] if leader in seat_info else None,
-                        "leader_agent": seat_info[leader]["agent"] if leader in seat_info else None,
-                        "clean": not set(e["team"]) & set(evil), "approved": e["approved"]}))
-            pending = None
-        elif kind == "quest_card":
-            could = bool(meta.rules.get("good_may_fail")) or seat_info.get(e["seat"], {}).get("side") == "evil"
-            rows["cards"].append(seat_row(e["seat"], {"seq": e["seq"], "quest": e["quest"], "attempt": e["attempt"],
-                                                      "success": e["success"], "could_fail": could}))
-        elif kind == "quest_completed":
-            rows["quests"].append({**place, "seq": e["seq"], "quest": e["quest"], "attempt": e["attempt"],
-                                   "team": tuple(e["team"]), "fails": e["fails"], "success": e["success"]})
-    calls = input_tokens = output_tokens = 0
-    for r in read_trace(path):
-        if isinstance(r, LLMCall):
-            calls += 1
-            input_tokens += r.input_tokens
-            output_tokens += r.output_tokens
-            record = r.model_dump(exclude={"messages", "type", "settings"})
-            record.update(module=r.purpose.label, spec=r.spec)
-            rows["calls"].append(seat_row(r.seat, record))
-        elif isinstance(r, Extraction):
-            record = r.model_dump(exclude={"type"})
-            record["request"] = record.pop("kind")  # the request's kind; `kind` is the seat's agent kind
-            rows["extractions"].append(seat_row(r.seat, record))
-        elif isinstance(r, SpeechCheck):
-            rows["speech_checks"].append(seat_row(r.seat, r.model_dump(exclude={"type"})))
-        elif isinstance(r, SeatFault):
-            record = r.model_dump(exclude={"type"})
-            record["request"] = record.pop("kind")  # `kind` is the seat's agent kind
-            rows["seat_faults"].append(seat_row(r.seat, record))
-        elif isinstance(r, ModuleOutput):
-            rows["modules"].append(seat_row(r.seat, r.model_dump(exclude={"type"})))
-        elif isinstance(r, Probe):
-            rows["probes"].append(seat_row(r.seat, {**r.model_dump(exclude={"type"}), "merlin_seat": merlin,
-                                                    "evil_seats": evil}))
-        elif isinstance(r, Annotation):
-            record = r.model_dump(exclude={"type"})
-            record["annotation"] = record.pop("kind")  # `kind` is the seat's agent kind
-            about = roles.get(r.about_seat) if r.about_seat is not None else None
-            record["about_role"] = about.value if about else None
-            rows["annotations"].append(seat_row(r.seat, record))
+    for event in read_events(path):
+        rows["events"].append({**place, **EVENT_ADAPTER.dump_python(event, mode="json")})
+        _add(rows, event.rows(game), "event", event.type)
+    calls = len(rows["calls"])
+    for record in read_trace(path):
+        _add(rows, record.rows(game), "trace record", record.type)
+    calls_rows = rows["calls"][calls:]
     rows["games"].append({
         **place, "path": str(path), "seed": meta.seed, "rules": meta.rules.get("name"),
         "players": len(roles), "winner": result.winner.value, "reason": result.reason.value,
         "models": "+".join(sorted({m.get("spec") for m in meta.models() if m.get("spec")})) or None,
         "cards": meta.cards, "extractor": meta.extractor(),
-        "merlin_seat": merlin, "evil_seats": evil, "assassin_seat": assassin,
+        "merlin_seat": game.merlin, "evil_seats": game.evil,
+        "assassin_seat": result.assassin if result.assassin is not None else _holder(meta, roles),
         "assassination_target": result.assassination_target, "quests_played": len(result.quests),
-        "proposals": result.proposals, "llm_calls": calls,
-        "input_tokens": input_tokens, "output_tokens": output_tokens,
-        "good_agents": "+".join(sorted({i["agent"] for i in seat_info.values() if i["side"] == "good"})),
-        "evil_agents": "+".join(sorted({i["agent"] for i in seat_info.values() if i["side"] == "evil"})),
+        "proposals": result.proposals, "llm_calls": len(calls_rows),
+        "input_tokens": sum(r["input_tokens"] for r in calls_rows),
+        "output_tokens": sum(r["output_tokens"] for r in calls_rows),
+        "good_agents": "+".join(sorted({i["agent"] for i in game.seats.values() if i["side"] == "good"})),
+        "evil_agents": "+".join(sorted({i["agent"] for i in game.seats.values() if i["side"] == "evil"})),
     })
+
+
+class RowsError(RuntimeError):
+    """An event or trace record type gives rows to a table this module does not make (one line)."""
+
+
+def _add(rows: dict[str, list[dict[str, Any]]], given: Rows, what: str, name: str) -> None:
+    for table, added in given.items():
+        if table not in rows:
+            raise RowsError(f"{what} type {name} gives rows to table {table!r}, which analysis.load does not make "
+                            f"(its tables: {', '.join(rows)})")
+        rows[table] += added
 
 
 def _holder(meta: GameMeta, roles: dict[int, Role]) -> int | None:

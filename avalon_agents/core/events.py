@@ -3,15 +3,19 @@
 A seat may see an event only if `visible_to` is "all" or contains the seat. Simultaneous choices (votes,
 quest cards) appear only once everyone has chosen; quest cards reach the public only as counts, and each
 seat's own card is a private `QuestCardPlayed` record.
+
+Each type declares the rows it gives the analysis tables beside its fields (`rows`, core/rows.py); a type in the
+union without is refused at import.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from avalon_agents.core.actions import DATA
+from avalon_agents.core.rows import GameRows, Rows, check_declared, no_rows
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import EndReason, Role, Seat, Team
 
@@ -44,6 +48,8 @@ class GameStarted(_Event):
     rules: RuleSet
     """The rules the game is played by."""
 
+    rows = no_rows
+
 
 @DATA
 class RoleAssigned(_Event):
@@ -52,6 +58,8 @@ class RoleAssigned(_Event):
     """The seat dealt the role (private to it)."""
     role: Role
     """The role dealt to it."""
+
+    rows = no_rows
 
 
 @DATA
@@ -72,6 +80,8 @@ class NightInfoRevealed(_Event):
     known_as: Literal["evil", "merlin_or_morgana", "evil_teammates", "nothing"]
     """What `seats` are to it."""
 
+    rows = no_rows
+
 
 @DATA
 class LeaderChosen(_Event):
@@ -85,6 +95,8 @@ class LeaderChosen(_Event):
     final: bool
     """This is the last proposal of the quest."""
 
+    rows = no_rows
+
 
 @DATA
 class SpeechGiven(_Event):
@@ -93,6 +105,10 @@ class SpeechGiven(_Event):
     """The seat that spoke."""
     text: str
     """What it said, as it said it."""
+
+    def rows(self, game: GameRows) -> Rows:
+        return {"speeches": [game.seat_row(self.seat, {"seq": self.seq, "quest": self.quest, "attempt": self.attempt,
+                                                       "text": self.text})]}
 
 
 @DATA
@@ -105,6 +121,15 @@ class TeamProposed(_Event):
     assigned: bool = False
     """True when the rules send this team without a vote (paper: after the 5th rejection)."""
 
+    def rows(self, game: GameRows) -> Rows:
+        """Its proposals row, which the vote on it completes (`game.pending`)."""
+        team = tuple(self.team)
+        game.pending = game.seat_row(self.leader, {
+            "seq": self.seq, "quest": self.quest, "attempt": self.attempt, "leader": self.leader, "team": team,
+            "team_size": len(team), "assigned": self.assigned, "self_included": self.leader in team,
+            "clean": game.clean(team), "approved": None, "approvals": None, "votes": None, "went": self.assigned})
+        return {"proposals": [game.pending]}
+
 
 @DATA
 class VoteCast(_Event):
@@ -115,6 +140,8 @@ class VoteCast(_Event):
     """The seat that voted (private to it)."""
     approve: bool
     """True: it approved the team; False: it rejected it."""
+
+    rows = no_rows
 
 
 @DATA
@@ -133,6 +160,19 @@ class VotesRevealed(_Event):
     approved: bool
     """True: the team goes on the quest."""
 
+    def rows(self, game: GameRows) -> Rows:
+        """A votes row per seat whose vote is shown; the proposal voted on gets its outcome."""
+        pending, game.pending = game.pending, None
+        leader = pending["leader"] if pending else None
+        if pending is not None:
+            pending.update(approved=self.approved, approvals=self.approve_count,
+                           votes=self.approve_count + self.reject_count, went=self.approved)
+        return {"votes": [game.seat_row(seat, {
+            "seq": self.seq, "quest": self.quest, "attempt": self.attempt, "vote": vote, "team": tuple(self.team),
+            "leader": leader, "leader_role": game.column(leader, "role"), "leader_side": game.column(leader, "side"),
+            "leader_agent": game.column(leader, "agent"), "clean": game.clean(self.team), "approved": self.approved})
+            for vote, seats in (("approve", self.approvals), ("reject", self.rejections)) for seat in seats]}
+
 
 @DATA
 class QuestCardPlayed(_Event):
@@ -143,6 +183,12 @@ class QuestCardPlayed(_Event):
     """The seat that played the card (private to it)."""
     success: bool
     """True: a success card; False: a fail card."""
+
+    def rows(self, game: GameRows) -> Rows:
+        """Its cards row; `could_fail`: the rules let this seat fail the quest (evil, or under `good_may_fail`)."""
+        could = bool(game.rules.get("good_may_fail")) or game.column(self.seat, "side") == "evil"
+        return {"cards": [game.seat_row(self.seat, {"seq": self.seq, "quest": self.quest, "attempt": self.attempt,
+                                                    "success": self.success, "could_fail": could})]}
 
 
 @DATA
@@ -159,12 +205,18 @@ class QuestCompleted(_Event):
     evil_points: int
     """Quests evil has won so far."""
 
+    def rows(self, game: GameRows) -> Rows:
+        return {"quests": [{**game.place, "seq": self.seq, "quest": self.quest, "attempt": self.attempt,
+                            "team": tuple(self.team), "fails": self.fails, "success": self.success}]}
+
 
 @DATA
 class AssassinationDeclined(_Event):
     type: Literal["assassination_declined"] = "assassination_declined"
     seat: Seat
     """The seat that holds off its strike (it may strike after a later quest)."""
+
+    rows = no_rows
 
 
 @DATA
@@ -177,6 +229,8 @@ class AssassinationAttempted(_Event):
     hit: bool
     """True: the target was Merlin (evil wins)."""
 
+    rows = no_rows
+
 
 @DATA
 class LadyGiven(_Event):
@@ -186,6 +240,8 @@ class LadyGiven(_Event):
     type: Literal["lady_given"] = "lady_given"
     holder: Seat
     """The seat that holds the Lady first."""
+
+    rows = no_rows
 
 
 @DATA
@@ -198,6 +254,8 @@ class LadyExamined(_Event):
     """The seat that held the Lady and examined."""
     target: Seat
     """The seat examined, who holds the Lady now."""
+
+    rows = no_rows
 
 
 @DATA
@@ -213,6 +271,8 @@ class LadyRevealed(_Event):
     loyalty: Team
     """The target's side."""
 
+    rows = no_rows
+
 
 @DATA
 class GameEnded(_Event):
@@ -225,6 +285,8 @@ class GameEnded(_Event):
     proposal of a quest rejected (`five_rejections`)."""
     roles: dict[Seat, Role]
     """Every seat's role, revealed."""
+
+    rows = no_rows
 
 
 GameEvent = Annotated[
@@ -249,6 +311,7 @@ GameEvent = Annotated[
     Field(discriminator="type"),
 ]
 EVENT_ADAPTER: TypeAdapter[GameEvent] = TypeAdapter(GameEvent)
+check_declared(get_args(get_args(GameEvent)[0]), "event")
 
 
 class QuestOutcome(BaseModel):

@@ -4,8 +4,9 @@ Events are the game; trace records are how the game was played (LLM calls, modul
 belief probes) or what people said about it (the labels of imported human games), and never reach an agent.
 Like the events they are one union on a literal `type` tag, so a record is built, written and read in one
 shape everywhere: the LLM client, the extractor, the cognitive agent, the probe and the importers write them;
-the runner, `avalon bench cost` and the analysis read them. This module
-imports only pydantic, so loading a run into pandas needs no model client.
+the runner, `avalon bench cost` and the analysis read them. Each type declares the rows it gives the analysis
+tables beside its fields (`rows`, core/rows.py); a type in the union without is refused at import. This module
+imports only pydantic and core/rows, so loading a run into pandas needs no model client.
 
 What an LLM call was for is structured, never a string to split: `stage` (who called: the agent itself, one
 of its modules, the extractor, a belief probe, an analysis judge), `name` (which step: the module's name, the
@@ -16,10 +17,13 @@ agent's step, the judge's name), `part` (a sub-step, e.g. experience learning's 
 from __future__ import annotations
 
 import itertools
+import uuid
 from pathlib import Path
-from typing import Annotated, Any, Literal, Protocol, TypeVar, Union
+from typing import Annotated, Any, Literal, Protocol, TypeVar, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from avalon_agents.core.rows import GameRows, Rows, check_declared
 
 Stage = Literal["agent", "module", "extract", "probe", "judge", "other"]
 Method = Literal["typed", "json", "rule", "llm", "fallback"]
@@ -106,6 +110,12 @@ class LLMCall(Record):
     def spec(self) -> str | None:
         return self.settings.get("spec")
 
+    def rows(self, game: GameRows) -> Rows:
+        """Its calls row, without its messages and settings: the purpose's label as `module`, the model's `spec`."""
+        record = self.model_dump(exclude={"messages", "type", "settings"})
+        record.update(module=self.purpose.label, spec=self.spec)
+        return {"calls": [game.seat_row(self.seat, record)]}
+
 
 class ModuleOutput(Record):
     """What one of the cognitive agent's modules wrote into its slot."""
@@ -117,6 +127,9 @@ class ModuleOutput(Record):
     quest: int | None = None
     attempt: int | None = None
     text: Any = None
+
+    def rows(self, game: GameRows) -> Rows:
+        return {"modules": [game.seat_row(self.seat, self.model_dump(exclude={"type"}))]}
 
 
 class Extraction(Record):
@@ -134,6 +147,9 @@ class Extraction(Record):
     action: Any = None
     texts: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+
+    def rows(self, game: GameRows) -> Rows:
+        return {"extractions": [game.seat_row(self.seat, _renamed(self, "request"))]}
 
 
 class SpeechCheck(Record):
@@ -157,6 +173,9 @@ class SpeechCheck(Record):
     words: int = 0
     mid_sentence: bool = False
 
+    def rows(self, game: GameRows) -> Rows:
+        return {"speech_checks": [game.seat_row(self.seat, self.model_dump(exclude={"type"}))]}
+
 
 SeatProblem = Literal["bad_json", "unknown_id", "illegal", "timeout", "crash", "fallback"]
 
@@ -178,6 +197,9 @@ class SeatFault(Record):
     quest: int | None = None
     attempt: int | None = None
 
+    def rows(self, game: GameRows) -> Rows:
+        return {"seat_faults": [game.seat_row(self.seat, _renamed(self, "request"))]}
+
 
 class Probe(Record):
     """A belief probe's answer (see host.probe): never an event, never shown to an agent."""
@@ -189,6 +211,11 @@ class Probe(Record):
     p_evil: dict[str, float] = Field(default_factory=dict)
     valid: bool = False
     raw: str | None = None
+
+    def rows(self, game: GameRows) -> Rows:
+        """Its probes row, with the truth: `merlin_seat` and `evil_seats`."""
+        return {"probes": [game.seat_row(self.seat, {**self.model_dump(exclude={"type"}), "merlin_seat": game.merlin,
+                                                     "evil_seats": game.evil})]}
 
 
 AnnotationKind = Literal["persuasion", "deception", "belief"]
@@ -217,10 +244,25 @@ class Annotation(Record):
     text: str | None = None
     source: str
 
+    def rows(self, game: GameRows) -> Rows:
+        """Its annotations row: its kind as `annotation`, the true role of the seat a belief is about."""
+        record = _renamed(self, "annotation")
+        record["about_role"] = game.column(self.about_seat, "role")
+        return {"annotations": [game.seat_row(self.seat, record)]}
+
+
+def _renamed(record: Record, kind_as: str) -> dict[str, Any]:
+    """A record's fields but its type, its `kind` under the name `kind_as` (in a table, `kind` is the seat's agent
+    kind)."""
+    fields = record.model_dump(exclude={"type"})
+    fields[kind_as] = fields.pop("kind")
+    return fields
+
 
 TraceRecord = Annotated[Union[LLMCall, ModuleOutput, Extraction, SpeechCheck, SeatFault, Probe, Annotation],
                         Field(discriminator="type")]
 TRACE_ADAPTER: TypeAdapter[TraceRecord] = TypeAdapter(TraceRecord)
+check_declared(get_args(get_args(TraceRecord)[0]), "trace record")
 
 
 def to_line(record: Record) -> str:
@@ -244,8 +286,8 @@ def read_lines(path: Path) -> list[TraceRecord]:
 class Tracer(Protocol):
     """Where the trace records of one game go (the game's recorder, or memory). `step` is the host's current
     step: the host sets it, and the LLM client stamps it on each call record. `game` is the game's id, unique
-    within its run (what program seats are told, agents.protocol): a recorded game's directory, else
-    `memory-N`."""
+    across runs (what program seats are told, agents.protocol): a recorded game's run id and path in its run
+    (records.run_record.game_id), else `<run id>/memory-N`."""
 
     step: int | None
     game: str
@@ -254,11 +296,13 @@ class Tracer(Protocol):
 
 
 _MEMORY_GAMES = itertools.count(1)
+_MEMORY_RUN = uuid.uuid4().hex[:12]  # this process's games kept in memory are one run (never resumed)
 
 
 def memory_game() -> str:
-    """The id of a game kept in memory: `memory-N`, N counted in this process (unique within its run)."""
-    return f"memory-{next(_MEMORY_GAMES)}"
+    """The id of a game kept in memory: `<run id>/memory-N`, the run this process (a new random id each process,
+    as records.run_record.new_run_id), N counted in it: unique across runs."""
+    return f"{_MEMORY_RUN}/memory-{next(_MEMORY_GAMES)}"
 
 
 class MemoryTracer:
