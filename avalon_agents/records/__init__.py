@@ -1,5 +1,7 @@
-"""Run directories: layout, the recorder (the one writer of a game directory), atomic writers and readers."""
+"""Run directories: layout, the recorder (the one writer of a game directory), the reader (records.reader: the one
+reader of a run), atomic writers."""
 
+from avalon_agents.records.reader import Game, Health, Progress, Run, Tail, UnknownGame, open_run
 from avalon_agents.records.recorder import GameRecorder
 from avalon_agents.records.run_dir import (
     LAYOUT,
@@ -30,6 +32,13 @@ __all__ = [
     "Annotation",
     "LayoutError",
     "Extraction",
+    "Game",
+    "Health",
+    "Progress",
+    "Run",
+    "Tail",
+    "UnknownGame",
+    "open_run",
     "SpeechCheck",
     "GameRecorder",
     "LLMCall",

@@ -7,9 +7,12 @@ EXIT_UNHEALTHY. Thresholds are set in an experiment's `health:` section.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from avalon_agents.records.usage import usage
 
 EXIT_UNHEALTHY = 3
 """The exit code of a run that finished but is over its health thresholds, or that stopped because its model
@@ -69,3 +72,111 @@ def health_line(u: dict[str, Any]) -> str:
     return (f"health: calls {failed}, {u['attempts'] - calls} retries{throttled}; decisions {u['reasks']} re-asks, "
             f"{u['fallbacks']}/{decisions} fallbacks, valid response rate {'n/a' if vrr is None else f'{vrr:.1%}'}"
             f"{speeches}{programs}")
+
+
+class Health(BaseModel):
+    """health.json: a game's health, as records.usage counts it from its trace; its counts add up (the outcomes
+    to the calls, the failed calls to their causes, the methods to the decisions, the fallbacks to the method, the
+    models' calls to the calls, the seat faults to their problems), or it is refused on reading.
+
+    `Health.total(healths)` sums several games' (a run's row, a variant's): counts added, rates counted again.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    llm_calls: int = 0
+    attempts: int = 0
+    outcomes: dict[str, int] = Field(default_factory=dict)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    llm_seconds: float = 0.0
+    seconds_per_call: float | None = None
+    decisions: int = 0
+    valid: int | None = None
+    """Decisions whose first answer gave a legal action (older files keep only the rate: counted back from it)."""
+    valid_response_rate: float | None = None
+    methods: dict[str, int] = Field(default_factory=dict)
+    failed_calls: int = 0
+    failed_by_cause: dict[str, int] = Field(default_factory=dict)
+    reasks: int = 0
+    throttled: int = 0
+    waited_s: float = 0.0
+    fallbacks: int = 0
+    speeches: int = 0
+    echoes: int = 0
+    echo_rate: float | None = None
+    echo_reasks: int = 0
+    echoes_trimmed: int = 0
+    mid_sentence: int = 0
+    placeholder_speeches: int = 0
+    empty_speeches: int = 0
+    by_model: dict[str, dict[str, int]] = Field(default_factory=dict)
+    seat_faults: int = 0
+    seat_faults_by_problem: dict[str, int] = Field(default_factory=dict)
+    seat_fallbacks: int = 0
+
+    @model_validator(mode="after")
+    def _adds_up(self) -> Health:
+        if self.valid is None:
+            self.valid = round((self.valid_response_rate or 0) * self.decisions)
+        wrong = [what for what, ok in (
+            ("outcomes != llm_calls", not self.outcomes or sum(self.outcomes.values()) == self.llm_calls),
+            ("failed_calls != outcomes' failed", not self.outcomes or self.outcomes.get("failed", 0) == self.failed_calls),
+            ("failed_by_cause != failed_calls", sum(self.failed_by_cause.values()) == self.failed_calls),
+            ("methods != decisions", not self.methods or sum(self.methods.values()) == self.decisions),
+            ("fallbacks != methods' fallback", not self.methods or self.methods.get("fallback", 0) == self.fallbacks),
+            ("by_model's calls != llm_calls",
+             not self.by_model or sum(m.get("calls", 0) for m in self.by_model.values()) == self.llm_calls),
+            ("seat_faults_by_problem != seat_faults",
+             not self.seat_faults_by_problem or sum(self.seat_faults_by_problem.values()) == self.seat_faults),
+            ("valid > decisions", 0 <= self.valid <= self.decisions)) if not ok]
+        if wrong:
+            raise ValueError(f"health: its counts do not add up ({'; '.join(wrong)})")
+        return self
+
+    @classmethod
+    def of(cls, records: Iterable[Any]) -> Health:
+        """The health of trace records (records.usage), with the valid decisions counted."""
+        from avalon_agents.records.trace import Extraction
+
+        records = list(records)
+        return cls(**usage(records), valid=sum(1 for r in records if isinstance(r, Extraction) and r.valid))
+
+    @classmethod
+    def total(cls, healths: Iterable[Health]) -> Health:
+        """Several games' health summed: every count and count table added, the rates and means counted again."""
+        sums: dict[str, Any] = {}
+        for h in healths:
+            for name, value in h.model_dump().items():
+                if name in RATES or value is None:
+                    continue
+                if isinstance(value, dict):
+                    mine = sums.setdefault(name, {})
+                    for key, n in value.items():
+                        if isinstance(n, dict):
+                            inner = mine.setdefault(key, {})
+                            for k, m in n.items():
+                                inner[k] = inner.get(k, 0) + m
+                        else:
+                            mine[key] = mine.get(key, 0) + n
+                elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                    sums[name] = sums.get(name, 0) + value
+        calls, decisions, speeches = sums.get("llm_calls", 0), sums.get("decisions", 0), sums.get("speeches", 0)
+        for name in ("llm_seconds", "waited_s"):
+            if name in sums:
+                sums[name] = round(sums[name], 3)
+        sums["failed_by_cause"] = dict(sorted(sums.get("failed_by_cause", {}).items(), key=lambda kv: -kv[1]))
+        return cls(**sums, seconds_per_call=round(sums.get("llm_seconds", 0) / calls, 3) if calls else None,
+                   valid_response_rate=round(sums.get("valid", 0) / decisions, 4) if decisions else None,
+                   echo_rate=round(sums.get("echoes", 0) / speeches, 4) if speeches else None)
+
+    def __add__(self, other: Health) -> Health:
+        return Health.total([self, other])
+
+    def summary(self) -> dict[str, Any]:
+        """As records.usage gives it (the dict records.health's lines and limits read)."""
+        return self.model_dump()
+
+
+RATES = ("seconds_per_call", "valid_response_rate", "echo_rate")
+"""Health's figures that are not counts: counted again from the sums, never added."""
