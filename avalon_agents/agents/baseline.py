@@ -51,6 +51,7 @@ from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
 from avalon_agents.stores.book import Experience, experience_without_seats, name_roles
+from avalon_agents.stores.similarity import ranked
 
 RECENT = 10  # freshest messages in every prompt (at least); option `recent`
 RECENT_STEP = 5  # the window's start moves this many messages at a time
@@ -293,8 +294,8 @@ class BaselineAgent(AgentBase):
 
     async def _retrieve(self, questions: list[str], messages: list[Message] | None = None) -> list[list[str]]:
         """For each question, the history messages (`messages`, default: all so far) most similar to it
-        (cosine similarity of the embedder's vectors; an in-process encoder runs on a worker thread, so the
-        loop plays other seats meanwhile)."""
+        (cosine similarity of the embedder's vectors, the same on every machine: stores.similarity; an
+        in-process encoder runs on a worker thread, so the loop plays other seats meanwhile)."""
         messages = list(self.messages if messages is None else messages)
         model = self._embedder()
         if len(self.vectors) < len(messages):
@@ -302,8 +303,9 @@ class BaselineAgent(AgentBase):
             self.vectors = np.vstack([self.vectors, new]) if len(self.vectors) else new
         if not messages:
             return [[] for _ in questions]
-        sims = (await model.aencode(questions)) @ self.vectors[:len(messages)].T
-        return [[messages[i].text for i in np.argsort(-row)[:EVIDENCE]] for row in sims]
+        texts = [m.text for m in messages]
+        return [[texts[i] for i, _ in ranked(texts, self.vectors[:len(messages)], q)[:EVIDENCE]]
+                for q in await model.aencode(questions)]
 
     async def _reflect(self, questions: list[str], request: ActionRequest) -> str:
         related = await self._retrieve(questions)

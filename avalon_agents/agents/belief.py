@@ -8,10 +8,19 @@ The bots of a game all see the same public evidence, so its states are shared: e
 reached from the one before by a piece of evidence, holding its weights and the views computed from it
 (per mask, with each seat's chance of being evil and every team's chance of being clean asked so far). A
 state is computed once for the whole table and lives as long as some Belief is at or after it.
+
+**The same game on every machine.** What a bot decides depends on these numbers, so no number here may depend on
+the CPU, the BLAS kernel or numpy's SIMD path: no matrix product (BLAS sums in an order of its kernel's choosing),
+no numpy power (a SIMD path may round it otherwise), no numpy sum. Weights change by elementwise products of
+factors taken from tables made by repeated multiplication (each step one IEEE rounding, the same everywhere), and
+every sum is `math.fsum` (exactly rounded: the same whatever the order). The chances a bot compares are rounded to
+`DIGITS` decimals, so values equal in exact arithmetic compare equal and the bot's seeded tiebreak decides, not the
+last bit of a float.
 """
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Iterable
 from functools import lru_cache
@@ -28,6 +37,9 @@ EVIL_VOTE_TELL = 1.4, 0.6
 """An evil voter approves teams with evil and rejects clean ones: (consistent, inconsistent) factors."""
 EVIL_LEADER_TELL = 1.4, 0.6
 """An evil leader proposes a team with evil on it: (consistent, inconsistent) factors."""
+
+DIGITS = 9
+"""Chances are rounded to this many decimals before a bot compares them."""
 
 Item = tuple[int, ...]
 """One piece of evidence: (QUEST, team, fails) | (VOTES, team, approvals, rejections) | (PROPOSAL, leader_bit,
@@ -51,24 +63,40 @@ def seats_of(mask: int) -> list[Seat]:
     return [i + 1 for i in range(mask.bit_length()) if mask >> i & 1]
 
 
+def _powers(base: float, most: int) -> np.ndarray:
+    """base**0 .. base**most by repeated multiplication (no pow: the same bits on every machine)."""
+    found = [1.0]
+    for _ in range(most):
+        found.append(found[-1] * base)
+    return np.array(found)
+
+
 class _Worlds:
-    """The evil sets of a game size: as ints, as an int array, and as a 0/1 matrix (world x seat)."""
+    """The evil sets of a game size: as ints, as an int array, and per seat as a boolean column."""
 
     def __init__(self, players: int, evil_count: int) -> None:
         self.players = players
         self.ints = tuple(mask_of(c) for c in combinations(range(1, players + 1), evil_count))
         self.array = np.array(self.ints, dtype=np.int64)
-        self.matrix = np.array([[w >> i & 1 for i in range(players)] for w in self.ints], dtype=float)
+        self.columns = [(self.array >> i & 1).astype(bool) for i in range(players)]
+        """Per seat (seat 1 first), the worlds where it is evil."""
         self.everything = np.ones(len(self.ints), dtype=bool).tobytes()
+        self.success = _powers(EVIL_SUCCESS, players)
+        self.vote_tells = tuple(_powers(f, players) for f in EVIL_VOTE_TELL)
         self.root = _Node(self, None, None)
         self._counts: dict[int, np.ndarray] = {}
 
     def count(self, mask: int) -> np.ndarray:
-        """How many of the seats in `mask` are evil, per world."""
+        """How many of the seats in `mask` are evil, per world (exact integers)."""
         counts = self._counts.get(mask)
         if counts is None:
-            counts = self._counts[mask] = self.matrix @ np.array([mask >> i & 1 for i in range(self.players)], float)
+            counts = self._counts[mask] = np.bitwise_count(self.array & mask).astype(np.int64)
         return counts
+
+
+def fsum(values: np.ndarray) -> float:
+    """The exactly rounded sum of `values` (the same whatever the order or the machine)."""
+    return math.fsum(values.tolist())
 
 
 @lru_cache(maxsize=64)
@@ -83,8 +111,8 @@ class View:
 
     def __init__(self, worlds: _Worlds, weights: np.ndarray) -> None:
         self.weights = weights
-        self.by_seat: list[float] = (weights @ worlds.matrix).tolist()
-        """Each seat's chance of being evil, seat 1 first."""
+        self.by_seat: list[float] = [round(fsum(weights[column]), DIGITS) for column in worlds.columns]
+        """Each seat's chance of being evil, seat 1 first (rounded to DIGITS decimals)."""
         self.suspicion: dict[Seat, float] = dict(zip(range(1, worlds.players + 1), self.by_seat))
         self._array = worlds.array
         self._clean: dict[int, float] = {}
@@ -92,7 +120,7 @@ class View:
     def p_clean(self, team: int) -> float:
         p = self._clean.get(team)
         if p is None:
-            p = self._clean[team] = float(self.weights[(self._array & team) == 0].sum())
+            p = self._clean[team] = round(fsum(self.weights[(self._array & team) == 0]), DIGITS)
         return p
 
 
@@ -132,17 +160,17 @@ class _Node:
             fails = data[1]
             weights[on_team < fails] = 0.0
             if fails == 0:
-                weights *= EVIL_SUCCESS**on_team
+                weights *= worlds.success[on_team]
         elif kind == VOTES:
-            yes, no = EVIL_VOTE_TELL
+            yes, no = worlds.vote_tells
             approve, reject = worlds.count(data[1]), worlds.count(data[2])
             dirty = on_team > 0
-            weights *= yes ** np.where(dirty, approve, reject) * no ** np.where(dirty, reject, approve)
+            weights *= yes[np.where(dirty, approve, reject)] * no[np.where(dirty, reject, approve)]
         else:
             yes, no = EVIL_LEADER_TELL
-            leads = worlds.matrix[:, data[0].bit_length() - 1] > 0
+            leads = worlds.columns[data[0].bit_length() - 1]
             weights *= np.where(leads, np.where(on_team > 0, yes, no), 1.0)
-        total = weights.sum()
+        total = fsum(weights)
         if total > 0:
             weights /= total
         weights.flags.writeable = False
@@ -154,7 +182,7 @@ class _Node:
         if view is None:
             keep = np.frombuffer(allowed, dtype=bool)
             weights = np.where(keep, self.weights, 0.0)
-            total = weights.sum()
+            total = fsum(weights)
             if total == 0:
                 weights, total = keep.astype(float), float(keep.sum())
             view = self.views[allowed] = View(self.worlds, weights / total)

@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.llm.health import ModelUnusable
+from avalon_agents.records.environment import differences
 from avalon_agents.records.run_dir import check_layout, has_trace, read_trace
+from avalon_agents.records.run_record import read_run_record
 from avalon_agents.records.trace import LLMCall, Message
 
 
@@ -55,11 +57,15 @@ class Recording:
         calls: the game's `llm_call` records (those without an answer or a hash are left out).
         strict: a request without a recorded answer is an error (`replay:`), not a call to make live (resume).
         where: what the recording is, for messages.
+        environment: the environment the recording was made in (its run record's), named in a mismatch
+            beside this process's where they differ.
     """
 
-    def __init__(self, calls: Iterable[LLMCall], *, strict: bool = False, where: str = "") -> None:
+    def __init__(self, calls: Iterable[LLMCall], *, strict: bool = False, where: str = "",
+                 environment: dict[str, str] | None = None) -> None:
         self.strict = strict
         self.where = where
+        self.environment = environment
         self.calls = [c for c in calls if c.outcome != "failed" and c.reply is not None and c.request_hash]
         self._by_hash: dict[str, deque[LLMCall]] = {}
         for call in self.calls:
@@ -85,7 +91,24 @@ class Recording:
         if near is None:
             return ReplayMismatch(f"{where}: the recording has no call of this seat at this step")
         difference = first_difference(near.messages, messages)
-        return ReplayMismatch(f"{where}: the request differs from the recorded one: {difference}")
+        return ReplayMismatch(f"{where}: the request differs from the recorded one: {difference}"
+                              f"{environment_note(self.environment)}")
+
+
+SHOWN = 4
+"""Environment differences named in a mismatch (the rest counted)."""
+
+
+def environment_note(recorded: dict[str, str] | None) -> str:
+    """What a mismatch says of the environments: the recording's differences from this process's, or that
+    there are none, or that the recording kept none (a run from before run records)."""
+    if recorded is None:
+        return "; the recording names no environment"
+    found = differences(recorded)
+    if not found:
+        return "; recorded in this same environment"
+    more = f" and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
+    return "; recorded elsewhere: " + ", ".join(found[:SHOWN]) + more
 
 
 def first_difference(recorded: Sequence[Message], now: Sequence[Message]) -> str:
@@ -126,4 +149,6 @@ def run_recording(run_dir: Path, game: Path | None) -> Recording:
     if not has_trace(source):
         raise ReplayMismatch(f"replay of {run_dir}: no recorded game at {source}")
     check_layout(Path(run_dir), [source])  # a run of a newer layout: one line, as every reader of runs says
-    return game_recording(source, strict=True)
+    record = read_run_record(Path(run_dir))
+    return Recording((r for r in read_trace(source) if isinstance(r, LLMCall)), strict=True, where=str(source),
+                     environment=record.environment if record is not None else None)

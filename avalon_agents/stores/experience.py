@@ -24,6 +24,7 @@ from avalon_agents.core.types import Role
 from avalon_agents.stores.book import Experience
 from avalon_agents.stores.chroma import Settings, chromadb
 from avalon_agents.stores.embeddings import MiniLMEmbeddings
+from avalon_agents.stores.similarity import ranked
 
 KINDS = tuple(f.name for f in fields(Experience))  # strategy, suggestions, other_roles, reflection
 
@@ -103,7 +104,8 @@ class ExperienceStore:
     def query(self, text: str, n: int = 3, **where: Any) -> list[tuple[str, dict[str, Any], float]]:
         """The `n` documents closest to `text` (cosine distance), optionally filtered by metadata. Exact, not
         the index's approximate search, whose answer depends on the order documents were written in (seats
-        write concurrently): ties go to the earlier (run, game, seat)."""
+        write concurrently); the same on every machine (stores.similarity): ties go to the earlier
+        (run, game, seat)."""
         if self.collection.count() == 0:
             return []
         clauses = [{k: v} for k, v in where.items()]
@@ -111,15 +113,14 @@ class ExperienceStore:
         found = self.collection.get(where=filt, include=["documents", "metadatas", "embeddings"])
         if not found["ids"]:
             return []
-        vectors = np.asarray(found["embeddings"], dtype=np.float32)
+        meta, docs = found["metadatas"], found["documents"]
+        # the stored order is the order seats wrote in (concurrently): put them in (run, game, seat) order first
+        canon = sorted(range(len(found["ids"])), key=lambda i: (meta[i].get("run", 0), meta[i]["game"],
+                                                                meta[i].get("seat", 0), docs[i]))
+        vectors = np.asarray(found["embeddings"], dtype=np.float32)[canon]
         target = np.asarray(self.embed([text])[0], dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1) * (np.linalg.norm(target) or 1.0)
-        distances = 1.0 - (vectors @ target) / np.where(norms == 0, 1.0, norms)
-        meta = found["metadatas"]
-        order = sorted(range(len(found["ids"])), key=lambda i: (round(float(distances[i]), 6), meta[i].get("run", 0),
-                                                                meta[i]["game"], meta[i].get("seat", 0),
-                                                                found["documents"][i]))
-        return [(found["documents"][i], meta[i], float(distances[i])) for i in order[:n]]
+        found_order = ranked([docs[i] for i in canon], vectors, target)[:n]
+        return [(docs[canon[i]], meta[canon[i]], 1.0 - sim) for i, sim in found_order]
 
     # ------------------------------------------------------------ the ExperienceBook interface
 

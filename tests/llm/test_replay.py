@@ -31,17 +31,23 @@ def test_a_recorded_run_replays_byte_for_byte_with_no_model(tmp_path):
     assert calls and all(c["replayed"] for c in calls)
 
 
-def test_a_request_that_differs_stops_the_replay_with_where_and_the_first_difference(tmp_path):
-    run = tmp_path / "recorded"
-    shutil.copytree(DATA / "run", run)
+def _edit_a_recorded_request(run: Path) -> dict:
+    """Change step 3's recorded request (as if the framework had asked this when it was recorded); returns it."""
     trace = run / GAME / "trace.jsonl"
     lines = trace.read_text().splitlines()
     i = next(k for k, line in enumerate(lines) if '"type":"llm_call"' in line and '"step":3' in line)
     call = json.loads(lines[i])
     call["messages"][-1]["content"] = call["messages"][-1]["content"].replace("Player", "Seat", 1)
-    call["request_hash"] = "0" * 24  # as if the framework had asked this when it was recorded
+    call["request_hash"] = "0" * 24
     lines[i] = json.dumps(call)
     trace.write_text("\n".join(lines) + "\n")
+    return call
+
+
+def test_a_request_that_differs_stops_the_replay_with_where_and_the_first_difference(tmp_path):
+    run = tmp_path / "recorded"
+    shutil.copytree(DATA / "run", run)
+    call = _edit_a_recorded_request(run)
     result = replay(tmp_path / "again", run)
     assert result.exit_code == 3, result.output
     message = result.output.strip().splitlines()[-1]
@@ -100,3 +106,22 @@ def test_a_replay_costs_nothing_and_a_budget_is_accepted(tmp_path):
                                      "--out", str(tmp_path / "checked"), "--check"])
     assert check.exit_code == 0 and "$0.00" in check.output, check.output
     assert "no price" not in check.output and "limits learned" not in check.output  # free, and no pace to say
+
+
+def test_a_divergence_names_the_environment_differences_of_the_recording(tmp_path):
+    from avalon_agents.records.run_dir import write_json_atomic
+    from avalon_agents.records.run_record import RUN, read_run_record, write_run_record
+
+    run = tmp_path / "recorded"
+    shutil.copytree(DATA / "run", run)
+    record = write_run_record(run, "run", "replay")
+    elsewhere = {**record.environment, "blas_kernel": "Elsewhere9000", "cpu": "Another CPU"}
+    write_json_atomic(run / RUN, record.model_copy(update={"environment": elsewhere}).model_dump(mode="json"))
+    assert read_run_record(run).environment["cpu"] == "Another CPU"
+    _edit_a_recorded_request(run)
+    result = replay(tmp_path / "again", run)
+    assert result.exit_code == 3, result.output
+    message = result.output.strip().splitlines()[-1]
+    assert "recorded 'Seat'" in message  # the first differing decision
+    assert "recorded elsewhere: " in message and f"blas_kernel: Elsewhere9000 -> {record.environment['blas_kernel']}" \
+        in message and f"cpu: Another CPU -> {record.environment['cpu']}" in message
