@@ -66,7 +66,8 @@ class ExternalAgent(AgentBase):
         self.check_options({"command": command, "url": url, "timeout": timeout})
         self.seat = seat
         self.game = tracer.game if tracer is not None else memory_game()
-        """The game's id every message carries (the tracer's: the game directory, unique within the run)."""
+        """The game's id every message carries (the tracer's: its run's id and its place in the run,
+        unique across runs)."""
         self.timeout = float(timeout)
         self.transport: Transport = (Pipes([str(part) for part in command], self.timeout) if command is not None
                                      else WebSeat(url, self.game, seat, self.timeout))

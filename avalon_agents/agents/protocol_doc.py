@@ -127,7 +127,7 @@ def setup_markdown() -> str:
 
 def start_example() -> str:
     """A `start` message, as a program reads it (spread over lines here; the system prompt cut short)."""
-    message = protocol.start("runs/study/main/series-1/game-00001", 3, Role.PERCIVAL, make_rules("official", 6),
+    message = protocol.start("3f9a2c1b7d4e/main/series-1/game-00001", 3, Role.PERCIVAL, make_rules("official", 6),
                              "You are playing Avalon ... (the rules and the seat's role card)")
     setup = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in message.pop("setup").items())
     head = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in message.items() if k != "system")

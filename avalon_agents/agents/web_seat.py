@@ -2,10 +2,11 @@
 server's URL carries the seat's messages since its last request, ending with the request; the response body is
 the answer. The game's `end` is POSTed too (its response is not read).
 
-The body: `{"game": "runs/x/game-00001", "seat": 3, "messages": [<start, the first time>, <event>..., <request>]}`
-(one server may play several seats of several games at once: `game` and `seat` tell them apart). A 429 or 503
-with a Retry-After that ends before the request's deadline is waited out and the POST sent again (no fault); a
-refused or reset connection, any other status that is no 2xx, or no answer in time is the server down (SeatDown).
+The body: `{"game": "3f9a2c1b7d4e/main/series-1/game-00001", "seat": 3, "messages": [<start, the first time>,
+<event>..., <request>]}` (one server may play several seats of several games at once: `game` and `seat` tell them
+apart). A 429 or 503 with a Retry-After that ends before the request's deadline is waited out and the POST sent
+again (no fault); a refused or reset connection, any other status that is no 2xx, or no answer in time is the
+server down (SeatDown).
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ from avalon_agents.records.run_dir import (
     check_layout,
     write_json_atomic,
 )
+from avalon_agents.records.run_record import game_id
 from avalon_agents.records.trace import LLMCall, Record, from_line, to_line
 from avalon_agents.records.usage import usage
 
@@ -62,8 +63,8 @@ class GameRecorder:
 
     def __init__(self, path: Path, recording: Any = None, seating: Seating | None = None) -> None:
         self.path = Path(path)
-        self.game = self.path.as_posix()
-        """The game's id, unique within its run: its directory, as the command names it."""
+        self.game = game_id(self.path)
+        """The game's id, unique across runs: its run's id and its path in the run (records.run_record.game_id)."""
         self.recording = recording
         """Answers this game already paid for (llm.replay.Recording: an interrupted attempt's), asked first."""
         self.seating = seating

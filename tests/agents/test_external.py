@@ -167,6 +167,39 @@ def test_a_program_is_told_exactly_what_its_seat_may_know(tmp_path):
         assert [m["type"] for m in rest if m["type"] not in ("event", "request")] == ["end"]
 
 
+def test_a_program_is_told_its_games_id_again_only_when_its_run_is_resumed(tmp_path):
+    """A game of a run (a directory with run.json) is named to its program by the run's id and its place in the
+    run: played again when the run is resumed (run.json written again, the game unfinished) it has the same id,
+    and the same game of another run (same config, same seed) another one."""
+    from avalon_agents.host.job import GameJob, play_job
+    from avalon_agents.records.run_dir import RESULT
+    from avalon_agents.records.run_record import write_run_record
+
+    log = tmp_path / "games.txt"
+    program = tmp_path / "ids.py"
+    program.write_text(  # the example bot answers; each start's game id is noted
+        "import json, subprocess, sys\n"
+        f"bot = subprocess.Popen([sys.executable, {str(BOT)!r}], stdin=subprocess.PIPE, stdout=sys.stdout, text=True)\n"
+        "for line in sys.stdin:\n"
+        "    if json.loads(line)['type'] == 'start':\n"
+        f"        open({str(log)!r}, 'a').write(json.loads(line)['game'] + '\\n')\n"
+        "    bot.stdin.write(line); bot.stdin.flush()\n")
+    rules = make_rules("official", 6)
+    kinds = tuple("external" if s == SEAT else "rulebot" for s in rules.seats)
+    setups = tuple(AgentSetup(options={"command": [sys.executable, str(program)], "timeout": 5}) if s == SEAT
+                   else AgentSetup() for s in rules.seats)
+    job = GameJob(rules=rules, seed=0, kinds=kinds, setups=setups)
+    first = write_run_record(tmp_path / "a", "run", "ids")
+    assert faults(asyncio.run(play_job(job, tmp_path / "a" / "game-00001"))) == []
+    (tmp_path / "a" / "game-00001" / RESULT).unlink()  # as if killed before its end: played again on resume
+    assert write_run_record(tmp_path / "a", "run", "ids").id == first.id
+    assert faults(asyncio.run(play_job(job, tmp_path / "a" / "game-00001"))) == []
+    other = write_run_record(tmp_path / "b", "run", "ids")
+    assert faults(asyncio.run(play_job(job, tmp_path / "b" / "game-00001"))) == []
+    assert log.read_text().splitlines() == [f"{first.id}/game-00001"] * 2 + [f"{other.id}/game-00001"]
+    assert other.id != first.id
+
+
 def test_options_are_checked_where_a_config_is_read():
     check_options("external", {"command": ["python3", "bot.py"], "timeout": 2})
     for bad in ({}, {"command": "python3 bot.py"}, {"command": []}, {"command": ["x"], "timeout": 0},

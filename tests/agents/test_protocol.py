@@ -91,15 +91,21 @@ def test_every_message_carries_the_protocol_game_and_seat():
         assert json.loads(protocol.dumps(m)) == m
 
 
-@pytest.mark.parametrize("kind", ["memory", "recorded"])
+@pytest.mark.parametrize("kind", ["memory", "recorded", "in a run"])
 def test_the_game_id_is_the_tracers(tmp_path, kind):
     from avalon_agents.agents.external import ExternalAgent
     from avalon_agents.records import GameRecorder, MemoryTracer
+    from avalon_agents.records.run_record import write_run_record
 
+    run = write_run_record(tmp_path, "play", "ids") if kind == "in a run" else None
     tracer = MemoryTracer() if kind == "memory" else GameRecorder(tmp_path / "game-00001")
     agent = ExternalAgent(seat=2, command=["true"], tracer=tracer)
     assert agent.game == tracer.game
-    if kind == "recorded":
+    if kind == "in a run":
+        assert agent.game == f"{run.id}/game-00001" and len(run.id) == 12
+    elif kind == "recorded":  # no run.json above it: its directory
         assert agent.game == (tmp_path / "game-00001").as_posix()
     else:
-        assert agent.game.startswith("memory-") and MemoryTracer().game != tracer.game  # unique in the process
+        run_id, game = agent.game.split("/")
+        assert len(run_id) == 12 and game.startswith("memory-")
+        assert MemoryTracer().game.startswith(f"{run_id}/memory-") and MemoryTracer().game != tracer.game

@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import avalon
+from tests.helpers import AVALON, avalon
 
 BOT = Path(__file__).resolve().parents[2] / "experiments" / "bots" / "random_bot.py"
 HTTP_BOT = BOT.with_name("http_bot.py")
@@ -103,6 +106,49 @@ def test_seat_test_passes_the_example_http_bot(http_bot):
     done = avalon("seat-test", "--games", "2", "--url", http_bot)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no protocol error in 2 games" in done.stdout
+
+
+@pytest.mark.slow  # two processes of their own: seconds of imports
+def test_two_seat_tests_at_once_against_one_http_seat_send_distinct_game_ids(http_bot):
+    """Two `avalon seat-test --url` runs at once against one example HTTP bot (which keeps each seat's state by
+    (game, seat) and drops it at the game's end): every game of both runs has its own id (the run's id, then
+    memory-N), so neither run's seat is started again by the other: no protocol error and no fallback. A proxy in
+    front of the bot notes the game id of every start."""
+    starts: list[str] = []
+
+    class Proxy(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            starts.extend(m["game"] for m in json.loads(body)["messages"] if m["type"] == "start")
+            forward = urllib.request.Request(http_bot, data=body, headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(forward, timeout=10) as answer:
+                reply = answer.read()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args):
+            pass
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{proxy.server_port}/"
+        runs = [subprocess.Popen([AVALON, "seat-test", "--json", "--games", "3", "--url", url],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        done = [(run.communicate(timeout=120), run.returncode) for run in runs]
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    for (out, err), code in done:
+        assert code == 0, out + err
+        assert json.loads(out) == {"games": 3, "errors": 0, "fallbacks": 0, "faults": []}
+    assert len(starts) == len(set(starts)) == 6, starts
+    by_run = {game.split("/")[0]: [] for game in starts}
+    for game in starts:
+        by_run[game.split("/")[0]].append(game.split("/")[1])
+    assert sorted(sorted(games) for games in by_run.values()) == [["memory-1", "memory-2", "memory-3"]] * 2
 
 
 def test_seat_test_reports_a_server_that_is_down(tmp_path):
