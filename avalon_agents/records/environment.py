@@ -7,8 +7,8 @@ the framework's commit (with "+dirty" when the tree had changes). `differences(a
 differ, one "key: a -> b" string each, in the order of `a`.
 
 The game does not depend on any of this: no decision, ranking or tie depends on float bits that vary with the CPU,
-the BLAS kernel or the SIMD path (docs/architecture.md#the-same-game-on-every-machine). It is recorded to show that,
-and to find the cause when a replay says otherwise.
+the BLAS kernel or the SIMD path (docs/architecture.md, Contracts: "The same game on every machine"). It is
+recorded to show that, and to find the cause when a replay says otherwise.
 """
 
 from __future__ import annotations
