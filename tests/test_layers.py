@@ -16,7 +16,7 @@ import pytest
 
 PACKAGE = Path(__file__).parent.parent / "avalon_agents"
 FLOORS = [  # lowest first; a unit imports only from its own floor or the floors below
-    {"avalon_agents", "errors", "checks", "plugins", "registry", "logs", "aio", "prices", "lazy", "formats"},
+    {"avalon_agents", "errors", "checks", "plugins", "registry", "logs", "aio", "prices", "lazy", "formats", "web"},
     {"core"},
     {"engine"},
     {"prompting", "orders", "profiles", "speeches"},

@@ -99,7 +99,8 @@ def serve(humans: str, seats: str, players: int, lady: bool, preset: str, seed: 
     """
     from avalon_agents.agents.registry import needs_llm
     from avalon_agents.host.batch import play_setup
-    from avalon_agents.table.serve import TableGame, loopback
+    from avalon_agents.table.serve import TableGame
+    from avalon_agents.web.hosts import loopback
 
     with one_line_errors():
         rules = make_rules(preset, players, lady_of_the_lake=lady)

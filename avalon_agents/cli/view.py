@@ -64,7 +64,7 @@ def view(folders: tuple[Path, ...], port: int, host: str, export_to: Path | None
 async def _serve(roots: list[Path], host: str, port: int, as_json: bool) -> None:
     from aiohttp import web
 
-    from avalon_agents.table.serve import reachable
+    from avalon_agents.web.hosts import reachable
     from avalon_agents.view.pages import View
     from avalon_agents.view.server import ViewServer, loopback, new_token
     from avalon_agents.view.site import Site

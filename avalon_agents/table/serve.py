@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
-import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,8 +19,10 @@ from avalon_agents.host.host import watching
 from avalon_agents.host.play import AgentSetup
 from avalon_agents.records.run_dir import game_dir
 from avalon_agents.table.desk import WebDesk
-from avalon_agents.table.server import HTTP_LOG, Table
+from avalon_agents.table.server import Table
 from avalon_agents.table.watch import Spectator
+from avalon_agents.web.hosts import reachable
+from avalon_agents.web.serving import HTTP_LOG
 
 LINGER = 30.0
 """Seconds the table stays up after the game by default, so people see the end and open the replay."""
@@ -64,35 +64,6 @@ class Address:
     def url(self, path: str) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}{path}"
-
-
-def loopback(host: str) -> bool:
-    """Whether `host` is reachable from this machine only (a site bound to it asks for no token)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def reachable(bound: str) -> str:
-    """An address people can open for a table bound to `bound`: `bound` itself, except for a wildcard (0.0.0.0,
-    ::, which no browser opens): this machine's primary address (the one its default route leaves from; no
-    packet is sent), else its host name."""
-    try:
-        wildcard = ipaddress.ip_address(bound).is_unspecified
-    except ValueError:
-        return bound
-    if not wildcard:
-        return bound
-    family, probe = (socket.AF_INET6, "2001:db8::1") if ":" in bound else (socket.AF_INET, "192.0.2.1")
-    try:
-        with socket.socket(family, socket.SOCK_DGRAM) as s:
-            s.connect((probe, 9))  # documentation addresses: a route is chosen, nothing is sent
-            return s.getsockname()[0]
-    except OSError:  # no route out of this machine: its name
-        return socket.gethostname()
 
 
 async def serve_table(game: TableGame, out: Path, *, host: str = "127.0.0.1", port: int = 0,

@@ -8,112 +8,25 @@ also shows every line as text). Request bodies are JSON objects of at most MAX_B
 
 Every refusal is one JSON object `{"error": "<why>"}` with its status, whatever refused it (this module's checks or
 aiohttp's routing: no such address, a wrong method, a body too large); a bug is a JSON 500 with the traceback in
-the diagnostic log, never sent to the client.
+the diagnostic log, never sent to the client (web.serving.guard, the toolkit `avalon view` uses too).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import json
-import re
 import secrets
 from typing import Any
 
 from aiohttp import web
-from loguru import logger
 
 from avalon_agents.core.types import Seat
 from avalon_agents.table.desk import WebDesk
 from avalon_agents.table.page import page
 from avalon_agents.table.watch import Spectator
-
-MAX_BODY = 16 * 1024
-"""The largest request body taken (bytes): a speech is capped far below (table.desk.MAX_SPEECH)."""
-_SCRIPT = re.compile(r"<script>(.*?)</script>", re.S)
-
-
-def csp(page: str) -> str:
-    """The Content Security Policy of a page: its own inline scripts (by hash) and styles, requests to this
-    server only, nothing else (no other script, frame, form target or external resource)."""
-    hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'"
-                      for s in _SCRIPT.findall(page))
-    return (f"default-src 'none'; script-src {hashes or chr(39) + 'none' + chr(39)}; style-src 'unsafe-inline'; "
-            "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-
-
-def html_response(page: str) -> web.Response:
-    return web.Response(text=page, content_type="text/html", headers={"Content-Security-Policy": csp(page)})
-
-
-class Refused(Exception):
-    """A request the table does not take: answered `{"error": message}` with `status`."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def guard(what: str):
-    """The middleware of a local site (`what`: "the table", "the viewer"): every refusal as JSON (`_refusal`), a bug
-    a JSON 500 naming nothing of the code (the traceback in the diagnostic log); then no caching (the tokens are in
-    the addresses), no referrer sent on, no content sniffing, on every response."""
-
-    @web.middleware
-    async def middleware(request: web.Request, handler) -> web.StreamResponse:
-        try:
-            response = await handler(request)
-        except Refused as exc:
-            response = _error(exc.status, exc.message)
-        except web.HTTPException as exc:  # aiohttp's own refusals: routing, a body over client_max_size
-            response = _error(exc.status, _refusal(request, exc))
-            if "Allow" in exc.headers:
-                response.headers["Allow"] = exc.headers["Allow"]
-        except Exception:  # a bug: the client learns nothing of the code, the log keeps the traceback
-            logger.opt(exception=True).error(f"{what}: {request.method} {request.path} failed")
-            response = _error(500, f"{what} failed to answer this request (its log has the details)")
-        response.headers.update({"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
-                                 "X-Content-Type-Options": "nosniff"})
-        return response
-
-    return middleware
-
+from avalon_agents.web.serving import MAX_BODY, Refused, error, guard, html_response, token_is
 
 _guard = guard("the table")
-
-
-def _refusal(request: web.Request, exc: web.HTTPException) -> str:
-    """aiohttp's refusal in the table's words."""
-    path = request.path if len(request.path) <= 80 else request.path[:80] + "..."
-    if isinstance(exc, web.HTTPNotFound):
-        return f"no such address: {path}"
-    if isinstance(exc, web.HTTPMethodNotAllowed):
-        return f"{request.method} is not taken at {path}; use {' or '.join(sorted(exc.allowed_methods))}"
-    if isinstance(exc, web.HTTPRequestEntityTooLarge):
-        return f"the body is at most {MAX_BODY} bytes"
-    return exc.reason
-
-
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status)
-
-
-class _HttpLog:
-    """Where aiohttp reports a request it could not even parse (a request line over 8 KB, broken framing; it
-    answers those itself, 400): one line in the diagnostic log, not a traceback on the table's terminal."""
-
-    def exception(self, message: str, *args: Any, exc_info: Any = None, **_: Any) -> None:
-        why = f": {type(exc_info).__name__}: {str(exc_info)[:200]}" if isinstance(exc_info, BaseException) else ""
-        logger.info(f"web table: {message % args}{why}")
-
-    def debug(self, message: str, *args: Any, **kw: Any) -> None:
-        self.exception(message, *args, **kw)
-
-
-HTTP_LOG = _HttpLog()
-"""The `logger` the table's aiohttp runner is given."""
 
 
 class Table:
@@ -173,54 +86,49 @@ class Table:
     def _desk(self, request: web.Request) -> WebDesk | None:
         """The seat the address names, if its token is right."""
         for seat, token in self.tokens.items():
-            if request.match_info.get("n") == str(seat) and _token_is(request, token):
+            if request.match_info.get("n") == str(seat) and token_is(request, token):
                 return self.desks[seat]
         return None
 
     def _watching(self, request: web.Request) -> bool:
-        return _token_is(request, self.watch_token)
+        return token_is(request, self.watch_token)
 
     async def _seat_page(self, request: web.Request) -> web.Response:
-        return html_response(self.page) if self._desk(request) else _error(403, "wrong or missing token")
+        return html_response(self.page) if self._desk(request) else error(403, "wrong or missing token")
 
     async def _watch_page(self, request: web.Request) -> web.Response:
-        return html_response(self.page) if self._watching(request) else _error(403, "wrong or missing token")
+        return html_response(self.page) if self._watching(request) else error(403, "wrong or missing token")
 
     async def _seat_state(self, request: web.Request) -> web.Response:
         desk = self._desk(request)
         if desk is None:
-            return _error(403, "wrong or missing token")
+            return error(403, "wrong or missing token")
         self._join(desk.seat)
         return web.json_response({**desk.state(), **self._lobby()})
 
     async def _watch_state(self, request: web.Request) -> web.Response:
         if not self._watching(request):
-            return _error(403, "wrong or missing token")
+            return error(403, "wrong or missing token")
         return web.json_response({**self.spectator.state(), **self._lobby()})
 
     async def _answer(self, request: web.Request) -> web.Response:
         desk = self._desk(request)
         if desk is None:
-            return _error(403, "wrong or missing token")
+            return error(403, "wrong or missing token")
         body = await answer_body(request)
         stale = desk.stale(body.get("id"))
         if stale:
-            return _error(409, stale)
+            return error(409, stale)
         reason = desk.answer(body["answer"])
-        return _error(422, reason) if reason else web.json_response({"ok": True})
+        return error(422, reason) if reason else web.json_response({"ok": True})
 
     async def _replay(self, request: web.Request) -> web.Response:
-        allowed = self._watching(request) or any(_token_is(request, t) for t in self.tokens.values())
+        allowed = self._watching(request) or any(token_is(request, t) for t in self.tokens.values())
         if not allowed:
-            return _error(403, "wrong or missing token")
+            return error(403, "wrong or missing token")
         if self.replay_page is None:
-            return _error(404, "the replay is written when the game is over")
+            return error(404, "the replay is written when the game is over")
         return html_response(self.replay_page)
-
-
-def _token_is(request: web.Request, token: str) -> bool:
-    """The address's `?token=` is `token` (compared in constant time, as bytes: a token may hold any character)."""
-    return secrets.compare_digest(request.query.get("token", "").encode("utf-8", "surrogatepass"), token.encode())
 
 
 SHAPE = 'the body is one JSON object: {"answer": "<your answer as text>"}, optionally with "id": "<the request\'s id>"'

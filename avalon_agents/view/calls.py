@@ -31,8 +31,8 @@ import orjson
 from avalon_agents.prices import Prices
 from avalon_agents.records.run_dir import EVENTS, JUDGE_TRACE, TRACE, read_events
 from avalon_agents.records.trace import TRACE_ADAPTER, Purpose, Stage
-from avalon_agents.table.server import Refused
 from avalon_agents.view.catalog import Catalog, game_folders
+from avalon_agents.web.serving import Refused
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000

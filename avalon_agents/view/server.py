@@ -24,11 +24,11 @@ from typing import Any
 
 from aiohttp import web
 
-from avalon_agents.table.serve import loopback  # noqa: F401  (avalon view asks it of its --host)
-from avalon_agents.table.server import Refused, guard, html_response
 from avalon_agents.view.catalog import UnknownRun
 from avalon_agents.view.pages import View
 from avalon_agents.view.site import page_html
+from avalon_agents.web.hosts import loopback  # noqa: F401  (avalon view asks it of its --host)
+from avalon_agents.web.serving import Refused, guard, html_response
 
 
 class ViewServer:

@@ -16,7 +16,7 @@ from avalon_agents.records.run_dir import read_meta, read_result, read_trace
 from avalon_agents.records.trace import SeatFault
 from avalon_agents.records.usage import usage
 from avalon_agents.table.desk import MAX_SPEECH
-from avalon_agents.table.server import MAX_BODY
+from avalon_agents.web.serving import MAX_BODY
 from tests.table.helpers import SPEECH, Browser, answer_for, open_table
 
 STATE_KEYS = {"seat", "role", "lines", "request", "over"}

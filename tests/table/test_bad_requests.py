@@ -12,7 +12,7 @@ import aiohttp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from avalon_agents.table.server import MAX_BODY
+from avalon_agents.web.serving import MAX_BODY
 from tests.table.helpers import answer_for, open_table
 
 ANSWER = "/api/seat/1/answer"

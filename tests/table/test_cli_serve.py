@@ -20,7 +20,8 @@ from avalon_agents.cli import cli
 from avalon_agents.core.rules import make_rules
 from avalon_agents.host.play import AgentSetup
 from avalon_agents.records.run_dir import read_meta
-from avalon_agents.table.serve import TableGame, reachable, serve_table
+from avalon_agents.table.serve import TableGame, serve_table
+from avalon_agents.web.hosts import reachable
 
 ADDRESS = re.compile(r"^Player (\d+): (http://127\.0\.0\.1:(\d+)/seat/\1\?token=([A-Za-z0-9_-]{20,}))$")
 
