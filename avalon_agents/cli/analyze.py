@@ -89,17 +89,18 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
             result = run_analysis(run_dir, out, judge=judge, reference=reference,
                                   progress=lambda done, total: progress.update(task, completed=done, total=total))
     from avalon_agents.analysis.paper.report import provenance
+    from avalon_agents.records.analysis_dir import report_file
 
     if as_json:
         echo_json({"run_dir": run_dir, "provenance": provenance(result), "games": len(result.data.games),
                    "headline": result.headline, "tables": result.tables, "files": result.files,
-                   "report": result.out / "report.md"})
+                   "report": report_file(result.out)})
         return
     click.echo(provenance(result))
     click.echo(headline_text(result.headline))
     for row in result.tables["health"].itertuples(index=False):
         click.echo(_health_text(row))
-    click.echo(f"{len(result.data.games)} game(s); report: {result.out / 'report.md'}")
+    click.echo(f"{len(result.data.games)} game(s); report: {report_file(result.out)}")
 
 
 def _judges_planned(run_dir: Path, out: Path | None, settings: ModelSettings, check: bool, as_json: bool,
@@ -108,9 +109,10 @@ def _judges_planned(run_dir: Path, out: Path | None, settings: ModelSettings, ch
     from avalon_agents.analysis.judges.run import Judge
     from avalon_agents.analysis.load import load_run
     from avalon_agents.experiments.plan import judge_cost, judge_plan
+    from avalon_agents.records.analysis_dir import analysis_dir, judgments_dir
 
     cost, cached = judge_cost(Judge(client=None, cache_dir=None).tasks(load_run(run_dir)),
-                              (out or run_dir / "analysis") / "judgments", settings.spec)
+                              judgments_dir(out or analysis_dir(run_dir)), settings.spec)
     return planned_calls(judge_plan(settings, cost, prices := prices_of(prices_file), cached), check, as_json,
                          budget_usd, prices)
 

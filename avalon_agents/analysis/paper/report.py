@@ -1,12 +1,5 @@
 """`avalon analyze`: every metric of a run as CSV and JSON, the figures as PNG, and report.md showing each
-figure with the numbers behind it.
-
-    <out>/metrics/<name>.csv     one file per table (outcome metrics, judged behavior, probe scores)
-    <out>/metrics.json           the same tables, {name: [rows]}
-    <out>/judgments/             the judges' disk cache (judgments.jsonl: raw answers, reused on a rerun)
-                                 and calls.jsonl (every judge call made, as trace records)
-    <out>/figures/<name>.png
-    <out>/report.md
+figure with the numbers behind it, in the analysis folder (its files, manifest and readers: records/analysis_dir.py).
 """
 
 from __future__ import annotations
@@ -20,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 
-from avalon_agents import formats
+from avalon_agents import __version__, formats
 from avalon_agents.analysis import figure_text, plots
 from avalon_agents.analysis.humans import players
 from avalon_agents.analysis.judges.registry import JUDGES
@@ -31,6 +24,7 @@ from avalon_agents.analysis.paper.metrics import outcome_metrics, paper_table
 from avalon_agents.analysis.paper.probes import score_probes
 from avalon_agents.analysis.paper.reference import figure_table, statements
 from avalon_agents.analysis.stats import METHODS
+from avalon_agents.records import analysis_dir as folder
 from avalon_agents.records.health import not_data
 from avalon_agents.records.run_dir import JsonlTracer, read_experiment
 from avalon_agents.records.run_dir import variant_order as run_dir_variants
@@ -127,7 +121,8 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
             paper's six roles (the human figures' role set); "none": not.
     """
     run_dir = Path(run_dir)
-    out = Path(out) if out else run_dir / "analysis"
+    out = Path(out) if out else folder.analysis_dir(run_dir)
+    folder.read_manifest(out)  # a folder of a newer layout is refused, in one line, before anything is written
     return write(compute(load_run(run_dir), run_dir, out, judge, progress, reference))
 
 
@@ -138,8 +133,8 @@ def compute(data: RunData, run_dir: Path, out: Path, judge: LLMClient | None = N
     tables = outcome_metrics(data)
     judgments = None
     if judge is not None:
-        client = judge.with_tracer(JsonlTracer(out / "judgments" / "calls.jsonl"))  # every judge call, recorded
-        judgments = judge_run(data, client=client, cache_dir=out / "judgments", progress=progress)
+        client = judge.with_tracer(JsonlTracer(folder.judge_calls(out)))  # every judge call, recorded
+        judgments = judge_run(data, client=client, cache_dir=folder.judgments_dir(out), progress=progress)
         tables.update(behavior_tables(judgments, data))
     if not data.probes.empty:
         tables["probe_scores"] = score_probes(data.probes)
@@ -153,27 +148,29 @@ def compute(data: RunData, run_dir: Path, out: Path, judge: LLMClient | None = N
 
 
 def write(result: Analysis) -> Analysis:
-    """Write an analysis's files under its `out`: metrics/*.csv, metrics.json, figures/*.png and report.md."""
+    """Write an analysis's files under its `out` (records/analysis_dir.py): metrics/*.csv, metrics.json,
+    figures/*.png, report.md and, last, the manifest (what wrote the folder, when, the games it counted)."""
     out, tables, judgments = result.out, result.tables, result.judgments
-    metrics = out / "metrics"
-    metrics.mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
-        table.to_csv(metrics / f"{name}.csv", index=False)
-        result.files.append(metrics / f"{name}.csv")
+    folder.metrics_dir(out).mkdir(parents=True, exist_ok=True)
+    csvs = {folder.metrics_file(out, name): table for name, table in tables.items()}
     if judgments is not None:
-        for name, table in judgments.tables().items():
-            table.to_csv(metrics / f"judged_{name}.csv", index=False)
-            result.files.append(metrics / f"judged_{name}.csv")
-    (out / "metrics.json").write_text(json.dumps({n: json.loads(t.to_json(orient="records")) for n, t in
-                                                  tables.items()}, indent=1))
-    result.files.append(out / "metrics.json")
+        csvs.update({folder.judged_file(out, name): table for name, table in judgments.tables().items()})
+    for file, table in csvs.items():
+        table.to_csv(file, index=False)
+        result.files.append(file)
+    result.files.append(folder.write_metrics(out, {n: json.loads(t.to_json(orient="records"))
+                                                   for n, t in tables.items()}))
     caption = footer(result)
     pngs = {name: plots.save(plots.caption(fig, caption, result.judge_spec, root=result.run_dir),
-                             out / "figures" / f"{name}.png")
+                             folder.figure_file(out, name))
             for name, fig in figures(tables).items()}
     result.files += list(pngs.values())
-    (out / "report.md").write_text(report_markdown(result, pngs))
-    result.files.append(out / "report.md")
+    report = folder.report_file(out)
+    report.write_text(report_markdown(result, pngs))
+    result.files.append(report)
+    result.files.append(folder.write_manifest(out, folder.Manifest(
+        version=__version__, written=folder.now(), run=str(result.run_dir), games=list(result.data.games["game"]),
+        judge=result.judge_spec, tables=list(tables))))
     return result
 
 
@@ -352,7 +349,7 @@ def report_markdown(result: Analysis, pngs: dict[str, Path]) -> str:
     shown_at = sections()
     for name, png in pngs.items():
         title, table_names = shown_at[name]
-        parts += [f"## {title}", f"![{name}](figures/{png.name})"]
+        parts += [f"## {title}", f"![{name}]({folder.FIGURES}/{png.name})"]
         parts += [f"`metrics/{t}.csv`\n\n" + markdown_table(result.tables[t]) for t in table_names]
         parts += paper_parts(name, result.tables["paper_figures"])
     if "human_reference" in result.tables:
