@@ -15,7 +15,6 @@ import click
 
 from avalon_agents import logs
 from avalon_agents.cli.base import (
-    PLAYERS,
     SEEDS,
     UserError,
     cli,
@@ -28,8 +27,7 @@ from avalon_agents.cli.base import (
     one_line_errors,
     plugin_option,
 )
-from avalon_agents.cli.play import program_options, program_seats
-from avalon_agents.core.rules import PRESETS, make_rules
+from avalon_agents.cli.play import program_options, program_seats, rules_of, rules_options
 from avalon_agents.llm.settings import ModelSettings
 
 DEFAULT_OUT = Path("runs") / "table"
@@ -42,10 +40,8 @@ DEFAULT_OUT = Path("runs") / "table"
               help="Agent kind of the other seats (rulebot, random, llm, cognitive, baseline, external: a program, "
                    "with --seat-command or --seat-url; or a plugin's), or a "
                    "comma list, one per seat (the people's seats are left out of it or named 'human').")
-@click.option("--players", default=6, show_default=True, type=PLAYERS, help="Players at the table.")
+@rules_options
 @lady_option
-@click.option("--rules", "preset", default="official", show_default=True,
-              help=f"Rule preset: {' or '.join(PRESETS)}.")
 @click.option("--seed", default=0, show_default=True, type=SEEDS,
               help="The first game's seed (the deal, the first leader); game i uses seed+i.")
 @click.option("--games", default=1, show_default=True, type=click.IntRange(1, 100),
@@ -74,8 +70,8 @@ DEFAULT_OUT = Path("runs") / "table"
               help="Decisions of llm seats use JSON-schema constrained output.")
 @plugin_option
 @logging_options
-def serve(humans: str, seats: str, players: int, lady: bool, preset: str, seed: int, games: int, port: int, host: str,
-          out: Path | None,
+def serve(humans: str, seats: str, preset: str, players: int | None, role_set: str | None, assassin: str | None,
+          lady: bool, seed: int, games: int, port: int, host: str, out: Path | None,
           decision_timeout: float, lobby: bool, linger: float, as_json: bool, seat_command: str | None,
           seat_url: str | None, seat_timeout: float, settings: ModelSettings, constrained: bool) -> None:
     """Play a game (or a session of games) at a web table: people take seats in their browsers, the other seats
@@ -92,6 +88,7 @@ def serve(humans: str, seats: str, players: int, lady: bool, preset: str, seed: 
     Examples:
       avalon serve                                     you at seat 1 against 5 rule bots
       avalon serve --human 1,4 --players 7             two people, 5 rule bots
+      avalon serve --roles merlin,loyal_servant,loyal_servant,morgana,mordred --assassin mordred   a role set
       avalon serve --human 1,2 --games 5 --seats cognitive --model openai:gpt-4o-mini   a session of 5 games
       avalon serve --human 2 --seats llm --model openai:gpt-4o-mini
       avalon serve --human 1 --seats external --seat-command 'python3 experiments/bots/random_bot.py'
@@ -103,7 +100,7 @@ def serve(humans: str, seats: str, players: int, lady: bool, preset: str, seed: 
     from avalon_agents.web.hosts import loopback
 
     with one_line_errors():
-        rules = make_rules(preset, players, lady_of_the_lake=lady)
+        rules = rules_of(preset, players, role_set, assassin, lady)
         kinds = table_seats(seats, humans, rules.players)
         out = out if out is not None else DEFAULT_OUT / datetime.now().strftime("%Y%m%d-%H%M%S")
         if out.exists() and any(out.iterdir()):

@@ -22,6 +22,7 @@ from avalon_agents.host.play import AgentSetup
 from avalon_agents.records.run_dir import read_meta
 from avalon_agents.table.serve import TableGame, serve_table
 from avalon_agents.web.hosts import reachable
+from tests.helpers import avalon
 
 ADDRESS = re.compile(r"^Player (\d+): (http://127\.0\.0\.1:(\d+)/seat/\1\?token=([A-Za-z0-9_-]{20,}))$")
 
@@ -69,6 +70,37 @@ def test_a_mistake_is_one_line_and_exit_2(tmp_path, args, message):
     assert result.exit_code == 2, result.output
     assert message in result.output and "Traceback" not in result.output
     assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["--roles", "merlin,loyal_servant,loyal_servant,morgana,mordred"],
+    ["--assassin", "mordred"],
+    ["--roles", "merlin,loyal_servant,loyal_servant,morgana,wizard"],
+    ["--players", "7", "--roles", "merlin,loyal_servant,loyal_servant,morgana,assassin"],
+    ["--lady-of-the-lake"],
+])
+def test_bad_rules_are_refused_in_one_line_as_play_refuses_them(tmp_path, args):
+    """--rules, --players, --roles, --assassin and --lady-of-the-lake are avalon play's options (cli.play's
+    rules_options): the same mistake, the same line."""
+    done = avalon("serve", "--out", str(tmp_path / "t"), "--port", "0", *args)
+    played = avalon("play", *args)
+    assert done.returncode == played.returncode == 2
+    assert done.stderr == played.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (tmp_path / "t").exists()
+
+
+def test_a_table_deals_the_role_set_and_assassin_given(tmp_path):
+    out = tmp_path / "t"
+    roles = "merlin,percival,loyal_servant,loyal_servant,morgana,mordred,minion"
+    done = avalon("serve", "--out", str(out), "--port", "0", "--rules", "paper", "--roles", roles,
+                  "--assassin", "mordred", "--lady-of-the-lake", "--decision-timeout", "0.01", "--linger", "0",
+                  "--no-lobby")
+    assert done.returncode == 0, done.stderr
+    rules = read_meta(out / "game-00001").rules
+    assert rules["name"] == "paper" and rules["players"] == 7 and rules["assassin"] == "Mordred"
+    assert sorted(rules["roles"]) == sorted(["Merlin", "Percival", "Loyal Servant", "Loyal Servant", "Morgana",
+                                             "Mordred", "Minion of Mordred"])
+    assert rules["lady_of_the_lake"] is not None
 
 
 def test_a_used_folder_is_refused(tmp_path):
