@@ -82,7 +82,7 @@ class ReadsNoConfig(click.Command):
         try:
             return super().parse_args(ctx, args)
         except click.UsageError:
-            from avalon_agents.experiments.config import command_of
+            from avalon_agents.experiments.config import command_line, command_of
 
             takes_value = {o for p in self.params if isinstance(p, click.Option) and not p.is_flag and not p.count
                            for o in p.opts}
@@ -92,7 +92,7 @@ class ReadsNoConfig(click.Command):
                 command = command_of(arg)
                 if command is not None:
                     raise UserError(f"{arg} is an `avalon {command}` config, which `avalon {ctx.info_name}` does "
-                                    f"not read: run `avalon {command} {arg}`") from None
+                                    f"not read: run `{command_line(command, arg)}`") from None
             raise
 
 
@@ -163,6 +163,40 @@ def plugin_option(command: Callable) -> Callable:
     return wrapper
 
 
+RUN_PLUGINS_HELP = ("Do not load the plugins the run recorded (its run.json, or experiment.json); without this flag "
+                    "they are loaded first, and one missing or changed since the run is refused.")
+
+
+def load_run_plugins(paths: list[Path], whose: str = "the run") -> None:
+    """Load the plugins the runs at or under `paths` recorded (records.run_plugins), saying so in one line on
+    stderr (not with -q); a missing or changed one is refused in one line (exit 2)."""
+    from avalon_agents.records.run_plugins import load_recorded, said
+
+    with one_line_errors():
+        keys = load_recorded(paths)
+    context = click.get_current_context(silent=True)
+    if keys and not (context and context.params.get("quiet")):
+        click.echo(said(keys, whose), err=True)
+
+
+def run_plugins_option(argument: str) -> Callable[[Callable], Callable]:
+    """--no-run-plugins, for a command that reads or replays a run (analyze, calibrate, replay, view): without it,
+    the plugins the run named by the command's `argument` recorded are loaded before the command runs."""
+
+    def decorate(command: Callable) -> Callable:
+        @click.option("--no-run-plugins", "no_run_plugins", is_flag=True, help=RUN_PLUGINS_HELP)
+        @functools.wraps(command)
+        def wrapper(*args, no_run_plugins: bool, **kwargs):
+            if not no_run_plugins:
+                given = kwargs[argument]
+                load_run_plugins([Path(p) for p in (given if isinstance(given, (list, tuple)) else [given])])
+            return command(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
 def runner_options(command: Callable) -> Callable:
     """--max-games, --backend and --address: how the experiment runner plays (`run`, `tournament`); and
     `spend_options`."""
@@ -213,7 +247,7 @@ def embedded_notice(*specs: str | None) -> None:
     command plays on the embedded model (any of `specs` on the `local` provider; None: the default spec), which
     is for smoke runs, not for studying behaviour. Not with -q, and not when that model cannot load (its error is
     then the one line)."""
-    local = [spec for spec in (s or default_spec() for s in specs) if provider_of(spec) == "local"]
+    local = [spec for spec in (s or default_spec() for s in specs) if provider(provider_of(spec)).local]
     context = click.get_current_context(silent=True)
     if not local or "embedded" in _noticed or (context and context.params.get("quiet")) or not _loads(local[0]):
         return
@@ -239,7 +273,8 @@ def _loads(spec: str) -> bool:
 
 def model_options(command: Callable) -> Callable:
     """The model settings on the command line; each given option sets one field of a ModelSettings. A --model on
-    the embedded model prints its notice (`embedded_notice`)."""
+    the embedded model prints its notice (`embedded_notice`); a --model replay:RUN_DIR loads the plugins RUN_DIR
+    recorded (`load_run_plugins`; --no-run-plugins: not)."""
     options = [
         click.option("--model", "spec", default=None, metavar="SPEC",
                      help="Model spec: local:smollm2, openai:MODEL, openai-compatible:MODEL@URL, scripted, or any "
@@ -269,11 +304,14 @@ def model_options(command: Callable) -> Callable:
                      help="Shape the seats' prompts and answers for the model's size: small puts the decision "
                           "first, shortens the rules, caps speeches and guards them against echoing the prompt "
                           "(default: small for local:, standard otherwise)."),
+        click.option("--no-run-plugins", "no_run_plugins", is_flag=True,
+                     help="With --model replay:RUN_DIR: do not load the plugins RUN_DIR recorded (without this flag "
+                          "they are loaded first, and one missing or changed since the run is refused)."),
     ]
 
     @functools.wraps(command)
     def wrapper(*args, spec, temperature, max_tokens, timeout, retries, rpm, tpm, requests_per_second, kwargs,
-                api_key_env, key_over_http, profile, **rest):
+                api_key_env, key_over_http, profile, no_run_plugins, **rest):
         with one_line_errors():
             given = {"spec": spec, "temperature": temperature, "max_tokens": max_tokens, "timeout": timeout,
                      "retries": retries, "rpm": rpm, "tpm": tpm, "requests_per_second": requests_per_second,
@@ -282,6 +320,8 @@ def model_options(command: Callable) -> Callable:
                                      kwargs=parse_kwargs(kwargs))
         if spec is not None:
             embedded_notice(spec)
+            if settings.declared.replays and not no_run_plugins:  # the replayed run's plugins play it again
+                load_run_plugins([Path(spec.partition(":")[2])])
         return command(*args, settings=settings, **rest)
 
     for option in reversed(options):

@@ -9,9 +9,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 import click
-from rich.console import Console
 
-from avalon_agents import logs
 from avalon_agents.cli.base import (
     GAMES,
     PLAYERS,
@@ -30,13 +28,12 @@ from avalon_agents.cli.base import (
     progress_bar,
     spend_options,
 )
-from avalon_agents.cli.spending import PLAY_BUDGET, PaidGames, kept_within, play_plan, planned_calls, prices_of
+from avalon_agents.cli.spending import PLAY_BUDGET, PaidGames, kept_within, prices_of
+from avalon_agents.cli.studies import carry_out, prepare
 from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, RuleSet, make_rules
-from avalon_agents.experiments.guard import study_dir
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.narrate import DEFAULT_CARDS, card_sets
 from avalon_agents.records.health import health_line
-from avalon_agents.records.transcript import transcript
 
 
 def option_group(command, options: list):
@@ -159,6 +156,8 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
       avalon play --seats llm --model openai:gpt-4o-mini --games 20 --budget-usd 1
     """
     from avalon_agents.agents.registry import needs_llm, parse_seats, take_seat
+    from avalon_agents.experiments.play import PlayStudy
+    from avalon_agents.host.batch import batch
     from avalon_agents.modules import load_agent_config
 
     live = live_view(stream, games, as_json, human)
@@ -171,18 +170,19 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
 
             kinds = take_seat(kinds, human, games)
         config = load_agent_config(agent_config) if agent_config is not None else None
-        paid = None
-        if check or budget_usd is not None:  # the plan, before any model loads
-            prices = prices_of(prices_file)
-            budget = planned_calls(play_plan(kinds, settings, config, probes, games, prices), check, as_json,
-                                   budget_usd, prices, unit="game", kept="finished games are kept")
+        budget = None
+        if check or budget_usd is not None:  # the plan (every study's preparation), before any model loads
+            from avalon_agents.host.play import AgentSetup
+
+            planned = PlayStudy(batch(rules, kinds, seed, games, AgentSetup(settings=settings, agent_config=config),
+                                      probes, order), order)
+            budget, _ = prepare(planned, None, check=check, as_json=as_json, prices=prices_of(prices_file),
+                                budget_usd=budget_usd)
             if check:
                 return
-            paid = PaidGames(budget)
         if any(needs_llm(k) for k in kinds):  # said before the model loads
             embedded_notice(settings.spec, *([extractor_model] if extractor_model not in (None, "none") else []))
-        from avalon_agents.host.batch import batch, batch_fingerprint, batch_summary, play_batch, play_setup
-        from avalon_agents.host.host import watching
+        from avalon_agents.host.batch import play_setup
 
         output = live.guard(sys.stdout) if live is not None else sys.stdout
         setup = play_setup(kinds, settings.model_copy(update={"constrained": constrained}), extractor_model,
@@ -190,14 +190,50 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
                            agent_config=config,
                            experience_dir=experience_dir)
         programs = program_seats(kinds, setup, seat_command, seat_url, seat_timeout)
-        jobs = batch(rules, kinds, seed, games, programs, probes, order)
-        guard = study_dir(out, batch_fingerprint(jobs, order), "play") if out else nullcontext()
+        study = PlayStudy(batch(rules, kinds, seed, games, programs, probes, order), order, human,
+                          shown=lambda: live.printed if live is not None and live.out is not None else 0)
         if out is not None:
-            out.mkdir(parents=True, exist_ok=True)
+            from avalon_agents.experiments import scheduler
 
-    with progress_bar(disable=games == 1) as progress, logs.run_log(out) if out else nullcontext():
-        task = progress.add_task("games", total=games)
-        with (one_line_errors(out, stopped="the game stopped; nothing was counted"), kept_within(), guard,
+            scheduler.preflight(study, out)
+            out.mkdir(parents=True, exist_ok=True)
+            if budget is not None:  # the games finished before count toward it
+                budget.count_finished(scheduler.games(study, out))
+    if out is not None:  # a study on the scheduler: lock, fingerprint, resume, budget, run record, exit codes
+        carry_out(study, out, as_json=as_json, budget=budget, play_with=_shown_playing(live, games),
+                  stopped="the game stopped; it is played again on a rerun")
+        return
+    from avalon_agents.experiments.study import Outcome
+    from avalon_agents.host.batch import batch_summary
+
+    played = _play_in_memory(study, live, budget)
+    outcome = Outcome(out=Path(), measured={"summary": batch_summary(study.games, played, order), "played": played},
+                      health={})
+    summary = outcome.measured["summary"]
+    if as_json:
+        click.echo(json.dumps(summary))
+        lines = []
+    else:
+        lines = study.lines(outcome)
+    for line in lines:
+        click.echo(line)
+    if "usage" in summary and not as_json:
+        click.echo(health_line(summary["usage"]))
+    problems = summary.get("health", {}).get("problems")
+    if problems:
+        raise RunUnhealthy("unhealthy run, not a result: " + "; ".join(problems))
+
+
+def _play_in_memory(study, live, budget) -> list:
+    """Play a batch without a directory (nothing kept): its games in order, a progress bar over several, within
+    the budget (`PaidGames`: the game that would go over is not started, exit 4)."""
+    from avalon_agents.host.batch import play_batch
+    from avalon_agents.host.host import watching
+
+    paid = PaidGames(budget) if budget is not None else None
+    with progress_bar(disable=len(study.games) == 1) as progress:
+        task = progress.add_task("games", total=len(study.games))
+        with (one_line_errors(None, stopped="the game stopped; nothing was counted"), kept_within(),
               live.running() if live is not None else nullcontext(), watching(live)):
 
             def played_one(game) -> None:
@@ -205,25 +241,25 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
                 if paid is not None:
                     paid.played(game)
 
-            played = asyncio.run(play_batch(jobs, out, played_one, lean=True,
-                                            before=paid.before if paid is not None else None))
+            return asyncio.run(play_batch(study.games, None, played_one, lean=True,
+                                          before=paid.before if paid is not None else None))
 
-    summary = batch_summary(jobs, played, order, out)
-    if as_json:
-        click.echo(json.dumps(summary))
-    elif human is not None:
-        pass  # the person has seen the game as the seat saw it; the transcript would show what it may not see
-    elif games == 1:
-        streamed = live.printed if live is not None and live.out is not None else 0
-        for line in transcript(played[-1].events)[streamed:]:  # those the live view has not printed
-            click.echo(line)
-    else:
-        _print_summary(summary)
-    if "usage" in summary and not as_json:
-        _print_usage(summary["usage"], games)
-    problems = summary.get("health", {}).get("problems")
-    if problems:
-        raise RunUnhealthy("unhealthy run, not a result: " + "; ".join(problems))
+
+def _shown_playing(live, games: int):
+    """How `avalon play --out` plays its study on the scheduler (carry_out's `play_with`): its progress bar over
+    several games (the finished ones counted), the live view following each game."""
+
+    def play_study(study, out: Path, max_games: int | None, budget) -> list[str]:
+        from avalon_agents.experiments import scheduler
+
+        with (progress_bar(disable=games == 1) as progress,
+              live.running() if live is not None else nullcontext()):
+            task = progress.add_task("games", total=games, completed=scheduler.finished(study, out))
+            return asyncio.run(scheduler.play(study, out, max_games=max_games, budget=budget,
+                                              on_game=lambda *_: progress.advance(task),
+                                              on_start=(lambda *_: live) if live is not None else None))
+
+    return play_study
 
 
 def program_seats(kinds: list[str], setup, command: str | None, url: str | None, timeout: float):
@@ -276,19 +312,6 @@ def live_view(stream: bool | None, games: int, as_json: bool, human: int | None)
     return view if view.out is not None or view.status is not None else None
 
 
-def _print_usage(u: dict, games: int) -> None:
-    vrr = u["valid_response_rate"]
-    outcomes = ", ".join(f"{n:,} {outcome}" for outcome, n in u["outcomes"].items())
-    methods = ", ".join(f"{method} {n:,}" for method, n in u["methods"].items())
-    click.echo(f"LLM calls: {u['llm_calls']:,} ({u['llm_calls'] / games:,.0f} per game; {outcomes or 'none'}), "
-               f"{u['seconds_per_call'] or 0:.2f} s per call")
-    click.echo(f"tokens: {u['input_tokens']:,} in, {u['output_tokens']:,} out")
-    click.echo(f"valid response rate: {'n/a' if vrr is None else f'{vrr:.1%}'} of {u['decisions']:,} decisions "
-               f"(read by {methods or 'none'})")
-    click.echo(health_line(u))
-
-
-
 def parse_order(items: tuple[str, ...], players: int) -> dict[str, str] | None:
     """`--order LIST=MODE` options as Orders.make's modes (None: all fixed). Raises ValueError naming the bad
     one."""
@@ -307,19 +330,3 @@ def parse_order(items: tuple[str, ...], players: int) -> dict[str, str] | None:
         return None
     Orders.make(0, players, modes=modes)  # checks the names and modes
     return modes
-
-
-def _print_summary(summary: dict) -> None:
-    """The batch's outcome: each side's win rate with Wilson's 95% interval over the games (formats.py)."""
-    from avalon_agents.analysis.stats import wilson
-    from avalon_agents.formats import percent, rate_text
-
-    console = Console()
-    g = summary["games"]
-    lady = " with the Lady of the Lake" if summary.get("lady_of_the_lake") else ""
-    console.print(f"{g} games, {summary['rules']} rules{lady}, {summary['players']} players")
-    console.print("; ".join(f"{side} wins {summary[f'{side}_wins']}: "
-                            f"{rate_text(summary[f'{side}_wins'] / g, *wilson(summary[f'{side}_wins'], g), g)}"
-                            for side in ("good", "evil")), highlight=False)
-    for reason, count in summary["reasons"].items():
-        console.print(f"  {reason:<22} {count:>6} {percent(count / g):>5}", highlight=False)

@@ -11,14 +11,13 @@ import click
 
 from avalon_agents.cli.base import (
     cli,
-    echo_json,
     embedded_notice,
     model_options,
     one_line_errors,
     runner_options,
     study_options,
 )
-from avalon_agents.cli.studies import carry_out
+from avalon_agents.cli.studies import carry_out, pace_of, prepare
 from avalon_agents.llm.settings import ModelSettings
 
 
@@ -71,7 +70,7 @@ def run(config: Path, check: bool, settings: ModelSettings, out: Path | None, ma
     if check:
         return
     carry_out(study, out, as_json=as_json, max_games=max_games, budget=budget, backend=backend, address=address,
-              pace=_pace(found))
+              pace=pace_of(found))
 
 
 @runner_command("Run directory (default: runs/<tournament name>); the leaderboard goes to OUT/tournament/.")
@@ -99,15 +98,7 @@ def tournament(config: Path, check: bool, settings: ModelSettings, out: Path | N
     if check:
         return
     carry_out(study, out, as_json=as_json, max_games=max_games, budget=budget, backend=backend, address=address,
-              pace=_pace(found))
-
-
-def _pace(found: dict[str, Any]) -> tuple[float, float | None]:
-    """(LLM calls, least seconds) a game is planned to take (the plan's, `experiments.plan.plan`): the progress bar's
-    time left until the run has measured its own pace."""
-    games = found["games"] or 1
-    seconds = found["least_seconds"]
-    return found["calls"] / games, None if seconds is None else seconds / games
+              pace=pace_of(found))
 
 
 def _prepare(kind: Callable, load: Callable, config: Path, settings: ModelSettings, out: Path | None, check: bool,
@@ -121,9 +112,7 @@ def _prepare(kind: Callable, load: Callable, config: Path, settings: ModelSettin
         variants = load(config)  # a mistake in the config is one line before any model client is loaded
         for exp in variants.values() if not check else ():  # and a missing key, before anything heavy
             exp.check_keys(settings)
-        from avalon_agents.experiments import scheduler
-        from avalon_agents.experiments.plan import plan, plan_lines, variant_models
-        from avalon_agents.experiments.spend import make_budget
+        from avalon_agents.experiments.plan import variant_models
         from avalon_agents.llm import check_reachable
 
         first = next(iter(variants.values()))
@@ -132,22 +121,8 @@ def _prepare(kind: Callable, load: Callable, config: Path, settings: ModelSettin
         embedded_notice(*(spec for exp in variants.values() for spec in variant_models(exp, override)))
         prices = load_prices(prices_file, {k: v.model_dump() for k, v in (first.prices or {}).items()})
         study = kind(variants, override, config, prices)
-        if budget_usd is not None and backend != "local":
-            raise ValueError("budget-usd: the budget is kept by the local backend; leave out --backend ray")
-        budget = make_budget(budget_usd, prices, lambda: study.estimates(prices))
         if settings.spec:
             check_reachable(settings.spec)
-        if not check:
-            scheduler.preflight(study, out)
-            out.mkdir(parents=True, exist_ok=True)
-            if budget is not None:
-                budget.count_finished(scheduler.games(study, out))
-    found = plan(variants, out, override, prices)
-    for line in plan_lines(variants, out, found=found):
-        click.echo(line, err=as_json)
-    if budget is not None:
-        click.echo(f"budget: ${budget.limit_usd:,.2f}, ${budget.spent:,.2f} spent by the finished games", err=as_json)
-    if check and as_json:  # the plan is the command's result
-        echo_json({**found, "budget_usd": budget_usd})
+        budget, found = prepare(study, out, check=check, as_json=as_json, prices=prices, budget_usd=budget_usd,
+                                backend=backend)
     return study, out, budget, found
-

@@ -1,8 +1,9 @@
 """What a command's own model calls cost, before and while it makes them: the plan `--check` prints (calls,
 tokens, dollars, time; with --json one JSON object) and the budget `--budget-usd` keeps (exit 4 before the call or
 game that would go over), for the commands that call a model outside a study: `avalon analyze --judge-model`,
-`avalon calibrate`, `avalon probe-humans` (per call: experiments.spend.BudgetedClient) and `avalon play` (per game).
-`avalon run` and the studies plan and budget in cli.run and the scheduler."""
+`avalon calibrate`, `avalon probe-humans` (per call: experiments.spend.BudgetedClient) and `avalon play` without
+--out (per game: `PaidGames`). Every study (`avalon run`, `tournament`, `redteam`, `bias`, `study`, `play --out`)
+is planned and budgeted by cli.studies.prepare and the scheduler."""
 
 from __future__ import annotations
 
@@ -85,24 +86,3 @@ class PaidGames:
         from avalon_agents.records import usage
 
         self.budget.settle_usd(self.ticket, "", usage_dollars(usage(game.ledger()), self.budget.prices))
-
-
-def play_plan(kinds: Sequence[str], settings: Any, agent_config: Any, probes: bool, games: int,
-              prices: Any) -> dict[str, Any]:
-    """The plan of `avalon play`'s LLM seats: each seat's agent kind's declared calls and tokens per game
-    (experiments.plan.seat_cost, the cognitive seats' modules as --agent-config says), the belief probes with
-    --probes, times the games, at the seats' model."""
-    from avalon_agents.agents.registry import needs_llm
-    from avalon_agents.experiments.config import AgentSpec
-    from avalon_agents.experiments.plan import MEASURED, agent_probes, seat_cost, work_plan
-    from avalon_agents.llm.pool import ClientPool
-    from avalon_agents.prices import Cost
-
-    per_game = Cost()
-    for kind in kinds:
-        if needs_llm(kind):
-            agent = AgentSpec(kind=kind, modules=agent_config if kind == "cognitive" else None)
-            per_game = per_game + seat_cost(agent) + agent_probes(agent, probes)
-    work = work_plan(f"LLM calls in {games} game(s)", ClientPool().resolve(settings), per_game * games, prices,
-                     estimated=f"declared per agent kind and module ({MEASURED})")
-    return {**work, "games": games}

@@ -320,6 +320,10 @@ class OrderBias(ConfigStudy):
     override: ModelSettings | None = None
     config_path: Path | None = None
 
+    @classmethod
+    def load(cls, config: Path, override: ModelSettings | None = None) -> OrderBias:
+        return cls(load_bias(config), override, Path(config))
+
     def lanes(self, out: Path) -> list[Lane]:
         # pair by pair (a seed's fixed game, then its treated ones), so a run stopped early leaves whole pairs
         return [Lane(f"{treated or FIXED_DIR}/{game_dir(Path(), seed)}", treated or FIXED_DIR,

@@ -150,27 +150,73 @@ class ExtractorSpec(Strict):
 
 
 
-class PairedStudy(Strict):
-    """What the studies of paired games (`avalon redteam`, `avalon bias`) share: the table, the models, the seeds
-    and the health limits."""
+class Table(Strict):
+    """The table every study's games are dealt at, one config shape under every study (`avalon run` and its
+    tournaments' `Experiment`, the red team's and the bias study's `PairedStudy`): the rule preset, the players,
+    the role set and who carries the assassination, the Lady of the Lake."""
 
     name: Name
     rules: str = "official"
     players: int = Field(6, ge=5, le=10)
+    roles: list[Role] | None = Field(None, description="the role set, one role per seat (players: as many)")
+    assassin: Role | None = Field(None, description="the evil role that carries the assassination (default: the "
+                                                    "Assassin); a role set without Merlin has none")
+    lady_of_the_lake: bool = Field(False, exclude_if=lambda v: not v, description="play with the Lady of the "
+                                   "Lake (7+ players): after quests 2-4 its holder learns a player's loyalty")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _players_of_the_role_set(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("roles"), list) and "players" not in data:
+            return {**data, "players": len(data["roles"])}
+        return data
+
+    @field_validator("roles", mode="before")
+    @classmethod
+    def _role_names(cls, roles: Any) -> Any:
+        if isinstance(roles, list):
+            return [Role.parse(r) if isinstance(r, str) else r for r in roles]
+        if isinstance(roles, dict):
+            return {Role.parse(r) if isinstance(r, str) else r: name for r, name in roles.items()}
+        return roles
+
+    @field_validator("assassin", mode="before")
+    @classmethod
+    def _assassin_name(cls, role: Any) -> Any:
+        return Role.parse(role) if isinstance(role, str) else role
+
+    @field_validator("rules")
+    @classmethod
+    def _preset(cls, rules: str) -> str:
+        if rules not in PRESETS:
+            raise ValueError(f"unknown rules preset {rules!r} (known: {', '.join(PRESETS)})"
+                             f"{did_you_mean(rules, PRESETS)}")
+        return rules
+
+    @property
+    def role_set(self) -> tuple[Role, ...] | None:
+        """The config's own role set (`roles:` as a list); None: the preset's."""
+        return tuple(self.roles) if isinstance(self.roles, list) else None
+
+    def game_rules(self) -> RuleSet:
+        """The rules every game is played by: the preset, its players, the role set, the holder, the Lady."""
+        return make_rules(self.rules, self.players, self.role_set, self.assassin, self.lady_of_the_lake)
+
+
+class PairedStudy(Table):
+    """What the studies of paired games (`avalon redteam`, `avalon bias`) share: the table (`Table`), the models,
+    the seeds and the health limits."""
+
     model: ModelSettings | None = None
     extractor: ExtractorSpec = Field(default_factory=ExtractorSpec)
     plugins: list[str] = Field(default_factory=list)
     seed: Seed = 0
     health: HealthLimits = Field(default_factory=HealthLimits)
 
-    @field_validator("rules")
-    @classmethod
-    def _preset(cls, rules: str) -> str:
-        make_rules(rules, 6)
-        return rules
-
-    def game_rules(self) -> RuleSet:
-        return make_rules(self.rules, self.players)
+    @model_validator(mode="after")
+    def _table(self) -> PairedStudy:
+        self.game_rules()  # a role set, assassin or Lady the rules refuse: one line naming the field
+        return self
 
 class Concurrency(Strict):
     games: int = Field(1, ge=1, le=256, description="games (series) played at once")
@@ -203,12 +249,9 @@ class OrderSpec(Strict):
         return all(m == "fixed" for m in self.modes().values())
 
 
-class Experiment(Strict):
-    """One variant, fully resolved: everything a runner needs."""
+class Experiment(Table):
+    """One variant, fully resolved: everything a runner needs (its table: `Table`)."""
 
-    name: Name
-    rules: str = "official"
-    players: int = Field(6, ge=5, le=10)
     model: ModelSettings | None = None
     extractor: ExtractorSpec = Field(default_factory=ExtractorSpec)
     plugins: list[str] = Field(default_factory=list, description="the user's code to import before agents are "
@@ -218,10 +261,6 @@ class Experiment(Strict):
     roles: list[Role] | dict[Role, str] | None = Field(None, description="a list: the role set (players: as many; "
                                                        "seated by sides or lineup); a mapping: the agent of each "
                                                        "of the preset's roles (seating by role)")
-    assassin: Role | None = Field(None, description="the evil role that carries the assassination (default: the "
-                                                    "Assassin); a role set without Merlin has none")
-    lady_of_the_lake: bool = Field(False, exclude_if=lambda v: not v, description="play with the Lady of the "
-                                   "Lake (7+ players): after quests 2-4 its holder learns a player's loyalty")
     lineup: dict[str, Count] | None = None
     rotation: list[str] | None = Field(None, exclude_if=lambda v: v is None, description="a tournament's "
                                        "entrants: blocks of len(rotation) games sharing one deal, every entrant "
@@ -254,48 +293,10 @@ class Experiment(Strict):
                                             "shipped table (avalon_agents/data/prices.yaml): {MODEL: {input: ..., "
                                             "output: ..., cached_input: ...}}")
 
-    @model_validator(mode="before")
-    @classmethod
-    def _players_of_the_role_set(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("roles"), list) and "players" not in data:
-            return {**data, "players": len(data["roles"])}
-        return data
-
-    @field_validator("roles", mode="before")
-    @classmethod
-    def _role_names(cls, roles: Any) -> Any:
-        if isinstance(roles, list):
-            return [Role.parse(r) if isinstance(r, str) else r for r in roles]
-        if isinstance(roles, dict):
-            return {Role.parse(r) if isinstance(r, str) else r: name for r, name in roles.items()}
-        return roles
-
-    @field_validator("assassin", mode="before")
-    @classmethod
-    def _assassin_name(cls, role: Any) -> Any:
-        return Role.parse(role) if isinstance(role, str) else role
-
-    @property
-    def role_set(self) -> tuple[Role, ...] | None:
-        """The config's own role set (`roles:` as a list); None: the preset's."""
-        return tuple(self.roles) if isinstance(self.roles, list) else None
-
     @property
     def role_seating(self) -> dict[Role, str] | None:
         """The agent of each role (`roles:` as a mapping); None: seated by sides or lineup."""
         return self.roles if isinstance(self.roles, dict) else None
-
-    def game_rules(self) -> RuleSet:
-        """The rules every game of this variant is played by: the preset, its players, the role set, the holder."""
-        return make_rules(self.rules, self.players, self.role_set, self.assassin, self.lady_of_the_lake)
-
-    @field_validator("rules")
-    @classmethod
-    def _preset(cls, rules: str) -> str:
-        if rules not in PRESETS:
-            raise ValueError(f"unknown rules preset {rules!r} (known: {', '.join(PRESETS)})"
-                             f"{did_you_mean(rules, PRESETS)}")
-        return rules
 
     @model_validator(mode="after")
     def _seating(self) -> Experiment:
@@ -467,7 +468,7 @@ COMMAND_KEYS: Registry[tuple[str, ...]] = Registry("study command", [
     ("tournament", ("entrants", "blocks")),
     ("redteam", ("defended", "attacker", "attacks", "attack_files")),
     ("bias", ("lists", "treatment", "seats")),
-])
+], follows="study")
 """Per study command, the keys only its configs have (`agents` is the experiment's, but a bias study names agents
 too): each study type's `config_keys` (experiments/study.py); `register_study` adds a plugin's."""
 
@@ -477,14 +478,20 @@ def _keys_of(raw: dict[str, Any], command: str) -> list[str]:
     return [k for k in COMMAND_KEYS[command] if k in raw and k != "agents"]
 
 
+def command_line(command: str, path: str | Path) -> str:
+    """The command line that plays a config of study `command`: `avalon COMMAND CONFIG` for a built-in study,
+    `avalon study COMMAND CONFIG` for a plugin's (the generic command of every registered study)."""
+    return f"avalon {command} {path}" if COMMAND_KEYS.is_builtin(command) else f"avalon study {command} {path}"
+
+
 def check_command(raw: dict[str, Any], path: Path, command: str) -> None:
-    """Refuse a config written for another command, naming the command it is for."""
+    """Refuse a config written for another command, naming the command it is for and the line that plays it."""
     own = _keys_of(raw, command)
     for other in COMMAND_KEYS:
         theirs = _keys_of(raw, other)
         if other != command and theirs and not own:
             raise ValueError(f"{path}: an `avalon {other}` config (it has `{theirs[0]}`), not one for `avalon "
-                             f"{command}`: run `avalon {other} {path}`")
+                             f"{command}`: run `{command_line(other, path)}`")
 
 
 def command_of(path: str | Path) -> str | None:

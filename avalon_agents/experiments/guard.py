@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.llm.settings import NOT_MEASURED
-from avalon_agents.records.run_dir import EXPERIMENT, LOCK, STUDY, check_layout, games_in, write_json_atomic
+from avalon_agents.records.run_dir import EXPERIMENT, LOCK, check_layout, games_in
 
 IGNORED = ("concurrency", "paper", "health", "watchdog_s", "prices")
 """Config keys that change neither which games are played nor how: a resume may change them."""
@@ -139,14 +139,3 @@ def allotment(pending: list[tuple[int, int, int]], finished: int, max_games: int
     room = max(0, max_games - finished)
     order = sorted(pending, key=lambda p: (p[2], p[1], p[0]))
     return set(order[:room])
-
-
-@contextmanager
-def study_dir(out: Path, current: dict[str, Any], name: str) -> Iterator[None]:
-    """What every command that writes games into OUT holds while it does (a study's, `avalon play --out`'s): the
-    lock, and the fingerprint of what decides its games in OUT/study.json, so a rerun under another config or
-    model is refused (ConfigChanged naming what changed) and one under the same config resumes."""
-    with run_lock(out):
-        check_same_config(out, current, STUDY)
-        write_json_atomic(out / STUDY, {"name": name, "fingerprint": current})
-        yield

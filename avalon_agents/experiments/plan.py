@@ -378,3 +378,70 @@ def probe_cost(games: list[Any], out: Path, spec: str) -> tuple[Cost, int]:
     jobs = [(g.name, seat, end.quest) for g in games for end in g.quest_ends for seat in g.rules.seats]
     cached = sum(job in asked for job in jobs)
     return PROBE_COST * (len(jobs) - cached), cached
+
+
+# ------------------------------------------------------------------ any study's plan, from its game jobs
+
+
+def job_cost(job: Any) -> dict[str, tuple[ModelSettings, Cost]]:
+    """Per model: the expected calls and tokens of one game job (host.job.GameJob): each LLM seat's agent kind's
+    declared cost (a cognitive seat's modules as its setup says; the red team's attacker seat: its inner agent's),
+    its belief probes if the job asks them, at the model its setup resolves to."""
+    found: dict[str, tuple[ModelSettings, Cost]] = {}
+    for kind, setup in zip(job.kinds, job.seat_setups()):
+        if not needs_llm(kind):
+            continue
+        inner = setup.options.get("inner")  # a seat that plays through another agent (the attacker) costs its calls
+        played = inner["kind"] if isinstance(inner, dict) and isinstance(inner.get("kind"), str) else kind
+        agent = AgentSpec(kind=played, modules=setup.agent_config if played == "cognitive" else None)
+        settings = setup.clients.resolve(setup.settings)
+        before = found.get(settings.spec, (settings, Cost()))[1]
+        found[settings.spec] = (settings, before + seat_cost(agent) + agent_probes(agent, job.probes))
+    return found
+
+
+def study_plan(study: Any, out: Path | None, prices: Prices) -> dict[str, Any]:
+    """The plan of any study (experiments.study.Study) from its game jobs: per group (the budget's: '' is the
+    whole study's) its games and their expected
+    calls, tokens and dollars (each lane's first game's job times its games), then the totals, the prices and the
+    least time (`priced`). Nothing is played or written."""
+    clients = ClientPool(limit=study.llm_calls, override=study.override)
+    groups: dict[str, tuple[int, dict[str, tuple[ModelSettings, Cost]]]] = {}
+    everything: dict[str, tuple[ModelSettings, Cost]] = {}
+    for lane in study.lanes(Path(out or ".")):
+        games, models = groups.get(lane.group, (0, {}))
+        for spec, (settings, cost) in job_cost(study.jobs(lane, clients, 1)(1)).items():
+            for table in (models, everything):
+                table[spec] = (settings, table.get(spec, (settings, Cost()))[1] + cost * len(lane.paths))
+        groups[lane.group] = (games + len(lane.paths), models)
+    rows = []
+    for group, (games, models) in groups.items():
+        cost = sum((c for _, c in models.values()), Cost())
+        rows.append({"group": group, "games": games, "calls": round(cost.calls),
+                     "input_tokens": round(cost.input_tokens), "output_tokens": round(cost.output_tokens),
+                     "usd": dollars(models, prices)[0]})
+    return {"study": study.name, "command": study.command, "games": sum(r["games"] for r in rows), "groups": rows,
+            **priced(everything, prices), "estimated_from": MEASURED, "run_dir": str(out) if out else None}
+
+
+def study_estimates(found: dict[str, Any]) -> dict[str, float]:
+    """Per group, the dollars one game is expected to cost (a `study_plan`'s: the budget's before a game of the
+    group finished). Raises ValueError naming a model without a price."""
+    if found["usd"] is None:
+        raise ValueError(f"budget-usd: no price for {', '.join(found['no_price'])}, so no budget can be kept (give "
+                         "one with --prices FILE)")
+    return {r["group"]: (r["usd"] or 0.0) / r["games"] if r["games"] else 0.0 for r in found["groups"]}
+
+
+def study_plan_lines(found: dict[str, Any]) -> list[str]:
+    """A `study_plan` in words: the games, calls, tokens and dollars in all and per group, the prices, the least
+    time and the run directory."""
+    lines = [f"plan: {found['games']:,} games, {found['calls']:,} LLM calls: {found['input_tokens']:,} input and "
+             f"{found['output_tokens']:,} output tokens, {money(found['usd'])}"]
+    if len(found["groups"]) > 1:
+        lines += [f"  {r['group'] or found['study']}: {r['games']:,} games, {r['calls']:,} calls, {money(r['usd'])}"
+                  for r in found["groups"]]
+    if found["models"]:
+        lines.append(f"  calls and tokens: declared per agent kind and module ({MEASURED})")
+    lines += price_lines(found)
+    return lines + ([f"run directory: {found['run_dir']}"] if found["run_dir"] else [])

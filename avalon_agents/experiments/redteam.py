@@ -415,6 +415,11 @@ class RedTeamSuite(ConfigStudy):
     override: ModelSettings | None = None
     config_path: Path | None = None
 
+    @classmethod
+    def load(cls, config: Path, override: ModelSettings | None = None) -> RedTeamSuite:
+        cfg, attacks = load_redteam(config)
+        return cls(cfg, attacks, override, Path(config))
+
     def lanes(self, out: Path) -> list[Lane]:
         return [Lane(f"{group}/{game_dir(Path(), seed)}", group, (game_dir(out / group, seed),), key=seed)
                 for seed in seeds(self.cfg) for group in (CONTROL, *self.attacks)]

@@ -158,6 +158,20 @@ class ExperimentStudy(Study):
     source: Path | None = None
     prices: Prices | None = None
 
+    @classmethod
+    def load(cls, config: Path, override: ModelSettings | None = None) -> ExperimentStudy:
+        from avalon_agents.prices import load_prices
+
+        variants = cls.loader(config)
+        first = next(iter(variants.values()))
+        return cls(variants, override, Path(config),
+                   load_prices(None, {k: v.model_dump() for k, v in (first.prices or {}).items()}))
+
+    @staticmethod
+    def loader(config: Path) -> dict[str, Experiment]:
+        """Its config file's variants (`load_experiments`)."""
+        return load_experiments(config)
+
     @property
     def first(self) -> Experiment:
         return next(iter(self.variants.values()))
@@ -189,6 +203,11 @@ class ExperimentStudy(Study):
         return fingerprint({name: exp.model_dump(mode="json") for name, exp in self.variants.items()},
                            public_override(self.override))
 
+    def config(self) -> dict[str, Any]:
+        return {"variants": {name: exp.model_dump(mode="json") for name, exp in self.variants.items()},
+                "model_override": public_override(self.override), "config_file": str(self.source) if self.source
+                else None}
+
     def write_record(self, out: Path, fingerprint: dict[str, Any]) -> None:
         """experiment.json: the config, what else made the run, and the fingerprint a resume must match."""
         from importlib.metadata import version
@@ -218,8 +237,19 @@ class ExperimentStudy(Study):
         for exp in self.variants.values():
             for settings in exp.used_settings(self.override):
                 check_reachable(settings)
-                if settings.provider != "local":  # the embedded server starts when the run does
+                if not settings.declared.local:  # the embedded server starts when the run does
                     make_model(settings)
+
+    def plan(self, out: Path | None, prices: Prices) -> dict[str, Any]:
+        """Per variant its series, games, expected calls, tokens, dollars and precision (experiments.plan.plan)."""
+        from avalon_agents.experiments.plan import plan
+
+        return plan(self.variants, Path(out or "."), self.override, prices)
+
+    def plan_lines(self, found: dict[str, Any]) -> list[str]:
+        from avalon_agents.experiments.plan import plan_lines
+
+        return plan_lines(self.variants, Path(found["run_dir"]), found=found)
 
     def estimates(self, prices: Prices) -> dict[str, float]:
         """Per variant, the dollars one game is expected to cost (the budget's before a game finished). Raises

@@ -2,7 +2,8 @@
 
 A study type is a `Study` subclass (experiments/study.py) that declares its lanes of games, its fingerprint, its
 measure and its report; its command loads its config, builds it and hands it to `cli.studies.carry_out`, which plays
-it on the scheduler. `register_study` adds one (a plugin's: `@register_study` on the class); a class that leaves
+it on the scheduler. Every entry is a command: `avalon study NAME CONFIG` loads CONFIG's plugins, then plays
+`STUDIES[NAME].load(CONFIG)` (the built-ins have their own commands too). `register_study` adds one (a plugin's: `@register_study` on the class); a class that leaves
 part of the shape undeclared is refused in one line naming what it lacks.
 """
 
@@ -24,9 +25,12 @@ def _complete(name: str, kind: type[Study]) -> None:
         raise ValueError(f"study {name}: {kind!r} is not a Study subclass (experiments/study.py)")
     if getattr(kind, "command", None) != name:
         raise ValueError(f"study {name}: its class says command = {getattr(kind, 'command', None)!r}")
-    if inspect.isabstract(kind):
-        raise ValueError(f"study {name}: {kind.__name__} does not declare "
-                         f"{', '.join(sorted(kind.__abstractmethods__))} (see docs/architecture.md, a new study type)")
+    missing = sorted(kind.__abstractmethods__) if inspect.isabstract(kind) else []
+    if getattr(kind.load, "__func__", None) is Study.load.__func__:  # its command could not make it from a config
+        missing.append("load")
+    if missing:
+        raise ValueError(f"study {name}: {kind.__name__} does not declare {', '.join(missing)} (see "
+                         "docs/architecture.md, a new study type)")
 
 
 STUDIES: Registry[type[Study]] = Registry("study", [(kind.command, kind) for kind in (

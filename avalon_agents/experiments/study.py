@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from avalon_agents.host.job import GameJob
     from avalon_agents.llm import ClientPool, ModelSettings
+    from avalon_agents.prices import Prices
 
 Health = dict[str, tuple[str, list[str]]]
 """Per group ('': the whole study): its health line and what is over its limits (empty: healthy)."""
@@ -99,6 +100,13 @@ class Study(ABC):
     name: str
     override: ModelSettings | None = None
 
+    @classmethod
+    def load(cls, config: Path, override: ModelSettings | None = None) -> Study:
+        """The study the config file describes, `override` laid over its models (`avalon study NAME CONFIG`: how
+        its command makes it). Raises ValueError naming the file and the field. Every study type declares it
+        (`STUDIES` refuses one that does not: its command could not be played)."""
+        raise NotImplementedError(f"{cls.__name__} declares no load")
+
     # ------------------------------------------------------------------ jobs
 
     @property
@@ -129,12 +137,38 @@ class Study(ABC):
     def fingerprint(self) -> dict[str, Any]:
         """What decides its games (a resume may change anything else: more games, concurrency, health limits)."""
 
+    def config(self) -> dict[str, Any]:
+        """Its config as the run record (OUT/run.json) keeps it: by default what decides its games."""
+        return self.fingerprint()
+
     def write_record(self, out: Path, fingerprint: dict[str, Any]) -> None:
         """OUT/`record`: the study's name and fingerprint (a resume must match it)."""
         write_json_atomic(out / self.record, {"name": self.name, "fingerprint": fingerprint})
 
     def check_models(self) -> None:
         """Before anything is played: raise ValueError (one line) if a model of the study cannot be built."""
+
+    # ------------------------------------------------------------------ its plan and budget
+
+    def plan(self, out: Path | None, prices: Prices) -> dict[str, Any]:
+        """What `--check` prints (with --json: this object): its games, calls, tokens, dollars and the least time;
+        by default from its game jobs (experiments.plan.study_plan), nothing played or written."""
+        from avalon_agents.experiments.plan import study_plan
+
+        return study_plan(self, out, prices)
+
+    def plan_lines(self, found: dict[str, Any]) -> list[str]:
+        """The plan (`plan`'s) in words."""
+        from avalon_agents.experiments.plan import study_plan_lines
+
+        return study_plan_lines(found)
+
+    def estimates(self, prices: Prices) -> dict[str, float]:
+        """Per group, the dollars one game is expected to cost (the budget's before a game of it finished). Raises
+        ValueError naming a model without a price."""
+        from avalon_agents.experiments.plan import study_estimates
+
+        return study_estimates(self.plan(None, prices))
 
     # ------------------------------------------------------------------ results
 
@@ -185,6 +219,9 @@ class ConfigStudy(Study):
     @property
     def limits(self) -> HealthLimits:
         return self.cfg.health
+
+    def config(self) -> dict[str, Any]:
+        return self.cfg.model_dump(mode="json")
 
 
 # ------------------------------------------------------------------ what every study's report shares

@@ -92,6 +92,10 @@ class TournamentStudy(ExperimentStudy):
     what: ClassVar[str] = "tournament"
     unhealthy = Study.unhealthy
 
+    @staticmethod
+    def loader(config: Path) -> dict[str, Experiment]:
+        return load_tournament(config)
+
     def measure(self, out: Path) -> dict[str, Any]:
         from avalon_agents.analysis.load import load_run
         from avalon_agents.analysis.tournaments.leaderboard import leaderboard

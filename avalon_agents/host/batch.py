@@ -78,7 +78,7 @@ def batch(rules: RuleSet, kinds: Sequence[str], seed: int, games: int,
 
 def batch_fingerprint(jobs: Sequence[GameJob], order: dict[str, str] | None = None) -> dict[str, Any]:
     """What decides a batch's games (its first seed, rules, seats and what they play with; not how many), for
-    the guard of its directory (experiments.guard.study_dir)."""
+    the fingerprint of `avalon play --out`'s study (experiments.play.PlayStudy)."""
     job = jobs[0]
     setup = job.seat_setups()[0]
     llm = any(needs_llm(k) for k in job.kinds)

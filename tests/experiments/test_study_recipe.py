@@ -6,6 +6,7 @@ health line, the report and the exit code of an unhealthy run."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,6 +22,7 @@ from avalon_agents.cli.studies import carry_out
 from avalon_agents.core import make_rules
 from avalon_agents.core.types import Team
 from avalon_agents.engine import deal
+from avalon_agents.experiments.config import check_command, read_config
 from avalon_agents.experiments.studies import STUDIES, register_study
 from avalon_agents.experiments.study import (
     Health,
@@ -58,6 +60,15 @@ class Mirrored(Study):
     seeds: tuple[int, ...] = (3,)
     model: ModelSettings = field(default_factory=lambda: ModelSettings(spec="scripted"))
     health_limits: HealthLimits = field(default_factory=HealthLimits)
+
+    @classmethod
+    def load(cls, config: Path, override: ModelSettings | None = None) -> Mirrored:
+        """A config file: `name`, `mirrored: {seeds: [...]}` (and `plugins:`, the file that registers it)."""
+        raw, _ = read_config(config)
+        check_command(raw, config, cls.command)
+        model = ModelSettings(spec="scripted")
+        return cls(name=raw.get("name", "mirror"), seeds=tuple((raw.get("mirrored") or {}).get("seeds", [3])),
+                   model=override.over(model) if override is not None else model)
 
     @property
     def limits(self) -> HealthLimits:
@@ -162,6 +173,7 @@ def test_a_study_type_is_refused_when_incomplete_or_under_a_built_in_name():
     with pytest.raises(ValueError) as caught:
         register_study(Half)
     assert "study half: Half does not declare" in str(caught.value) and "jobs" in str(caught.value)
+    assert "load" in str(caught.value)  # its command could not make it from a config
     with pytest.raises(NameTaken):
         register_study(type("Bias", (Mirrored,), {"command": "bias"}))
     assert "half" not in STUDIES and STUDIES["bias"].__name__ == "OrderBias"
@@ -176,3 +188,46 @@ def test_an_unhealthy_study_exits_3_with_its_health_line(tmp_path):
     assert "UNHEALTHY" in line and "calls failed (" in line
     assert "unhealthy study, not a result" in result.output
     assert line.split("  UNHEALTHY")[0] in (tmp_path / "out" / "mirror.md").read_text()
+
+
+PLUGIN = """\
+from avalon_agents.experiments.studies import register_study
+from tests.experiments.test_study_recipe import Mirrored
+
+register_study(Mirrored)
+"""
+
+
+def test_a_plugin_study_is_an_avalon_command_with_a_plan_and_a_budget(tmp_path):
+    from avalon_agents.records.run_record import read_run_record
+
+    (tmp_path / "my_study.py").write_text(PLUGIN)
+    config = tmp_path / "mirror.yaml"
+    config.write_text("name: mirror\nplugins: [my_study.py]\nmirrored: {seeds: [3, 4]}\n")
+    # given to another command, the refusal names the command that plays it, and that command works
+    wrong = CliRunner().invoke(cli, ["run", str(config)])
+    assert wrong.exit_code == 2 and f"run `avalon study mirrored {config}`" in wrong.output, wrong.output
+    out = tmp_path / "out"
+    planned = CliRunner().invoke(cli, ["study", "mirrored", str(config), "--check", "--json", "--out", str(out)])
+    assert planned.exit_code == 0, planned.output
+    plan = json.loads(planned.output.splitlines()[-1])  # the plan is the one JSON object on stdout
+    assert plan["command"] == "mirrored" and plan["games"] == 4 and plan["calls"] > 0 and plan["usd"] == 0.0
+    assert [m["model"] for m in plan["models"]] == ["scripted"] and not out.exists()  # nothing played or made
+    zero = CliRunner().invoke(cli, ["study", "mirrored", str(config), "--budget-usd", "0", "--out", str(out)])
+    assert zero.exit_code == 2 and "budget-usd: must be more than 0, got 0" in zero.output
+    done = CliRunner().invoke(cli, ["study", "mirrored", str(config), "--budget-usd", "1", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "plan: 4 games," in done.output and "budget: $1.00, $0.00 spent by the finished games" in done.output
+    assert _measure(done).endswith("/4 games)")
+    assert all(is_done(out / f"seed-{seed}" / side) for seed in (3, 4) for side in ("llm-good", "llm-evil"))
+    record = read_run_record(out)
+    assert (record.command, record.name) == ("mirrored", "mirror")
+    assert any(p.key.endswith("my_study.py") and p.sha256 for p in record.plugins)
+    # the plugin given on the command line instead of in the config: the same study, resumed (nothing played)
+    config.write_text("name: mirror\nmirrored: {seeds: [3, 4]}\n")
+    again = CliRunner().invoke(cli, ["study", "mirrored", str(config), "--out", str(out), "--plugin",
+                                     str(tmp_path / "my_study.py")])
+    assert again.exit_code == 0, again.output
+    assert _measure(again) == _measure(done)
+    unknown = CliRunner().invoke(cli, ["study", "mirored", str(config)])
+    assert unknown.exit_code == 2 and "mirored" in unknown.output and "mirrored" in unknown.output
