@@ -241,11 +241,14 @@ class Run:
         return [g for g in self.games() if g.aborted]
 
     def game(self, name: str) -> Game:
-        """The game of a name (its path under the run). Raises UnknownGame."""
-        if name and ".." not in Path(name).parts:
-            for game in self.games():
-                if game.name == name:
-                    return game
+        """The game of a name (its path under the run), as the walk finds it now. Raises UnknownGame."""
+        if name and ".." not in Path(name).parts and not Path(name).is_absolute():
+            games = self.games()
+            folder = self._walk.folders.get(os.path.join(str(self.path), *name.split("/")))
+            if folder is not None and folder.game is not None:
+                return folder.game
+            if len(games) == 1 and games[0].path == self.path and games[0].name == name:
+                return games[0]  # a run that is one game
         raise UnknownGame(f"no game {name!r} in run {self.path}")
 
     def seat_kinds(self) -> list[str]:

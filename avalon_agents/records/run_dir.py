@@ -314,19 +314,28 @@ def read_progress(out: Path) -> dict[str, Any] | None:
 
 class Tail(Generic[T]):
     """The whole lines appended to a growing JSONL file (events.jsonl, trace.jsonl) since the last `read`, parsed;
-    a line still being written is read next time, and a file that shrank (a new attempt's) is read from its start.
-    `offset` is how far it has read (bytes)."""
+    a line still being written is read next time, and a file started again (a new attempt's: another file, or one
+    that shrank) is read from its start (`restarted` says so after that read). `offset`: how far it has read."""
 
     def __init__(self, path: Path, parse: Callable[[str], T], offset: int = 0) -> None:
         self.path, self.parse, self.offset = Path(path), parse, offset
+        self.restarted = False
+        self._file: int | None = None  # the inode read from
+
+    @classmethod
+    def of(cls, game: Path, name: str = TRACE, offset: int = 0) -> Tail:
+        """The tail of one of a game directory's growing files (TRACE, EVENTS, JUDGE_TRACE)."""
+        return cls(Path(game) / name, PARSERS[name], offset)
 
     def read(self, keep: Callable[[str], bool] | None = None) -> list[T]:
         """The new records (`keep`: a cheap test of a line, before it is parsed)."""
+        self.restarted = False
         try:
             with open(self.path, "rb") as f:
-                f.seek(0, 2)
-                if f.tell() < self.offset:  # a new attempt's file
-                    self.offset = 0
+                st = os.fstat(f.fileno())
+                if st.st_size < self.offset or (self._file is not None and st.st_ino != self._file):
+                    self.offset, self.restarted = 0, True
+                self._file = st.st_ino
                 f.seek(self.offset)
                 data = f.read()
         except FileNotFoundError:
@@ -409,19 +418,8 @@ class Game:
 
     def lines(self, name: str) -> Iterator[tuple[int, bytes]]:
         """Each non-blank line of one of the game's JSONL files (TRACE, EVENTS, JUDGE_TRACE) with the byte it starts
-        at, unparsed (a reader of millions of calls parses only what it needs)."""
-        offset = 0
-        with open(self.path / name, "rb") as f:
-            for line in f:
-                if line.strip():
-                    yield offset, line
-                offset += len(line)
-
-    def line_at(self, name: str, offset: int) -> bytes:
-        """The line of a JSONL file starting at `offset` (see `lines`)."""
-        with open(self.path / name, "rb") as f:
-            f.seek(offset)
-            return f.readline()
+        at, unparsed (`jsonl_lines`)."""
+        return jsonl_lines(self.path / name)
 
     def file_stamp(self, name: str) -> tuple[int, int] | None:
         """(time, size) of one of the game's files now (None: not there): what a reader caches a file's rows by."""
@@ -429,7 +427,7 @@ class Game:
 
     def tail(self, name: str = TRACE, offset: int = 0) -> Tail:
         """The new records of a growing file (TRACE, EVENTS, JUDGE_TRACE) since `offset`, read by `Tail.read`."""
-        return Tail(self.path / name, PARSERS[name], offset)
+        return Tail.of(self.path, name, offset)
 
     def check_layout(self, root: Path) -> None:
         """Refuse a game of a layout this code does not read (records.run_dir.LayoutError), once per meta.json."""
@@ -437,6 +435,34 @@ class Game:
         if now is None or now != self._layout_checked:
             check_layout(root, [self.path])
             self._layout_checked = now
+
+
+def jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Each non-blank line of a JSONL file of a run (a game's trace, events or judge trace, the analysis's calls)
+    with the byte it starts at, unparsed: a reader of millions of calls parses only what it needs."""
+    offset = 0
+    with open(path, "rb") as f:
+        for line in f:
+            if line.strip():
+                yield offset, line
+            offset += len(line)
+
+
+def lines_at(places: Iterable[tuple[Path, int]]) -> Iterator[bytes]:
+    """The line starting at each (file, byte) of `places` (as `jsonl_lines` gave them), each file opened once while
+    its places follow each other."""
+    handle, open_file = None, None
+    try:
+        for path, offset in places:
+            if path != open_file:
+                if handle is not None:
+                    handle.close()
+                handle, open_file = open(path, "rb"), path
+            handle.seek(offset)
+            yield handle.readline()
+    finally:
+        if handle is not None:
+            handle.close()
 
 
 def stamp(path: Path) -> tuple[int, int] | None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -29,9 +28,11 @@ import numpy as np
 import orjson
 
 from avalon_agents.prices import Prices
-from avalon_agents.records.run_dir import EVENTS, JUDGE_TRACE, TRACE, read_events
+from avalon_agents.records.reader import open_run
+from avalon_agents.records.run_dir import EVENTS, JUDGE_TRACE, TRACE, jsonl_lines, lines_at, read_events
+from avalon_agents.records.run_dir import stamp as file_stamp
 from avalon_agents.records.trace import TRACE_ADAPTER, Purpose, Stage
-from avalon_agents.view.catalog import Catalog, game_folders
+from avalon_agents.view.catalog import Catalog
 from avalon_agents.web.serving import Refused
 
 DEFAULT_LIMIT = 100
@@ -113,7 +114,7 @@ class CallIndex:
         path = calls.files[file]
         if calls.columns["source"][i] != "game":
             return None
-        stamp = (_stamp(path), _stamp(path.parent / EVENTS))
+        stamp = (file_stamp(path), file_stamp(path.parent / EVENTS))
         known = self._entries.get(path)
         if known is None or known[0] != stamp:
             try:
@@ -131,14 +132,14 @@ class CallIndex:
         """The run's calls, read again only where a file changed."""
         row = self.catalog.row(run)
         cached = self.catalog._rows.get(run)
-        key = (cached.signature if cached else None, row["state"], _stamp(run / ANALYSIS_CALLS))
+        key = (cached.signature if cached else None, row["state"], file_stamp(run / ANALYSIS_CALLS))
         known = self._runs.get(run)
         if known is not None and known.key == key and row["state"] not in STILL_WRITTEN:
             return known
         files: list[tuple[Path, str | None, str]] = []
-        for game in game_folders(run):
-            name = sys.intern(game.relative_to(run).as_posix())
-            files += [(game / TRACE, name, "game"), (game / JUDGE_TRACE, name, "judge")]
+        for game in open_run(run).games():
+            name = sys.intern(game.name)
+            files += [(game.path / TRACE, name, "game"), (game.path / JUDGE_TRACE, name, "judge")]
         files.append((run / ANALYSIS_CALLS, None, "analysis"))
         parts = [(path, self._file(path, game, source)) for path, game, source in files]
         parts = [(path, p) for path, p in parts if p is not None and p.size]
@@ -160,7 +161,7 @@ class CallIndex:
         return found
 
     def _file(self, path: Path, game: str | None, source: str) -> FileCalls | None:
-        stamp = _stamp(path)
+        stamp = file_stamp(path)
         if stamp is None:
             self._files.pop(path, None)
             return None
@@ -187,24 +188,6 @@ class CallIndex:
 
 def _or(value: Any, none: Any) -> Any:
     return none if value is None else value
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
-
-
-def lines(path: Path):
-    """Each non-blank line of a JSONL file with the byte it starts at."""
-    offset = 0
-    with open(path, "rb") as f:
-        for line in f:
-            if line.strip():
-                yield offset, line
-            offset += len(line)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -237,7 +220,7 @@ def read_calls(path: Path, game: str | None, source: str) -> list[dict[str, Any]
     analyze's judges' calls name their game in `about`."""
     rows: list[dict[str, Any]] = []
     records: list[dict[str, Any]] = []  # a game's calls (their row) and decisions, in trace order
-    for offset, line in lines(path):
+    for offset, line in jsonl_lines(path):
         try:
             d = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -264,7 +247,7 @@ def entries(game: Path) -> list[int]:
 
     events = [EVENT_ADAPTER.dump_python(e, mode="json") for e in read_events(game)]
     records, calls = [], 0
-    for _, line in lines(game / TRACE):
+    for _, line in jsonl_lines(game / TRACE):
         try:
             record = TRACE_ADAPTER.validate_json(line)
         except ValueError:
@@ -408,20 +391,9 @@ def matches(calls: RunCalls, query: Query) -> np.ndarray:
 def call_lines(calls: RunCalls, indices) -> Any:
     """(index, whole record: its messages and reply) of each of the run's calls `indices` (ascending: each file is
     opened once and read forward)."""
-    handle, open_file = None, -1
-    try:
-        for i in indices:
-            i = int(i)
-            file = int(calls.columns["file"][i])
-            if file != open_file:
-                if handle is not None:
-                    handle.close()
-                handle, open_file = open(calls.files[file], "rb"), file
-            handle.seek(int(calls.columns["offset"][i]))
-            yield i, handle.readline()
-    finally:
-        if handle is not None:
-            handle.close()
+    indices = [int(i) for i in indices]
+    places = ((calls.files[int(calls.columns["file"][i])], int(calls.columns["offset"][i])) for i in indices)
+    yield from zip(indices, lines_at(places))
 
 
 def search(calls: RunCalls, found: np.ndarray, q: str) -> np.ndarray:

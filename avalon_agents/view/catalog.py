@@ -1,141 +1,63 @@
 """The runs under a set of folders, each as one index row: what produced it, how far it got, its health and cost.
 
-A run is a folder holding a run's own record (experiment.json, study.json, progress.json, import.json) or game
-folders directly (`game-NNNNN`, records.run_dir.GAME_PREFIX, or any folder holding meta.json); the walk does not
-descend into a run. A run's id is its path under the folder it was found in (with that folder's name first when
-several folders are viewed), so an address names it whatever the machine.
+A run is what records.reader says is one (`is_run`: a folder holding a run record, run.json or an older run's
+experiment.json, study.json, progress.json or import.json, or game folders directly); the walk does not descend into
+a run. Every run is read through records.reader (`open_run`): its command, name and environment from its run record,
+its games from its one cached walk, each game's health as a `Health` that adds up. A run's id is its path under the
+folder it was found in (with that folder's name first when several folders are viewed), so an address names it
+whatever the machine.
 
 `Catalog` keeps every row it computed with the file times it was computed from (`Signature`): a run whose files did
 not change is not read again, and of a run that changed only the games finished since are read (their health.json
 files, added to the run's totals). A run still playing (progress.json `playing`) also counts its unfinished games'
-calls from their traces, so its spend moves while a game plays. Nothing here writes anywhere.
+calls from the new lines of their traces (a `Tail` each), so its spend moves while a game plays. Nothing here writes
+anywhere.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from avalon_agents.prices import NoPrice, Prices
-from avalon_agents.records.health import HealthLimits
-from avalon_agents.records.run_dir import (EXPERIMENT, GAME_PREFIX, HEALTH, IMPORT_REPORT, META, PROGRESS, RESULT,
-                                           STUDY, TRACE, read_progress, read_trace)
-from avalon_agents.records.usage import usage
+from avalon_agents.records.health import Health, HealthLimits
+from avalon_agents.records.reader import Game, Run, Tail, find_runs, open_run, stamp
 
-RUN_FILES = (EXPERIMENT, STUDY, PROGRESS, IMPORT_REPORT)
-"""A folder holding one of these is a run."""
-MAX_DEPTH = 6
-"""How deep under a viewed folder runs are looked for (a run's own games are deeper: they are not walked)."""
-SUMMED = ("llm_calls", "attempts", "input_tokens", "output_tokens", "decisions", "reasks", "fallbacks",
-          "failed_calls", "seat_faults", "seat_fallbacks", "speeches", "echoes", "throttled")
-"""The counts of a game's health.json that a run's row adds up."""
+__all__ = ["Catalog", "UnknownRun", "find_runs"]
 
 
 class UnknownRun(LookupError):
     """No run of that id under the viewed folders (the server answers 404)."""
 
 
-def find_runs(root: Path) -> list[Path]:
-    """Every run at or under `root`, in path order (see the module's docstring)."""
-    root = Path(root)
-    if _is_run(root):
-        return [root]
-    found: list[Path] = []
-
-    def walk(folder: Path, depth: int) -> None:
-        try:
-            entries = sorted((e for e in os.scandir(folder) if e.is_dir() and not e.name.startswith(".")),
-                             key=lambda e: e.name)
-        except OSError:
-            return
-        for entry in entries:
-            path = Path(entry.path)
-            if _is_run(path):
-                found.append(path)
-            elif depth < MAX_DEPTH:
-                walk(path, depth + 1)
-
-    walk(root, 1)
-    return found
-
-
-def _is_run(folder: Path) -> bool:
-    if folder.name.startswith(GAME_PREFIX) and (folder / META).is_file():
-        return False  # a game: its run is above it
-    if any((folder / name).is_file() for name in RUN_FILES):
-        return True
-    try:
-        return any(e.is_dir() and (e.name.startswith(GAME_PREFIX) or os.path.isfile(os.path.join(e.path, META)))
-                   for e in os.scandir(folder))
-    except OSError:
-        return False
-
-
-def game_folders(run: Path) -> list[Path]:
-    """Every game folder of a run, in path order, at any depth under it: named `game-NNNNN` (told by the name alone),
-    or any folder holding meta.json (a plugin study names its games' folders itself)."""
-    games: list[Path] = []
-
-    def walk(folder: Path, depth: int) -> None:
-        try:
-            entries = sorted((e for e in os.scandir(folder) if e.is_dir()), key=lambda e: e.name)
-        except OSError:
-            return
-        for entry in entries:
-            if entry.name.startswith(GAME_PREFIX) or os.path.isfile(os.path.join(entry.path, META)):
-                games.append(Path(entry.path))
-            elif depth < MAX_DEPTH and not entry.name.startswith("."):
-                walk(Path(entry.path), depth + 1)
-
-    walk(run, 0)
-    return games
-
-
-def kind_of(run: Path, progress: dict[str, Any] | None, games: list[Path] = ()) -> str:
-    """What produced the run: the command its progress.json names (`run`, `tournament`, `redteam`, `bias`, a plugin
-    study's), else what its files say (run, tournament, import, play; `served table`: games with a person's seat and
-    no record, as `avalon serve` writes them)."""
-    if progress and progress.get("command"):
-        return str(progress["command"])
-    if (run / EXPERIMENT).is_file():
-        return "tournament" if (run / "tournament").is_dir() else "run"
-    if (run / IMPORT_REPORT).is_file():
-        return "import"
-    if (run / STUDY).is_file():
-        return "play"
-    return "served table" if "human" in _seat_kinds(list(games)) else "games"
-
-
 @dataclass
 class Totals:
-    """A run's counted games: their health.json counts summed, by model too, and which games are in."""
+    """A run's counted games: their health summed, and which games are in."""
 
     counted: dict[str, int | None] = field(default_factory=dict)
     """Each counted game's folder and its time when counted (its folder unchanged since: still finished)."""
-    sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(SUMMED, 0))
-    valid: float = 0
-    by_model: dict[str, dict[str, int]] = field(default_factory=dict)
-    failed_by_cause: dict[str, int] = field(default_factory=dict)
-
-    def add(self, u: dict[str, Any]) -> None:
-        for key in SUMMED:
-            self.sums[key] += u.get(key) or 0
-        if u.get("valid_response_rate") is not None:  # health.json keeps the rate: valid = rate x decisions
-            self.valid += round(u["valid_response_rate"] * u.get("decisions", 0))
-        for spec, tokens in (u.get("by_model") or {}).items():
-            mine = self.by_model.setdefault(spec, {})
-            for key, n in tokens.items():
-                mine[key] = mine.get(key, 0) + n
-        for cause, n in (u.get("failed_by_cause") or {}).items():
-            self.failed_by_cause[cause] = self.failed_by_cause.get(cause, 0) + n
+    health: Health = field(default_factory=Health)
 
     def copy(self) -> Totals:
-        return Totals(dict(self.counted), dict(self.sums), self.valid,
-                      {spec: dict(t) for spec, t in self.by_model.items()}, dict(self.failed_by_cause))
+        return Totals(dict(self.counted), self.health)
+
+
+@dataclass
+class Live:
+    """An unfinished game's calls so far: the tail of its trace and the health of what it read."""
+
+    tail: Tail
+    health: Health = field(default_factory=Health)
+
+    def read(self) -> Health:
+        new = self.tail.read()
+        if self.tail.restarted:  # a new attempt: its trace from the start
+            self.health = Health()
+        if new:
+            self.health = self.health + Health.of(new)
+        return self.health
 
 
 Signature = tuple
@@ -161,6 +83,7 @@ class Catalog:
         self.roots = [Path(r) for r in roots]
         self.prices = prices or Prices.shipped()
         self._rows: dict[Path, Cached] = {}
+        self._tails: dict[str, Live] = {}  # each unfinished game's trace read so far (a run playing)
         self._ids: dict[str, Path] = {}
         self._lock = threading.Lock()
 
@@ -196,148 +119,89 @@ class Catalog:
         """One row per run (see `row`), in path order."""
         return [self.row(run) for run in self.runs()]
 
-    def row(self, run: Path) -> dict[str, Any]:
+    def row(self, path: Path) -> dict[str, Any]:
         """The run's index row: id, name, kind, state, games finished and planned, health, models, tokens,
         dollars, dates, commit. Recomputed only when its files changed; of the games, only those finished since."""
         with self._lock:
-            progress = read_progress(run)
-            playing = (progress or {}).get("state") == "playing"
-            cached = self._rows.get(run)
+            run = open_run(path)
+            progress = run.progress()
+            playing = progress is not None and progress.state == "playing"
+            cached = self._rows.get(path)
             quick = progress is not None and not playing  # progress.json changes whenever a game finishes
-            signature = _quick_signature(run) if quick else None
+            signature = run.stamps() if quick else None
             if cached is not None and signature is not None and cached.signature == signature:
                 return cached.row
-            games = game_folders(run)
-            stamps = [_mtime(game) for game in games]
-            signature = signature or _full_signature(run, games, stamps)
+            games = run.games()
+            signature = signature or run.stamps() + tuple((g.name, g.stamp) for g in games)
             if cached is not None and cached.signature == signature and not playing:
                 return cached.row
             totals = cached.totals.copy() if cached is not None else Totals()
-            done, unfinished = [], []
-            for game, stamp in zip(games, stamps):
-                key = str(game)
-                if stamp is not None and totals.counted.get(key) == stamp:  # counted, its folder untouched since
-                    done.append(game)
-                elif (game / RESULT).is_file():
-                    done.append(game)
-                    if key not in totals.counted:
-                        totals.add(_health(game))
-                    totals.counted[key] = stamp
-                else:
+            done, unfinished, added = [], [], []
+            for game in games:
+                key = str(game.path)
+                if not game.finished:
                     unfinished.append(game)
-            live = Totals()
-            if playing:
-                for game in unfinished:
-                    if (game / TRACE).is_file():
-                        live.add(usage(read_trace(game)))
-            row = self._make_row(run, progress, games, done, totals, live)
-            self._rows[run] = Cached(signature, row, totals)
+                    continue
+                self._tails.pop(key, None)
+                done.append(game)
+                if key not in totals.counted:
+                    added.append(_health(game))
+                totals.counted[key] = game.stamp
+            if added:
+                totals.health = Health.total([totals.health, *added])
+            live = Health.total(self._live(game).read() for game in unfinished) if playing else Health()
+            row = self._make_row(run, progress, games, done, totals.health + live)
+            self._rows[path] = Cached(signature, row, totals)
             return row
 
-    def _make_row(self, run: Path, progress: dict[str, Any] | None, games: list[Path], done: list[Path],
-                  totals: Totals, live: Totals) -> dict[str, Any]:
-        record = _record(run)
-        sums = {k: totals.sums[k] + live.sums[k] for k in SUMMED}
-        by_model = {spec: dict(t) for spec, t in totals.by_model.items()}
-        for spec, tokens in live.by_model.items():
-            for key, n in tokens.items():
-                by_model.setdefault(spec, {})[key] = by_model.get(spec, {}).get(key, 0) + n
-        decisions = sums["decisions"]
-        health = {
-            "llm_calls": int(sums["llm_calls"]), "failed_calls": int(sums["failed_calls"]),
-            "decisions": int(decisions), "reasks": int(sums["reasks"]), "fallbacks": int(sums["fallbacks"]),
-            "valid_response_rate": (totals.valid + live.valid) / decisions if decisions else None,
-            "seat_faults": int(sums["seat_faults"]), "seat_fallbacks": int(sums["seat_fallbacks"]),
-            "failed_by_cause": totals.failed_by_cause,
-        }
-        health["problems"] = HealthLimits().problems({**health, "failed_by_cause": totals.failed_by_cause})
+    def _live(self, game: Game) -> Live:
+        key = str(game.path)
+        if key not in self._tails:
+            self._tails[key] = Live(game.tail())
+        return self._tails[key]
+
+    def _make_row(self, run: Run, progress: Any, games: list[Game], done: list[Game],
+                  health: Health) -> dict[str, Any]:
+        summary = {name: getattr(health, name) for name in (
+            "llm_calls", "failed_calls", "decisions", "reasks", "fallbacks", "valid_response_rate", "seat_faults",
+            "seat_fallbacks", "failed_by_cause")}
+        summary["problems"] = HealthLimits().problems(summary)
         try:
             usd = sum(self.prices.dollars(spec, t.get("input_tokens", 0), t.get("output_tokens", 0),
-                                          t.get("cached_tokens", 0)) for spec, t in by_model.items())
+                                          t.get("cached_tokens", 0)) for spec, t in health.by_model.items())
         except NoPrice:
             usd = None
-        planned = (progress or {}).get("planned")
-        state = (progress or {}).get("state") or ("done" if games and len(done) == len(games) else "unfinished")
-        if state == "playing" and not _alive((progress or {}).get("pid")):
+        planned = progress.planned if progress is not None else None
+        state = (progress.state if progress is not None else None) or (
+            "done" if games and len(done) == len(games) else "unfinished")
+        if state == "playing" and not progress.alive():
             state = "stopped"  # its process is gone (killed): not playing any more
+        record = run.record
         return {
-            "id": self.run_id(run), "name": record.get("name") or (progress or {}).get("name") or run.name,
-            "kind": kind_of(run, progress, games), "state": state,
+            "id": self.run_id(run.path), "name": record.name, "kind": run.command, "state": state,
             "games_finished": len(done), "games_planned": planned if planned is not None else len(games),
-            "aborted": len((progress or {}).get("aborted") or []),
-            "health": health, "models": sorted(by_model) or _seat_kinds(games),
-            "input_tokens": int(sums["input_tokens"]), "output_tokens": int(sums["output_tokens"]),
-            "usd": usd, "started": record.get("started") or _time(games[0] if games else run),
-            "updated": (progress or {}).get("updated") or _time(done[-1] if done else run),
-            "commit": record.get("commit"),
+            "aborted": len(progress.aborted) if progress is not None else 0,
+            "health": summary, "models": sorted(health.by_model) or run.seat_kinds(),
+            "input_tokens": health.input_tokens, "output_tokens": health.output_tokens,
+            "usd": usd, "started": record.started or _time(games[0].path if games else run.path),
+            "updated": (progress.updated if progress is not None else None) or _time(
+                done[-1].path if done else run.path),
+            "commit": run.environment.get("commit"),
         }
 
 
-def _quick_signature(run: Path) -> Signature:
-    return tuple(_mtime(run / name) for name in RUN_FILES) + (_mtime(run),)
-
-
-def _full_signature(run: Path, games: list[Path], stamps: list[int | None]) -> Signature:
-    """The run's files' times, each game folder's (`stamps`) and each folder holding games' (one stat each)."""
-    parents = dict.fromkeys(game.parent for game in games)
-    return (_quick_signature(run) + tuple(zip((g.name for g in games), stamps))
-            + tuple((str(folder), _mtime(folder)) for folder in parents))
-
-
-def _mtime(path: Path) -> int | None:
+def _health(game: Game) -> Health:
+    """A finished game's health (none when it cannot be read: its row counts it as no calls)."""
     try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
-
-
-def _health(game: Path) -> dict[str, Any]:
-    """A finished game's health.json (its trace's usage when the file is missing: a game written before it)."""
-    try:
-        return json.loads((game / HEALTH).read_text())
+        return game.health()
     except (OSError, ValueError):
-        return usage(read_trace(game)) if (game / TRACE).is_file() else {}
-
-
-def _record(run: Path) -> dict[str, Any]:
-    """The run's own record (experiment.json, study.json or import.json), or {}."""
-    for name in (EXPERIMENT, STUDY, IMPORT_REPORT):
-        try:
-            data = json.loads((run / name).read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict):
-            return data
-    return {}
-
-
-def _seat_kinds(games: list[Path]) -> list[str]:
-    """The seats' kinds of a run without LLM calls (its first game's: rulebot, random, human, external)."""
-    for game in games[:1]:
-        try:
-            seats = json.loads((game / META).read_text()).get("seats") or {}
-        except (OSError, ValueError):
-            return []
-        return sorted(set(map(str, seats.values())))
-    return []
+        return Health()
 
 
 def _time(path: Path) -> str | None:
     import datetime as dt
 
-    stamp = _mtime(path)
-    if stamp is None:
+    found = stamp(path)
+    if found is None:
         return None
-    return dt.datetime.fromtimestamp(stamp / 1e9, dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def _alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return dt.datetime.fromtimestamp(found[0] / 1e9, dt.timezone.utc).isoformat(timespec="seconds")

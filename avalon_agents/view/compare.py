@@ -16,7 +16,8 @@ across sides by their group columns other than the variant (agent, role, side, t
 - a table that is not rates (cost, health): each number side by side and their difference, without an interval.
 
 A difference whose interval excludes zero is flagged (`excludes_zero`). Where the sides differ in model, rules or
-commit, or a side's run is unhealthy, `warnings` says so.
+commit, or their runs' environments differ (records.environment.differences), or a side's run is unhealthy,
+`warnings` says so.
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ import pandas as pd
 
 from avalon_agents.analysis.load import RunData
 from avalon_agents.analysis.paper import metrics
-from avalon_agents.analysis.paper.report import Analysis, variant_order
+from avalon_agents.analysis.paper.report import Analysis
 from avalon_agents.analysis.stats import METHOD, difference_ci, fisher_p, newcombe
+from avalon_agents.records.environment import differences
+from avalon_agents.records.reader import open_run
 from avalon_agents.view.catalog import UnknownRun
 from avalon_agents.view.run_data import RunPages
 
@@ -66,7 +69,8 @@ class Side:
 def variants(run: Path, analysis: Analysis) -> list[str]:
     """A run's variants with finished games, in its config's order (the first is its reference), then as loaded."""
     found = list(dict.fromkeys(analysis.data.games["variant"]))
-    return [v for v in variant_order(run) if v in found] + [v for v in found if v not in variant_order(run)]
+    order = open_run(run).variant_order()
+    return [v for v in order if v in found] + [v for v in found if v not in order]
 
 
 class Comparer:
@@ -250,9 +254,33 @@ def warnings(sides: list[Side]) -> list[str]:
         if len(set(seen.values())) > 1:
             out.append(f"The sides differ in {what}: " + "; ".join(f"{k}: {v}" for k, v in seen.items())
                        + ". A difference below may be theirs, not the variants'.")
+    out += environment_warnings(sides)
     for side in {s.run_id: s for s in reversed(sides)}.values():
         if side.row["health"]["problems"]:
             out.append(f"Run {side.run_id} is unhealthy, not a result: {'; '.join(side.row['health']['problems'])}.")
+    return out
+
+
+NOT_COMPARED = ("commit", "started")
+"""Environment keys the warnings leave out (the commit has its own warning)."""
+
+
+def environment_warnings(sides: list[Side]) -> list[str]:
+    """Where another run's environment (records.environment, as its run record keeps it) differs from the reference
+    side's run: Python, a package, the CPU, the BLAS kernel, numpy's SIMD paths (a run without a record: not
+    compared)."""
+    runs = list({s.run_id: s.run for s in sides}.items())
+    reference_id, reference = runs[0]
+    mine = open_run(reference).record.environment
+    out = []
+    for run_id, run in runs[1:]:
+        theirs = open_run(run).record.environment
+        if not mine or not theirs:
+            continue
+        found = [d for d in differences(mine, theirs) if d.split(":")[0] not in NOT_COMPARED]
+        if found:
+            out.append(f"Run {run_id} was made in another environment than {reference_id}: {'; '.join(found)}. "
+                       "A difference below may be the machine's.")
     return out
 
 

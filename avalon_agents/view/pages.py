@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.prices import Prices
+from avalon_agents.records.reader import UnknownGame, open_run
 from avalon_agents.view import calls as call_pages
 from avalon_agents.view.calls import CallIndex
 from avalon_agents.view.catalog import Catalog, UnknownRun
@@ -84,9 +85,10 @@ class View:
         asked = call_pages.parse_query(query, call_pages.EXPORT_LIMIT if self.site.export else
                                        call_pages.DEFAULT_LIMIT)
         found = self.call_index.run(run)
+        shown = {game.name for game in open_run(run).games()}
 
         def link(game: str, entry: int | None) -> str | None:
-            if not (run / game / "meta.json").is_file():
+            if game not in shown:
                 return None
             return self.site.link(here, "game", run=run_id, game=game) + (f"#e-{entry}" if entry else "")
 
@@ -105,10 +107,11 @@ class View:
         from avalon_agents.viewer.timeline import game_data
 
         run = self.run_path(run_id)
-        folder = run / game
-        if not game or ".." in Path(game).parts or not (folder / "meta.json").is_file():
-            raise UnknownRun(f"no game {game!r} in run {run_id!r}")
-        data = game_data(folder, game)
+        try:
+            folder = open_run(run).game(game)
+        except UnknownGame:
+            raise UnknownRun(f"no game {game!r} in run {run_id!r}") from None
+        data = game_data(folder.path, game)
         data["items"] = with_judged(data["items"], judged_rows(run, game))
         return data
 

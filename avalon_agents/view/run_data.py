@@ -16,7 +16,6 @@ import base64
 import io
 import json
 import math
-import os
 import threading
 import time
 from pathlib import Path
@@ -30,8 +29,10 @@ from avalon_agents.analysis.paper import metrics
 from avalon_agents.analysis.paper.report import Analysis, compute, figures, provenance, sections
 from avalon_agents.experiments.spend import cost_rows
 from avalon_agents.prices import Prices
-from avalon_agents.records.run_dir import EXPERIMENT, HEALTH, IMPORT_REPORT, RESULT, STUDY
-from avalon_agents.view.catalog import Catalog, game_folders
+from avalon_agents.records.health import Health
+from avalon_agents.records.reader import Game, open_run
+from avalon_agents.records.run_dir import HEALTH
+from avalon_agents.view.catalog import Catalog
 
 BEHIND = 2.0
 """Seconds: once a run's metrics and figures took longer to count, its page after a change is answered at once with
@@ -87,7 +88,7 @@ class RunPages:
         self._pages: dict[Path, tuple[Any, dict[str, Any], Analysis | None]] = {}
         self._rows: dict = {}  # analysis.load's cache: each run's tables
         self._computed: dict[Path, tuple[RunData, Analysis, list[dict[str, Any]]]] = {}  # its metrics and figures
-        self._health: dict[Path, tuple[int | None, dict[str, Any]]] = {}  # each game's health.json by its time
+        self._health: dict[Path, tuple[Any, Health]] = {}  # each game's health by its health.json's stamp
         self._took: dict[Path, float] = {}  # seconds its metrics and figures took to count
         self._computing: set[Path] = set()  # runs counted again in a thread now
         self._lock = threading.Lock()
@@ -120,7 +121,8 @@ class RunPages:
     def _first(self, run: Path, row: dict[str, Any], key: Any) -> dict[str, Any]:
         """A big run's first page at once: its row, games and config, no metrics yet (`computing`), while its games
         are loaded and counted in a thread (`FIRST_IN_THREAD`)."""
-        page = {"run": row, "config": _config(run), "games": games(run, self.catalog.run_id(run), results=False),
+        page = {"run": row, "config": _config(run), **environment(run),
+                "games": games(run, self.catalog.run_id(run), results=False),
                 "metrics": {},
                 "headline": [], "behaviour": {}, "figures": [], "health": [], "cost": [], "metrics_of": 0,
                 "computing": True, "provenance": f"counting the metrics of {row['games_finished']:,} games"}
@@ -133,7 +135,8 @@ class RunPages:
 
     def _build(self, run: Path, row: dict[str, Any], key: Any) -> dict[str, Any]:
         result, drawn = self._analysis(run)
-        page = {"run": row, "config": _config(run), "games": games(run, self.catalog.run_id(run), _winners(result))}
+        page = {"run": row, "config": _config(run), **environment(run),
+                "games": games(run, self.catalog.run_id(run), _winners(result))}
         if result is None:
             page.update(metrics={}, headline=[], behaviour={}, figures=[], health=[], cost=[],
                         provenance="no finished game yet")
@@ -197,10 +200,11 @@ class RunPages:
         rows: the same as `avalon run`'s cost.csv)."""
         variants = dict(zip(result.data.games["game"], result.data.games["variant"]))
         usages: dict[str, dict[str, Any]] = {}
+        by_name = {game.name: game for game in open_run(run).games()}
         for game, variant in variants.items():
-            health = self._game_health(run / game)
+            health = self._game_health(by_name[game]) if game in by_name else Health()
             mine = usages.setdefault(variant, {"by_model": {}})["by_model"]
-            for spec, tokens in (health.get("by_model") or {}).items():
+            for spec, tokens in health.by_model.items():
                 totals = mine.setdefault(spec, {"calls": 0, "input_tokens": 0, "cached_tokens": 0,
                                                 "output_tokens": 0})
                 for k in totals:
@@ -208,18 +212,16 @@ class RunPages:
         counts = result.data.games.groupby("variant").size().to_dict()
         return cost_rows(usages, self.prices, {k: int(v) for k, v in counts.items()})
 
-    def _game_health(self, game: Path) -> dict[str, Any]:
-        """A game's health.json ({} if missing or unreadable), read again only when it was written again."""
-        try:
-            stamp = os.stat(game / HEALTH).st_mtime_ns
-        except OSError:
-            return {}
-        kept = self._health.get(game)
+    def _game_health(self, game: Game) -> Health:
+        """A game's health (none if missing or unreadable), read again only when its health.json was written
+        again."""
+        stamp = game.file_stamp(HEALTH)
+        kept = self._health.get(game.path)
         if kept is None or kept[0] != stamp:
             try:
-                kept = self._health[game] = (stamp, json.loads((game / HEALTH).read_text()))
+                kept = self._health[game.path] = (stamp, game.health() if stamp is not None else Health())
             except (OSError, ValueError):
-                return {}
+                return Health()
         return kept[1]
 
 
@@ -264,22 +266,20 @@ def judged(run: Path) -> dict[str, Any]:
 
 def games(run: Path, run_id: str, loaded: dict[str, tuple[str, str]] | None = None,
           results: bool = True) -> list[dict[str, Any]]:
-    """Every game of the run: its path in the run, finished or playing, its winner and how (`loaded`: those the
-    run's tables hold, game -> (winner, reason), not read again; `results` False: no result.json read, the
-    winners left out)."""
-    found, prefix = [], str(run) + os.sep
-    for game in game_folders(run):
-        path = str(game)  # its path in the run (sliced: relative_to takes a second over 10,000 games)
-        name = path[len(prefix):].replace(os.sep, "/") if path.startswith(prefix) else game.relative_to(run).as_posix()
-        if loaded and name in loaded:
-            winner, reason = loaded[name]
-            found.append({"game": name, "state": "finished", "winner": winner, "reason": reason})
+    """Every game of the run (records.reader's walk): its path in the run, finished or playing, its winner and how
+    (`loaded`: those the run's tables hold, game -> (winner, reason), not read again; `results` False: no result
+    read, the winners left out)."""
+    found = []
+    for game in open_run(run).games():
+        if loaded and game.name in loaded:
+            winner, reason = loaded[game.name]
+            found.append({"game": game.name, "state": "finished", "winner": winner, "reason": reason})
             continue
-        entry = {"game": name, "state": "finished" if (game / RESULT).is_file() else "playing"}
-        if entry["state"] == "finished" and results:
+        entry = {"game": game.name, "state": "finished" if game.finished else "playing"}
+        if game.finished and results:
             try:
-                result = json.loads((game / RESULT).read_text())
-                entry.update(winner=result.get("winner"), reason=result.get("reason"))
+                result = game.result()
+                entry.update(winner=result.winner.value, reason=result.reason.value)
             except (OSError, ValueError):
                 entry["state"] = "unreadable"
         found.append(entry)
@@ -287,10 +287,21 @@ def games(run: Path, run_id: str, loaded: dict[str, tuple[str, str]] | None = No
 
 
 def _config(run: Path) -> dict[str, Any] | None:
-    """The run's own record: its config and provenance (experiment.json, study.json or import.json)."""
-    for name in (EXPERIMENT, STUDY, IMPORT_REPORT):
-        try:
-            return {"file": name, "record": json.loads((run / name).read_text())}
-        except (OSError, ValueError):
-            continue
-    return None
+    """What the run's record says of its config: run.json's config (and command, name, started), else an older
+    run's own record (experiment.json, study.json or import.json)."""
+    opened = open_run(run)
+    if opened.recorded:
+        record = opened.record
+        return {"file": "run.json", "record": {"command": record.command, "name": record.name,
+                                               "started": record.started, **record.config}}
+    own = opened.own_record()
+    return {"file": own[0], "record": own[1]} if own is not None else None
+
+
+def environment(run: Path) -> dict[str, Any]:
+    """The run's environment (records.environment: Python, packages, CPU, BLAS kernel, numpy SIMD, commit) and its
+    plugins (each file's key and the start of its sha256), as its run record says; an older run: its commit alone."""
+    record = open_run(run).record
+    return {"environment": dict(record.environment),
+            "plugins": [{"key": p.key, "sha256": (p.sha256 or "")[:12] or None} for p in record.plugins],
+            "first_environment": getattr(record, "first_environment", None)}

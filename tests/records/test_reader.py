@@ -138,7 +138,7 @@ def test_a_tail_reads_new_whole_lines_and_a_new_attempt_from_its_start(tmp_path)
     recorder.start({"seed": 1})  # a new attempt: its trace starts again
     recorder.trace(call(4))
     recorder.close()
-    assert tail.read() == [call(4)]
+    assert tail.read() == [call(4)] and tail.restarted
     events = game.tail("events.jsonl")
     assert events.read() == [] and tail.offset > 0
 

@@ -82,7 +82,7 @@ def test_only_the_games_finished_since_are_read(tmp_path, monkeypatch):
     monkeypatch.setattr(catalog_module, "_health", lambda game: read.append(game.name) or real(game))
     experiment(tmp_path, games=3)
     catalog.row(run)
-    assert read == ["game-00003"]
+    assert read == ["main/series-1/game-00003"]
 
 
 def test_a_run_still_playing_and_one_whose_process_is_gone(tmp_path):

@@ -9,6 +9,7 @@ import json
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from avalon_agents.records.run_record import write_run_record
 from avalon_agents.view.pages import View
 from avalon_agents.view.server import ViewServer, loopback
 from avalon_agents.view.site import Site
@@ -82,9 +83,7 @@ def test_a_token_off_loopback(tmp_path):
 
 def test_a_hostile_name_is_data_not_markup(tmp_path):
     run = experiment(tmp_path, name="x", games=1)
-    record = json.loads((run / "experiment.json").read_text())
-    record["name"] = '</script><script>alert(1)</script>'
-    (run / "experiment.json").write_text(json.dumps(record))
+    write_run_record(run, "run", '</script><script>alert(1)</script>', plugins=[])  # the name the page shows
     view = View([tmp_path])
 
     async def go():
