@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -27,21 +26,8 @@ import pandas as pd
 from avalon_agents.core.events import EVENT_ADAPTER
 from avalon_agents.core.rows import SEAT_COLUMNS, GameRows, Rows
 from avalon_agents.core.types import Role
-from avalon_agents.records.run_dir import (
-    EVENTS,
-    META,
-    RESULT,
-    GameMeta,
-    aborted_games,
-    check_layout,
-    finished_games,
-    read_events,
-    read_experiment,
-    read_meta,
-    read_result,
-    read_seating,
-    read_trace,
-)
+from avalon_agents.records.reader import open_run
+from avalon_agents.records.run_dir import RESULT, Game, GameMeta
 
 SERIES = re.compile(r"^series-(\d+)$")
 GAME = re.compile(r"^game-(\d+)$")
@@ -110,31 +96,31 @@ class RunData(Tables):
 
 def game_dirs(root: Path) -> list[Path]:
     """Every finished game directory at or under `root`, in path order."""
-    return finished_games(root)
+    return [game.path for game in open_run(root).finished(check=True)]
 
 
-def _place(root: Path, path: Path) -> dict[str, Any]:
+def _place(game: Game) -> dict[str, Any]:
     """variant, series and game index from the experiment layout <variant>/series-<k>/game-<n> (or the
     `avalon play --out` layout game-<n>, or a lone game directory)."""
-    rel = path.relative_to(root) if path != root else Path(path.name)
-    parts = rel.parts
-    seating = read_seating(path)
+    seating = game.seating()
     if seating is not None:
-        return {"game": rel.as_posix(), "variant": seating.variant, "series": seating.series,
+        return {"game": game.name, "variant": seating.variant, "series": seating.series,
                 "game_index": seating.game, "_agents": dict(seating.agents)}
+    parts = Path(game.name).parts
     series = next((int(m.group(1)) for p in parts if (m := SERIES.match(p))), 1)
     index = int(m.group(1)) if (m := GAME.match(parts[-1])) else 1
     variant = parts[-3] if len(parts) >= 3 and SERIES.match(parts[-2]) else "main"
-    return {"game": rel.as_posix(), "variant": variant, "series": series, "game_index": index, "_agents": {}}
+    return {"game": game.name, "variant": variant, "series": series, "game_index": index, "_agents": {}}
 
 
 def load_run(path: str | Path, cache: dict | None = None) -> RunData:
-    """Load every finished game at or under `path` (a game, a series, an experiment, any folder).
+    """Load every finished game at or under `path` (a game, a series, an experiment, any folder), found by the
+    run's reader (records.reader.open_run: one cached walk; a game of a layout this code does not read is refused).
 
-    `cache`: a dict kept between calls (e.g. by `avalon view`) holding, per folder loaded, its tables and the time
-    each game's result.json was written (`Loaded`): a call when nothing changed returns the same tables; when games
-    only finished since, those are read alone and their rows added to the tables, so a run that grew by one game
-    reads one game and builds no table afresh (a game gone or rewritten: the folder is loaded afresh).
+    `cache`: a dict kept between calls (e.g. by `avalon view`) holding, per folder loaded, its tables and each game's
+    result.json's time and size (`Loaded`): a call when nothing changed returns the same tables; when games only
+    finished since, those are read alone and their rows added to the tables, so a run that grew by one game reads
+    one game and builds no table afresh (a game gone or rewritten: the folder is loaded afresh).
 
     Raises:
         FileNotFoundError: `path` does not exist or holds no finished game.
@@ -142,37 +128,37 @@ def load_run(path: str | Path, cache: dict | None = None) -> RunData:
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"{root}: no such folder")
-    loaded = cache.get(str(root)) if cache is not None else None
-    dirs = game_dirs(root) if cache is None else _finished(root, loaded.stamps if loaded else {})
-    if not dirs:
+    games = {game.path: game for game in open_run(root).finished(check=True)}
+    if not games:
         raise FileNotFoundError(f"{root}: no finished game (a game folder holds meta.json, events.jsonl and "
                                 "result.json)")
     if cache is None:
-        return _frames(_read_games(root, list(dirs)))
-    stamps = dict(dirs)
+        return _frames(_read_games(list(games.values())))
+    loaded = cache.get(str(root))
+    stamps = {path: game.file_stamp(RESULT) for path, game in games.items()}
     if loaded is not None and any(stamps.get(d, -1) != t for d, t in loaded.stamps.items()):
         loaded = None  # a game gone or rewritten
     if loaded is None:
-        loaded = Loaded(stamps, _frames(_read_games(root, list(stamps))))
+        loaded = Loaded(stamps, _frames(_read_games(list(games.values()))))
     elif loaded.stamps != stamps:
-        loaded = loaded.add(root, stamps)
+        loaded = loaded.add(games, stamps)
     cache[str(root)] = loaded
     return loaded.data
 
 
 @dataclass
 class Loaded:
-    """A folder's tables as loaded (`data`), with the time each game's result.json was written (`stamps`)."""
+    """A folder's tables as loaded (`data`), with each game's result.json's time and size (`stamps`)."""
 
-    stamps: dict[Path, int | None]
+    stamps: dict[Path, tuple[int, int] | None]
     data: RunData
 
-    def add(self, root: Path, stamps: dict[Path, int | None]) -> Loaded:
-        """The tables with the rows of the games finished since (`stamps`: every finished game's, in path order)
-        added, in path order, each column of the type a fresh load gives it."""
+    def add(self, games: dict[Path, Game], stamps: dict[Path, tuple[int, int] | None]) -> Loaded:
+        """The tables with the rows of the games finished since (`games`, `stamps`: every finished game's, in path
+        order) added, in path order, each column of the type a fresh load gives it."""
         new = [d for d in stamps if d not in self.stamps]
-        added = _frames(_read_games(root, new)).tables()
-        order = pd.Index([_place_name(root, d) for d in stamps])
+        added = _frames(_read_games([games[d] for d in new])).tables()
+        order = pd.Index([games[d].name for d in stamps])
         tail = list(stamps)[len(stamps) - len(new):] == new  # the new games come after the others
         frames = {}
         for name, old in self.data.tables().items():
@@ -198,52 +184,25 @@ def _interleaved(old: pd.DataFrame, new: pd.DataFrame, order: pd.Index) -> list[
     return [part for part in (*slices, old.iloc[last:]) if not part.empty]
 
 
-def _finished(root: Path, known: dict[Path, int | None]) -> dict[Path, int | None]:
-    """`game_dirs(root)` with the time each game's result.json was written, found by one walk: only the games not
-    in `known` have their layout checked (records.run_dir.check_layout), so a run that grew reads no old game's
-    meta.json again."""
-    if (root / META).is_file():  # a game
-        games = {root: _stamp(root)} if (root / RESULT).is_file() else {}
-    else:
-        found = [folder for folder, _, files in os.walk(root) if META in files and EVENTS in files and RESULT in files]
-        found.sort(key=lambda folder: folder.split(os.sep))  # as paths sort
-        games = {Path(folder): _stamp(folder) for folder in found}
-    check_layout(root, [g for g in games if g not in known])
-    return games
-
-
-def _stamp(game: Path | str) -> int | None:
-    try:
-        return os.stat(os.path.join(game, RESULT)).st_mtime_ns
-    except OSError:
-        return None
-
-
-def _place_name(root: Path, game: Path) -> str:
-    """A game's `game` column: its folder relative to the loaded folder (`_place`'s, without reading it)."""
-    return (game.relative_to(root) if game != root else Path(game.name)).as_posix()
-
-
-def _read_games(root: Path, dirs: list[Path]) -> dict[str, list[dict[str, Any]]]:
-    """Every table's rows of the games `dirs`, in their order. Raises ValueError naming a game that cannot be
-    read."""
+def _read_games(games: list[Game]) -> dict[str, list[dict[str, Any]]]:
+    """Every table's rows of `games`, in their order. Raises ValueError naming a game that cannot be read."""
     rows: dict[str, list[dict[str, Any]]] = {f.name: [] for f in fields(RunData)}
-    for d in dirs:
+    for game in games:
         try:
-            _load_game(root, d, rows)
+            _load_game(game, rows)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # pydantic's errors included
             problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise ValueError(f"run-dir: {d} cannot be read ({type(exc).__name__}: {problem})") from None
+            raise ValueError(f"run-dir: {game.path} cannot be read ({type(exc).__name__}: {problem})") from None
     return rows
 
 
-def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) -> None:
+def _load_game(found: Game, rows: dict[str, list[dict[str, Any]]]) -> None:
     """A game's rows, added to `rows`: its games and seats rows, each event's row of the events table, and the rows
     each event and trace record declares (core/rows.py)."""
-    place = _place(root, path)
+    place = _place(found)
     agents = place.pop("_agents")
-    meta = read_meta(path)
-    result = read_result(path)
+    meta = found.meta()
+    result = found.result()
     roles = {int(s): Role(r) for s, r in result.roles.items()}
     kinds = meta.seats
     game = GameRows(place, {s: {"role": r.value, "side": r.side.value, "kind": kinds.get(s, "unknown"),
@@ -251,15 +210,15 @@ def _load_game(root: Path, path: Path, rows: dict[str, list[dict[str, Any]]]) ->
                     meta.rules)
     for s, info in game.seats.items():
         rows["seats"].append({**place, "seat": s, **info})
-    for event in read_events(path):
+    for event in found.events():
         rows["events"].append({**place, **EVENT_ADAPTER.dump_python(event, mode="json")})
         _add(rows, event.rows(game), "event", event.type)
     calls = len(rows["calls"])
-    for record in read_trace(path):
+    for record in found.trace():
         _add(rows, record.rows(game), "trace record", record.type)
     calls_rows = rows["calls"][calls:]
     rows["games"].append({
-        **place, "path": str(path), "seed": meta.seed, "rules": meta.rules.get("name"),
+        **place, "path": str(found.path), "seed": meta.seed, "rules": meta.rules.get("name"),
         "players": len(roles), "winner": result.winner.value, "reason": result.reason.value,
         "models": "+".join(sorted({m.get("spec") for m in meta.models() if m.get("spec")})) or None,
         "cards": meta.cards, "extractor": meta.extractor(),
@@ -339,12 +298,13 @@ def origin(run_dir: Path, finished: int | None = None) -> str | None:
     """From a run directory's experiment.json: the experiment, its config file and fingerprint, the commit
     and framework version, each variant's pipeline, and games (`finished` of) planned and aborted (None: not
     a run of `avalon run`)."""
-    meta = read_experiment(run_dir)
+    run = open_run(run_dir)
+    meta = run.experiment()
     if meta is None:
         return None
     fingerprint = hashlib.sha256(json.dumps(meta.get("fingerprint"), sort_keys=True).encode()).hexdigest()[:12]
     planned = sum(v.get("series", 1) * v.get("games_per_series", 1) for v in meta.get("variants", {}).values())
-    aborted = len(aborted_games(run_dir))
+    aborted = len(run.aborted())
     return (f"experiment {meta.get('name')} (config {meta.get('config_file')}, fingerprint {fingerprint}, commit "
             f"{meta.get('commit') or 'unknown'}, framework {meta.get('version')}); "
             + "".join(f"{part}; " for part in _pipelines(meta.get("pipelines", {})))

@@ -29,7 +29,7 @@ def test_the_cached_tables_are_a_fresh_loads_as_games_come_change_and_go(tmp_pat
 
     read = []
     real = load._load_game
-    monkeypatch.setattr(load, "_load_game", lambda root, path, rows: (read.append(path.name), real(root, path, rows)))
+    monkeypatch.setattr(load, "_load_game", lambda game, rows: (read.append(game.path.name), real(game, rows)))
     shutil.copy(run / "full/series-1/game-00002/result.json", run / "full/series-1/game-00003/result.json")
     write_game(run / "ablation/series-1/game-00001", *game_a(), agents, variant="ablation")  # before full/: between
     write_game(run / "full-b/series-1/game-00001", *game_b(), agents, variant="full-b")  # after full/ as paths sort
