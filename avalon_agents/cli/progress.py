@@ -22,8 +22,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.text import Text
 
 from avalon_agents.cli.live import THINKING, LiveView, waiting_line
-from avalon_agents.records.run_dir import TRACE
-from avalon_agents.records.trace import LLMCall, from_line
+from avalon_agents.records.run_dir import Tail
+from avalon_agents.records.trace import LLMCall
 
 if TYPE_CHECKING:
     from avalon_agents.core.actions import ActionRequest
@@ -37,27 +37,9 @@ ROUND_SHARE = 0.2
 """The share of a game one quest stands for, when no calls say how far a game is (rule bots)."""
 
 
-class TraceTail:
-    """The LLM calls appended to one game's trace.jsonl since the last read (a new attempt's file read anew)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-
-    def read(self) -> list[LLMCall]:
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(0, 2)
-                if f.tell() < self.offset:  # a new attempt's trace
-                    self.offset = 0
-                f.seek(self.offset)
-                data = f.read()
-        except FileNotFoundError:
-            return []
-        whole = data[: data.rfind(b"\n") + 1]  # a line still being written is read next time
-        self.offset += len(whole)
-        return [r for line in whole.decode("utf-8", "replace").splitlines()
-                if '"llm_call"' in line and isinstance(r := from_line(line), LLMCall)]
+def new_calls(tail: Tail) -> list[LLMCall]:
+    """The LLM calls appended to a game's trace since the tail's last read (records.run_dir.Tail)."""
+    return [r for r in tail.read(keep=lambda line: '"llm_call"' in line) if isinstance(r, LLMCall)]
 
 
 class Tally:
@@ -83,7 +65,7 @@ class GameFollower:
 
     def __init__(self, board: RunBoard, lane: Lane, n: int, path: Path, view: LiveView | None) -> None:
         self.board, self.lane, self.n, self.view = board, lane, n, view
-        self.tail: TraceTail | None = None
+        self.tail: Tail | None = None
         self.path = path
         self.tally = Tally()
         self.quest = self.attempt = 0
@@ -104,7 +86,7 @@ class GameFollower:
 
     def delivered(self, events: Sequence[GameEvent]) -> None:
         if self.tail is None:  # the recorder has started the game's files (an earlier attempt's put aside)
-            self.tail = TraceTail(self.path / TRACE)
+            self.tail = Tail.of(self.path)
         last = events[-1]
         self.quest, self.attempt = last.quest, last.attempt
         self.quiet_since = self.board.clock()
@@ -114,7 +96,7 @@ class GameFollower:
 
     def poll(self) -> None:
         if self.tail is not None:
-            self.tally.add(self.tail.read())
+            self.tally.add(new_calls(self.tail))
 
     def share(self, per_game: float | None) -> float:
         """How far into the game it is (0 to 0.95): its calls of those a game takes, else its quests."""

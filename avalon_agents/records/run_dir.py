@@ -448,6 +448,26 @@ def jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:
             offset += len(line)
 
 
+def jsonl_dicts(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each whole record of a JSONL file of a run as a plain dict, with the byte its line starts at (a line still
+    being written is left out): the fast untyped reading an index of millions of calls needs (`line_dict`)."""
+    for offset, line in jsonl_lines(path):
+        try:
+            yield offset, line_dict(line)
+        except ValueError:
+            continue
+
+
+def line_dict(line: bytes) -> dict[str, Any]:
+    """One JSONL line of a run's file (as `jsonl_lines` or `lines_at` gave it) as a plain dict. Raises ValueError."""
+    import orjson
+
+    found = orjson.loads(line)
+    if not isinstance(found, dict):
+        raise ValueError("not a record")
+    return found
+
+
 def lines_at(places: Iterable[tuple[Path, int]]) -> Iterator[bytes]:
     """The line starting at each (file, byte) of `places` (as `jsonl_lines` gave them), each file opened once while
     its places follow each other."""

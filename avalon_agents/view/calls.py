@@ -25,11 +25,12 @@ from typing import Any, get_args
 from urllib.parse import urlencode
 
 import numpy as np
-import orjson
 
 from avalon_agents.prices import Prices
+from avalon_agents.records.analysis_dir import analysis_dir, judge_calls
 from avalon_agents.records.reader import open_run
-from avalon_agents.records.run_dir import EVENTS, JUDGE_TRACE, TRACE, jsonl_lines, lines_at, read_events
+from avalon_agents.records.run_dir import (EVENTS, JUDGE_TRACE, TRACE, jsonl_dicts, jsonl_lines, line_dict, lines_at,
+                                          read_events)
 from avalon_agents.records.run_dir import stamp as file_stamp
 from avalon_agents.records.trace import TRACE_ADAPTER, Purpose, Stage
 from avalon_agents.view.catalog import Catalog
@@ -39,8 +40,6 @@ DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 EXPORT_LIMIT = 500
 """How many calls an exported Calls page holds (the run's first; its filters search those)."""
-ANALYSIS_CALLS = Path("analysis") / "judgments" / "calls.jsonl"
-"""Where `avalon analyze --judge-model` records its judges' calls."""
 FILTERS = ("q", "seat", "step", "module", "model", "game", "stage", "flag")
 FLAGS = ("reask", "fallback", "retried", "failed")
 """`flag=`: re-asks, calls of decisions that ended in the fallback, calls retried, calls that failed."""
@@ -132,7 +131,7 @@ class CallIndex:
         """The run's calls, read again only where a file changed."""
         row = self.catalog.row(run)
         cached = self.catalog._rows.get(run)
-        key = (cached.signature if cached else None, row["state"], file_stamp(run / ANALYSIS_CALLS))
+        key = (cached.signature if cached else None, row["state"], file_stamp(judge_calls(analysis_dir(run))))
         known = self._runs.get(run)
         if known is not None and known.key == key and row["state"] not in STILL_WRITTEN:
             return known
@@ -140,7 +139,7 @@ class CallIndex:
         for game in open_run(run).games():
             name = sys.intern(game.name)
             files += [(game.path / TRACE, name, "game"), (game.path / JUDGE_TRACE, name, "judge")]
-        files.append((run / ANALYSIS_CALLS, None, "analysis"))
+        files.append((judge_calls(analysis_dir(run)), None, "analysis"))
         parts = [(path, self._file(path, game, source)) for path, game, source in files]
         parts = [(path, p) for path, p in parts if p is not None and p.size]
         if known is not None and len(parts) == len(known.parts) and all(
@@ -220,11 +219,7 @@ def read_calls(path: Path, game: str | None, source: str) -> list[dict[str, Any]
     analyze's judges' calls name their game in `about`."""
     rows: list[dict[str, Any]] = []
     records: list[dict[str, Any]] = []  # a game's calls (their row) and decisions, in trace order
-    for offset, line in jsonl_lines(path):
-        try:
-            d = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue  # a line being written
+    for offset, d in jsonl_dicts(path):
         if d.get("type") != "llm_call":
             if source == "game" and d.get("type") in ("extraction", "speech_check"):
                 records.append(d)
@@ -405,7 +400,7 @@ def search(calls: RunCalls, found: np.ndarray, q: str) -> np.ndarray:
     for i, line in call_lines(calls, found):
         if raw is not None and raw not in line.lower():
             continue
-        d = orjson.loads(line)
+        d = line_dict(line)
         texts = [m.get("content") or "" for m in d.get("messages") or ()] + [d.get("reply") or "", d.get("error") or ""]
         if any(q in t.lower() for t in texts):
             keep.append(i)
@@ -422,7 +417,7 @@ def page(calls: RunCalls, query: Query, link, entry) -> dict[str, Any]:
     texts: dict[str, int] = {}
     out = {}
     for i, line in call_lines(calls, sorted(int(i) for i in shown)):
-        d = orjson.loads(line)
+        d = line_dict(line)
         row = {name: _plain(name, c[name][i]) for name in COLUMNS if name != "offset"}
         at = entry(i)
         row.update(n=i + 1, entry=at, error=d.get("error"), reply=d.get("reply"),

@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.prices import Prices
+from avalon_agents.records.analysis_dir import analysis_dir, read_judged
 from avalon_agents.records.reader import UnknownGame, open_run
 from avalon_agents.view import calls as call_pages
 from avalon_agents.view.calls import CallIndex
 from avalon_agents.view.catalog import Catalog, UnknownRun
 from avalon_agents.view.compare import VARIANT, Comparer, variants
-from avalon_agents.view.run_data import ANALYSIS, RunPages
+from avalon_agents.view.run_data import RunPages
 from avalon_agents.view.site import Site, stamp
 
 
@@ -159,21 +160,18 @@ class View:
 
 def judged_rows(run: Path, game: str) -> list[dict[str, Any]]:
     """The judges' labels of a game's speeches, as `avalon analyze --judge-model` wrote them
-    (analysis/metrics/judged_NAME.csv): one `judged` record per judge and speech, with the judge's answer."""
-    import csv
-
+    (analysis/metrics/judged_NAME.csv, records.analysis_dir.read_judged): one `judged` record per judge and speech,
+    with the judge's answer."""
     found: dict[tuple[str, int], dict[str, Any]] = {}
-    for table in sorted((run / ANALYSIS / "metrics").glob("judged_*.csv")):
-        judge = table.stem.removeprefix("judged_")
-        with table.open(newline="") as f:
-            for row in csv.DictReader(f):
-                if row.get("game") != game or not (row.get("seq") or "").isdigit():
-                    continue
-                seat = int(row["seat"]) if (row.get("seat") or "").isdigit() else None
-                found.setdefault((judge, int(row["seq"])), {
-                    "item": "record", "type": "judged", "judge": judge, "seq": int(row["seq"]), "seat": seat,
-                    "quest": int(row["quest"]) if (row.get("quest") or "").isdigit() else None,
-                    "answer": row.get("raw") or "", "valid": row.get("valid") == "True", "visible_to": []})
+    for judge, rows in read_judged(analysis_dir(run)).items():
+        for row in rows:
+            if row.get("game") != game or not (row.get("seq") or "").isdigit():
+                continue
+            seat = int(row["seat"]) if (row.get("seat") or "").isdigit() else None
+            found.setdefault((judge, int(row["seq"])), {
+                "item": "record", "type": "judged", "judge": judge, "seq": int(row["seq"]), "seat": seat,
+                "quest": int(row["quest"]) if (row.get("quest") or "").isdigit() else None,
+                "answer": row.get("raw") or "", "valid": row.get("valid") == "True", "visible_to": []})
     return list(found.values())
 
 

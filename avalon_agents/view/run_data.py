@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import math
 import threading
 import time
@@ -29,6 +28,7 @@ from avalon_agents.analysis.paper import metrics
 from avalon_agents.analysis.paper.report import Analysis, compute, figures, provenance, sections
 from avalon_agents.experiments.spend import cost_rows
 from avalon_agents.prices import Prices
+from avalon_agents.records.analysis_dir import analysis_dir, metrics_json, read_metrics, written_at
 from avalon_agents.records.health import Health
 from avalon_agents.records.reader import Game, open_run
 from avalon_agents.records.run_dir import HEALTH
@@ -45,8 +45,6 @@ metrics yet) while its games are loaded and its metrics counted in a thread: a 1
 about 30 s (loading the games), and the live page fills in when they are counted."""
 DRAWING = threading.Lock()
 """matplotlib draws one figure at a time (a page built in a thread draws too)."""
-ANALYSIS = "analysis"
-"""Where `avalon analyze` writes a run's analysis (its metrics.json holds the judged tables)."""
 
 
 def records(table: pd.DataFrame) -> list[dict[str, Any]]:
@@ -188,7 +186,7 @@ class RunPages:
             return None, []
         done = self._computed.get(run)
         if done is None or done[0] is not data:
-            result = compute(data, run, run / ANALYSIS, reference="auto")
+            result = compute(data, run, analysis_dir(run), reference="auto")
             with DRAWING:
                 drawn = figure_list(result)
             done = self._computed[run] = (data, result, drawn)
@@ -246,22 +244,18 @@ def figure_list(result: Analysis) -> list[dict[str, Any]]:
 
 
 def judged(run: Path) -> dict[str, Any]:
-    """The behaviour metrics `avalon analyze --judge-model` wrote for this run (its metrics.json's judged tables),
-    with the time they were written; {} when the run was not judged."""
+    """The behaviour metrics `avalon analyze --judge-model` wrote for this run (its metrics.json's judged tables,
+    records.analysis_dir), with the time they were written; {} when the run was not judged."""
     from avalon_agents.analysis.paper.report import judged_figures
 
-    file = run / ANALYSIS / "metrics.json"
-    try:
-        written = json.loads(file.read_text())
-    except (OSError, ValueError):
-        return {}
+    folder = analysis_dir(run)
+    written = read_metrics(folder) or {}
     tables = {f.table: written[f.table] for _, f in judged_figures() if written.get(f.table)}
-    if not tables:
+    when = written_at(folder) if tables else None
+    if when is None:
         return {}
-    import datetime as dt
-
-    when = dt.datetime.fromtimestamp(file.stat().st_mtime, dt.timezone.utc).isoformat(timespec="seconds")
-    return {"tables": tables, "written": when, "file": f"{ANALYSIS}/metrics.json"}
+    return {"tables": tables, "written": when.isoformat(timespec="seconds"),
+            "file": metrics_json(folder).relative_to(run).as_posix()}
 
 
 def games(run: Path, run_id: str, loaded: dict[str, tuple[str, str]] | None = None,

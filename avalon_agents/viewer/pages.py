@@ -12,7 +12,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from avalon_agents.analysis.load import game_dirs
+from avalon_agents.records.reader import open_run
 from avalon_agents.viewer.timeline import game_data
 
 REPLAY = "replay"
@@ -75,10 +75,10 @@ def write_replay(root: Path, out: Path | None = None) -> Path:
         ValueError: `out` names an .html file but `root` holds more than one game.
     """
     root = Path(root)
-    dirs = game_dirs(root)
-    if not dirs:
+    found = open_run(root).finished(check=True) if root.is_dir() else []
+    if not found:
         raise FileNotFoundError(f"{root}: no finished game (a game directory holds meta.json and result.json)")
-    games = [game_data(d, (d.relative_to(root) if d != root else Path(d.name)).as_posix()) for d in dirs]
+    games = [game_data(game.path, game.name) for game in found]
     if out is not None and out.suffix == ".html":
         if len(games) > 1:
             raise ValueError(f"out: {out} is one page, but {root} holds {len(games)} games; give a folder")

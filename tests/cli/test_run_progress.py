@@ -10,7 +10,8 @@ import pytest
 import yaml
 from rich.console import Console
 
-from avalon_agents.cli.progress import RunBoard, TraceTail, run_board
+from avalon_agents.cli.progress import RunBoard, new_calls, run_board
+from avalon_agents.records.run_dir import Tail
 from avalon_agents.core.actions import ActionRequest, RequestKind
 from avalon_agents.experiments.config import Experiment
 from avalon_agents.experiments.runner import ExperimentStudy
@@ -121,10 +122,10 @@ def test_calls_their_pace_and_the_time_left_come_from_the_trace_as_it_grows(tmp_
 def test_a_new_attempts_trace_is_read_from_its_start(tmp_path):
     trace = tmp_path / "trace.jsonl"
     trace.write_text(_call(1.0) * 3)
-    tail = TraceTail(trace)
-    assert len(tail.read()) == 3 and tail.read() == []
+    tail = Tail.of(tmp_path)
+    assert len(new_calls(tail)) == 3 and new_calls(tail) == []
     trace.write_text(_call(1.0))  # the recorder put the attempt aside and began again
-    assert len(tail.read()) == 1
+    assert len(new_calls(tail)) == 1
 
 
 def _event(quest: int, attempt: int):
