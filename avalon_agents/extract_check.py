@@ -7,27 +7,26 @@ from typing import Any
 
 from avalon_agents.core.actions import ActionRequest, Reply, RequestKind
 from avalon_agents.core.rules import QUEST_SIZES
-from avalon_agents.decisions.kinds import plain
+from avalon_agents.decisions.kinds import KINDS, plain
 from avalon_agents.extract.extractor import EXTRACTOR_SETTINGS, Extractor
 from avalon_agents.llm import ClientPool, check_reachable
 
-KINDS = {"team": RequestKind.PROPOSE, "vote": RequestKind.VOTE, "quest": RequestKind.QUEST,
-         "assassinate": RequestKind.ASSASSINATE}
-
 
 def request_for(kind: str, *, team_size: int, players: int, seat: int, evil: bool) -> ActionRequest:
-    """A request like the one the host would have sent."""
-    if kind == "team" and not 1 <= team_size <= players:
+    """A request like the one the host would have sent (`kind`: a decision kind's name, decisions.kinds.KINDS)."""
+    spec = KINDS[kind]
+    proposing = spec.kind is RequestKind.PROPOSE
+    if proposing and not 1 <= team_size <= players:
         raise ValueError(f"team-size: must be 1..{players}, got {team_size}")
     seats = tuple(range(1, players + 1))
     team = tuple(s for s in seats if s != seat)[: QUEST_SIZES[players][0] - 1] + (seat,)
     return ActionRequest(
         seat=seat,
-        kind=KINDS[kind],
+        kind=spec.kind,
         quest=1,
         attempt=1,
-        options=tuple(s for s in seats if s != seat) if kind == "assassinate" else seats,
-        team_size=team_size if kind == "team" else None,
+        options=seats if proposing else tuple(s for s in seats if s != seat),  # only a team may hold the speaker
+        team_size=team_size if proposing else None,
         team=tuple(sorted(team)),
         can_fail=evil,
     )

@@ -4,8 +4,8 @@ A plugin is a Python file (`my_modules.py`, a path) or an importable module name
 Importing it runs its `@register_module(...)`, `register_agent(...)` and `register_provider(...)` calls, so
 the names it registers can be used on the command line (`--plugin`) and in experiment configs
 (`plugins:`). The Ray backend imports the same plugins in every worker before it plays a series. A plugin adds
-names; one that registers a built-in name (an agent kind, a module, a provider of this package) fails to load,
-naming the plugin and the name.
+names; one that registers a built-in name (an agent kind, a module, a provider of this package), or a name another
+plugin registered, fails to load, naming the plugin and the name.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
-from avalon_agents.registry import NameTaken, Registry
+from avalon_agents.registry import NameTaken, Registry, loading
 
 LOADED: Registry[ModuleType] = Registry("plugin", words=False)
 """Plugins imported in this process, by the resolved path or module name (each is imported once)."""
@@ -45,7 +45,8 @@ def load_plugin(item: str, base: Path | None = None) -> str:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         try:
-            spec.loader.exec_module(module)
+            with loading(key):
+                spec.loader.exec_module(module)
         except NameTaken as exc:
             del sys.modules[name]
             raise ValueError(f"plugin {item}: {exc}") from None
@@ -60,7 +61,8 @@ def load_plugin(item: str, base: Path | None = None) -> str:
         if key in LOADED:
             return key
         try:
-            module = importlib.import_module(item)
+            with loading(key):
+                module = importlib.import_module(item)
         except ImportError as exc:
             raise ValueError(f"plugin: cannot import {item!r} ({exc})") from None
         except NameTaken as exc:

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from avalon_agents.errors import field_error, load_yaml, parse_yaml
+from avalon_agents.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,11 @@ class Price(BaseModel):
 
 FREE = Price(input=0, output=0, source="runs on this machine")
 REPLAYED = Price(input=0, output=0, source="answered from a recorded run")
-FREE_PROVIDERS = {"local": FREE, "scripted": FREE, "replay": REPLAYED}
-"""Providers whose calls cost nothing: they run on this machine, or answer from a recorded run."""
+FREE_PROVIDERS: Registry[Price] = Registry("free provider", [("local", FREE), ("scripted", FREE), ("replay", REPLAYED)],
+                                           follows="provider")
+"""Providers whose calls cost nothing (they run on this machine, or answer from a recorded run), by name: every
+provider registered as `free` (llm.registry.Provider) is added here when it registers. The built-in ones are named
+here as well, so a run is priced without loading the model layer; tests/llm/test_registry.py holds the two equal."""
 
 
 def model_name(spec: str) -> str:

@@ -2,8 +2,9 @@
 judges, metrics, importers, attacks, studies.
 
 A `Registry` maps names to items in the order they were registered (a slot may be placed `before` another). The
-package's own items are built in: a plugin adds names and never replaces one of them (`NameTaken`); asking for a
-name nobody registered raises `UnknownName`, one line naming the known names. Consumers iterate a registry; none
+package's own items are built in: a plugin adds names and never replaces one of them, nor a name another plugin
+registered (`NameTaken`: each registration remembers the plugin being loaded, `loading`); asking for a name nobody
+registered raises `UnknownName`, one line naming the known names. Consumers iterate a registry; none
 lists the built-ins, so an addition reaches every one of them.
 
 Every registry made is kept in `all_registries()`, and `snapshot_all()`/`restore_all()` put every one back as it
@@ -18,7 +19,9 @@ from __future__ import annotations
 import inspect
 import weakref
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -27,7 +30,7 @@ PACKAGE = "avalon_agents"
 
 
 class NameTaken(ValueError):
-    """A registration under a name the package itself registered."""
+    """A registration under a name the package itself, or another plugin, registered."""
 
 
 class UnknownName(ValueError):
@@ -48,9 +51,27 @@ class Snapshot(Generic[T]):
 
     items: tuple[tuple[str, T], ...]
     builtin: frozenset[str]
+    owners: tuple[tuple[str, str | None], ...] = ()
 
 
 _ALL: weakref.WeakSet[Registry] = weakref.WeakSet()
+_LOADING: list[str] = []
+"""The plugins being imported now, innermost last (`loading`)."""
+
+
+@contextmanager
+def loading(plugin: str) -> Iterator[None]:
+    """What is registered inside belongs to `plugin` (its key: a resolved path or a module name): another
+    plugin's registration of the same name is then refused (`plugins.load_plugin` wraps each import in it)."""
+    _LOADING.append(plugin)
+    try:
+        yield
+    finally:
+        _LOADING.pop()
+
+
+def _owner_text(owner: str | None) -> str:
+    return f"plugin {PurePath(owner).name if owner.endswith('.py') else owner}" if owner else "code outside a plugin"
 
 
 class Registry(Generic[T]):
@@ -62,15 +83,19 @@ class Registry(Generic[T]):
         check: called as `check(name, item)` before an item is registered; raises ValueError (one line) for an
             item that lacks what its consumers need.
         words: names must be plain words (letters, digits, `_`, `-`, `.`); False for names such as paths.
+        follows: the `what` of the registry whose registration adds this one's items (a free provider's price
+            follows its provider): `avalon check-plugin` checks them with that registry's items.
     """
 
     def __init__(self, what: str, items: Iterable[tuple[str, T]] = (), *,
-                 check: Callable[[str, T], None] | None = None, words: bool = True) -> None:
+                 check: Callable[[str, T], None] | None = None, words: bool = True, follows: str | None = None) -> None:
         self.what = what
         self.check = check
         self.words = words
+        self.follows = follows
         self._items: dict[str, T] = {}
         self._builtin: set[str] = set()
+        self._owners: dict[str, str | None] = {}
         for name, item in items:
             self.register(name, item, builtin=True)
         self._initial = self.snapshot()
@@ -80,9 +105,11 @@ class Registry(Generic[T]):
 
     def register(self, name: str, item: T, *, builtin: bool | None = None, before: str | None = None) -> T:
         """Add `item` as `name` (at the end, or just before `before`). `builtin`: the package's own item (None:
-        a class or function defined in the package is). Registering the same item again changes nothing; a
-        plugin's item under a built-in name raises NameTaken; a name that is not a plain word or an item its
-        consumers cannot use raises ValueError. Returns the item (so it can decorate)."""
+        a class or function defined in the package is). Registering the same item again changes nothing, nor
+        does the same plugin (or code outside any plugin, a notebook's cell run again) registering its name
+        again; a plugin's item under a built-in name, or under a name another plugin registered, raises
+        NameTaken; a name that is not a plain word or an item its consumers cannot use raises ValueError.
+        Returns the item (so it can decorate)."""
         if not isinstance(name, str) or not name or self.words and not name.replace("-", "_").replace(".", "_").isidentifier():
             raise ValueError(f"{self.what}: {name!r} cannot be a name")
         if builtin is None:
@@ -101,6 +128,9 @@ class Registry(Generic[T]):
             self._items[name] = item
         if builtin:
             self._builtin.add(name)
+            self._owners.pop(name, None)
+        else:
+            self._owners[name] = _LOADING[-1] if _LOADING else None
         return item
 
     def register_names(self, names: Iterable[str], item: T) -> T:
@@ -114,10 +144,15 @@ class Registry(Generic[T]):
         return item
 
     def _refuse_taken(self, name: str, item: T, builtin: bool) -> None:
-        existing = self._items.get(name)
-        if existing is not None and name in self._builtin and not builtin and existing is not item:
+        if name not in self._items or builtin or self._items[name] is item:
+            return
+        if name in self._builtin:
             raise NameTaken(f"{self.what} {name!r} is built in: a plugin adds names, never replaces the package's "
                             "(register yours under another name)")
+        owner, now = self._owners.get(name), _LOADING[-1] if _LOADING else None
+        if owner != now:
+            raise NameTaken(f"{self.what} {name!r} is taken: {_owner_text(owner)} registered it, {_owner_text(now)} "
+                            "registers another (register yours under another name)")
 
     # ------------------------------------------------------------------ reading
 
@@ -167,7 +202,7 @@ class Registry(Generic[T]):
     # ------------------------------------------------------------------ tests
 
     def snapshot(self) -> Snapshot[T]:
-        return Snapshot(tuple(self._items.items()), frozenset(self._builtin))
+        return Snapshot(tuple(self._items.items()), frozenset(self._builtin), tuple(self._owners.items()))
 
     def restore(self, snapshot: Snapshot[T] | None = None) -> None:
         """Put back what `snapshot` holds (None: the items it was made with), in place."""
@@ -176,11 +211,14 @@ class Registry(Generic[T]):
         self._items.update(snapshot.items)
         self._builtin.clear()
         self._builtin.update(snapshot.builtin)
+        self._owners.clear()
+        self._owners.update(snapshot.owners)
 
     def builtins_only(self) -> None:
         """Drop every item a plugin registered."""
         for name in self.added():
             del self._items[name]
+            self._owners.pop(name, None)
 
 
 def all_registries() -> list[Registry]:

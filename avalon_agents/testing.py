@@ -7,7 +7,8 @@ says in one line what it found.
 
 One check per kind of registry item: `check_module`, `check_slot`, `check_seat_kind`, `check_provider`,
 `check_judge`, `check_metric`, `check_decision_kind`, `check_preset`; `CHECKS` maps a registry's `what` to its check. A check
-returns a `Found` (ok or not, with what it saw) and never raises for a fault of the item under test.
+returns a `Found` (ok or not, with what it saw) and never raises for a fault of the item under test. It fails closed:
+an item of a registry no check exercises is a failure ("not checked"), not a pass.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 from avalon_agents.agents.base import AgentBase
 from avalon_agents.agents.registry import AGENT_KINDS
-from avalon_agents.core.actions import ActionRequest, IllegalAction, Reply, RequestKind
+from avalon_agents.core.actions import ActionRequest, IllegalAction, Reply
 from avalon_agents.core.rules import make_rules
 from avalon_agents.decisions.kinds import KINDS, kind_of
 from avalon_agents.errors import Unusable
@@ -226,7 +227,8 @@ def _scripted_run(folder: Path) -> Path:
 
 
 def check_metric(name: str, run: Path | None = None) -> Found:
-    """The metric, on a scripted run loaded as `avalon analyze` loads it, gives a table with a `value` column."""
+    """The metric, on a scripted run loaded as `avalon analyze` loads it, gives a table with a `value` column of
+    numbers (none NaN)."""
     from avalon_agents.analysis.load import load_run
     from avalon_agents.analysis.paper.metrics import OUTCOMES
 
@@ -237,6 +239,13 @@ def check_metric(name: str, run: Path | None = None) -> Found:
         return Found("metric", name, False, f"raised on a scripted run ({_fault(exc)})")
     if not hasattr(table, "columns") or "value" not in table.columns:
         return Found("metric", name, False, "returned no table with a `value` column")
+    try:
+        values = table["value"].astype(float)
+    except (TypeError, ValueError) as exc:
+        return Found("metric", name, False, f"its `value` column is not numbers ({_fault(exc)})")
+    if values.isna().any():
+        return Found("metric", name, False, f"{int(values.isna().sum())} of {len(values)} values are NaN on a "
+                                            "scripted run")
     return Found("metric", name, True, f"{len(table)} rows on a scripted run")
 
 
@@ -280,11 +289,7 @@ def check_decision_kind(name: str) -> Found:
     are legal, the protocol's legal answers and the records' data are JSON, a bot's words are read back by the
     rule parse."""
     spec = KINDS[name]
-    try:
-        kind = RequestKind(name)
-    except ValueError:
-        return Found("decision kind", name, False, "no RequestKind of that value (core/actions.py)")
-    request = ActionRequest(seat=1, kind=kind, quest=2, attempt=1, options=(2, 3, 4, 5), team_size=2,
+    request = ActionRequest(seat=1, kind=spec.kind, quest=2, attempt=1, options=(2, 3, 4, 5), team_size=2,
                             team=(2, 3), leader=1)
     rng = random.Random(0)
     try:
@@ -348,8 +353,8 @@ CHECKS: dict[str, Callable[[str], Found]] = {
     "judge": check_judge, "metric": check_metric, "decision kind": check_decision_kind,
     "rules preset": check_preset,
 }
-"""A registry's `what` -> its check. An item of any other registry (importer, attack, study) is listed as
-registered, with nothing to exercise."""
+"""A registry's `what` -> its check. An item of any other registry (importer, attack, study) fails as not checked;
+one of a registry that `follows` another (a free provider's price) is checked with that registry's item."""
 
 
 def registered_by(load: Callable[[], Any]) -> list[tuple[Registry, str]]:
@@ -362,7 +367,8 @@ def registered_by(load: Callable[[], Any]) -> list[tuple[Registry, str]]:
 
 
 def check_plugin(path: str, base: Path | None = None) -> list[Found]:
-    """Load the plugin and check everything it registered (the registries are put back afterwards).
+    """Load the plugin and check everything it registered (the registries are put back afterwards): an item no
+    check exercises fails ("not checked"), as the plugin's code would then run untested.
 
     Raises:
         ValueError: the plugin cannot be loaded (one line naming it).
@@ -372,9 +378,12 @@ def check_plugin(path: str, base: Path | None = None) -> list[Found]:
         added = registered_by(lambda: load_plugin(path, base))
         found = []
         for registry, name in added:
+            if registry.follows is not None:
+                continue
             check = CHECKS.get(registry.what)
             if check is None:
-                found.append(Found(registry.what, name, True, "registered (nothing to exercise)"))
+                found.append(Found(registry.what, name, False, f"not checked: avalon check-plugin has no check of a "
+                                                               f"{registry.what} (checks: {', '.join(CHECKS)})"))
                 continue
             found.append(check(name))
         return found

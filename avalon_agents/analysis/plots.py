@@ -269,10 +269,17 @@ def _panel_title(ax: Axes, text: str, width: float) -> None:
     ax.set_title(wrap(text, PANEL_TITLE_SIZE, width) if text else "", fontsize=PANEL_TITLE_SIZE)
 
 
+def canned(spec: str | None) -> bool:
+    """The model `spec` answers with canned labels (its provider declares itself `canned`: scripted)."""
+    from avalon_agents.llm.registry import provider_of_spec
+
+    return bool(spec) and provider_of_spec(spec).canned
+
+
 def caption_text(caption: str | None = None, judge: str | None = None) -> str:
     """The text printed under a figure: what produced it, and a scripted judge named as not a real judgment."""
     lines = []
-    if judge == "scripted" and "not a real judg" not in (caption or ""):
+    if canned(judge) and "not a real judg" not in (caption or ""):
         lines.append(SCRIPTED_JUDGE)
     elif judge and f"judge {judge}" not in (caption or "") and f"judge: {judge}" not in (caption or ""):
         lines.append(f"judge: {judge}")
@@ -290,7 +297,7 @@ def caption(fig: Figure, text: str | None = None, judge: str | None = None, root
     text = caption_text(text, judge)
     if text:
         line, size = one_line(relative_paths(text, root), fig.get_figwidth() * 0.93)
-        scripted = judge == "scripted" or "scripted: canned labels" in text or SCRIPTED_JUDGE in text
+        scripted = canned(judge) or "scripted: canned labels" in text or SCRIPTED_JUDGE in text
         fig.supxlabel(line, x=0.01, ha="left", fontsize=size, color="#B00020" if scripted else "#444444")
     return fig
 

@@ -22,6 +22,7 @@ from avalon_agents.cli.base import (
     model_options,
     one_line_errors,
     plugin_option,
+    run_plugins_option,
     spend_options,
 )
 from avalon_agents.cli.spending import CALL_BUDGET, kept_within, planned_calls, prices_of
@@ -45,6 +46,7 @@ from avalon_agents.llm.settings import ModelSettings
 @spend_options(CALL_BUDGET)
 @json_option
 @plugin_option
+@run_plugins_option("run_dir")
 @logging_options
 def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_concurrency: int, reference: str,
             check: bool, prices_file: Path | None, budget_usd: float | None, as_json: bool) -> None:
@@ -123,6 +125,8 @@ def _judges_planned(run_dir: Path, out: Path | None, settings: ModelSettings, ch
               help="A folder for index.html and one page per game (default: RUN_OR_GAME_DIR/replay), or, for a "
                    "single game, a file ending in .html for its page alone.")
 @json_option
+@plugin_option
+@run_plugins_option("run_or_game_dir")
 @logging_options
 def replay(run_or_game_dir: Path, out: Path | None, as_json: bool) -> None:
     """Write replay pages: each finished game as one self-contained HTML file (no network), and an index.
@@ -163,6 +167,7 @@ def replay(run_or_game_dir: Path, out: Path | None, as_json: bool) -> None:
 @spend_options(CALL_BUDGET)
 @json_option
 @plugin_option
+@run_plugins_option("run_dir")
 @logging_options
 def calibrate(run_dir: Path, judge_model: str, sample: int | None, seed: int, out: Path | None,
               judge_concurrency: int, check: bool, prices_file: Path | None, budget_usd: float | None,

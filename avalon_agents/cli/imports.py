@@ -1,18 +1,50 @@
-"""`avalon import`: human games as run directories (avalongame.online logs, Avalon-NLU)."""
+"""`avalon import`: human games as run directories, one subcommand per importer (`importers.IMPORTERS`:
+avalongame.online logs, Avalon-NLU, a plugin's)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from avalon_agents.cli.base import UserError, cli, echo_json, json_option, logging_options, one_line_errors
+from avalon_agents.plugins import load_plugins
 from avalon_agents.records.run_dir import holds_games
 
+if TYPE_CHECKING:
+    from avalon_agents.importers import Importer
 
-@cli.group("import")
+
+class Importers(click.Group):
+    """`avalon import`'s subcommands: one per importer of `importers.IMPORTERS` (a plugin's too: `avalon import
+    --plugin FILE NAME ...`), each made by `importer_command`."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from avalon_agents.importers import IMPORTERS
+
+        return IMPORTERS.names()
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        from avalon_agents.importers import IMPORTERS
+
+        importer = IMPORTERS.get(name)
+        return importer_command(importer) if importer is not None else None
+
+
+def _load(ctx: click.Context, param: click.Parameter, plugins: tuple[str, ...]) -> tuple[str, ...]:
+    """--plugin of `avalon import`, loaded while its options are read (before the subcommand is looked up)."""
+    with one_line_errors():
+        load_plugins(plugins)
+    return plugins
+
+
+@cli.group("import", cls=Importers)
+@click.option("--plugin", "plugins", multiple=True, metavar="PATH_OR_MODULE", callback=_load, is_eager=True,
+              expose_value=False, help="Import your own code first (a .py file or a module name): the importers it "
+                                       "registers become subcommands. Repeatable.")
 def import_group() -> None:
     """Import human games as run directories (`avalon analyze RUN` reads them).
 
@@ -21,31 +53,28 @@ def import_group() -> None:
     """
 
 
-@import_group.command("avalonlogs")
-@click.argument("log_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="The run directory to write (game-NNNNN/ per imported game); it must hold no games yet.")
-@json_option
-@logging_options
-def import_avalonlogs(log_dir: Path, out: Path, as_json: bool) -> None:
-    """avalongame.online logs (one JSON file per game, at or under DIR) as game directories, seats of kind human.
+def importer_command(importer: Importer) -> click.Command:
+    """`avalon import NAME FOLDER --out RUN` of one importer (`importers.Importer`)."""
 
-    \b
-    Example:
-      avalon import avalonlogs avalonlogs/logs --out runs/humans && avalon analyze runs/humans
-    """
-    from avalon_agents.importers import IMPORTERS
+    @click.command(importer.name, help=importer.help)
+    @click.argument("folder", metavar=importer.argument.upper(), type=click.Path(path_type=Path))
+    @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+                  help="The run directory to write (game-NNNNN/ per imported game); it must hold no games yet.")
+    @json_option
+    @logging_options
+    def command(folder: Path, out: Path, as_json: bool) -> None:
+        _import(importer, folder, out, as_json)
 
-    _import(IMPORTERS["avalonlogs"], log_dir, out, as_json)
+    return command
 
 
-def _import(importer, log_dir: Path, out: Path, as_json: bool = False) -> None:
-    """Run an importer module (see `importers`) over DIR with a progress bar; print what was skipped and why."""
-    if not log_dir.is_dir():
-        raise UserError(f"dir: {log_dir} is not a folder")
-    files = importer.log_files(log_dir)
+def _import(importer: Importer, folder: Path, out: Path, as_json: bool = False) -> None:
+    """Run an importer over FOLDER with a progress bar; print what was imported, what was skipped and why."""
+    if not folder.is_dir():
+        raise UserError(f"{importer.argument}: {folder} is not a folder")
+    files = importer.log_files(folder)
     if not files:
-        raise UserError(f"dir: {log_dir} holds no game logs")
+        raise UserError(f"{importer.argument}: {folder} holds no game logs")
     from avalon_agents.experiments.guard import run_lock
 
     with one_line_errors(out), run_lock(out):  # a second import into the same folder waits its turn: refused
@@ -54,42 +83,9 @@ def _import(importer, log_dir: Path, out: Path, as_json: bool = False) -> None:
         with Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                       console=Console(stderr=True), transient=True, disable=len(files) < 20) as progress:
             task = progress.add_task("games", total=len(files))
-            report = importer.import_logs(files, out, on_file=lambda _: progress.advance(task), root=log_dir)
+            report = importer.import_logs(files, out, on_file=lambda _: progress.advance(task), root=folder)
     if as_json:
         echo_json(_report_json(report, out, len(files)))
-        return
-    for name, reason in report.skipped:
-        click.echo(f"skipped {name}: {reason}")
-    click.echo(f"imported {len(report.imported)} of {len(files)} game(s) into {out}"
-               + (f" ({len(report.skipped)} skipped)" if report.skipped else ""))
-
-
-
-@import_group.command("avalon-nlu")
-@click.argument("dataset", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="A new folder for the games (game-NNNNN, numbered by the files' sorted order) and import.json.")
-@json_option
-@logging_options
-def import_avalon_nlu(dataset: Path, out: Path, as_json: bool) -> None:
-    """Import the Avalon-NLU dataset: DATASET is the folder of <id>.json files.
-
-    Each game is replayed through the engine under the paper rules (its deal and first leader fixed), with the
-    chat as speeches, so every imported game is checked against the rules; the persuasion, deception and
-    belief labels go to each game's trace.jsonl as annotation records. Prints how many games were imported and
-    why each other one was skipped (also in OUT/import.json). See docs/humans.md.
-
-    \b
-    Example:
-      avalon import avalon-nlu ../shared/data/avalon_nlu/dataset --out runs/avalon-nlu
-    """
-    from avalon_agents.experiments.guard import run_lock
-    from avalon_agents.importers.avalon_nlu import import_avalon_nlu as run_import
-
-    with one_line_errors(out), run_lock(out):
-        report = run_import(dataset, out)
-    if as_json:
-        echo_json(_report_json(report, out, len(report.imported) + len(report.skipped)))
         return
     for line in report.lines():
         click.echo(line)

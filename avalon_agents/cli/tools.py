@@ -21,13 +21,18 @@ from avalon_agents.cli.base import (
     plugin_option,
 )
 from avalon_agents.core.rules import MAX_PLAYERS, MIN_PLAYERS, make_rules
+from avalon_agents.decisions.kinds import KINDS
+
+ALIASES = {"team": "propose"}
+"""Older names `avalon extract --kind` still takes."""
 
 
 @cli.command()
-@click.option("--kind", type=click.Choice(["team", "vote", "quest", "assassinate"]), required=True,
-              help="What the text answers.")
+@click.option("--kind", type=click.Choice([n for n, spec in KINDS.items() if spec.key is not None] + list(ALIASES)),
+              required=True,
+              help="What the text answers: a decision kind (decisions/kinds.py); team is propose.")
 @click.option("--text", required=True, help="The player's free-text answer.")
-@click.option("--team-size", default=2, show_default=True, type=SEATS, help="Team size (for --kind team).")
+@click.option("--team-size", default=2, show_default=True, type=SEATS, help="Team size (for --kind propose).")
 @click.option("--players", default=6, show_default=True, type=PLAYERS, help="Players in the game.")
 @click.option("--seat", default=1, show_default=True, type=SEATS, help="The speaker's seat.")
 @click.option("--evil", is_flag=True, help="The speaker is evil (may fail a quest).")
@@ -41,7 +46,8 @@ def extract(kind: str, text: str, team_size: int, players: int, seat: int, evil:
 
     \b
     Example:
-      avalon extract --kind team --team-size 3 --text "Player 2, myself and Player 10" --players 10 --seat 4
+      avalon extract --kind propose --team-size 3 --text "Player 2, myself and Player 10" --players 10 --seat 4
+      avalon extract --kind lady --text "I'll look at Player 3" --players 7 --seat 1
     """
     from avalon_agents.extract_check import run_extract
 
@@ -49,8 +55,8 @@ def extract(kind: str, text: str, team_size: int, players: int, seat: int, evil:
         if not 1 <= seat <= players:
             raise ValueError(f"seat: {seat} is not a seat of a {players}-player game")
         make_rules("official", players)
-        out = asyncio.run(run_extract(kind, text, team_size=team_size, players=players, seat=seat, evil=evil,
-                                      model_spec=None if model_spec == "none" else model_spec))
+        out = asyncio.run(run_extract(ALIASES.get(kind, kind), text, team_size=team_size, players=players, seat=seat,
+                                      evil=evil, model_spec=None if model_spec == "none" else model_spec))
     click.echo(json.dumps(out) if as_json else f"{out['action']}  (method: {out['method']}, valid: {out['valid']})")
 
 
@@ -155,10 +161,10 @@ def check_plugin(plugin: str, provider_model: str, as_json: bool) -> None:
       agent kind     two seats of it in scripted games: every answer legal, nothing raised
       provider       one game of a vanilla LLM seat on NAME:MODEL (--provider-model): no call fails
       judge          its prompt loads; an answer with each of its labels, shaped by its schema, parses back
-      metric         on a scripted run: a table with a `value` column
+      metric         on a scripted run: a table with a `value` column, no value NaN
       decision kind  random, fallback, legal answers, words and data on a request of its kind
       rules preset   a RuleSet for each player count it takes, and random games under it end
-    Anything else (importers, attacks, studies) is listed as registered.
+    Anything else (importers, attacks, studies) fails as not checked: nothing here exercises it.
 
     Exit codes: 0 every item passed; 1 an item failed (each failing item is named); 2 the plugin cannot be loaded.
 

@@ -7,7 +7,17 @@ from pathlib import Path
 
 import click
 
-from avalon_agents.cli.base import UserError, cli, echo_json, json_option, logging_options, one_line_errors
+from avalon_agents.cli.base import (
+    RUN_PLUGINS_HELP,
+    UserError,
+    cli,
+    echo_json,
+    json_option,
+    load_run_plugins,
+    logging_options,
+    one_line_errors,
+    plugin_option,
+)
 
 DEFAULT_FOLDER = Path("runs")
 
@@ -25,16 +35,20 @@ DEFAULT_FOLDER = Path("runs")
 @click.option("--compare", "comparisons", multiple=True, metavar="RUN,RUN[,...]",
               help="With --export: also write this comparison of runs (their ids as the index shows them). "
                    "Repeatable.")
+@click.option("--no-run-plugins", "no_run_plugins", is_flag=True, help=RUN_PLUGINS_HELP)
 @json_option
+@plugin_option
 @logging_options
 def view(folders: tuple[Path, ...], port: int, host: str, export_to: Path | None,
-         comparisons: tuple[str, ...], as_json: bool) -> None:
+         comparisons: tuple[str, ...], no_run_plugins: bool, as_json: bool) -> None:
     """View runs: every run under FOLDERS (default: runs/) of every kind (experiments, tournaments, red-team and
     bias studies, played batches, served tables, imports) as one local site: an index with each run's games,
     health, tokens and dollars; each run's metrics with their intervals, figures, health, cost and config; runs
     compared side by side; each game's replay; every LLM call. Runs still playing update while you watch.
 
     Read-only: nothing is written into a run folder. The JSON under /api/ mirrors each page (docs/view.md).
+    The plugins each run recorded are loaded first, so their metrics and judges' tables are shown; one missing
+    or changed since its run is refused, naming the run (--no-run-plugins: view without them).
 
     \b
       avalon view                                  runs/ at http://127.0.0.1:8100/
@@ -46,6 +60,9 @@ def view(folders: tuple[Path, ...], port: int, host: str, export_to: Path | None
         for root in roots:
             if not root.is_dir():
                 raise UserError(f"folders: {root} is not a folder (give the folders holding your runs)")
+    if not no_run_plugins:
+        load_run_plugins(roots, "the runs")
+    with one_line_errors(missing="folders"):
         if export_to is not None:
             from avalon_agents.view.export import export
 

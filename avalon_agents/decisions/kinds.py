@@ -17,10 +17,13 @@ A `DecisionKind` holds, for one `RequestKind`:
 - what every other consumer needs (`CONSUMERS`, refused at registration without them): `random` (the random
   seat), `bot` (the rule bot), `legal` (the legal answers by shape: the seat protocol and the web table), `asking`
   (the live view's waiting line), `say` and `plain` (an action in words and as data), `spelled` (a person's
-  misspellings).
+  misspellings), `events` (the events a decision becomes: the replay timeline and the calls page place a
+  decision's records just before its own event).
 
 `KINDS` is their registry, by the request kind's value. Adding a decision kind means one spec here plus its prompt
-files (and its `RequestKind`, action and the engine asking it: docs/architecture.md, the recipe). This module sits below the LLM layer (it
+files (and its `RequestKind`, action and the engine asking it: docs/architecture.md, the recipe). A plugin cannot
+add one: the engine asks only the request kinds of `RequestKind`, each built in, so a plugin's kind is refused when
+registered, naming why. This module sits below the LLM layer (it
 imports only core, the prompt files and the parser), so the scripted model and the analysis can use it.
 """
 
@@ -61,6 +64,29 @@ CANNED_SPEECHES = ("I have nothing to add.", "Let's see how this goes.", "I am o
 """The random seat's speeches."""
 APPROVE_SHARE = 0.7
 """How often the scripted model approves a team (LLM players approve most proposals)."""
+
+
+@dataclass(frozen=True)
+class Becomes:
+    """An event a decision becomes, and how a record of the decision (an extraction: its seat, quest and attempt)
+    finds it among a game's events."""
+
+    event: str
+    """The event's type ("team_proposed", core.events)."""
+    seat: str | None = "seat"
+    """The event's field holding the deciding seat (None: the event names no one seat, e.g. the votes revealed)."""
+    quest: bool = True
+    """The event is of the decision's quest."""
+    attempt: bool = True
+    """The event is of the decision's proposal (attempt) too."""
+    own: bool = True
+    """One decision's event (taken by the first record that finds it); False: an event several decisions share
+    (the votes revealed, a quest's result), where a decision whose own event the seat may not see is placed."""
+
+    def match(self, seat: int, quest: int, attempt: int) -> dict[str, Any]:
+        """The fields an event must have to be this decision's."""
+        return {"type": self.event, **({self.seat: seat} if self.seat else {}), **({"quest": quest} if self.quest
+                else {}), **({"attempt": attempt} if self.attempt else {})}
 
 
 class Answer(BaseModel):
@@ -108,6 +134,9 @@ class DecisionKind:
     """A typed action as JSON-friendly data (a seats list, true/false, a seat number or null, a speech)."""
     spelled: tuple[str, ...] = ()
     """One-word answers a person may misspell (`aprove`), read as the nearest of these."""
+    events: tuple[Becomes, ...] = ()
+    """The events a decision of this kind becomes, in the order a reader looks for them: the seat's own first, then
+    a public one its hidden choice shows in (the replay timeline places the decision's records before it)."""
 
     @property
     def name(self) -> str:
@@ -237,6 +266,7 @@ PROPOSE = DecisionKind(
     asking="propose a team",
     say=lambda action: "I propose " + ", ".join(seat_name(s) for s in action.team) + ".",
     plain=lambda action: list(action.team),
+    events=(Becomes("team_proposed", seat="leader"),),
 )
 
 
@@ -280,6 +310,7 @@ VOTE = DecisionKind(
     say=lambda action: "I approve." if action.approve else "I reject.",
     plain=lambda action: action.approve,
     spelled=("approve", "reject"),
+    events=(Becomes("vote_cast"), Becomes("votes_revealed", seat=None, own=False)),
 )
 
 
@@ -328,6 +359,7 @@ QUEST = DecisionKind(
     say=lambda action: "Success." if action.success else "Fail.",
     plain=lambda action: action.success,
     spelled=("success", "fail"),
+    events=(Becomes("quest_card", attempt=False), Becomes("quest_completed", seat=None, attempt=False, own=False)),
 )
 
 
@@ -394,6 +426,8 @@ ASSASSINATE = DecisionKind(
     say=lambda action: f"I name {seat_name(action.target)} as Merlin." if action.target else "I hold off.",
     plain=lambda action: action.target,
     spelled=("pass",),
+    events=(Becomes("assassination", seat=None, quest=False, attempt=False, own=False),
+            Becomes("assassination_declined", seat=None, quest=False, attempt=False, own=False)),
 )
 
 
@@ -440,6 +474,7 @@ LADY = DecisionKind(
     asking="examine a player with the Lady of the Lake",
     say=lambda action: f"I examine {seat_name(action.target)}.",
     plain=lambda action: action.target,
+    events=(Becomes("lady_examined", seat="holder", attempt=False),),
 )
 
 
@@ -471,18 +506,23 @@ SPEAK = DecisionKind(
     asking="speak",
     say=lambda action: action.text,
     plain=lambda action: action.text,
+    events=(Becomes("speech"),),
 )
 
 
-CONSUMERS = ("random", "bot", "legal", "asking", "say", "plain")
+CONSUMERS = ("random", "bot", "legal", "asking", "say", "plain", "events")
 """What every consumer needs of a decision kind beyond answering it: the random seat, the rule bot, the seat
-protocol and the web table, the live view's waiting line, a bot's words, the records' JSON."""
+protocol and the web table, the live view's waiting line, a bot's words, the records' JSON, the replay timeline."""
 
 
 def _check(name: str, spec: DecisionKind) -> None:
     """Refuse, in one line, a decision kind that a consumer could not handle."""
     if not isinstance(spec, DecisionKind):
         raise ValueError(f"decision kind {name}: not a DecisionKind")
+    if not isinstance(spec.kind, RequestKind):
+        raise ValueError(f"decision kind {name}: the engine asks only its own request kinds "
+                         f"({', '.join(k.value for k in RequestKind)}), so a new kind needs its RequestKind, action and "
+                         "the rule asking it in the package (docs/architecture.md), not a plugin")
     if spec.kind.value != name:
         raise ValueError(f"decision kind {name}: registered under its request kind's value {spec.kind.value!r}")
     missing = [f for f in CONSUMERS if not getattr(spec, f)]
@@ -502,7 +542,8 @@ order."""
 
 def register_kind(spec: DecisionKind) -> DecisionKind:
     """Add a decision kind (its `RequestKind` and action are in core.actions, the engine asks it). Refused in one
-    line when it lacks what a consumer needs (`CONSUMERS`), or under a built-in kind's name."""
+    line when it lacks what a consumer needs (`CONSUMERS`), under a built-in kind's name, or when its kind is no
+    `RequestKind` (the engine would never ask it: a plugin's)."""
     return KINDS.register(spec.kind.value, spec)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from avalon_agents.core.actions import Assassinate, ProposeTeam, QuestCard, Requ
 from avalon_agents.core.events import GameEvent
 from avalon_agents.core.rules import RuleSet, make_rules
 from avalon_agents.core.types import EndReason, Role, Seat
-from avalon_agents.importers.replay import ImportReport, Replay, ReplayError, write_game
+from avalon_agents.importers.replay import Importer, ImportReport, Replay, ReplayError, write_game
 from avalon_agents.records.run_dir import holds_games
 from avalon_agents.records.trace import Annotation
 
@@ -337,20 +338,16 @@ def annotate(log: Log, events: list[GameEvent], spoken: dict[int, tuple[int, int
 
 # ----------------------------------------------------------------- the folder
 
-def import_avalon_nlu(dataset: Path, out: Path) -> ImportReport:
-    """Import every `<id>.json` of `dataset` into `out`/game-NNNNN (numbered by the files' sorted order).
+def log_files(dataset: Path) -> list[Path]:
+    """The dataset's `<id>.json` files, in sorted order (the games' numbers)."""
+    return sorted(Path(dataset).glob("*.json"))
 
-    Raises:
-        ValueError: `dataset` holds no `<id>.json` files, or `out` already holds games (one line, naming it).
-    """
-    dataset, out = Path(dataset), Path(out)
-    if not dataset.is_dir():
-        raise ValueError(f"dataset: {dataset} is not a folder")
-    files = sorted(dataset.glob("*.json"))
-    if not files:
-        raise ValueError(f"dataset: no <id>.json files in {dataset}")
-    if holds_games(out):
-        raise ValueError(f"out: {out} already holds games; choose a new folder")
+
+def import_logs(files: Sequence[Path], out: Path, on_file: Callable[[Path], None] | None = None,
+                root: Path | None = None) -> ImportReport:
+    """Import each `<id>.json` of `files` into `out`/game-NNNNN (numbered in file order, skipped files too), copy
+    the dataset's LICENSE (beside the files, or above `root`) and write OUT/import.json."""
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     report = ImportReport(source=SOURCE)
     for index, path in enumerate(files, 1):
@@ -362,12 +359,16 @@ def import_avalon_nlu(dataset: Path, out: Path) -> ImportReport:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             report.skipped.append((path.name, f"malformed ({type(exc).__name__}: {str(exc).splitlines()[0]})"))
             continue
+        finally:
+            if on_file:
+                on_file(path)
         source = {"format": SOURCE, "file": path.name, "game": path.stem, "licence": LICENCE,
                   "inferred": done.inferred, "notes": done.notes}
         report.imported.append((path.name, write_game(out, done.replay, variant=SOURCE, index=index,
                                                       source=source, records=done.annotations)))
         report.annotations.update(a.kind for a in done.annotations)
         report.notes += [f"{path.name}: {n}" for n in done.notes]
+    dataset = Path(root) if root is not None else Path(files[0]).parent if files else Path(".")
     licence = next((p for p in (dataset / "LICENSE", dataset.parent / "LICENSE") if p.is_file()), None)
     if licence is not None:
         shutil.copyfile(licence, out / "LICENSE-avalon-nlu")
@@ -375,3 +376,35 @@ def import_avalon_nlu(dataset: Path, out: Path) -> ImportReport:
         report.notes.append("no LICENSE found beside the dataset: keep Avalon-NLU's MIT licence with this copy")
     report.write(out)
     return report
+
+
+def import_avalon_nlu(dataset: Path, out: Path) -> ImportReport:
+    """Import every `<id>.json` of `dataset` into `out`/game-NNNNN (numbered by the files' sorted order).
+
+    Raises:
+        ValueError: `dataset` holds no `<id>.json` files, or `out` already holds games (one line, naming it).
+    """
+    dataset, out = Path(dataset), Path(out)
+    if not dataset.is_dir():
+        raise ValueError(f"dataset: {dataset} is not a folder")
+    files = log_files(dataset)
+    if not files:
+        raise ValueError(f"dataset: no <id>.json files in {dataset}")
+    if holds_games(out):
+        raise ValueError(f"out: {out} already holds games; choose a new folder")
+    return import_logs(files, out, root=dataset)
+
+
+IMPORTER = Importer(
+    name=SOURCE, argument="dataset", log_files=log_files, import_logs=import_logs,
+    help="""Import the Avalon-NLU dataset: DATASET is the folder of <id>.json files.
+
+    Each game is replayed through the engine under the paper rules (its deal and first leader fixed), with the
+    chat as speeches, so every imported game is checked against the rules; the persuasion, deception and
+    belief labels go to each game's trace.jsonl as annotation records. Prints how many games were imported and
+    why each other one was skipped (also in OUT/import.json). See docs/humans.md.
+
+    \b
+    Example:
+      avalon import avalon-nlu ../shared/data/avalon_nlu/dataset --out runs/avalon-nlu
+    """)

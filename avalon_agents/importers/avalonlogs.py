@@ -18,7 +18,7 @@ from typing import Any
 from avalon_agents.core.actions import RequestKind
 from avalon_agents.core.rules import make_rules
 from avalon_agents.core.types import Role, Seat, Team
-from avalon_agents.importers.replay import ImportReport, Replay, ReplayError, write_game
+from avalon_agents.importers.replay import Importer, ImportReport, Replay, ReplayError, write_game
 
 NAME = "avalonlogs"
 ROLES = {
@@ -180,3 +180,13 @@ def _rules(roles: list[dict[str, Any]], names: list[str]):
         return make_rules("official", roles=deal, assassin=assassin), deal
     except ValueError as exc:
         raise ReplayError(str(exc).splitlines()[0]) from None
+
+
+IMPORTER = Importer(
+    name=NAME, argument="dir", log_files=log_files, import_logs=import_logs,
+    help="""avalongame.online logs (one JSON file per game, at or under DIR) as game directories, seats of kind human.
+
+    \b
+    Example:
+      avalon import avalonlogs avalonlogs/logs --out runs/humans && avalon analyze runs/humans
+    """)

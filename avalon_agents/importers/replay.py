@@ -11,7 +11,7 @@ result and health.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,24 @@ class ImportReport:
             out.append("annotations: " + ", ".join(f"{n:,} {k}" for k, n in sorted(self.annotations.items())))
         out += [f"note: {n}" for n in self.notes]
         return out
+
+
+@dataclass(frozen=True)
+class Importer:
+    """One format's importer, declared once: `avalon import NAME FOLDER --out RUN` is made of it (cli/imports.py
+    iterates `importers.IMPORTERS`)."""
+
+    name: str
+    """The format's name: the `avalon import` subcommand."""
+    help: str
+    """The subcommand's help (its first line is the summary `avalon import --help` lists)."""
+    argument: str
+    """What FOLDER holds, as the subcommand names it ("dir", "dataset"): its one-line errors start with it."""
+    log_files: Callable[[Path], list[Path]]
+    """The folder's game logs, in the order they are numbered (none: the folder holds no game logs)."""
+    import_logs: Callable[..., ImportReport]
+    """`(files, out, on_file=None, root=None)`: replay each log and write the games the rules accept as
+    OUT/game-NNNNN; `on_file(path)` after each file (a progress bar), `root` the folder file names are relative to."""
 
 
 class ReplayError(ValueError):

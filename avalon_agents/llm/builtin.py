@@ -67,8 +67,9 @@ register_provider("local", late("_local"), check=_local_check, chat=late("_local
                   # one call at a time, so a call's time includes waiting behind the others; on 2 CPU cores every
                   # prompt token costs about 3.5 ms
                   max_tokens=96, timeout=900.0, history_tokens=900, endpoint=_unpaced,
-                  seconds_per_call=LOCAL_SECONDS_PER_CALL, profile="small")  # SmolLM2-135M (profiles.py)
+                  seconds_per_call=LOCAL_SECONDS_PER_CALL, profile="small",  # SmolLM2-135M (profiles.py)
+                  free=True, local=True)
 register_provider("scripted", late("_scripted"), constrained="json_schema", endpoint=_scripted_endpoint,
-                  seconds_per_call=0.0)
+                  seconds_per_call=0.0, free=True, canned=True)
 register_provider("replay", late("_replay"), check=_replay_check, constrained="json_schema", endpoint=_unpaced,
-                  seconds_per_call=0.0)  # answered from the records: no time worth saying
+                  seconds_per_call=0.0, free=True, replays=True)  # answered from the records: no time worth saying

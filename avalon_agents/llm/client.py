@@ -322,7 +322,7 @@ class LLMClient:
         if tracer is None:
             return None
         found = getattr(tracer, "recording", None)
-        if found is None and self.settings.provider == "replay":
+        if found is None and self.settings.declared.replays:
             found = run_recording(Path(self.settings.spec.partition(":")[2]), getattr(tracer, "path", None))
             tracer.recording = found
         return found

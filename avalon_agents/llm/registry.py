@@ -4,7 +4,7 @@ one-call prompt, what its rate limits belong to, a measured pace). `ModelSetting
 `avalon run --check` read it here; a provider nobody registered goes through langchain's `init_chat_model`
 with the defaults of `OTHER`.
 
-This module imports nothing of the package but `registry` (floor 1), so `llm.settings` can read it
+This module imports nothing of the package but `registry` and `prices` (floor 1), so `llm.settings` can read it
 (`llm.builtin` registers the built-in providers).
 """
 
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from avalon_agents.prices import FREE, FREE_PROVIDERS, REPLAYED
 from avalon_agents.registry import Registry, package_code
 
 SchemaStyle = Literal["json_schema", "llama_cpp", "none"]
@@ -51,6 +52,13 @@ class Provider:
             "small" for a model of a few hundred million parameters.
         key_env: the environment variable holding its key where the settings' `api_key_env` is unset (None: it
             needs a key only if `api_key_env` names one); checked before anything heavy is loaded.
+        free: its calls cost nothing (priced at $0: prices.FREE_PROVIDERS holds it once registered).
+        canned: its answers are canned, not a model's (scripted): a judgment by it is the chance floor, and
+            reports and figures say so.
+        local: the embedded model, run on this machine by the framework (its server starts when a run does; a
+            command on it prints the smoke-run notice).
+        replays: it answers every call from the recorded run its spec names (`replay:RUN_DIR`): that run's
+            plugins are loaded before it plays (records.run_plugins).
     """
 
     factory: ProviderFactory | None = None
@@ -65,6 +73,10 @@ class Provider:
     seconds_per_call: float | None = None
     profile: str = "standard"
     key_env: str | None = None
+    free: bool = False
+    canned: bool = False
+    local: bool = False
+    replays: bool = False
 
 
 PROVIDERS: Registry[Provider] = Registry("provider")
@@ -76,10 +88,19 @@ OTHER = Provider()
 def register_provider(name: str, factory: ProviderFactory | None = None, **declared: Any) -> None:
     """Make `name:MODEL` specs build their chat model with `factory(MODEL, settings)`; `declared`: the other
     fields of `Provider` (check, reachable, chat, constrained, max_tokens, timeout, history_tokens, endpoint,
-    seconds_per_call, profile). Raises ValueError (plugins.NameTaken) for a built-in provider's name."""
-    PROVIDERS.register(name, Provider(factory, **declared), builtin=package_code(factory))
+    seconds_per_call, profile, key_env, free, canned, local, replays). Raises ValueError (plugins.NameTaken) for a
+    built-in provider's name, or one another plugin registered."""
+    builtin = package_code(factory)
+    registered = PROVIDERS.register(name, Provider(factory, **declared), builtin=builtin)
+    if registered.free:  # what a run of it cost is priced below the model layer (prices), which cannot read this
+        FREE_PROVIDERS.register(name, REPLAYED if registered.replays else FREE, builtin=builtin)
 
 
 def provider(name: str) -> Provider:
     """A provider's registration (`OTHER` for one nobody registered)."""
     return PROVIDERS.get(name, OTHER)
+
+
+def provider_of_spec(spec: str | None) -> Provider:
+    """The registration of a spec's provider (`local:smollm2` -> local's; `scripted` -> scripted's)."""
+    return provider((spec or "").partition(":")[0])

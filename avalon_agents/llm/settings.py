@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from avalon_agents.checks import no_bool_number
-from avalon_agents.llm.registry import PROVIDERS, SchemaStyle, provider
+from avalon_agents.llm.registry import PROVIDERS, Provider, SchemaStyle, provider
 from avalon_agents.profiles import Profile, ProfileName
 from avalon_agents.profiles import profile as profile_named
 
@@ -134,6 +134,11 @@ class ModelSettings(BaseModel):
     @property
     def provider(self) -> str:
         return provider_of(self.spec or default_spec())
+
+    @property
+    def declared(self) -> Provider:
+        """What this model's provider declares (llm.registry.Provider: free, canned, local, replays, ...)."""
+        return provider(self.provider)
 
     @property
     def schema_style(self) -> SchemaStyle:

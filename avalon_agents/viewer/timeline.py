@@ -8,7 +8,8 @@ page's seat filter needs nothing else. The contents of the LLM calls' messages a
 the index of its content there.
 
 Trace records carry no event number, so each is placed where it happened: an extraction just before the event
-its decision made (the proposal, the vote, the quest card or result, the assassination), a `response` module
+its decision made (the one its decision kind declares, `DecisionKind.events`: the proposal, the vote, the quest
+card or result, the Lady's examination, the assassination), a `response` module
 output and a speech check before the speech they became, a probe after the quest it is about, an LLM call just
 before the record it led to (the next of its seat's records in trace order), and any other record before the
 next of these in trace order (at the end if none follows).
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.core.events import EVENT_ADAPTER
+from avalon_agents.decisions.kinds import KINDS
 from avalon_agents.records.run_dir import RESULT, read_events, read_meta, read_result, read_trace
 from avalon_agents.records.trace import Extraction, LLMCall, ModuleOutput, Probe, SpeechCheck
 
@@ -124,22 +126,15 @@ def _first(events: list[dict], used: set[int], mark: bool, **match: Any) -> int 
 
 def _anchor(events: list[dict], used: set[int], checked: set[int], r: dict) -> int | None:
     """The event a record's decision or speech became, if it is one the viewer anchors on (`used`: the events
-    a record has taken; `checked`: the speeches a speech check has)."""
+    a record has taken; `checked`: the speeches a speech check has). An extraction's is the first of the events
+    its decision kind declares it becomes (decisions.kinds, `DecisionKind.events`) that is there."""
     if r["type"] == EXTRACTION:
-        q, a, s = r["quest"], r["attempt"], r["seat"]
-        match r["kind"]:
-            case "propose":
-                return _first(events, used, True, type="team_proposed", leader=s, quest=q, attempt=a)
-            case "vote":
-                own = _first(events, used, True, type="vote_cast", seat=s, quest=q, attempt=a)
-                return own if own is not None else _first(events, used, False, type="votes_revealed", quest=q,
-                                                            attempt=a)
-            case "quest":
-                own = _first(events, used, True, type="quest_card", seat=s, quest=q)
-                return own if own is not None else _first(events, used, False, type="quest_completed", quest=q)
-            case "assassinate":
-                hit = _first(events, used, False, type="assassination")
-                return hit if hit is not None else _first(events, used, False, type="assassination_declined")
+        spec = KINDS.get(r["kind"])
+        for becomes in spec.events if spec is not None else ():
+            at = _first(events, used, becomes.own, **becomes.match(r["seat"], r["quest"], r["attempt"]))
+            if at is not None:
+                return at
+        return None
     if r["type"] == MODULE and r["slot"] == "response":
         return _first(events, used, True, type="speech", seat=r["seat"], text=r["text"])
     if r["type"] == CHECK:

@@ -139,7 +139,7 @@ def test_user_mistakes_are_one_line_errors(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     for args, message in [
-        ((str(empty), "--out", str(tmp_path / "r1")), f"error: dataset: no <id>.json files in {empty}"),
+        ((str(empty), "--out", str(tmp_path / "r1")), f"error: dataset: {empty} holds no game logs"),
         ((str(tmp_path / "missing"), "--out", str(tmp_path / "r2")),
          f"error: dataset: {tmp_path / 'missing'} is not a folder"),
     ]:
@@ -148,7 +148,7 @@ def test_user_mistakes_are_one_line_errors(tmp_path):
     assert avalon("import", "avalon-nlu", str(FIXTURE), "--out", str(tmp_path / "r3")).returncode == 0
     again = avalon("import", "avalon-nlu", str(FIXTURE), "--out", str(tmp_path / "r3"))
     assert (again.returncode, again.stderr.strip()) == (
-        2, f"error: out: {tmp_path / 'r3'} already holds games; choose a new folder")
+        2, f"error: out: {tmp_path / 'r3'} already holds games; import into a new folder")
 
 
 # ----------------------------------------------------------------- the real dataset

@@ -12,6 +12,7 @@ import pandas as pd
 
 from avalon_agents import __version__
 from avalon_agents.analysis.humans.calibrate import Calibration, confusion_table, per_class_table, summary
+from avalon_agents.analysis.plots import canned
 
 
 def _num(value: float, digits: int = 2) -> str:
@@ -33,7 +34,7 @@ def sample_text(found: Calibration) -> str:
 def provenance(found: Calibration) -> str:
     """What produced these figures: judge model, run, sample."""
     judge = found.judge_spec + (" (canned labels, not a real judgment: the chance floor)"
-                                if found.judge_spec == "scripted" else "")
+                                if canned(found.judge_spec) else "")
     games = found.rows["game"].nunique()
     return f"judge model {judge}; run {found.run}; {sample_text(found)}; {games} game(s)"
 

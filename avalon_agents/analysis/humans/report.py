@@ -20,6 +20,7 @@ import pandas as pd
 
 from avalon_agents import __version__
 from avalon_agents.analysis.humans.games import HumanGame
+from avalon_agents.analysis.plots import canned
 from avalon_agents.analysis.paper.report import markdown_table
 from avalon_agents.prompting import template
 
@@ -66,7 +67,7 @@ def provenance(run: Path, games: list[HumanGame], settings: ModelSettings, promp
             f"{', '.join(sources) or 'unknown source'} in {run}; every seat probed at the end of every quest "
             f"({len(scored)} probes); history budget {budget} tokens ({cut} probe(s) had their oldest lines cut); "
             f"avalon_agents {__version__}; {time.strftime('%Y-%m-%d')}.")
-    if settings.spec == "scripted":
+    if canned(settings.spec):
         text += " The scripted model answers at random: a floor, not a judgment."
     return text
 

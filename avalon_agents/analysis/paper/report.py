@@ -249,7 +249,7 @@ def provenance(result: Analysis) -> str:
     (paths relative to the working directory where they lie under it, the commit short)."""
     games = result.data.games
     judge = result.judge_spec or "none (the judged behaviour metrics are left out)"
-    if result.judge_spec == "scripted":
+    if plots.canned(result.judge_spec):
         judge += ": canned labels, not a real judgment"
     text = (f"Produced by: models {', '.join(map(str, games['models'].dropna().unique())) or 'none (bots)'}; "
             f"judge {judge}; rules {', '.join(map(str, games['rules'].dropna().unique()))}; "
@@ -272,7 +272,7 @@ def footer(result: Analysis) -> str:
     games = result.data.games
     run = Path(result.run_dir)
     judge = result.judge_spec or "none"
-    if result.judge_spec == "scripted":
+    if plots.canned(result.judge_spec):
         judge += " (not a real judgment)"
     parts = [f"run {figure_text.relative_paths(str(run.resolve()))}", f"{len(games)} games",
              f"models {', '.join(map(str, games['models'].dropna().unique())) or 'none (bots)'}", f"judge {judge}"]
