@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from avalon_agents.records.run_dir import RESULT, TRACE
 from tests.helpers import avalon
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,9 +135,9 @@ def test_readme_scripted_command_runs(line, workdir, monkeypatch):
         target = workdir / outs["out"] if "out" in outs else workdir / "runs"
         if sub == "play" and "out" not in outs:
             return
-        results = written(target, "result.json")
+        results = written(target, RESULT)
         assert results, f"{line}: no finished game under {target}"
-        traces = written(target, "trace.jsonl")
+        traces = written(target, TRACE)
         assert traces and all(t.stat().st_size > 0 for t in traces), f"{line}: empty trace"
     if sub == "analyze":
         run_dir = workdir / next(a for a in args[1:] if not a.startswith("-"))

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from avalon_agents.records.run_dir import EVENTS, META, RESULT, SEATING, TRACE
+
 ROLES = {1: "Merlin", 2: "Percival", 3: "Loyal Servant", 4: "Loyal Servant", 5: "Morgana", 6: "Assassin"}
 EVIL = [5, 6]
 
@@ -99,13 +101,13 @@ TRACE_A = [
 def write_game(path: Path, game: Game, result: dict, agents: dict[int, str], trace=(), variant="full",
                series=1, index=1) -> Path:
     path.mkdir(parents=True)
-    (path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in game.events))
-    (path / "trace.jsonl").write_text("".join(json.dumps(r) + "\n" for r in trace))
+    (path / EVENTS).write_text("".join(json.dumps(e) + "\n" for e in game.events))
+    (path / TRACE).write_text("".join(json.dumps(r) + "\n" for r in trace))
     kinds = {s: "rulebot" if a == "bot" else "cognitive" for s, a in agents.items()}
-    (path / "meta.json").write_text(json.dumps({"seed": index, "rules": {"name": "official"}, "seats": kinds}))
-    (path / "seating.json").write_text(json.dumps({"agents": agents, "series": series, "game": index,
-                                                   "variant": variant, "seed": index}))
-    (path / "result.json").write_text(json.dumps(result))
+    (path / META).write_text(json.dumps({"seed": index, "rules": {"name": "official"}, "seats": kinds}))
+    (path / SEATING).write_text(json.dumps({"agents": agents, "series": series, "game": index,
+                                            "variant": variant, "seed": index}))
+    (path / RESULT).write_text(json.dumps(result))
     return path
 
 
@@ -115,5 +117,5 @@ def write_run(root: Path) -> Path:
     write_game(root / "full" / "series-1" / "game-00001", *game_a(), agents, TRACE_A, index=1)
     write_game(root / "full" / "series-1" / "game-00002", *game_b(), agents, index=2)
     unfinished = write_game(root / "full" / "series-1" / "game-00003", *game_b(), agents, index=3)
-    (unfinished / "result.json").unlink()  # not done: never loaded
+    (unfinished / RESULT).unlink()  # not done: never loaded
     return root

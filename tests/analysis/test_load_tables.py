@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.analysis.load import RunData, load_run
+from avalon_agents.records.run_dir import RESULT
 
 DATA = Path(__file__).parent.parent / "data"
 RUN = DATA / "tables_run"
@@ -85,14 +86,14 @@ def test_the_recorded_run_loads_into_the_recorded_tables(tmp_path):
 
 def test_the_cached_load_and_a_load_grown_game_by_game_give_the_same_tables(tmp_path):
     run = shutil.copytree(RUN, tmp_path / "run")
-    games = sorted(p.parent for p in run.rglob("result.json"))
-    held = {g: (g / "result.json").read_bytes() for g in games[1:]}
+    games = sorted(p.parent for p in run.rglob(RESULT))
+    held = {g: (g / RESULT).read_bytes() for g in games[1:]}
     for game in held:
-        (game / "result.json").unlink()
+        (game / RESULT).unlink()
     cache: dict = {}
     load_run(run, cache=cache)
     for game, result in held.items():  # each game finishes in turn: its rows added to the cached tables
-        (game / "result.json").write_bytes(result)
+        (game / RESULT).write_bytes(result)
         grown = load_run(run, cache=cache)
     assert not differences(encoded(grown, run), expected())
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from avalon_agents.records.run_dir import RESULT
+
 ROOT = Path(__file__).parent.parent.parent
 
 pytestmark = pytest.mark.slow
@@ -70,5 +72,5 @@ def test_notebooks_execute_on_a_fresh_clone(name, tmp_path, monkeypatch):
     assert f"NOTE: ../runs/{run} holds no finished game" in printed(outputs)
     assert "made just now" in printed(outputs) and f"--out ../runs/{run}`" in printed(outputs)
     assert not (tmp_path / "runs" / run).exists()  # the real run's folder is left for the real run
-    assert list((tmp_path / "runs" / f"{run}-scripted").rglob("result.json"))
+    assert list((tmp_path / "runs" / f"{run}-scripted").rglob(RESULT))
     assert images(outputs) == FIGURES[name] - (name == "social_behavior")  # no probes in the quickstart

@@ -12,6 +12,7 @@ from avalon_agents.analysis.load import load_run
 from avalon_agents.analysis.paper import metrics
 from avalon_agents.core import Role, make_rules
 from avalon_agents.host.batch import play_games
+from avalon_agents.records.run_dir import RESULT
 
 
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
@@ -29,9 +30,9 @@ def test_a_mordred_holder_is_counted_and_named(tmp_path):
                                                                              for r in results) > 0
     # a game recorded before result.json named the holder: read from the rules in meta.json
     first = sorted((tmp_path / "run").glob("game-*"))[0]
-    result = json.loads((first / "result.json").read_text())
+    result = json.loads((first / RESULT).read_text())
     del result["assassin"]
-    (first / "result.json").write_text(json.dumps(result))
+    (first / RESULT).write_text(json.dumps(result))
     assert load_run(tmp_path / "run").games["assassin_seat"].iloc[0] == holders[0]
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from avalon_agents.records.run_dir import EVENTS, META, RESULT, TRACE
 from tests.helpers import avalon
 
 ROOT = Path(__file__).parents[2]
@@ -84,10 +85,10 @@ def a_game(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize(("name", "content"), [
-    ("result.json", "{not json"),
-    ("trace.jsonl", '{"type": "llm_call", "seat": "x"}\n'),
-    ("meta.json", json.dumps([1, 2, 3])),
-    ("events.jsonl", '{"seq": 0}\n'),
+    (RESULT, "{not json"),
+    (TRACE, '{"type": "llm_call", "seat": "x"}\n'),
+    (META, json.dumps([1, 2, 3])),
+    (EVENTS, '{"seq": 0}\n'),
 ])
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_analyze_names_the_game_it_cannot_read(tmp_path, a_game, name, content):

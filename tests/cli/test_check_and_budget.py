@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from avalon_agents.llm.loopback import openai_server
+from avalon_agents.records.run_dir import RESULT, TRACE
 from avalon_agents.records.trace import LLMCall, read_lines
 from tests.helpers import avalon
 
@@ -172,10 +173,10 @@ def test_a_paid_play_stops_before_the_game_that_would_go_over(priced, tmp_path):
     assert stopped.returncode == 4, stopped.stderr
     assert "the next game is expected to cost" in stopped.stderr and "finished games are kept" in stopped.stderr
     games = sorted(out.glob("game-*"))
-    finished = [game for game in games if (game / "result.json").is_file()]
+    finished = [game for game in games if (game / RESULT).is_file()]
     assert finished == games  # none started and left unfinished
     assert 1 <= len(games) < 6  # stopped before the sixth
-    spent = [_dollars([r for r in read_lines(game / "trace.jsonl") if isinstance(r, LLMCall)]) for game in games]
+    spent = [_dollars([r for r in read_lines(game / TRACE) if isinstance(r, LLMCall)]) for game in games]
     # each game was started only while the games before it plus its expected cost (their mean) fitted; a game
     # costs what its length makes it, so the last may take the total a little past the budget, as in avalon run
     assert sum(spent[:-1]) + sum(spent[:-1]) / max(1, len(spent) - 1) <= budget or len(spent) == 1

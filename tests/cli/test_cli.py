@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from avalon_agents.records.run_dir import EVENTS, META, RESULT
 from tests.helpers import AVALON, avalon, avalon_process
 
 run = avalon
@@ -125,7 +126,7 @@ def test_run_files_are_readable_by_colleagues(tmp_path):
     from avalon_agents.cli import cli
 
     assert CliRunner().invoke(cli, ["play", "--out", str(tmp_path), "--json"]).exit_code == 0
-    for name in ("meta.json", "result.json", "events.jsonl"):
+    for name in (META, RESULT, EVENTS):
         assert (tmp_path / "game-00001" / name).stat().st_mode & 0o777 == 0o644, name
 
 

@@ -17,6 +17,7 @@ from avalon_agents.core import Role, Team, make_rules
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.host.play import play_one
 from avalon_agents.narrate import announce, names
+from avalon_agents.records.run_dir import EVENTS, META, RESULT
 from tests.helpers import avalon
 
 SEAT = 3
@@ -85,10 +86,10 @@ def test_a_piped_game_is_the_seats_game_and_shows_only_what_it_may_see(preset, p
     done, game = play_as_human(rules, seed, tmp_path, with_mistakes(planned))
     assert done.returncode == 0, done.stderr
     # the game finished, and the seat's actions were the piped ones: the very game the rule bot played
-    assert (game / "result.json").is_file()
-    recorded = [json.loads(line) for line in (game / "events.jsonl").read_text().splitlines()]
+    assert (game / RESULT).is_file()
+    recorded = [json.loads(line) for line in (game / EVENTS).read_text().splitlines()]
     assert recorded == [json.loads(e.to_json()) for e in bots]
-    assert json.loads((game / "meta.json").read_text())["seats"][str(SEAT)] == "human"
+    assert json.loads((game / META).read_text())["seats"][str(SEAT)] == "human"
     seats = load_run(game.parent).seats
     assert seats.loc[seats.seat == SEAT, "kind"].tolist() == ["human"]
 
@@ -133,7 +134,7 @@ def test_the_end_of_input_mid_game_is_one_line_and_exit_2(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("error: human: the input ended before the game did (Player 3 "), \
         done.stderr
     assert "Traceback" not in done.stderr + done.stdout
-    assert not (game / "result.json").exists()  # an unfinished game
+    assert not (game / RESULT).exists()  # an unfinished game
 
 
 @pytest.mark.parametrize("args,start", [

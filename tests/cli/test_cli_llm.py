@@ -10,6 +10,7 @@ import pytest
 
 from avalon_agents.llm.loopback import openai_server
 from avalon_agents.records import read_trace
+from avalon_agents.records.run_dir import META
 from tests.helpers import avalon
 
 
@@ -48,7 +49,7 @@ def test_scripted_llm_game_writes_a_trace_and_prints_usage(tmp_path):
     calls = [r for r in trace if r.type == "llm_call"]
     assert calls and {r.seat for r in calls} == {1, 3, 5}
     assert all(r.tokens_source == "provider" for r in calls)  # the scripted model reports usage
-    meta = json.loads((tmp_path / "game-00001" / "meta.json").read_text())
+    meta = json.loads((tmp_path / "game-00001" / META).read_text())
     assert meta["model"]["spec"] == "scripted" and meta["seats"]["2"] == "rulebot"
 
 

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from avalon_agents.core import Role, RuleSet
+from avalon_agents.records.run_dir import EVENTS, META, RESULT
 from tests.helpers import avalon
 
 EXAMPLE = "merlin,percival,loyal_servant,loyal_servant,morgana,mordred,minion"
@@ -20,13 +21,13 @@ def test_the_issue_example_plays_a_game_with_mordred_assassinating(tmp_path):
     assert json.loads(out.stdout)["players"] == 7  # implied by the roles
     shots = 0
     for game in sorted(tmp_path.glob("game-*")):
-        meta = json.loads((game / "meta.json").read_text())
+        meta = json.loads((game / META).read_text())
         rules = RuleSet.model_validate(meta["rules"])
         assert rules.assassin is Role.MORDRED and sorted(rules.roles) == sorted(Role.parse(r) for r in
                                                                                 EXAMPLE.split(","))
-        result = json.loads((game / "result.json").read_text())
+        result = json.loads((game / RESULT).read_text())
         assert result["roles"][str(result["assassin"])] == "Mordred"
-        for line in (game / "events.jsonl").read_text().splitlines():
+        for line in (game / EVENTS).read_text().splitlines():
             event = json.loads(line)
             if event["type"] == "assassination":
                 shots += 1

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from avalon_agents.records.run_dir import HEALTH, META, RESULT
 from tests.helpers import AVALON, avalon
 
 BOT = Path(__file__).resolve().parents[2] / "experiments" / "bots" / "random_bot.py"
@@ -38,10 +39,10 @@ def test_play_seats_the_example_bot(tmp_path):
                   "--games", "2", "--out", str(tmp_path), "--json")
     assert done.returncode == 0, done.stderr
     for game in ("game-00001", "game-00002"):
-        meta = json.loads((tmp_path / game / "meta.json").read_text())
+        meta = json.loads((tmp_path / game / META).read_text())
         assert meta["seats"]["1"] == meta["seats"]["4"] == "external"
-        assert (tmp_path / game / "result.json").exists()
-        health = json.loads((tmp_path / game / "health.json").read_text())
+        assert (tmp_path / game / RESULT).exists()
+        health = json.loads((tmp_path / game / HEALTH).read_text())
         assert health["seat_faults"] == health["seat_fallbacks"] == 0
 
 
@@ -50,10 +51,10 @@ def test_play_seats_the_example_http_bot(tmp_path, http_bot):
     done = avalon("play", "--seats", "rulebot,external,rulebot,rulebot,rulebot,external", "--seat-url", http_bot,
                   "--seat-timeout", "10", "--out", str(tmp_path), "--json")
     assert done.returncode == 0, done.stderr
-    meta = json.loads((tmp_path / "game-00001" / "meta.json").read_text())
+    meta = json.loads((tmp_path / "game-00001" / META).read_text())
     assert meta["seats"]["2"] == meta["seats"]["6"] == "external"
-    health = json.loads((tmp_path / "game-00001" / "health.json").read_text())
-    assert health["seat_faults"] == health["seat_fallbacks"] == 0 and (tmp_path / "game-00001" / "result.json").exists()
+    health = json.loads((tmp_path / "game-00001" / HEALTH).read_text())
+    assert health["seat_faults"] == health["seat_fallbacks"] == 0 and (tmp_path / "game-00001" / RESULT).exists()
 
 
 def test_play_refuses_a_program_seat_without_its_command():
@@ -91,7 +92,7 @@ seed: 0
 """)
     done = avalon("run", str(config), "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
-    metas = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob("meta.json")
+    metas = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob(META)
              if p.parent.name.startswith("game-")]
     assert len(metas) == 2 and all("external" in m["seats"].values() for m in metas)
 
@@ -275,10 +276,10 @@ concurrency: {{games: 2}}
     out = tmp_path / "out"
     done = avalon("run", str(config), "--out", str(out))
     assert done.returncode == 0, done.stderr
-    games = sorted(p.parent for p in out.rglob("result.json") if p.parent.name.startswith("game-"))
+    games = sorted(p.parent for p in out.rglob(RESULT) if p.parent.name.startswith("game-"))
     assert len(games) == 6
     for game in games:
-        health = json.loads((game / "health.json").read_text())
+        health = json.loads((game / HEALTH).read_text())
         assert health["seat_faults"] == health["seat_fallbacks"] == 0, game
-    spans = [((g / "meta.json").stat().st_mtime, (g / "result.json").stat().st_mtime) for g in games]
+    spans = [((g / META).stat().st_mtime, (g / RESULT).stat().st_mtime) for g in games]
     assert any(a[0] < b[1] and b[0] < a[1] for i, a in enumerate(spans) for b in spans[i + 1:])  # at once

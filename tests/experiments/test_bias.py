@@ -27,7 +27,7 @@ from avalon_agents.experiments.guard import ConfigChanged
 from avalon_agents.llm import ModelSettings
 from avalon_agents.llm.loopback import openai_server
 from avalon_agents.records import LLMCall, read_events
-from avalon_agents.records.run_dir import read_trace
+from avalon_agents.records.run_dir import EVENTS, META, SEATING, read_trace
 
 CONFIG = """\
 name: b
@@ -56,20 +56,20 @@ def test_a_pair_differs_in_wording_only_and_the_study_resumes(tmp_path):
     fixed, players, speeches = (out / d / "game-00011" for d in ("fixed", "players", "speeches"))
     # the same deal and leaders; the treated game lists the seats the other way round and records it
     assert read_events(fixed)[:2] == read_events(players)[:2]
-    assert json.loads((players / "meta.json").read_text())["orders"]["player_order"] == [5, 4, 3, 2, 1]
+    assert json.loads((players / META).read_text())["orders"]["player_order"] == [5, 4, 3, 2, 1]
     assert _prompts(fixed)[0] != _prompts(players)[0]
     # the vanilla agent summarizes no speeches: reversing their listing changes nothing, byte for byte
-    assert (fixed / "events.jsonl").read_bytes() == (speeches / "events.jsonl").read_bytes()
+    assert (fixed / EVENTS).read_bytes() == (speeches / EVENTS).read_bytes()
     summary = found["summary"]
     assert set(summary["list"]) == {"players", "speeches", "seats"}
     assert set(summary["agent"]) == {TABLE, "vanilla", "bot"}
     # seats: the same deal, the agents the other way round (the bots now on seats 1 and 3)
-    seated = json.loads((out / "seats" / "game-00011" / "meta.json").read_text())["seats"]
+    seated = json.loads((out / "seats" / "game-00011" / META).read_text())["seats"]
     assert [seated[k] for k in sorted(seated, key=int)] == ["rulebot", "llm", "rulebot", "llm", "llm"]
     assert read_events(out / "seats" / "game-00011")[0] == read_events(fixed)[0]
     # an agent moved to other seats leads from them: its picks from the low seats are no order effect there
     assert not ((summary["list"] == "seats") & (summary["measure"] == "team_low_seats")).any()
-    seating = json.loads((out / "seats" / "game-00011" / "seating.json").read_text())
+    seating = json.loads((out / "seats" / "game-00011" / SEATING).read_text())
     assert seating["variant"] == "seats" and seating["agents"]["1"] == "bot" and seating["agents"]["5"] == "vanilla"
     assert ((summary["list"] == "seats") & (summary["measure"] == "wins")).sum() == 2
     for row in summary.to_dict("records"):
@@ -84,9 +84,9 @@ def test_a_pair_differs_in_wording_only_and_the_study_resumes(tmp_path):
     assert (out / "bias.md").read_text().count("| players |") == len(summary[summary["list"] == "players"])
     assert json.loads((out / "bias.json").read_text())["provenance"]["models"] == ["scripted"]
     # a rerun plays nothing again; a changed config is refused, naming what changed
-    stamp = (fixed / "events.jsonl").stat().st_mtime_ns
+    stamp = (fixed / EVENTS).stat().st_mtime_ns
     run_study(cfg, out, ModelSettings(spec="scripted"), config_path=path)
-    assert (fixed / "events.jsonl").stat().st_mtime_ns == stamp
+    assert (fixed / EVENTS).stat().st_mtime_ns == stamp
     with pytest.raises(ConfigChanged, match="seed"):
         run_study(cfg.model_copy(update={"seed": 3}), out, ModelSettings(spec="scripted"))
 

@@ -10,6 +10,7 @@ import pytest
 from avalon_agents.core.types import Role
 from avalon_agents.experiments import load_experiments, run_experiment_sync
 from avalon_agents.experiments.guard import first_difference
+from avalon_agents.records.run_dir import META, RESULT
 
 BASE = """\
 name: t
@@ -65,12 +66,12 @@ def test_a_run_plays_the_set_and_records_the_holder(tmp_path):
     path = tmp_path / "x.yaml"
     path.write_text(BASE + SET + "games_per_series: 4\n")
     run_experiment_sync(path, tmp_path / "run")
-    games = sorted((tmp_path / "run").rglob("result.json"))
+    games = sorted((tmp_path / "run").rglob(RESULT))
     assert len(games) == 4
     for result_file in games:
         result = json.loads(result_file.read_text())
         assert result["roles"][str(result["assassin"])] == "Mordred"
-        meta = json.loads((result_file.parent / "meta.json").read_text())
+        meta = json.loads((result_file.parent / META).read_text())
         assert meta["rules"]["assassin"] == "Mordred" and meta["rules"]["players"] == 7
 
 

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from avalon_agents.cli import cli
 from avalon_agents.llm.tokens import count_tokens, newest_that_fit
 from avalon_agents.records import Extraction, LLMCall, Purpose
+from avalon_agents.records.run_dir import HEALTH
 
 ROOT = Path(__file__).parents[2]
 
@@ -98,7 +99,7 @@ def test_every_call_of_a_game_is_tagged_with_its_host_step(tmp_path):
     assert result.exit_code == 0, result.output
     (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert (tmp_path / "run.log").is_file()  # the diagnostic log beside the games
-    health = json.loads((run / "health.json").read_text())  # every game records its health
+    health = json.loads((run / HEALTH).read_text())  # every game records its health
     assert health["failed_calls"] == 0 and health["llm_calls"] > 0 and health["fallbacks"] == 0
     records = list(read_trace(run))
     calls = [r for r in records if r.type == "llm_call"]

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from avalon_agents.cli import cli
 from avalon_agents.llm.loopback import openai_server
+from avalon_agents.records.run_dir import HEALTH
 
 CONFIG = """\
 name: health
@@ -51,7 +52,7 @@ def test_a_game_over_the_failed_call_share_is_aborted_not_counted(tmp_path):
     assert not list((tmp_path / "c").glob("main/series-*/game-*/result.json"))
     [aborted] = (tmp_path / "c").glob("main/series-1/game-*/aborted.json")
     assert "limit 5%" in json.loads(aborted.read_text())["reason"]
-    assert (aborted.parent / "health.json").is_file()  # its health is kept beside the reason
+    assert (aborted.parent / HEALTH).is_file()  # its health is kept beside the reason
 
 
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
@@ -147,7 +148,7 @@ def test_a_server_that_dies_mid_run_stops_it_and_nothing_it_broke_counts(tmp_pat
         assert len(done) == 1  # the first game (46 calls) finished; the server died in the second
         assert not (tmp_path / "c" / "main/series-1/game-00002/result.json").exists()
         for game in done:  # what counted was played while the server answered
-            assert json.loads((game.parent / "health.json").read_text())["failed_calls"] == 0
+            assert json.loads((game.parent / HEALTH).read_text())["failed_calls"] == 0
         server.state.fault_rate = 0.0
         server.state.reply = answer
         again = CliRunner().invoke(cli, args)

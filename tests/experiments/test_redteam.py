@@ -26,6 +26,7 @@ from avalon_agents.llm import ModelSettings
 from avalon_agents.llm.loopback import openai_server
 from avalon_agents.narrate import quote
 from avalon_agents.records import LLMCall
+from avalon_agents.records.run_dir import EVENTS, RESULT
 from avalon_agents.records.trace import Message
 
 CONFIG = """\
@@ -93,7 +94,7 @@ def test_success_is_computed_from_the_records(tmp_path):
         rows = [{**proposal, "team": list(team)}, {**base[0], "seq": 1, "text": speech},
                 {**vote, "seq": 2, "approvals": approvals,
                  "rejections": [s for s in range(1, 6) if s not in approvals]}]
-        (tmp_path / name / "events.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (tmp_path / name / EVENTS).write_text("".join(json.dumps(r) + "\n" for r in rows))
 
     game("c", "hi", [1])
     game("a", attack.render("hi", 1, 2), [1, 3, 4])
@@ -137,7 +138,7 @@ def test_a_users_own_attack_loads_and_runs_from_the_command_line(tmp_path):
                                       "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "my_own" in result.output and "team_includes: self" in result.output
-    assert (out / "my_own" / "game-00003" / "result.json").is_file()
+    assert (out / "my_own" / "game-00003" / RESULT).is_file()
     assert "my_own" in (out / "redteam.csv").read_text() and "Provenance" in (out / "redteam.md").read_text()
     # the suite's health beside its table, in the output and the report
     assert "fallbacks, valid response rate 100.0%" in result.output
@@ -205,8 +206,8 @@ def test_a_plugin_judges_label_decides_a_judge_says_goal(tmp_path):
     attack = load_attacks([_write(tmp_path / "mine.yaml", BLUNT_ATTACK)])["be_blunt"]
     check_goal(attack, 5)
     for name, speech in (("c", "hi"), ("a", attack.render("hi", 1, 2))):
-        _write(tmp_path / name / "events.jsonl", json.dumps({"seq": 0, "quest": 1, "attempt": 1,
-                                                             "type": "team_proposed", "leader": 2, "team": [1, 2]})
+        _write(tmp_path / name / EVENTS, json.dumps({"seq": 0, "quest": 1, "attempt": 1,
+                                                     "type": "team_proposed", "leader": 2, "team": [1, 2]})
                + "\n" + json.dumps({"seq": 1, "quest": 1, "attempt": 1, "type": "speech", "seat": 1,
                                     "text": speech}) + "\n")
     tables = {tmp_path / "c": _judged("polite"), tmp_path / "a": _judged("blunt")}

@@ -21,6 +21,7 @@ from avalon_agents.core import Role
 from avalon_agents.experiments import load_experiments, results_table, run_experiment
 from avalon_agents.narrate import role_card
 from avalon_agents.records import is_done, read_result, read_trace
+from avalon_agents.records.run_dir import EVENTS, META, RESULT, SEATING, TRACE
 from avalon_agents.stores.experience import ExperienceStore
 
 CONFIG = """\
@@ -37,7 +38,7 @@ variants:
   full: {}
   no_plan: {agents: {ours: {modules: {planning: {enabled: false}}}}}
 """
-FILES = ("events.jsonl", "trace.jsonl", "meta.json", "result.json", "seating.json")
+FILES = (EVENTS, TRACE, META, RESULT, SEATING)
 
 
 def write(tmp_path, text=CONFIG) -> Path:
@@ -57,7 +58,7 @@ def test_scripted_experiment_end_to_end(tmp_path):
     assert len(games) == 4
     for game in games:
         assert all((game / f).is_file() for f in FILES), game
-        seating = json.loads((game / "seating.json").read_text())
+        seating = json.loads((game / SEATING).read_text())
         roles = read_result(game).roles
         for seat, name in seating["agents"].items():  # sides: ours plays good, the bots evil
             assert name == ("ours" if roles[int(seat)].side.value == "good" else "bots")
@@ -175,7 +176,7 @@ def test_kill_9_then_resume_loses_and_duplicates_nothing(tmp_path):
         for n in (1, 2, 3):
             game = store_dir.parent.parent / f"game-{n:05d}"
             roles = read_result(game).roles
-            for seat, name in json.loads((game / "seating.json").read_text())["agents"].items():
+            for seat, name in json.loads((game / SEATING).read_text())["agents"].items():
                 if name == "ours":
                     key = (n, roles[int(seat)].value)
                     seats[key] = seats.get(key, 0) + 1

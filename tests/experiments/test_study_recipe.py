@@ -42,7 +42,7 @@ from avalon_agents.llm import ModelSettings
 from avalon_agents.llm.loopback import openai_server
 from avalon_agents.records import read_result
 from avalon_agents.records.health import HealthLimits
-from avalon_agents.records.run_dir import RESULT, is_done
+from avalon_agents.records.run_dir import EVENTS, RESULT, is_done
 from avalon_agents.registry import NameTaken
 
 RULES = make_rules("official", 5)
@@ -149,11 +149,11 @@ def test_a_new_study_is_one_class_and_its_command(tmp_path):
     row = Catalog([tmp_path]).row(out)
     assert (row["kind"], row["games_finished"], row["games_planned"], row["state"]) == ("mirrored", 2, 2, "done")
     # a game killed before its end: its result is missing; the rerun plays it, and only it, again
-    kept = (good / "events.jsonl").stat().st_mtime_ns
+    kept = (good / EVENTS).stat().st_mtime_ns
     (evil / RESULT).unlink()
     again = CliRunner().invoke(command(Mirrored()), ["--out", str(out)])
     assert again.exit_code == 0, again.output
-    assert is_done(evil) and (good / "events.jsonl").stat().st_mtime_ns == kept
+    assert is_done(evil) and (good / EVENTS).stat().st_mtime_ns == kept
     assert _measure(again) == _measure(first)  # the same games, the same measure
     # a changed study is refused in one line naming what changed
     changed = CliRunner().invoke(command(Mirrored(model=ModelSettings(spec="scripted", temperature=0.3))),

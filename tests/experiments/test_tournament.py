@@ -19,6 +19,7 @@ from avalon_agents.core import make_rules
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.experiments.runner import game_seed, run_experiment_sync, seating
 from avalon_agents.experiments.tournament import load_tournament
+from avalon_agents.records.run_dir import SEATING
 
 ROOT = Path(__file__).parent.parent.parent
 SHIPPED = ROOT / "experiments" / "tournament_bots.yaml"
@@ -71,7 +72,7 @@ def test_ratings_are_the_same_whatever_order_the_games_are_read_in(tmp_path):
     run_experiment_sync(load_tournament(path), tmp_path / "run")
     data = load_run(tmp_path / "run")
     assert len(data.games) == 12
-    seating_file = next((tmp_path / "run").rglob("seating.json"))
+    seating_file = next((tmp_path / "run").rglob(SEATING))
     assert set(__import__("json").loads(seating_file.read_text())["agents"].values()) <= {"bot", "weak", "rnd"}
     first = rate_games(data)
     shuffled = RunData(**{name: frame.sample(frac=1.0, random_state=3) for name, frame in data.tables().items()})

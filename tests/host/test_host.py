@@ -13,6 +13,7 @@ from avalon_agents.core import EVENT_ADAPTER, RequestKind, make_rules
 from avalon_agents.host import GameHost, NoActionError
 from avalon_agents.host.batch import play_games
 from avalon_agents.records import is_done, read_events, read_result
+from avalon_agents.records.run_dir import EVENTS, HEALTH, META, RESULT, TRACE
 
 
 class SlowVoter(RuleBot):
@@ -83,14 +84,13 @@ def test_run_directory(tmp_path):
     assert [g.name for g in games] == ["game-00001", "game-00002"]
     for game, result in zip(games, results):
         assert is_done(game)
-        assert sorted(p.name for p in game.iterdir()) == ["events.jsonl", "health.json", "meta.json", "result.json",
-                                                               "trace.jsonl"]
+        assert sorted(p.name for p in game.iterdir()) == [EVENTS, HEALTH, META, RESULT, TRACE]
         events = read_events(game)
         assert events[-1].type == "game_ended" and events[-1].winner is result.winner
         assert read_result(game) == result
-        meta = json.loads((game / "meta.json").read_text())
+        meta = json.loads((game / META).read_text())
         assert meta["rules"]["name"] == "paper" and meta["seed"] in (5, 6) and meta["seats"]["1"] == "rulebot"
-        lines = (game / "events.jsonl").read_text().splitlines()
+        lines = (game / EVENTS).read_text().splitlines()
         assert [EVENT_ADAPTER.validate_json(line) for line in lines] == events
     assert not list(tmp_path.rglob("*.tmp"))  # atomic writes leave no temp files
 

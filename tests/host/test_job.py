@@ -10,7 +10,7 @@ import shutil
 from avalon_agents.core import make_rules
 from avalon_agents.host.job import GameJob, play_job
 from avalon_agents.records import LAYOUT, GameRecorder, is_done, read_events, read_trace
-from avalon_agents.records.run_dir import Seating, read_meta, read_seating
+from avalon_agents.records.run_dir import EVENTS, HEALTH, META, RESULT, SEATING, TRACE, Seating, read_meta, read_seating
 from avalon_agents.records.trace import LLMCall
 from tests.helpers import scripted_setup
 
@@ -29,16 +29,15 @@ def test_a_game_played_through_play_job_has_every_file(tmp_path):
     seating = Seating(agents=dict(zip(range(1, 6), ("ours", "bots", "ours", "bots", "ours"))), game=1, seed=3)
     path = tmp_path / "game-00001"
     host = asyncio.run(play_job(job(seating), path))
-    assert sorted(p.name for p in path.iterdir()) == ["events.jsonl", "health.json", "meta.json", "result.json",
-                                                     "seating.json", "trace.jsonl"]
+    assert sorted(p.name for p in path.iterdir()) == [EVENTS, HEALTH, META, RESULT, SEATING, TRACE]
     meta = read_meta(path)
     assert meta.layout == LAYOUT and meta.seed == 3 and meta.seats == dict(zip(range(1, 6), KINDS))
     assert read_seating(path) == seating
     assert read_events(path) == list(host.engine.events)
-    assert json.loads((path / "health.json").read_text())["llm_calls"] == len(calls(path)) > 0
-    stamp = (path / "result.json").stat().st_mtime_ns
+    assert json.loads((path / HEALTH).read_text())["llm_calls"] == len(calls(path)) > 0
+    stamp = (path / RESULT).stat().st_mtime_ns
     assert asyncio.run(play_job(job(seating), path)) is None  # finished: kept as it is
-    assert (path / "result.json").stat().st_mtime_ns == stamp
+    assert (path / RESULT).stat().st_mtime_ns == stamp
 
 
 def test_a_kill_while_a_resumed_game_replays_loses_no_answer(tmp_path, monkeypatch):
@@ -48,11 +47,11 @@ def test_a_kill_while_a_resumed_game_replays_loses_no_answer(tmp_path, monkeypat
     asyncio.run(play_job(job(), path))
     whole = calls(path)
     events = read_events(path)
-    lines = (path / "trace.jsonl").read_text().splitlines()
+    lines = (path / TRACE).read_text().splitlines()
     at = [k for k, line in enumerate(lines) if '"type":"llm_call"' in line]
     half = len(at) // 2
-    (path / "trace.jsonl").write_text("\n".join(lines[:at[half]]) + "\n")  # attempt 1 killed halfway
-    (path / "result.json").unlink()
+    (path / TRACE).write_text("\n".join(lines[:at[half]]) + "\n")  # attempt 1 killed halfway
+    (path / RESULT).unlink()
 
     killed = tmp_path / "killed"
     trace = GameRecorder.trace

@@ -18,6 +18,7 @@ from avalon_agents.host.play import AgentSetup, play_one, trace_of
 from avalon_agents.host.probe import probe_schema, read_answer
 from avalon_agents.llm import ModelSettings, ScriptedChatModel
 from avalon_agents.records import read_trace
+from avalon_agents.records.run_dir import EVENTS, META, RESULT
 from tests.helpers import avalon, scripted_setup
 
 ROLE_LINE = re.compile(r"your role is ([A-Za-z ]+)\.")
@@ -53,10 +54,10 @@ def test_one_probe_per_llm_seat_and_quest_in_the_trace_only(tmp_path):
     calls = [r for r in records(host, "llm_call") if r.stage == "probe"]
     assert len(calls) == len(probes) and {c.seat for c in calls} == {1, 3, 5}
     assert all(c.prompt_id == "probes/belief" and c.constrained for c in calls)
-    events = (out / "events.jsonl").read_text()
+    events = (out / EVENTS).read_text()
     assert '"probe"' not in events and PROBE_QUESTION not in events
     assert all(json.loads(line)["type"] != "probe" for line in events.splitlines())
-    assert json.loads((out / "meta.json").read_text())["probes"] is True
+    assert json.loads((out / META).read_text())["probes"] is True
     # no agent ever saw a probe: the agents' own prompts never contain the probe's question
     agent_calls = [r for r in records(host, "llm_call") if r.stage != "probe"]
     assert agent_calls and not any(PROBE_QUESTION in m.content for c in agent_calls for m in c.messages)
@@ -193,7 +194,7 @@ def test_experiment_runner_passes_the_switch(tmp_path):
     out = tmp_path / "run"
     asyncio.run(run_experiment(load_experiments(path), out))
     game = next(out.glob("main/series-1/game-*"))
-    roles = json.loads((game / "result.json").read_text())["roles"]
+    roles = json.loads((game / RESULT).read_text())["roles"]
     good = {int(s) for s, r in roles.items() if Role(r).side is Team.GOOD}
     probes = [r for r in read_trace(game) if r.type == "probe"]
     assert probes and {r.seat for r in probes} == good  # the rule bots (evil) are not probed

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from avalon_agents.cli import cli
 from avalon_agents.llm.loopback import openai_server
+from avalon_agents.records.run_dir import EVENTS, META, RESULT, TRACE
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
 GAME = "main/series-1/game-00001"
@@ -24,16 +25,16 @@ def replay(out: Path, run: Path = DATA / "run"):
 def test_a_recorded_run_replays_byte_for_byte_with_no_model(tmp_path):
     result = replay(tmp_path / "again")
     assert result.exit_code == 0, result.output
-    again = (tmp_path / "again" / GAME / "events.jsonl").read_bytes()
-    assert again == (DATA / "run" / GAME / "events.jsonl").read_bytes()
-    calls = [json.loads(line) for line in open(tmp_path / "again" / GAME / "trace.jsonl")]
+    again = (tmp_path / "again" / GAME / EVENTS).read_bytes()
+    assert again == (DATA / "run" / GAME / EVENTS).read_bytes()
+    calls = [json.loads(line) for line in open(tmp_path / "again" / GAME / TRACE)]
     calls = [c for c in calls if c["type"] == "llm_call"]
     assert calls and all(c["replayed"] for c in calls)
 
 
 def _edit_a_recorded_request(run: Path) -> dict:
     """Change step 3's recorded request (as if the framework had asked this when it was recorded); returns it."""
-    trace = run / GAME / "trace.jsonl"
+    trace = run / GAME / TRACE
     lines = trace.read_text().splitlines()
     i = next(k for k, line in enumerate(lines) if '"type":"llm_call"' in line and '"step":3' in line)
     call = json.loads(lines[i])
@@ -64,26 +65,26 @@ def test_a_resumed_game_does_not_pay_again_for_the_answers_it_has(tmp_path):
         assert CliRunner().invoke(cli, args).exit_code == 0
         first = len(server.state.requests)
         game = out / GAME
-        events = (game / "events.jsonl").read_bytes()
-        lines = (game / "trace.jsonl").read_text().splitlines()
+        events = (game / EVENTS).read_bytes()
+        lines = (game / TRACE).read_text().splitlines()
         calls = [k for k, line in enumerate(lines) if '"type":"llm_call"' in line]
         kept = calls[len(calls) // 2]  # killed halfway: the trace ends before this call, no result
-        (game / "trace.jsonl").write_text("\n".join(lines[:kept]) + "\n")
-        (game / "result.json").unlink()
+        (game / TRACE).write_text("\n".join(lines[:kept]) + "\n")
+        (game / RESULT).unlink()
         resumed = CliRunner().invoke(cli, args)
         assert resumed.exit_code == 0, resumed.output
         again = len(server.state.requests) - first
     assert again == len(calls) - len(calls) // 2  # only the calls it had not made
-    assert (game / "events.jsonl").read_bytes() == events  # the same game
-    replayed = [json.loads(line)["replayed"] for line in open(game / "trace.jsonl") if '"type":"llm_call"' in line]
+    assert (game / EVENTS).read_bytes() == events  # the same game
+    replayed = [json.loads(line)["replayed"] for line in open(game / TRACE) if '"type":"llm_call"' in line]
     assert replayed.count(True) == len(calls) // 2
 
 
 def test_a_run_of_a_newer_layout_is_refused_as_a_replay_source_in_one_line(tmp_path):
     run = tmp_path / "recorded"
     shutil.copytree(DATA / "run", run)
-    meta = json.loads((run / GAME / "meta.json").read_text())
-    (run / GAME / "meta.json").write_text(json.dumps({**meta, "layout": 99}))
+    meta = json.loads((run / GAME / META).read_text())
+    (run / GAME / META).write_text(json.dumps({**meta, "layout": 99}))
     result = replay(tmp_path / "again", run)
     assert result.exit_code == 2, result.output
     assert "holds a game of layout 99" in result.output and "Traceback" not in result.output

@@ -17,6 +17,7 @@ from avalon_agents.host.play import play_one
 from avalon_agents.llm import ClientPool, ModelSettings, ModelSpecError, make_model
 from avalon_agents.modules import AgentConfig
 from avalon_agents.records import LLMCall, read_trace
+from avalon_agents.records.run_dir import META
 from tests.helpers import scripted_setup
 
 
@@ -92,7 +93,7 @@ def test_a_plugin_registers_a_provider_and_the_cli_settings_reach_every_call(tmp
         "--retries", "1", "--model-kwarg", "top_p=0.9", "--plugin", str(plugin), "--out", str(out), "--json"])
     assert result.exit_code == 0, result.output
     game = out / "game-00001"
-    meta = json.loads((game / "meta.json").read_text())
+    meta = json.loads((game / META).read_text())
     assert meta["model"]["spec"] == "echo:any" and meta["model"]["temperature"] == 0.7
     assert meta["model"]["kwargs"] == {"top_p": 0.9} and meta["extractor_model"]["temperature"] == 0.0
     calls = [r for r in read_trace(game) if isinstance(r, LLMCall)]

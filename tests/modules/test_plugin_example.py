@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from avalon_agents.records.run_dir import TRACE
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 
@@ -37,7 +39,7 @@ def test_readme_module_runs_as_a_plugin(tmp_path):
     )
     assert done.returncode == 0, f"exit {done.returncode}\nstdout:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
 
-    traces = sorted((tmp_path / "run").rglob("trace.jsonl"))
+    traces = sorted((tmp_path / "run").rglob(TRACE))
     assert traces, "the game wrote no trace.jsonl"
     records = [json.loads(line) for line in traces[0].read_text().splitlines() if line.strip()]
     modules = [r for r in records if r.get("type") == "module"]

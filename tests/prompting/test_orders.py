@@ -22,6 +22,7 @@ from avalon_agents.experiments.runner import game_orders, game_seed, run_experim
 from avalon_agents.host.play import play_one, trace_of
 from avalon_agents.modules.memory import Entry, Memory
 from avalon_agents.orders import FIXED, Orders, current, using
+from avalon_agents.records.run_dir import EVENTS, META, SEATING, TRACE
 from tests.helpers import scripted_setup
 
 SHUFFLED = {"players": "shuffled", "options": "shuffled", "speeches": "shuffled"}
@@ -124,10 +125,10 @@ def test_shuffling_changes_words_never_the_game(tmp_path):
             out = tmp_path / f"{name}-{seed}"
             asyncio.run(play_one(rules, ["rulebot", "random"] * 3, seed, out, orders=orders))
             runs[name] = out
-        assert (runs["fixed"] / "events.jsonl").read_bytes() == (runs["shuffled"] / "events.jsonl").read_bytes()
-        meta = json.loads((runs["shuffled"] / "meta.json").read_text())
+        assert (runs["fixed"] / EVENTS).read_bytes() == (runs["shuffled"] / EVENTS).read_bytes()
+        meta = json.loads((runs["shuffled"] / META).read_text())
         assert meta["orders"]["player_order"] == list(Orders.make(seed, 6, modes=SHUFFLED).players)
-        assert "orders" not in json.loads((runs["fixed"] / "meta.json").read_text())
+        assert "orders" not in json.loads((runs["fixed"] / META).read_text())
         engine = AvalonEngine(rules, seed)
         host = asyncio.run(play_one(rules, ["rulebot"] * 6, seed))
         for event in host.engine.events:
@@ -213,12 +214,12 @@ def test_a_run_with_shuffled_orders_records_them_per_game(tmp_path):
     for out in ("one", "two"):
         run_experiment_sync(path, tmp_path / out)
     for game in ("main/series-1/game-00001", "main/series-1/game-00002"):
-        metas = [json.loads((tmp_path / out / game / "meta.json").read_text()) for out in ("one", "two")]
+        metas = [json.loads((tmp_path / out / game / META).read_text()) for out in ("one", "two")]
         assert metas[0]["orders"] == metas[1]["orders"]
         assert metas[0]["orders"] == game_orders(exp, metas[0]["seed"]).meta()
         assert metas[0]["orders"]["players"] == "shuffled" and metas[0]["orders"]["speeches"] == "fixed"
         assert metas[0]["orders"]["speech_order"] is None and len(metas[0]["orders"]["player_order"]) == 6
-        seating_json = json.loads((tmp_path / "one" / game / "seating.json").read_text())
+        seating_json = json.loads((tmp_path / "one" / game / SEATING).read_text())
         assert seating_json["schedule"] == "balanced"
     # an all-fixed order is left out of the config's dump, so fingerprints of earlier runs stay as they were
     path.write_text(CONFIG)
@@ -269,9 +270,9 @@ def test_play_takes_the_orders_on_the_command_line(tmp_path):
                                       "--out", str(out), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output.strip().splitlines()[-1])["order"] == {"options": "reversed"}
-    recorded = json.loads((out / "game-00001" / "meta.json").read_text())["orders"]
+    recorded = json.loads((out / "game-00001" / META).read_text())["orders"]
     assert recorded["options"] == "reversed" and recorded["vote_options"] == ["reject", "approve"]
-    prompts = [json.loads(line) for line in (out / "game-00001" / "trace.jsonl").read_text().splitlines()]
+    prompts = [json.loads(line) for line in (out / "game-00001" / TRACE).read_text().splitlines()]
     assert any('"reject" or "approve"' in m["content"] for p in prompts for m in p.get("messages", []))
     for bad, says in (("options=backwards", "order.options"), ("speech", "LIST=MODE"), ("seats=fixed", "order.seats")):
         wrong = CliRunner().invoke(cli, ["play", "--order", bad])

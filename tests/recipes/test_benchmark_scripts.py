@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from avalon_agents.records.run_dir import RESULT
+
 ROOT = Path(__file__).parents[2]
 
 
@@ -32,11 +34,11 @@ def test_view_scale_makes_its_runs_once_and_prints_its_table(tmp_path):
     assert first.returncode == 0, first.stderr
     assert "playing the template: 4 rule-bot games" in first.stdout
     assert sorted(p.name for p in (tmp_path / "index").iterdir()) == ["run-0001", "run-0002", "run-0003"]
-    assert len(list((tmp_path / "big/run-big").rglob("result.json"))) == 5
+    assert len(list((tmp_path / "big/run-big").rglob(RESULT))) == 5
     lines = first.stdout[first.stdout.index("measurement"):].splitlines()[1:]
     assert len(lines) == 8 and all(float(line.split()[-4]) >= 0 for line in lines)
     again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 0 and "playing the template" not in again.stdout  # made once: kept
-    assert len(list((tmp_path / "index/run-0003").rglob("result.json"))) == 2  # the game it gained: gone
+    assert len(list((tmp_path / "index/run-0003").rglob(RESULT))) == 2  # the game it gained: gone
     inside = subprocess.run([*command[:3], str(ROOT / "runs-view-scale")], capture_output=True, text=True, env=env)
     assert inside.returncode != 0 and "--out" in inside.stderr  # never inside the repository

@@ -18,6 +18,7 @@ from avalon_agents.core import make_rules
 from avalon_agents.core.types import Team
 from avalon_agents.host.play import AgentSetup, play_one
 from avalon_agents.llm.settings import ModelSettings
+from avalon_agents.records.run_dir import EVENTS
 from avalon_agents.records.trace import Extraction, LLMCall
 from tests.table.helpers import Browser, open_table
 
@@ -101,7 +102,7 @@ def test_people_at_the_web_table_play_the_lady(tmp_path):
     asked = [s["request"] for p in people for s in p.states if s["request"] and s["request"]["kind"] == "lady"]
     assert asked and all(r["legal"]["players"] and r["key"] == "examine" for r in asked)
     assert all(status == 200 for p in people for status, _ in p.posts)
-    (game,) = [d for d in tmp_path.rglob("events.jsonl")]
+    (game,) = [d for d in tmp_path.rglob(EVENTS)]
     from avalon_agents.records.run_dir import read_events
 
     follows_the_rule(read_events(game.parent), 7)
@@ -131,7 +132,7 @@ def test_experiment_and_tournament_configs_take_the_lady(tmp_path, command, text
     config.write_text(text)
     result = CliRunner().invoke(cli, [command, str(config), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    played = [p.parent for p in (tmp_path / "out").rglob("events.jsonl")]
+    played = [p.parent for p in (tmp_path / "out").rglob(EVENTS)]
     assert len(played) == games
     for game in played:
         events = read_events(game)

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from avalon_agents.cli import cli
 from avalon_agents.records import read_trace
+from avalon_agents.records.run_dir import EVENTS
 
 
 def play(tmp_path: Path, plugin: str, config: str, *extra: str) -> Path:
@@ -137,7 +138,7 @@ def test_a_new_seat_kind(tmp_path):
           bots: {kind: rulebot}
         sides: {good: nice, evil: bots}
         ''')
-    events = [json.loads(line) for line in (game / "events.jsonl").read_text().splitlines()]
+    events = [json.loads(line) for line in (game / EVENTS).read_text().splitlines()]
     speeches = {e["text"] for e in events if e["type"] == "speech"}
     assert "Count me in." in speeches
 
@@ -313,7 +314,7 @@ def test_a_new_rules_preset(tmp_path):
     result = CliRunner().invoke(cli, ["play", "--plugin", str(plugin), "--rules", "secret_votes", "--seats",
                                       "rulebot", "--out", str(out), "--json"])
     assert result.exit_code == 0, result.output
-    (events,) = out.rglob("events.jsonl")
+    (events,) = out.rglob(EVENTS)
     started = json.loads(events.read_text().splitlines()[0])
     assert started["type"] == "game_started" and started["rules"]["name"] == "secret_votes"
     assert started["rules"]["votes_public"] is False

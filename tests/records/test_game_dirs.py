@@ -16,7 +16,16 @@ from click.testing import CliRunner
 from avalon_agents.cli import cli
 from avalon_agents.experiments.guard import run_lock
 from avalon_agents.records import LAYOUT
-from avalon_agents.records.run_dir import HEALTH, RESULT, finished_games, read_events, read_meta, read_seating
+from avalon_agents.records.run_dir import (
+    EVENTS,
+    HEALTH,
+    META,
+    RESULT,
+    finished_games,
+    read_events,
+    read_meta,
+    read_seating,
+)
 
 RUN = """\
 name: dirs
@@ -109,12 +118,12 @@ def test_a_speech_with_unicode_line_separators_reads_back_whole(tmp_path):
     out = tmp_path / "out"
     assert _invoke(_args("play", tmp_path, out)).exit_code == 0
     game = finished_games(out)[0]
-    lines = (game / "events.jsonl").read_text().split("\n")
+    lines = (game / EVENTS).read_text().split("\n")
     speech = next(i for i, line in enumerate(lines) if '"type":"speech"' in line.replace(" ", ""))
     row = json.loads(lines[speech])
     row["text"] = "I trust\u2028Player 2\u2029and\u0085Player 3."
     lines[speech] = json.dumps(row, ensure_ascii=False)
-    (game / "events.jsonl").write_text("\n".join(lines))
+    (game / EVENTS).write_text("\n".join(lines))
     events = read_events(game)
     assert events[speech].text == row["text"] and len(events) == len([x for x in lines if x.strip()])
 
@@ -189,17 +198,17 @@ def test_a_run_of_a_newer_layout_is_refused_in_one_line_and_a_layout_1_run_still
     run = tmp_path / "run"
     shutil.copytree(REPLAY_RUN, run)
     game = run / "main" / "series-1" / "game-00001"
-    meta = json.loads((game / "meta.json").read_text())
+    meta = json.loads((game / META).read_text())
     meta.pop("layout", None)  # as recorded before the layout was kept
-    (game / "meta.json").write_text(json.dumps(meta))
+    (game / META).write_text(json.dumps(meta))
     opened = _invoke(["replay", str(run), "--out", str(tmp_path / "pages")])
     assert opened.exit_code == 0, opened.output
     assert read_meta(game).layout == 1
 
-    (game / "meta.json").write_text(json.dumps({**meta, "layout": LAYOUT + 1}))
+    (game / META).write_text(json.dumps({**meta, "layout": LAYOUT + 1}))
     line = (f"run-dir: {run} holds a game of layout {LAYOUT + 1} (main/series-1/game-00001); this version of "
             f"avalon_agents reads layouts 1 to {LAYOUT}: open it with the version that wrote it")
-    stamp = (game / "result.json").stat().st_mtime_ns
+    stamp = (game / RESULT).stat().st_mtime_ns
     for args in (["analyze", str(run), "--out", str(tmp_path / "a")],
                  ["replay", str(run), "--out", str(tmp_path / "pages")],
                  ["run", str(REPLAY_RUN.parent / "config.yaml"), "--model", "scripted", "--out", str(run)]):
@@ -207,4 +216,4 @@ def test_a_run_of_a_newer_layout_is_refused_in_one_line_and_a_layout_1_run_still
         assert refused.exit_code == 2, (args[0], refused.output)
         assert refused.output.strip().splitlines() == [f"Error: {line}"], args[0]
         assert "Traceback" not in refused.output
-    assert (game / "result.json").stat().st_mtime_ns == stamp and not list(game.glob("attempt-*"))
+    assert (game / RESULT).stat().st_mtime_ns == stamp and not list(game.glob("attempt-*"))

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from avalon_agents.llm.loopback import openai_server
-from avalon_agents.records.run_dir import attempt_files, is_done
+from avalon_agents.records.run_dir import EVENTS, TRACE, attempt_files, is_done
 
 CONFIG = {"name": "kill", "rules": "official", "players": 6, "agents": {"a": {"kind": "llm"}},
           "sides": {"good": "a", "evil": "a"}, "series": 1, "games_per_series": 1, "seed": 11}
@@ -92,22 +92,22 @@ def test_kills_inside_the_replay_of_a_resumed_game_never_pay_a_call_twice(tmp_pa
             time.sleep(0.005)
         kill(proc)
         assert not is_done(game)
-        trace = Trace(game / "trace.jsonl")
+        trace = Trace(game / TRACE)
         trace.poll()
         lost = len(asked) - trace.live  # asked, and killed before the answer came: paid, and asked again
 
         # kills inside the replay: as it begins, after a few answers, about half of them, near their end
         landed = []
         for share in (0.0, 0.1, 0.5, 0.9):
-            earlier = inode(game / "trace.jsonl")  # the last attempt's trace, if it opened one
+            earlier = inode(game / TRACE)  # the last attempt's trace, if it opened one
             before = len(asked)
             proc = subprocess.Popen(command(out), **start)
             deadline = time.monotonic() + 300
-            while inode(game / "trace.jsonl") in (None, earlier) and time.monotonic() < deadline:  # it began
+            while inode(game / TRACE) in (None, earlier) and time.monotonic() < deadline:  # it began
                 time.sleep(0.001)
-            assert inode(game / "trace.jsonl") not in (None, earlier), "the resumed attempt never began"
+            assert inode(game / TRACE) not in (None, earlier), "the resumed attempt never began"
             replayable = int(share * len(asked))  # what earlier attempts asked (at least this many replay)
-            trace = Trace(game / "trace.jsonl")
+            trace = Trace(game / TRACE)
             while trace.replayed < replayable and len(asked) == before and time.monotonic() < deadline:
                 time.sleep(0.001)
                 trace.poll()
@@ -126,8 +126,8 @@ def test_kills_inside_the_replay_of_a_resumed_game_never_pay_a_call_twice(tmp_pa
     # kill came while it was in flight (its answer never arrived): no answer that arrived was paid twice
     assert not once - paid and sum((paid - once).values()) == lost <= 12, (paid - once, lost)
     reference_game = tmp_path / "reference" / GAME
-    assert (game / "events.jsonl").read_bytes() == (reference_game / "events.jsonl").read_bytes()
-    calls = [json.loads(line) for line in open(game / "trace.jsonl") if '"type":"llm_call"' in line]
+    assert (game / EVENTS).read_bytes() == (reference_game / EVENTS).read_bytes()
+    calls = [json.loads(line) for line in open(game / TRACE) if '"type":"llm_call"' in line]
     assert len(calls) == total and sum(c["replayed"] for c in calls) >= total // 2 - lost
     # the kills fell inside the replay: the killed attempts asked the server nothing (the first two surely; on a
     # loaded machine the later ones may land as the replay ends: 3 of 4 did, the fourth with one request sent)

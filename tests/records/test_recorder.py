@@ -15,6 +15,12 @@ from avalon_agents.core import make_rules
 from avalon_agents.host import GameHost
 from avalon_agents.records import LAYOUT, GameRecorder, LayoutError, is_done, read_events, read_result, read_trace
 from avalon_agents.records.run_dir import (
+    EVENTS,
+    HEALTH,
+    META,
+    RESULT,
+    SEATING,
+    TRACE,
     Seating,
     aborted_games,
     attempt_files,
@@ -28,7 +34,7 @@ from avalon_agents.records.run_dir import (
 )
 from avalon_agents.records.trace import LLMCall, ModuleOutput
 
-SEATING = Seating(agents={1: "a", 2: "b", 3: "a", 4: "b", 5: "a"}, game=3, variant="v", seed=7)
+SEATED = Seating(agents={1: "a", 2: "b", 3: "a", 4: "b", 5: "a"}, game=3, variant="v", seed=7)
 
 
 def played():
@@ -47,11 +53,11 @@ def call(n: int, replayed: bool = False) -> LLMCall:
 def test_the_lifecycle_writes_every_file_and_result_json_last(tmp_path):
     events, result = played()
     path = tmp_path / "game"
-    recorder = GameRecorder(path, seating=SEATING)
+    recorder = GameRecorder(path, seating=SEATED)
     assert not path.exists() and not recorder.finished  # made, nothing written yet
     recorder.start({"seed": 7, "seats": {1: "rulebot"}})
     assert read_meta(path).layout == LAYOUT and read_meta(path).seed == 7
-    assert read_seating(path) == SEATING
+    assert read_seating(path) == SEATED
     recorder.append_events(events[:5])
     recorder.trace(ModuleOutput(seat=1, module="m", slot="s", text="x"))
     # under way: unfinished, and what happened so far is on disk
@@ -61,10 +67,9 @@ def test_the_lifecycle_writes_every_file_and_result_json_last(tmp_path):
     recorder.finish(result)
     assert recorder.finished and is_done(path) and finished_games(tmp_path) == [path]
     assert read_result(path) == result and read_events(path) == list(events)
-    health = json.loads((path / "health.json").read_text())
+    health = json.loads((path / HEALTH).read_text())
     assert health["llm_calls"] == 0 and health["decisions"] == 0  # counted from what was traced
-    assert sorted(p.name for p in path.iterdir()) == ["events.jsonl", "health.json", "meta.json", "result.json",
-                                                     "seating.json", "trace.jsonl"]
+    assert sorted(p.name for p in path.iterdir()) == [EVENTS, HEALTH, META, RESULT, SEATING, TRACE]
 
 
 def test_result_json_is_written_after_health_json(tmp_path, monkeypatch):
@@ -81,8 +86,8 @@ def test_result_json_is_written_after_health_json(tmp_path, monkeypatch):
     recorder.start({})
     recorder.append_events(events)
     recorder.finish(result, {"llm_calls": 0})
-    assert written == ["meta.json", "health.json", "result.json"]
-    assert json.loads((tmp_path / "g" / "health.json").read_text()) == {"llm_calls": 0}  # the health given
+    assert written == [META, HEALTH, RESULT]
+    assert json.loads((tmp_path / "g" / HEALTH).read_text()) == {"llm_calls": 0}  # the health given
 
 
 def test_an_aborted_game_says_why_and_is_unfinished(tmp_path):
@@ -96,13 +101,13 @@ def test_an_aborted_game_says_why_and_is_unfinished(tmp_path):
     recorder.close()
     assert json.loads((path / "aborted.json").read_text()) == {"reason": "no progress for 5 s during the votes",
                                                                "step": 4}
-    assert not is_done(path) and json.loads((path / "health.json").read_text()) == {"llm_calls": 1}
+    assert not is_done(path) and json.loads((path / HEALTH).read_text()) == {"llm_calls": 1}
     assert finished_games(tmp_path) == [] and aborted_games(tmp_path) == [path]
     # a new attempt: the abort and the old files are gone, the old trace kept as the first attempt's
     again = GameRecorder(path)
     assert again.earlier_calls() == [call(1)]
     again.start({})
-    assert sorted(p.name for p in path.iterdir()) == ["attempt-1.jsonl", "events.jsonl", "meta.json", "trace.jsonl"]
+    assert sorted(p.name for p in path.iterdir()) == ["attempt-1.jsonl", EVENTS, META, TRACE]
     assert read_events(path) == [] and read_trace(path) == [] and aborted_games(tmp_path) == []
 
 
@@ -115,7 +120,7 @@ def test_answers_paid_for_survive_any_number_of_interrupted_attempts(tmp_path):
     for n in (1, 2, 3):
         first.trace(call(n))
     first.close()
-    with open(path / "trace.jsonl", "a") as f:
+    with open(path / TRACE, "a") as f:
         f.write('{"type": "llm_call", "stage": "ag')  # killed while writing a line
 
     second = GameRecorder(path)
@@ -143,7 +148,7 @@ def test_answers_paid_for_survive_any_number_of_interrupted_attempts(tmp_path):
 
 
 def test_json_files_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
-    path = tmp_path / "meta.json"
+    path = tmp_path / META
     write_json_atomic(path, {"seed": 1})
 
     def fail(fd):
@@ -153,15 +158,15 @@ def test_json_files_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space"):
         write_json_atomic(path, {"seed": 2})
     assert json.loads(path.read_text()) == {"seed": 1}
-    assert [p.name for p in tmp_path.iterdir()] == ["meta.json"]  # no temporary file left
+    assert [p.name for p in tmp_path.iterdir()] == [META]  # no temporary file left
 
 
 def _layout(game, layout):
-    meta = json.loads((game / "meta.json").read_text())
+    meta = json.loads((game / META).read_text())
     meta.pop("layout", None)
     if layout is not None:
         meta["layout"] = layout
-    (game / "meta.json").write_text(json.dumps(meta))
+    (game / META).write_text(json.dumps(meta))
 
 
 def test_a_game_of_a_newer_layout_is_refused_naming_both_layouts(tmp_path):

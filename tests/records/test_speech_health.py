@@ -17,6 +17,7 @@ from avalon_agents.narrate import quote, system_prompt
 from avalon_agents.prompting import template
 from avalon_agents.records import MemoryTracer, usage
 from avalon_agents.records.health import NOT_DATA, health_line, not_data
+from avalon_agents.records.run_dir import TRACE
 from avalon_agents.records.trace import SpeechCheck
 from avalon_agents.speeches import copied_run, instructions
 from tests.helpers import scripted_setup
@@ -90,7 +91,7 @@ def test_the_analysis_report_says_when_a_variants_speeches_are_not_data(tmp_path
     from tests.analysis.records import write_run
 
     run = write_run(tmp_path / "run")
-    trace = run / "full" / "series-1" / "game-00001" / "trace.jsonl"
+    trace = run / "full" / "series-1" / "game-00001" / TRACE
     checks = [record(placeholder=True, words=7)] * 3 + [record()]
     trace.write_text(trace.read_text() + "".join(c.model_dump_json() + "\n" for c in checks))
     result = compute(load_run(run), run, tmp_path / "analysis")

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
-from avalon_agents.records.run_dir import read_meta, read_result, read_trace
+from avalon_agents.records.run_dir import EVENTS, read_meta, read_result, read_trace
 from avalon_agents.records.trace import SeatFault
 from avalon_agents.records.usage import usage
 from avalon_agents.table.desk import MAX_SPEECH
@@ -172,7 +172,7 @@ def test_answers_are_refused_with_their_reason(tmp_path):
     assert found["another request's id"][0] == 409 and "no longer open" in found["another request's id"][1]["error"]
     assert found["misspelt vote"] == (200, {"ok": True})
     assert found["after the game"] == (409, {"error": "no request is open for this seat"})
-    speeches = [e for e in map(json.loads, (tmp_path / "game-00001" / "events.jsonl").read_text().splitlines())
+    speeches = [e for e in map(json.loads, (tmp_path / "game-00001" / EVENTS).read_text().splitlines())
                 if e["type"] == "speech" and e["seat"] == 1]
     assert speeches[0]["text"] == "<b>hi</b> & <script>x</script>"  # kept as typed: shown as text everywhere
 
@@ -193,7 +193,7 @@ def test_a_person_who_does_not_answer_costs_a_recorded_fallback(tmp_path):
     assert "no answer in 0.05 s" in faults[0].detail
     assert usage(played.records)["seat_fallbacks"] == len(faults)
     # the log says what was decided at each fallback, as the game recorded it; the state's notice is the last one
-    events = [json.loads(line) for line in (tmp_path / "game-00001" / "events.jsonl").read_text().splitlines()]
+    events = [json.loads(line) for line in (tmp_path / "game-00001" / EVENTS).read_text().splitlines()]
     votes = iter(3 in e["approvals"] for e in events if e["type"] == "votes_revealed")
     said = [line for line in end["lines"] if line.startswith("No answer in 0.05 s, so ")]
     assert len(said) == len(faults) and {"vote", "speak"} <= {f.kind for f in faults}

@@ -12,6 +12,7 @@ import aiohttp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from avalon_agents.records.run_dir import EVENTS
 from avalon_agents.web.serving import MAX_BODY
 from tests.table.helpers import answer_for, open_table
 
@@ -130,7 +131,7 @@ def test_an_empty_speech_is_a_speech(tmp_path):
     taken, again = asyncio.run(main())
     assert (taken[0], json.loads(taken[3])) == (200, {"ok": True})
     assert again[0] == 409 and "open" in json.loads(again[3])["error"]  # none open, or the next one
-    events = [json.loads(line) for line in (tmp_path / "game-00001" / "events.jsonl").read_text().splitlines()]
+    events = [json.loads(line) for line in (tmp_path / "game-00001" / EVENTS).read_text().splitlines()]
     assert [e["text"] for e in events if e["type"] == "speech" and e["seat"] == 1] == [""]
 
 

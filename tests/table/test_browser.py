@@ -18,6 +18,7 @@ import pytest
 
 from avalon_agents.core.rules import make_rules
 from avalon_agents.host.play import AgentSetup
+from avalon_agents.records.run_dir import EVENTS, RESULT
 from avalon_agents.table.serve import TableGame, serve_table
 from tests.browser import assert_accessible, chromium, console_errors
 
@@ -148,8 +149,8 @@ def test_two_people_play_a_whole_game_in_chromium(browsers, tmp_path):
     assert done.get("propose", 0) + done.get("choice", 0) >= 4 and done.get("speak", 0) >= 2, done
     assert speeches[SEATS[0]] == []  # every attack was said
     game = tmp_path / "table" / "game-00001"
-    roles = {int(s): r for s, r in json.loads((game / "result.json").read_text())["roles"].items()}
-    night = {e["seat"]: e for e in jsonl(game / "events.jsonl") if e["type"] == "night_info"}
+    roles = {int(s): r for s, r in json.loads((game / RESULT).read_text())["roles"].items()}
+    night = {e["seat"]: e for e in jsonl(game / EVENTS) if e["type"] == "night_info"}
     assassin, merlin = SEATS
     assert roles[assassin] == "Assassin" and roles[merlin] == "Merlin" and "assassinate" in looks[assassin]
     for seat, driver in zip(SEATS, browsers):
@@ -207,7 +208,7 @@ def test_two_people_play_a_whole_game_in_chromium(browsers, tmp_path):
     assert browsers[1].execute_script("return window.__pwned") is None
     assert_accessible(browsers[1])
     browsers[1].save_screenshot(str(tmp_path / "replay.png"))
-    assert (game / "result.json").is_file()
+    assert (game / RESULT).is_file()
     thread.join(timeout=0)  # it closes after its linger; the daemon thread ends with the tests
 
 
@@ -234,7 +235,7 @@ def test_a_person_plays_the_lady_of_the_lake_in_chromium(browsers, tmp_path):
         time.sleep(0.1)
     log = "\n".join(li.text for li in driver.find_elements(By.CSS_SELECTOR, "#log li"))
     assert "You examined Player" in log and "with the Lady of the Lake: Player" in log, log[-2000:]
-    shown = [e for e in jsonl(tmp_path / "table" / "game-00001" / "events.jsonl") if e["type"] == "lady_result"
+    shown = [e for e in jsonl(tmp_path / "table" / "game-00001" / EVENTS) if e["type"] == "lady_result"
              and e["holder"] == holder]
     known = driver.find_element(By.ID, "known").text  # what the Lady showed, on the panel and on the seat
     assert shown and all(f"The Lady of the Lake showed you: Player {e['target']} is {e['loyalty']}." in known

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from avalon_agents.cli import cli
 from avalon_agents.core.rules import make_rules
 from avalon_agents.host.play import AgentSetup
-from avalon_agents.records.run_dir import read_meta
+from avalon_agents.records.run_dir import RESULT, read_meta
 from avalon_agents.table.serve import TableGame, serve_table
 from avalon_agents.web.hosts import reachable
 from tests.helpers import avalon
@@ -128,7 +128,7 @@ def test_a_table_that_cannot_listen_leaves_its_folder_as_it_was(tmp_path):
     for out in (new, empty):  # the port free, the same folders take a table
         result = CliRunner().invoke(cli, ["serve", "--out", str(out), "--port", str(port), *quick])
         assert result.exit_code == 0, result.output
-        assert (out / "game-00001" / "result.json").is_file() and (out / "run.log").is_file()
+        assert (out / "game-00001" / RESULT).is_file() and (out / "run.log").is_file()
 
 
 def test_a_wildcard_address_prints_addresses_people_can_open(tmp_path):
