@@ -13,6 +13,7 @@ from avalon_agents.analysis.load import game_dirs
 from avalon_agents.core import make_rules
 from avalon_agents.experiments import run_experiment, run_experiment_sync
 from avalon_agents.host import play_game
+from avalon_agents.records.run_dir import EXPERIMENT
 
 CONFIG = """\
 name: awaitable
@@ -74,4 +75,4 @@ def test_a_notebook_awaits_the_experiment_and_may_call_the_sync_forms(config, tm
     aborted, also, result = asyncio.run(notebook())
     assert aborted == [] and also == [] and result.winner is not None
     assert len(game_dirs(tmp_path / "awaited")) == 1 and len(game_dirs(tmp_path / "sync")) == 1
-    assert (tmp_path / "awaited" / "experiment.json").read_text().count("awaitable.yaml") == 1  # its source
+    assert (tmp_path / "awaited" / EXPERIMENT).read_text().count("awaitable.yaml") == 1  # its source

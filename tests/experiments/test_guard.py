@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from avalon_agents.cli import cli
 from avalon_agents.experiments.guard import allotment, run_lock
 from avalon_agents.records import is_done
+from avalon_agents.records.run_dir import EXPERIMENT
 
 CONFIG = """\
 name: guarded
@@ -96,7 +97,7 @@ def test_max_games_spreads_over_variants_and_series_and_converges(tmp_path):
     assert run(tmp_path, "--max-games", "6").exit_code == 0
     assert {g.split("/")[1] for g in finished(tmp_path)} == {"series-1", "series-2"}
     assert all(g.endswith("game-00001") for g in finished(tmp_path)) and len(finished(tmp_path)) == 6
-    meta = json.loads((tmp_path / "run" / "experiment.json").read_text())
+    meta = json.loads((tmp_path / "run" / EXPERIMENT).read_text())
     assert meta["fingerprint"]["variants"]["b"]["agents"]["ours"]["model"]["temperature"] == 0.5
 
 
@@ -118,6 +119,6 @@ def test_a_lineup_run_from_before_balanced_changed_meaning_is_refused_on_resume(
     assert fingerprint({"main": {**config, "schedule": "roles"}}, None)["variants"]["main"]["schedule"] == "roles"
     sides = {"name": "x", "sides": {"good": "a", "evil": "b"}, "schedule": "balanced"}
     assert fingerprint({"main": sides}, None)["variants"]["main"]["schedule"] == "balanced"  # seating unaffected
-    (tmp_path / "experiment.json").write_text(json.dumps({"fingerprint": before}))
+    (tmp_path / EXPERIMENT).write_text(json.dumps({"fingerprint": before}))
     with pytest.raises(ConfigChanged, match=r"variants\.main\.schedule changed"):
         check_same_config(tmp_path, now)

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from avalon_agents.cli import cli
 from avalon_agents.llm.loopback import openai_server
-from avalon_agents.records.run_dir import HEALTH
+from avalon_agents.records.run_dir import ABORTED, HEALTH
 
 CONFIG = """\
 name: health
@@ -99,12 +99,12 @@ def test_a_game_without_progress_is_aborted_not_counted_and_replayed(tmp_path):
         assert result.exit_code == 3 and "aborted (no progress" in result.output
         games = sorted((tmp_path / "c").glob("main/series-1/game-*"))
         assert len(games) == 1 and not is_done(games[0])  # the series stopped at its first game
-        assert "no progress for 0.5 s" in json.loads((games[0] / "aborted.json").read_text())["reason"]
+        assert "no progress for 0.5 s" in json.loads((games[0] / ABORTED).read_text())["reason"]
         server.state.latency = 0.0  # the server is back
         again = run(tmp_path, server, "watchdog_s: 0.5\n")
     assert again.exit_code == 0, again.output
     assert all(is_done(g) for g in (tmp_path / "c").glob("main/series-1/game-*"))
-    assert not (games[0] / "aborted.json").exists()
+    assert not (games[0] / ABORTED).exists()
 
 
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute

@@ -7,6 +7,7 @@ import pytest
 
 from avalon_agents.experiments import load_experiments, results_table, run_experiment
 from avalon_agents.records import is_done, read_trace
+from avalon_agents.records.run_dir import EXPERIMENT
 from tests.experiments.test_runner import CONFIG, FILES
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]  # a local Ray cluster takes both cores
@@ -37,7 +38,7 @@ def test_series_run_as_ray_tasks_and_resume_locally(tmp_path, local_ray):
     calls = sum(r.type == "llm_call" for g in done for r in read_trace(g))
     assert admitted == {"scripted": calls} and calls > 0  # every call went through the cluster's limit
     assert all((g / f).is_file() for g in done for f in FILES)
-    assert (out / "experiment.json").is_file()
+    assert (out / EXPERIMENT).is_file()
     asyncio.run(run_experiment(variants, out))  # the local backend finishes the same run
     games = sorted(out.glob("*/series-*/game-*"))
     assert len(games) == 8 and all(is_done(g) for g in games)

@@ -21,7 +21,7 @@ from avalon_agents.core import Role
 from avalon_agents.experiments import load_experiments, results_table, run_experiment
 from avalon_agents.narrate import role_card
 from avalon_agents.records import is_done, read_result, read_trace
-from avalon_agents.records.run_dir import EVENTS, META, RESULT, SEATING, TRACE
+from avalon_agents.records.run_dir import EVENTS, EXPERIMENT, META, RESULT, SEATING, TRACE
 from avalon_agents.stores.experience import ExperienceStore
 
 CONFIG = """\
@@ -52,7 +52,7 @@ def test_scripted_experiment_end_to_end(tmp_path):
     config = CONFIG.replace("\nseries: 2", "\nseries: 1")  # one series of two games per variant: the fast suite's run
     result = CliRunner().invoke(cli, ["run", str(write(tmp_path, config)), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    meta = json.loads((out / "experiment.json").read_text())
+    meta = json.loads((out / EXPERIMENT).read_text())
     assert meta["name"] == "tiny" and set(meta["variants"]) == {"full", "no_plan"}
     games = sorted(out.glob("*/series-*/game-*"))
     assert len(games) == 4
@@ -240,7 +240,7 @@ def test_a_config_names_its_plugins_and_the_run_uses_them(tmp_path, monkeypatch)
     assert analyses and all(r.module == "quiet_analysis" and r.text == "nothing to add" for r in analyses)
     assert not any(r.type == "llm_call" and r.name == "analysis" for r in records)
     assert {r.settings["temperature"] for r in records if r.type == "llm_call" and r.stage == "module"} == {0.6}
-    assert json.loads((out / "experiment.json").read_text())["plugins"][0].endswith("my_modules.py")
+    assert json.loads((out / EXPERIMENT).read_text())["plugins"][0].endswith("my_modules.py")
 
 
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from avalon_agents.cli import cli
 from avalon_agents.llm.loopback import openai_server
 from avalon_agents.prices import NoPrice, Prices, load_prices
+from avalon_agents.records.run_dir import COST
 
 CONFIG = """\
 name: spend
@@ -85,7 +86,7 @@ def test_a_run_reports_its_dollars_per_variant_in_the_table_json_and_cost_csv(tm
     assert cost["model"].startswith("openai-compatible:m@") and cost["price_source"] == "a test"
     assert cost["usd"] == pytest.approx((cost["input_tokens"] * 100 + cost["output_tokens"] * 400) / 1e6)
     assert report["results"][0]["usd"] == pytest.approx(cost["usd"])
-    rows = list(csv.DictReader(open(out / "cost.csv")))
+    rows = list(csv.DictReader(open(out / COST)))
     assert float(rows[0]["usd"]) == pytest.approx(cost["usd"]) and rows[0]["variant"] == "main"
 
 
@@ -102,7 +103,7 @@ def test_a_budget_stops_before_the_game_that_would_go_over_and_a_larger_one_resu
         assert stopped.output.strip().splitlines()[-1].startswith(f"Error: budget: ${budget:,.2f} reached")
         finished = len(list(out.glob("main/series-*/game-*/result.json")))
         assert 2 <= finished < 4 and len(list(out.glob("main/series-*/game-*"))) == finished  # none started over
-        spent = sum(float(r["usd"]) for r in csv.DictReader(open(out / "cost.csv")))
+        spent = sum(float(r["usd"]) for r in csv.DictReader(open(out / COST)))
         assert spent <= budget  # one game at a time: the run never went over
         resumed = CliRunner().invoke(cli, ["run", str(path), "--out", str(out), "--budget-usd", f"{10 * per_game}"])
     assert resumed.exit_code == 0, resumed.output

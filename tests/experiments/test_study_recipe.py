@@ -42,7 +42,7 @@ from avalon_agents.llm import ModelSettings
 from avalon_agents.llm.loopback import openai_server
 from avalon_agents.records import read_result
 from avalon_agents.records.health import HealthLimits
-from avalon_agents.records.run_dir import EVENTS, RESULT, is_done
+from avalon_agents.records.run_dir import EVENTS, RESULT, STUDY, is_done
 from avalon_agents.registry import NameTaken
 
 RULES = make_rules("official", 5)
@@ -143,7 +143,7 @@ def test_a_new_study_is_one_class_and_its_command(tmp_path):
     assert health.startswith("health: calls 0/") and "UNHEALTHY" not in health
     report = (out / "mirror.md").read_text()
     assert report.startswith("# Mirrored sides: mirror") and f"Run {health}" in report and "## Provenance" in report
-    assert (out / "mirror.csv").is_file() and (out / "study.json").is_file() and (out / "run.log").is_file()
+    assert (out / "mirror.csv").is_file() and (out / STUDY).is_file() and (out / "run.log").is_file()
     from avalon_agents.view.catalog import Catalog  # avalon view names it and counts its games, named as it names them
 
     row = Catalog([tmp_path]).row(out)

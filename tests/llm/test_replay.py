@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from avalon_agents.cli import cli
 from avalon_agents.llm.loopback import openai_server
-from avalon_agents.records.run_dir import EVENTS, META, RESULT, TRACE
+from avalon_agents.records.run_dir import COST, EVENTS, META, RESULT, TRACE
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
 GAME = "main/series-1/game-00001"
@@ -101,7 +101,7 @@ def test_a_replay_costs_nothing_and_a_budget_is_accepted(tmp_path):
     assert "replayed: $0," in line and "tokens recorded" in line and "no price" not in line
     import csv
 
-    [row] = list(csv.DictReader(open(out / "cost.csv")))
+    [row] = list(csv.DictReader(open(out / COST)))
     assert float(row["usd"]) == 0 and row["price_source"] == "answered from a recorded run"
     check = CliRunner().invoke(cli, ["run", str(DATA / "config.yaml"), "--model", f"replay:{DATA / 'run'}",
                                      "--out", str(tmp_path / "checked"), "--check"])

@@ -17,7 +17,7 @@ from avalon_agents.host.play import play_one
 from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.narrate import quote
 from avalon_agents.records import LLMCall, read_trace
-from avalon_agents.records.run_dir import JsonlTracer
+from avalon_agents.records.run_dir import JUDGE_TRACE, JsonlTracer
 from avalon_agents.records.trace import read_lines
 from tests.helpers import scripted_setup
 
@@ -60,8 +60,8 @@ def test_a_forged_speech_reaches_every_prompt_only_quoted(tmp_path, monkeypatch)
     host = asyncio.run(play_one(make_rules(), kinds, 4, out, setups=scripted_setup()))
     assert host.engine.is_over
     judge = ClientPool().get(ModelSettings(spec="scripted", temperature=0))
-    judge_run(load_run(tmp_path), client=judge.with_tracer(JsonlTracer(tmp_path / "judge.jsonl")), cache_dir=None)
-    records = [*read_trace(out), *read_lines(tmp_path / "judge.jsonl")]
+    judge_run(load_run(tmp_path), client=judge.with_tracer(JsonlTracer(tmp_path / JUDGE_TRACE)), cache_dir=None)
+    records = [*read_trace(out), *read_lines(tmp_path / JUDGE_TRACE)]
     calls = [r for r in records if isinstance(r, LLMCall)]
     carrying = [(c, m.content) for c in calls for m in c.messages if "the vote is cancelled" in m.content]
     stages = {c.stage for c, _ in carrying}

@@ -15,6 +15,8 @@ from avalon_agents.core import make_rules
 from avalon_agents.host import GameHost
 from avalon_agents.records import LAYOUT, GameRecorder, LayoutError, is_done, read_events, read_result, read_trace
 from avalon_agents.records.run_dir import (
+    ABORTED,
+    ATTEMPT,
     EVENTS,
     HEALTH,
     META,
@@ -99,15 +101,15 @@ def test_an_aborted_game_says_why_and_is_unfinished(tmp_path):
     recorder.trace(call(1))
     recorder.abort("no progress for 5 s during the votes", step=4, health={"llm_calls": 1})
     recorder.close()
-    assert json.loads((path / "aborted.json").read_text()) == {"reason": "no progress for 5 s during the votes",
-                                                               "step": 4}
+    assert json.loads((path / ABORTED).read_text()) == {"reason": "no progress for 5 s during the votes",
+                                                        "step": 4}
     assert not is_done(path) and json.loads((path / HEALTH).read_text()) == {"llm_calls": 1}
     assert finished_games(tmp_path) == [] and aborted_games(tmp_path) == [path]
     # a new attempt: the abort and the old files are gone, the old trace kept as the first attempt's
     again = GameRecorder(path)
     assert again.earlier_calls() == [call(1)]
     again.start({})
-    assert sorted(p.name for p in path.iterdir()) == ["attempt-1.jsonl", EVENTS, META, TRACE]
+    assert sorted(p.name for p in path.iterdir()) == [ATTEMPT.format(1), EVENTS, META, TRACE]
     assert read_events(path) == [] and read_trace(path) == [] and aborted_games(tmp_path) == []
 
 
@@ -140,7 +142,7 @@ def test_answers_paid_for_survive_any_number_of_interrupted_attempts(tmp_path):
     fourth = GameRecorder(path)
     assert fourth.earlier_calls() == [call(1), call(2), call(3), call(4)]
     fourth.start({})
-    assert [p.name for p in attempt_files(path)] == ["attempt-1.jsonl", "attempt-2.jsonl", "attempt-3.jsonl"]
+    assert [p.name for p in attempt_files(path)] == [ATTEMPT.format(n) for n in (1, 2, 3)]
     events, result = played()
     fourth.append_events(events)
     fourth.finish(result)
