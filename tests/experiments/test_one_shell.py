@@ -17,6 +17,7 @@ from avalon_agents.llm.loopback import openai_server
 from avalon_agents.records.run_dir import finished_games, read_events, read_result
 from avalon_agents.records.run_record import read_run_record
 from tests.helpers import avalon
+from tests.view import runs
 
 ROLES = [Role.MERLIN, Role.PERCIVAL, Role.LOYAL_SERVANT, Role.LOYAL_SERVANT, Role.MORGANA, Role.MORDRED, Role.OBERON]
 TABLE = """\
@@ -24,15 +25,7 @@ roles: [merlin, percival, loyal_servant, loyal_servant, morgana, mordred, oberon
 assassin: mordred
 lady_of_the_lake: true
 """
-REDTEAM = TABLE + """\
-name: rt
-model: scripted
-defended: {kind: llm}
-attacker: {seat: 2, inner: {kind: llm}}
-attacks: [host_vote_cancelled]
-games: 1
-seed: 3
-"""
+REDTEAM = TABLE + runs.REDTEAM  # the view's small red team, at this table
 BIAS = TABLE + """\
 name: b
 model: scripted
