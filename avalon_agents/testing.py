@@ -382,8 +382,8 @@ def check_plugin(path: str, base: Path | None = None) -> list[Found]:
                 continue
             check = CHECKS.get(registry.what)
             if check is None:
-                found.append(Found(registry.what, name, False, f"not checked: avalon check-plugin has no check of a "
-                                                               f"{registry.what} (checks: {', '.join(CHECKS)})"))
+                found.append(Found(registry.what, name, False, f"not checked: avalon check-plugin has no check of "
+                                                               f"this registry (checks: {', '.join(CHECKS)})"))
                 continue
             found.append(check(name))
         return found

@@ -156,3 +156,31 @@ def test_a_rules_preset_is_checked_over_every_player_count():
     assert check_preset("quick").ok and "5, 6, 7, 8, 9, 10 players" in check_preset("quick").detail
     found = check_preset("wrong_size")
     assert not found.ok and "asked for 5 players, gave 6" in found.detail
+
+
+UNCHECKED_AND_NAN = """\
+from avalon_agents.analysis.paper.metrics import register_metric
+from avalon_agents.importers import Importer, register_importer
+from avalon_agents.importers.avalonlogs import import_logs, log_files
+import pandas as pd
+
+register_importer(Importer(name="mylogs", help="My logs.", argument="dir", log_files=log_files,
+                           import_logs=import_logs))
+
+
+def hopeless(data):
+    return pd.DataFrame({"variant": ["main"], "value": [float("nan")]})
+
+
+register_metric("hopeless", hopeless)
+"""
+
+
+def test_check_plugin_fails_closed_on_what_it_cannot_exercise_and_on_a_nan_metric(tmp_path):
+    result = check(tmp_path, UNCHECKED_AND_NAN)
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert any(line.startswith("FAIL  importer mylogs: not checked: avalon check-plugin has no check of this "
+                               "registry (checks: module, slot,") for line in lines), result.output
+    assert "FAIL  metric hopeless: 1 of 1 values are NaN on a scripted run" in lines
+    assert lines[-1].startswith("2 of 2 failed: ") and "importer mylogs" in lines[-1]

@@ -53,3 +53,24 @@ def test_snapshot_all_restores_in_place_and_new_registries_to_builtins():
     restore_all(saved)
     assert reg.names() == ["win_rate"] and late.names() == ["runner"]
     assert reg in all_registries()
+
+
+def test_a_name_one_plugin_registered_is_refused_to_another_in_one_line():
+    from avalon_agents.registry import loading
+
+    reg = Registry("metric")
+    with loading("/x/a.py"):
+        reg.register("mine", Item())
+    with loading("/x/a.py"):
+        reg.register("mine", kept := Item())  # the same plugin again (a module imported anew) replaces its own
+    with pytest.raises(NameTaken, match=r"^metric 'mine' is taken: plugin a.py registered it, plugin b.py registers "
+                                        r"another \(register yours under another name\)$"):
+        with loading("/x/b.py"):
+            reg.register("mine", Item())
+    with pytest.raises(NameTaken, match="plugin a.py registered it, code outside a plugin registers another"):
+        reg.register("mine", Item())
+    with pytest.raises(NameTaken, match="code outside a plugin registered it, plugin my.module registers another"):
+        reg.register("theirs", Item())
+        with loading("my.module"):
+            reg.register("theirs", Item())
+    assert reg["mine"] is kept
