@@ -116,8 +116,10 @@ def serve(humans: str, seats: str, preset: str, players: int | None, role_set: s
                    "address can play that seat; give each person only their own address", err=True)
     # OUT and its run.log are made once the table listens: a table that cannot start leaves OUT as it was
     with contextlib.ExitStack() as logged, one_line_errors(out, stopped="the table stopped; finished games are kept"):
+        record = {"rules": rules.model_dump(mode="json"), "seats": list(kinds), "seed": seed, "games": games,
+                  "model": settings.public(), "decision_timeout": decision_timeout or None}
         played = asyncio.run(_serve(game, out, host, port, lobby, linger, as_json,
-                                    opened=lambda: logged.enter_context(logs.run_log(out))))
+                                    opened=lambda: _opened(out, record, logged)))
     missed = [seat for p in played for seat in _missed(p.records, game)]
     replay = out / "replay" / "index.html"
     if as_json:
@@ -130,6 +132,14 @@ def serve(humans: str, seats: str, preset: str, players: int | None, role_set: s
     limit = f"{game.decision_timeout:g} s" if game.decision_timeout else "no limit"
     click.echo(f"people's seats {', '.join(map(str, game.humans))}: {len(missed)} answers by the fallback (no "
                f"answer in {limit})")
+
+
+def _opened(out: Path, config: dict, logged: contextlib.ExitStack) -> None:
+    """The table listens: OUT's run record (run.json: command serve, the table's config) and its run.log."""
+    from avalon_agents.records.run_record import write_run_record
+
+    write_run_record(out, "serve", out.name, config)
+    logged.enter_context(logs.run_log(out))
 
 
 async def _serve(game, out: Path, host: str, port: int, lobby: bool, linger: float, as_json: bool,

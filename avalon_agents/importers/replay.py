@@ -34,6 +34,7 @@ from avalon_agents.core.types import Role, Seat, seat_name
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.records import GameRecorder, write_json_atomic
 from avalon_agents.records.run_dir import IMPORT_REPORT, Seating, game_dir
+from avalon_agents.records.run_record import read_run_record, write_run_record
 from avalon_agents.records.trace import Record
 
 NO_SPEECH = ""
@@ -234,6 +235,8 @@ def write_game(out: Path, replay: Replay, *, variant: str, index: int, source: M
     Returns:
         The game's directory.
     """
+    if read_run_record(out) is None:  # the import's run record (records.run_record), before its first game
+        write_run_record(out, "import", Path(out).name, {"format": source.get("format", variant)})
     result = replay.result()
     rules = replay.rules
     kinds = {seat: KIND for seat in rules.seats}

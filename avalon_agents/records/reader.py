@@ -180,6 +180,12 @@ class Run:
         return self.record.command
 
     @property
+    def kind(self) -> str:
+        """What produced it, for people: its command, or `replay` for a run whose answers came from another run's
+        records (a `replay:RUN_DIR` model in its config)."""
+        return "replay" if _replays(self.record.config) else self.command
+
+    @property
     def name(self) -> str:
         return self.record.name
 
@@ -288,6 +294,14 @@ def fallback_record(run: Run) -> RunRecord:
     return RunRecord(command=command, name=str(data.get("name") or progress.get("name") or path.name),
                      config=config, environment=environment, started=str(data.get("started") or ""),
                      layout=layout if isinstance(layout, int) else 1, recorded=False)
+
+
+def _replays(config: Any) -> bool:
+    """The config names a `replay:` model (a model's `spec`, at any depth)."""
+    if isinstance(config, dict):
+        return any((k == "spec" and isinstance(v, str) and v.startswith("replay:")) or _replays(v)
+                   for k, v in config.items())
+    return isinstance(config, list) and any(_replays(v) for v in config)
 
 
 _RUNS: dict[Path, Run] = {}

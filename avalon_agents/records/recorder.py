@@ -36,6 +36,7 @@ from avalon_agents.records.run_dir import (
     SEATING,
     TRACE,
     Seating,
+    Tail,
     attempt_files,
     check_layout,
     write_json_atomic,
@@ -86,7 +87,7 @@ class GameRecorder:
         files = [*attempt_files(self.path), self.path / TRACE]
         calls: list[LLMCall] = []
         for n, file in enumerate(f for f in files if f.is_file()):
-            calls += [r for r in _whole_lines(file) if isinstance(r, LLMCall) and (n == 0 or not r.replayed)]
+            calls += [r for r in Tail(file, from_line).read() if isinstance(r, LLMCall) and (n == 0 or not r.replayed)]
         return calls
 
     def start(self, meta: dict[str, Any]) -> None:
@@ -137,10 +138,3 @@ class GameRecorder:
         for f in (self._events, self._trace):
             if f is not None and not f.closed:
                 f.close()
-
-
-def _whole_lines(file: Path) -> list:
-    """The trace records of a file, without a last line a kill cut short (no line end)."""
-    text = file.read_text()
-    lines = text.split("\n")
-    return [from_line(line) for line in lines[:-1] if line.strip()]

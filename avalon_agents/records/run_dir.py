@@ -342,8 +342,8 @@ class Tail(Generic[T]):
             return []
         whole = data[: data.rfind(b"\n") + 1]
         self.offset += len(whole)
-        return [self.parse(line) for line in whole.decode("utf-8", "replace").splitlines()
-                if line.strip() and (keep is None or keep(line))]
+        lines = (raw.decode("utf-8", "replace") for raw in whole.split(b"\n"))  # not splitlines: U+2028 is text
+        return [self.parse(line) for line in lines if line.strip() and (keep is None or keep(line))]
 
 
 def _event(line: str) -> GameEvent:

@@ -178,7 +178,7 @@ class Catalog:
             state = "stopped"  # its process is gone (killed): not playing any more
         record = run.record
         return {
-            "id": self.run_id(run.path), "name": record.name, "kind": run.command, "state": state,
+            "id": self.run_id(run.path), "name": record.name, "kind": run.kind, "state": state,
             "games_finished": len(done), "games_planned": planned if planned is not None else len(games),
             "aborted": len(progress.aborted) if progress is not None else 0,
             "health": summary, "models": sorted(health.by_model) or run.seat_kinds(),

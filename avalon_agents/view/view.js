@@ -159,6 +159,11 @@ const PAGES = {
       { key: "game", label: "game", show: (g) => el("a", { href: g.link }, g.game) },
       { key: "state", label: "state" }, { key: "winner", label: "winner" }, { key: "reason", label: "how" }], DATA.games));
     if (DATA.config) out.push(el("h2", {}, `Config (${DATA.config.file})`), el("pre", {}, JSON.stringify(DATA.config.record, null, 1)));
+    const environment = Object.entries(DATA.environment || {}).map(([key, value]) => ({ key, value }));
+    out.push(el("h2", {}, "Environment"), environment.length ? table("environment", [{ key: "key", label: "what" },
+      { key: "value", label: "value" }], environment) : el("p", { class: "muted" }, "Not recorded (a run written before run.json)."));
+    if ((DATA.plugins || []).length) out.push(el("h2", {}, "Plugins"), table("plugins", [{ key: "key", label: "plugin" },
+      { key: "sha256", label: "sha256 (first 12)" }], DATA.plugins));
     return out;
   },
 };

@@ -125,10 +125,10 @@ def test_a_tail_reads_new_whole_lines_and_a_new_attempt_from_its_start(tmp_path)
     recorder = GameRecorder(game.path)
     recorder.start({"seed": 1})
     recorder.trace(call(1))
-    recorder.trace(call(2))
+    recorder.trace(call(2).model_copy(update={"reply": "a reply\u2028over two lines"}))
     with open(game.path / TRACE, "a") as f:
         f.write(call(3).model_dump_json()[:20])  # a line still being written
-    assert tail.read() == [call(1), call(2)]
+    assert tail.read() == [call(1), call(2).model_copy(update={"reply": "a reply\u2028over two lines"})]
     assert tail.read() == []
     with open(game.path / TRACE, "a") as f:
         f.write(call(3).model_dump_json()[20:] + "\n")
@@ -187,3 +187,31 @@ def test_a_recorded_run_is_read_from_its_run_record_even_after_a_resume(tmp_path
     assert run.command == "replay"  # rewritten: read again
     json.loads((out / "run.json").read_text())
     assert not open_run(tmp_path / "run").unfinished()
+
+
+@pytest.mark.slow  # every command that writes a run, each in a process of its own
+def test_a_run_of_every_kind_is_opened_through_the_reader(tmp_path):
+    from tests.helpers import avalon
+    from tests.view.runs import ROOT, every_kind
+
+    runs = every_kind(tmp_path)
+    done = avalon("serve", "--out", str(tmp_path / "served"), "--port", "0", "--decision-timeout", "0.01",
+                  "--linger", "0", "--no-lobby")
+    assert done.returncode == 0, done.stderr
+    runs["serve"] = tmp_path / "served"
+    avalon("run", str(ROOT / "tests/data/replay/config.yaml"), "--model", f"replay:{runs['llm']}", "--out",
+           str(tmp_path / "again"))  # its games may diverge on this machine: the run is a replay all the same
+    runs["replay"] = tmp_path / "again"
+    kinds = {}
+    for kind, path in runs.items():
+        run = open_run(path)
+        kinds[kind] = run.kind
+        if kind != "llm":  # the recorded test data predates run.json: read from experiment.json
+            assert run.recorded and run.environment["python"] and run.environment["blas_kernel"], kind
+        assert run.games(), kind
+        for game in run.finished()[:1]:
+            assert game.meta().seats and game.result().winner and game.events(), kind
+            assert game.health().llm_calls == len([r for r in game.trace() if isinstance(r, LLMCall)]), kind
+    assert kinds == {"run": "run", "tournament": "tournament", "play": "play", "import": "import", "llm": "run",
+                     "redteam": "redteam", "bias": "bias", "serve": "serve", "replay": "replay"}
+    assert open_run(runs["serve"]).record.config["seats"][0] == "human"
