@@ -11,12 +11,12 @@ goes on without them).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from avalon_agents.plugins import load_plugin
-from avalon_agents.records.run_dir import EXPERIMENT, GAME_PREFIX, META, read_experiment
+from avalon_agents.records.reader import find_runs
+from avalon_agents.records.run_dir import EXPERIMENT, read_experiment
 from avalon_agents.records.run_record import RUN, PluginFile, read_run_record
 
 NO_RUN_PLUGINS = "--no-run-plugins"
@@ -41,34 +41,14 @@ def recorded(run: Path) -> list[PluginFile]:
     return [PluginFile(key=str(name)) for name in names if isinstance(name, str)]
 
 
-def _is_run(folder: Path) -> bool:
-    return any((folder / name).is_file() for name in RECORDS)
-
-
 def runs_at(path: Path) -> list[Path]:
-    """The runs whose plugins reading `path` needs: the run at or above it (a game, a series or a run), else every
-    run under it (a folder of runs), in path order."""
+    """The runs whose plugins reading `path` needs: the run at or above it that names its plugins (a game, a series
+    or a run), else every run under it (a folder of runs: records.reader.find_runs), in path order."""
     path = Path(path).absolute()
     for folder in [path, *path.parents][:UP + 1]:
-        if _is_run(folder):
+        if any((folder / name).is_file() for name in RECORDS):
             return [folder]
-    found: list[Path] = []
-
-    def walk(folder: Path, depth: int) -> None:
-        try:
-            entries = sorted((e for e in os.scandir(folder) if e.is_dir() and not e.name.startswith(".")),
-                             key=lambda e: e.name)
-        except OSError:
-            return
-        for entry in entries:
-            sub = Path(entry.path)
-            if _is_run(sub):
-                found.append(sub)
-            elif depth < DOWN and not entry.name.startswith(GAME_PREFIX) and not (sub / META).is_file():
-                walk(sub, depth + 1)
-
-    walk(path, 1)
-    return found
+    return find_runs(path, DOWN)
 
 
 def why_not(plugin: PluginFile) -> str | None:
