@@ -7,7 +7,7 @@ is planned and budgeted by cli.studies.prepare and the scheduler."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any

@@ -275,7 +275,7 @@ def study(name: str, config: Path, settings: ModelSettings, out: Path | None, ma
     Examples:
       avalon study mirrored my_mirror.yaml --plugin my_study.py
       avalon study mirrored my_mirror.yaml --check --json
-      avalon study redteam experiments/redteam.yaml --model scripted --games 2    (as avalon redteam)
+      avalon study redteam experiments/redteam.yaml --model scripted --check    (as avalon redteam)
     """
     from avalon_agents.experiments.config import read_config
     from avalon_agents.experiments.studies import STUDIES
