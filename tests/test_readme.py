@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from avalon_agents.records import analysis_dir as folder
 from avalon_agents.records.run_dir import RESULT, TRACE
 from tests.helpers import avalon
 
@@ -141,8 +142,8 @@ def test_readme_scripted_command_runs(line, workdir, monkeypatch):
         assert traces and all(t.stat().st_size > 0 for t in traces), f"{line}: empty trace"
     if sub == "analyze":
         run_dir = workdir / next(a for a in args[1:] if not a.startswith("-"))
-        report = (workdir / outs["out"]) if "out" in outs else run_dir / "analysis"
-        assert (report / "report.md").is_file() and written(report, "*.csv"), f"{line}: no report"
+        report = (workdir / outs["out"]) if "out" in outs else folder.analysis_dir(run_dir)
+        assert folder.report_file(report).is_file() and written(report, "*.csv"), f"{line}: no report"
         assert "win" in out.lower(), out[:500]
 
 

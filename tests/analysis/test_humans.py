@@ -9,6 +9,7 @@ from avalon_agents.analysis.humans import players
 from avalon_agents.analysis.load import load_run
 from avalon_agents.analysis.paper import metrics
 from avalon_agents.analysis.paper.report import analyze
+from avalon_agents.records.analysis_dir import report_file
 from tests.analysis.records import write_run
 
 
@@ -49,10 +50,10 @@ def test_ours_beside_the_humans_for_every_measure_and_role(run):
 def test_the_report_shows_them_for_the_papers_six_roles_unless_told_not(run, tmp_path):
     shown = analyze(run, tmp_path / "auto")
     assert "human_reference" in shown.tables
-    assert "## Beside human players" in (tmp_path / "auto" / "report.md").read_text()
+    assert "## Beside human players" in report_file(tmp_path / "auto").read_text()
     hidden = analyze(run, tmp_path / "none", reference="none")
     assert "human_reference" not in hidden.tables
-    assert "Beside human players" not in (tmp_path / "none" / "report.md").read_text()
+    assert "Beside human players" not in report_file(tmp_path / "none").read_text()
 
 
 def test_a_run_with_another_role_set_is_not_the_paper_six(run):

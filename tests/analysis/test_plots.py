@@ -16,6 +16,7 @@ from matplotlib.colors import to_hex
 
 from avalon_agents.analysis import figure_text, plots
 from avalon_agents.analysis.judges.labels import CAMOUFLAGE_LABELS
+from avalon_agents.records.analysis_dir import report_file
 
 VARIANTS = ["full", "wo_analysis", "wo_plan"]
 ABSOLUTE = re.compile(r"(^|[\s(;,])/[\w.-]")
@@ -171,7 +172,7 @@ def test_the_report_provenance_is_on_the_analysis_figures(analysis_run, tmp_path
     assert shown == text or (shown.endswith(" …") and text.startswith(shown[:-2]))
     assert len(panels(fig)) == result.data.games["variant"].nunique()
     assert str(tmp_path) not in text and not ABSOLUTE.search(text)  # relative paths only
-    assert provenance(result) in (tmp_path / "a" / "report.md").read_text()  # the whole of it is in the report
+    assert provenance(result) in report_file(tmp_path / "a").read_text()  # the whole of it is in the report
 
 
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute

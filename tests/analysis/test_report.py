@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from avalon_agents.analysis.judges.cache import CACHE_FILE
 from avalon_agents.analysis.paper.report import FIGURES
 from avalon_agents.cli import cli
+from avalon_agents.records import analysis_dir as folder
 
 
 @pytest.fixture(scope="module")
@@ -28,16 +30,16 @@ def judged(analysis_run, tmp_path_factory) -> tuple[Path, str]:
 def test_analyze_writes_every_file_it_promises(judged):
     out, output = judged
     assert "win_rate" in output and "wo_analysis" in output  # the headline table
-    figures = {p.stem for p in (out / "figures").glob("*.png")}
+    figures = {p.stem for p in (out / folder.FIGURES).glob("*.png")}
     assert figures == set(FIGURES)  # every figure, probes included
-    metrics = json.loads((out / "metrics.json").read_text())
+    metrics = folder.read_metrics(out)
     for name in ("headline", "win_rate", "quest_engagement", "failure_votes", "leader_approval",
                  "leader_self_inclusion", "self_recommendation", "valid_responses", "assassinations", "team_votes",
                  "cost", "camouflage_shares", "teamwork_matrix", "sharing_rates", "vacillation", "probe_scores"):
         assert metrics[name], name
-        assert (out / "metrics" / f"{name}.csv").is_file()
-    report = (out / "report.md").read_text()
-    assert all(f"figures/{f}.png" in report for f in figures)
+        assert folder.metrics_file(out, name).is_file()
+    report = folder.report_file(out).read_text()
+    assert all(f"{folder.FIGURES}/{f}.png" in report for f in figures)
     assert "| variant | side |" in report
     # each variant against the first (Newcombe's interval, Fisher's p), in the report and the printed headline
     assert "| vs_variant | diff | diff_p_value |" in report  # the diff's cell holds its interval (formats.py)
@@ -54,7 +56,7 @@ def test_analyze_writes_every_file_it_promises(judged):
     assert "| 2 | QER of Morgana and the Assassin | baseline | 33.1% | full |" in fig2 and "40.3%" in fig2
     assert "> 80.0%" in report.split("(paper Fig. 3a)")[1].split("\n## ")[0]
     assert "Rates remain consistent across roles" in report  # Fig. 5b: the text, no number
-    calls = (out / "judgments" / "calls.jsonl").read_text().splitlines()
+    calls = folder.judge_calls(out).read_text().splitlines()
     assert calls and all(json.loads(line)["stage"] == "judge" for line in calls)
 
 
@@ -62,13 +64,13 @@ def test_analyze_writes_every_file_it_promises(judged):
 def test_a_second_analysis_reuses_every_judgment(analysis_run, judged, tmp_path):
     out = tmp_path / "report"
     shutil.copytree(judged[0], out)  # the first analysis's report, its judgments with it
-    made = (out / "judgments" / "calls.jsonl").read_text().splitlines()
+    made = folder.judge_calls(out).read_text().splitlines()
     assert made
     result = CliRunner().invoke(cli, ["analyze", str(analysis_run), "--judge-model", "scripted", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    calls = (out / "judgments" / "calls.jsonl").read_text().splitlines()
+    calls = folder.judge_calls(out).read_text().splitlines()
     assert calls == made
-    judgments = sum(1 for _ in (out / "judgments" / "judgments.jsonl").open())
+    judgments = sum(1 for _ in (folder.judgments_dir(out) / CACHE_FILE).open())
     assert len(calls) == judgments  # the second run made no call
 
 
@@ -76,8 +78,8 @@ def test_a_second_analysis_reuses_every_judgment(analysis_run, judged, tmp_path)
 def test_analyze_without_a_judge_skips_the_judged_metrics_and_says_so(analysis_run, tmp_path):
     result = CliRunner().invoke(cli, ["analyze", str(analysis_run), "--out", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
-    assert not (tmp_path / "r" / "figures" / "teamwork.png").exists()
-    assert "--judge-model" in (tmp_path / "r" / "report.md").read_text()
+    assert not folder.figure_file(tmp_path / "r", "teamwork").exists()
+    assert "--judge-model" in folder.report_file(tmp_path / "r").read_text()
 
 
 def test_analyze_a_folder_without_games_is_a_one_line_error(tmp_path):
@@ -111,11 +113,11 @@ def test_health_is_beside_the_results(tmp_path):
     lines = [line for line in result.output.splitlines() if ": health: " in line]
     assert {line.split(":")[0] for line in lines} == {"full", "wo_analysis"}
     assert all("calls failed (0%)" in line for line in lines)
-    report = (tmp_path / "a" / "report.md").read_text()
-    assert "## Health" in report and (tmp_path / "a" / "metrics" / "health.csv").is_file()
+    report = folder.report_file(tmp_path / "a").read_text()
+    assert "## Health" in report and folder.metrics_file(tmp_path / "a", "health").is_file()
     import pandas as pd
 
-    health = pd.read_csv(tmp_path / "a" / "metrics" / "health.csv")  # every LLM seat's speeches read: echo rate
+    health = pd.read_csv(folder.metrics_file(tmp_path / "a", "health"))  # every LLM seat's speeches read: echo rate
     assert (health["speeches"] > 0).all() and health["echo_rate"].between(0, 1).all()
     assert all("copy their instructions" in line and "placeholders or empty" in line for line in lines)
     assert "Produced by: models scripted; judge none" in report and "fingerprint" in report

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from avalon_agents.llm.loopback import openai_server
+from avalon_agents.records import analysis_dir as folder
 from avalon_agents.records.run_dir import RESULT, TRACE
 from avalon_agents.records.trace import LLMCall, read_lines
 from tests.helpers import avalon
@@ -96,7 +97,7 @@ def test_analyze_stops_before_the_call_that_would_go_over_and_a_larger_budget_go
                          "--prices", str(priced), "--out", str(out))
         assert stopped.returncode == 4, stopped.stderr
         assert f"budget: ${budget:,.2f} reached" in stopped.stderr
-        calls = [r for r in read_lines(out / "judgments" / "calls.jsonl") if isinstance(r, LLMCall)]
+        calls = [r for r in read_lines(folder.judge_calls(out)) if isinstance(r, LLMCall)]
         assert 0 < len(calls) < plan["calls"] and _dollars(calls) <= budget
         again = json.loads(avalon("analyze", str(bots_run), "--judge-model", spec, "--check", "--json",
                                   "--prices", str(priced), "--out", str(out)).stdout)
@@ -104,7 +105,7 @@ def test_analyze_stops_before_the_call_that_would_go_over_and_a_larger_budget_go
         finished = avalon("analyze", str(bots_run), "--judge-model", spec, "--budget-usd", f"{plan['usd'] * 3}",
                           "--prices", str(priced), "--out", str(out))
     assert finished.returncode == 0, finished.stderr
-    assert (out / "report.md").is_file()
+    assert folder.report_file(out).is_file()
 
 
 def test_calibrate_and_probe_humans_check_plan_without_a_call(nlu_run, priced):

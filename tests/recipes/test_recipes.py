@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
+from avalon_agents.records import analysis_dir as folder
 from avalon_agents.records import read_trace
 from avalon_agents.records.run_dir import EVENTS
 
@@ -238,7 +239,7 @@ def test_a_new_metric(tmp_path):
 
         register_metric("talkative", talkative)
     ''', RULEBOTS)
-    table = pd.read_csv(analyze(tmp_path) / "metrics" / "talkative.csv")
+    table = pd.read_csv(folder.metrics_file(analyze(tmp_path), "talkative"))
     assert set(table["agent"]) == {"ours", "bots"} and {"value", "ci_low", "ci_high"} <= set(table.columns)
     assert table["value"].between(0, 1).all()
     from avalon_agents.view.pages import View  # the last consumer: avalon view's run page lists it too
@@ -290,12 +291,12 @@ def test_a_new_judge(tmp_path):
                                  draw=lambda table: plots.bars_figure(table, "label", value="n", title="Blunt")),),
         ))
     ''', RULEBOTS)
-    table = pd.read_csv(analyze(tmp_path, "--judge-model", "scripted") / "metrics" / "bluntness_shares.csv")
+    table = pd.read_csv(folder.metrics_file(analyze(tmp_path, "--judge-model", "scripted"), "bluntness_shares"))
     assert table["n"].sum() > 0 and set(table["label"].dropna()) <= {"blunt", "polite"}
     from avalon_agents.view.pages import View  # the last consumer: avalon view's run page shows its table
 
-    (tmp_path / "run" / "analysis").mkdir(exist_ok=True)  # where the view reads what analyze wrote
-    shutil.copytree(tmp_path / "analysis", tmp_path / "run" / "analysis", dirs_exist_ok=True)
+    folder.analysis_dir(tmp_path / "run").mkdir(exist_ok=True)  # where the view reads what analyze wrote
+    shutil.copytree(tmp_path / "analysis", folder.analysis_dir(tmp_path / "run"), dirs_exist_ok=True)
     judged = View([tmp_path / "run"]).run("run")["behaviour"]["tables"]["bluntness_shares"]
     assert sum(row["n"] for row in judged) == table["n"].sum()
 
