@@ -55,6 +55,8 @@ def analyze(run_dir: Path, judge_model: str | None, out: Path | None, judge_conc
     RUN_DIR is a game, a series, an experiment (runs/<name>) or any folder of game directories; only
     finished games are read. Writes every metric as CSV and JSON, the figures as PNG, and report.md showing
     each figure with the numbers behind it; prints the headline table.
+    The plugins the run recorded (its run.json) are loaded first, so their metrics and judges count; one line
+    says which, and one missing or changed since the run is refused (--no-run-plugins: analyze without them).
 
     \b
     Examples:
