@@ -11,7 +11,7 @@ import yaml
 from rich.console import Console
 
 from avalon_agents.cli.progress import RunBoard, new_calls, run_board
-from avalon_agents.records.run_dir import Tail
+from avalon_agents.records.run_dir import TRACE, Tail
 from avalon_agents.core.actions import ActionRequest, RequestKind
 from avalon_agents.experiments.config import Experiment
 from avalon_agents.experiments.runner import ExperimentStudy
@@ -99,7 +99,7 @@ def test_calls_their_pace_and_the_time_left_come_from_the_trace_as_it_grows(tmp_
     game = tmp_path / "g"
     game.mkdir()
     follower = board.on_start(_Lane, 1, game)
-    trace = game / "trace.jsonl"
+    trace = game / TRACE
     late = _call(1.0)
     trace.write_text(_call(2.0) + _call(4.0) + _call(0.0, replayed=True) + late[:30])  # a line half written
     follower.delivered([_event(quest=1, attempt=1)])
@@ -120,7 +120,7 @@ def test_calls_their_pace_and_the_time_left_come_from_the_trace_as_it_grows(tmp_
 
 
 def test_a_new_attempts_trace_is_read_from_its_start(tmp_path):
-    trace = tmp_path / "trace.jsonl"
+    trace = tmp_path / TRACE
     trace.write_text(_call(1.0) * 3)
     tail = Tail.of(tmp_path)
     assert len(new_calls(tail)) == 3 and new_calls(tail) == []

@@ -14,6 +14,7 @@ import pytest
 from avalon_agents.analysis import load_run
 from avalon_agents.core import RuleSet
 from avalon_agents.records import Annotation, read_events, read_result, read_trace
+from avalon_agents.records.run_dir import IMPORT_REPORT, META
 from tests.helpers import avalon
 from tests.referee import referee
 
@@ -32,7 +33,7 @@ def tiny(tmp_path_factory) -> Path:
 
 
 def test_the_tiny_game_is_a_legal_game_of_the_paper_rules_with_human_seats(tiny):
-    meta = json.loads((tiny / "meta.json").read_text())
+    meta = json.loads((tiny / META).read_text())
     rules = RuleSet.model_validate(meta["rules"])
     assert rules.name == "paper" and rules.first_leader == 2  # the log's first proposer leads first
     assert set(meta["seats"].values()) == {"human"}
@@ -128,7 +129,7 @@ def test_each_game_that_breaks_the_rules_is_skipped_with_its_reason(tmp_path):
         "player(s) and the rules need 1 fail card(s)",
         "skipped e_unfinished.json: the log ends before the game does (no line says who won)",
         "skipped f_miscounted.json: quest 2.1: the log says the vote passed, but 2 of 6 approvals fail it"]
-    report = json.loads((out / "import.json").read_text())
+    report = json.loads((out / IMPORT_REPORT).read_text())
     assert report["imported"] == [{"file": "a_good.json", "game": "game-00001"}]
     assert [s["file"] for s in report["skipped"]] == ["b_corrupt.json", "c_lead.json", "d_good_fails.json",
                                                       "e_unfinished.json", "f_miscounted.json"]
@@ -171,7 +172,7 @@ def test_the_real_dataset_imports_and_analyzes(tmp_path):
     done = avalon("import", "avalon-nlu", str(REAL), "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "imported 17 of 20 game(s) from avalon-nlu"
-    report = json.loads((out / "import.json").read_text())
+    report = json.loads((out / IMPORT_REPORT).read_text())
     assert {s["file"]: s["reason"][:len(SKIPPED[s["file"]])] for s in report["skipped"]} == SKIPPED
     assert (out / "LICENSE-avalon-nlu").read_text().startswith("MIT License")
 
@@ -199,7 +200,7 @@ def test_the_real_dataset_imports_and_analyzes(tmp_path):
                if p.name not in SKIPPED)
     assert data.speeches["text"].str.split("\n").map(len)[data.speeches["text"] != ""].sum() == chat
     for game in sorted(out.glob("game-*")):
-        referee(read_events(game), RuleSet.model_validate(json.loads((game / "meta.json").read_text())["rules"]))
+        referee(read_events(game), RuleSet.model_validate(json.loads((game / META).read_text())["rules"]))
 
     analyzed = avalon("analyze", str(out), "--out", str(tmp_path / "analysis"))
     assert analyzed.returncode == 0, analyzed.stderr

@@ -14,6 +14,7 @@ from avalon_agents.cli import cli
 from avalon_agents.core.types import EndReason, Role
 from avalon_agents.importers import NO_SPEECH, ReplayError, avalonlogs
 from avalon_agents.records import LAYOUT, open_run, read_events, read_result
+from avalon_agents.records.run_dir import EVENTS, HEALTH, META, RESULT, SEATING, TRACE
 from tests.importers import logs
 
 GAMES = {"paper6": logs.paper6(), "five_rejections": logs.five_rejections(), "mordred": logs.mordred_assassin(),
@@ -42,7 +43,7 @@ def run(folder, tmp_path_factory):
 
 def game(out, file: str):
     """The imported game directory of a log file."""
-    return next(p.parent for p in out.rglob("meta.json") if json.loads(p.read_text())["source"]["file"] == file)
+    return next(p.parent for p in out.rglob(META) if json.loads(p.read_text())["source"]["file"] == file)
 
 
 def test_the_command_reports_imports_and_each_skip_with_its_reason(run):
@@ -62,13 +63,12 @@ def test_the_command_reports_imports_and_each_skip_with_its_reason(run):
 def test_an_imported_game_is_a_played_games_directory(run):
     out, _ = run
     path = game(out, "paper6.json")
-    assert sorted(p.name for p in path.iterdir()) == ["events.jsonl", "health.json", "meta.json", "result.json",
-                                                     "seating.json", "trace.jsonl"]
-    meta = json.loads((path / "meta.json").read_text())
+    assert sorted(p.name for p in path.iterdir()) == [EVENTS, HEALTH, META, RESULT, SEATING, TRACE]
+    meta = json.loads((path / META).read_text())
     assert meta["layout"] == LAYOUT and meta["source"] == {"format": "avalonlogs", "file": "paper6.json"}
     assert meta["seats"] == {str(s): "human" for s in range(1, 7)}
     assert meta["rules"]["name"] == "official" and meta["rules"]["first_leader"] == 1
-    seating = json.loads((path / "seating.json").read_text())
+    seating = json.loads((path / SEATING).read_text())
     assert seating["variant"] == "avalonlogs" and set(seating["agents"].values()) == {"human"}
     result = read_result(path)
     assert result.reason is EndReason.MERLIN_ASSASSINATED and result.assassination_target == 1
@@ -84,7 +84,7 @@ def test_the_end_of_each_kind_of_game(run):
     five = read_result(game(out, "five_rejections.json"))
     assert five.reason is EndReason.FIVE_REJECTIONS and five.quests == () and five.proposals == 5
     mordred = read_result(game(out, "mordred.json"))
-    meta = json.loads((game(out, "mordred.json") / "meta.json").read_text())
+    meta = json.loads((game(out, "mordred.json") / META).read_text())
     assert meta["rules"]["assassin"] == "Mordred" and meta["rules"]["first_leader"] == 3
     assert mordred.assassin == 6 and mordred.assassination_target == 2
     assert mordred.reason is EndReason.ASSASSIN_MISSED

@@ -13,6 +13,7 @@ import pytest
 from avalon_agents.records import GameRecorder, Health, open_run
 from avalon_agents.records.reader import UnknownGame, find_runs
 from avalon_agents.records.run_dir import (
+    EVENTS,
     EXPERIMENT,
     IMPORT_REPORT,
     PROGRESS,
@@ -139,7 +140,7 @@ def test_a_tail_reads_new_whole_lines_and_a_new_attempt_from_its_start(tmp_path)
     recorder.trace(call(4))
     recorder.close()
     assert tail.read() == [call(4)] and tail.restarted
-    events = game.tail("events.jsonl")
+    events = game.tail(EVENTS)
     assert events.read() == [] and tail.offset > 0
 
 
