@@ -13,7 +13,7 @@ from avalon_agents.view import calls as call_pages
 from avalon_agents.view.calls import CallIndex
 from avalon_agents.view.catalog import Catalog, UnknownRun
 from avalon_agents.view.compare import VARIANT, Comparer, variants
-from avalon_agents.view.run_data import RunPages
+from avalon_agents.view.run_data import RunPages, environment
 from avalon_agents.view.site import Site, stamp
 
 
@@ -67,7 +67,7 @@ class View:
         """A run's page data (run_data.RunPages.page) with its links: each game, its calls, the index."""
         run = self.run_path(run_id)
         here = self.site.path("run", run=run_id)
-        page = dict(self.runs.page(run))
+        page = {**self.runs.page(run), **environment(run)}  # as its run record says now (a resume rewrites it)
         page["games"] = [{**g, "link": self.site.link(here, "game", run=run_id, game=g["game"])}
                          for g in page["games"]]
         return {**page, "page": "run", "title": f"Run {run_id}", "api": self.site.api("run", run=run_id),

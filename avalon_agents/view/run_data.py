@@ -119,7 +119,7 @@ class RunPages:
     def _first(self, run: Path, row: dict[str, Any], key: Any) -> dict[str, Any]:
         """A big run's first page at once: its row, games and config, no metrics yet (`computing`), while its games
         are loaded and counted in a thread (`FIRST_IN_THREAD`)."""
-        page = {"run": row, "config": _config(run), **environment(run),
+        page = {"run": row, "config": _config(run),
                 "games": games(run, self.catalog.run_id(run), results=False),
                 "metrics": {},
                 "headline": [], "behaviour": {}, "figures": [], "health": [], "cost": [], "metrics_of": 0,
@@ -133,7 +133,7 @@ class RunPages:
 
     def _build(self, run: Path, row: dict[str, Any], key: Any) -> dict[str, Any]:
         result, drawn = self._analysis(run)
-        page = {"run": row, "config": _config(run), **environment(run),
+        page = {"run": row, "config": _config(run),
                 "games": games(run, self.catalog.run_id(run), _winners(result))}
         if result is None:
             page.update(metrics={}, headline=[], behaviour={}, figures=[], health=[], cost=[],

@@ -187,3 +187,14 @@ def test_the_export_opens_from_disk(runs, tmp_path, browser):
     browser.find_element(By.CSS_SELECTOR, "p.back a").click()
     wait_for(browser, lambda d: d.find_elements(By.ID, "headline"))
     assert browser.current_url.endswith("runs/llm/index.html")
+
+
+def test_a_run_page_shows_the_environment_it_was_made_in(served, browser):
+    browser.get(served.url + "runs/bots")
+    rows = dict(wait_for(browser, lambda d: cells(d, "environment")))
+    assert rows["python"].startswith("CPython") and rows["blas_kernel"] and rows["commit"]
+    assert console_errors(browser) == []
+    assert_accessible(browser)
+    browser.get(served.url + "runs/llm")  # recorded before run.json: its experiment.json's commit alone
+    assert dict(wait_for(browser, lambda d: cells(d, "environment"))) == {
+        "commit": "4e654d98cdd45c116f2feca7e4d451fad97dc1e0+dirty"}

@@ -14,6 +14,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from avalon_agents.analysis import stats
 from avalon_agents.analysis.paper import metrics
+from avalon_agents.records.run_dir import write_json_atomic
+from avalon_agents.records.run_record import read_run_record
 from avalon_agents.view.catalog import UnknownRun
 from avalon_agents.view.pages import View
 from avalon_agents.view.server import ViewServer
@@ -129,6 +131,23 @@ def test_a_warning_where_the_sides_differ_in_model(view):
     data = view.compare(["a", "llm"])
     (warning,) = [w for w in data["warnings"] if "differ in model" in w]
     assert "a#main: no LLM; llm#main: scripted" in warning
+
+
+def test_a_warning_names_what_differs_in_the_runs_environments_and_the_run_page_shows_it(view):
+    b = view.run_path("b")
+    record = read_run_record(b)
+    kernel = record.environment["blas_kernel"]
+    assert view.run("a")["environment"]["blas_kernel"] == kernel and view.run("a")["environment"]["python"]
+    assert [w for w in view.compare(["a", "b"])["warnings"] if "environment" in w] == []
+    write_json_atomic(b / "run.json", record.model_copy(update={"environment": {
+        **record.environment, "blas_kernel": "Prescott", "numpy": "0.1"}}).model_dump(mode="json"))
+    try:
+        (warning,) = [w for w in view.compare(["a", "b"])["warnings"] if "environment" in w]
+        assert warning.startswith("Run b was made in another environment than a: ")
+        assert f"blas_kernel: {kernel} -> Prescott" in warning and "numpy: " in warning and "commit" not in warning
+        assert view.run("b")["environment"]["blas_kernel"] == "Prescott"
+    finally:
+        write_json_atomic(b / "run.json", record.model_dump(mode="json"))
 
 
 @SLOW
