@@ -214,6 +214,61 @@ sides: {good: ours, evil: bots}
 """
 
 
+TALKATIVE = """\
+from avalon_agents.analysis.paper.metrics import register_metric
+from avalon_agents.analysis.stats import rate
+
+
+def talkative(data):
+    speeches = data.speeches.assign(long=data.speeches["text"].str.len() > 200)
+    return rate(speeches, ["variant", "agent"], "long")
+
+
+register_metric("talkative", talkative)
+"""
+"""The metric recipe's plugin (tests/recipes/test_run_plugins.py: a run records it, avalon view shows it)."""
+
+BLUNTNESS = """\
+import json
+from pathlib import Path
+
+from avalon_agents.analysis import plots
+from avalon_agents.analysis.judges.registry import register_judge
+from avalon_agents.analysis.judges.spec import Ask, JudgeFigure, JudgeSpec
+from avalon_agents.narrate import quote
+
+LABELS = ("blunt", "polite")
+
+
+def ask(speech):
+    return Ask({"speaker": speech.speaker, "message": quote(speech.text)})
+
+
+def parse(raw, subjects):
+    try:
+        label = json.loads(raw).get("label")
+    except (ValueError, AttributeError):
+        label = None
+    return {"label": label if label in LABELS else None, "valid": label in LABELS}
+
+
+register_judge(JudgeSpec(
+    name="bluntness", prompt=str(Path(__file__).with_name("bluntness")), labels=LABELS,
+    schema=lambda subjects: {"type": "object", "properties": {"label": {"type": "string", "enum": LABELS}},
+                             "required": ["label"], "additionalProperties": False},
+    parse=parse, ask=ask,
+    columns=("game", "variant", "seq", "seat", "agent", "label", "raw", "valid", "cached"),
+    figures=(JudgeFigure("bluntness", "Blunt speeches", "bluntness_shares",
+                         summary=lambda judged, data: judged.groupby(["variant", "label"]).size()
+                         .reset_index(name="n"),
+                         draw=lambda table: plots.bars_figure(table, "label", value="n", title="Blunt")),),
+))
+"""
+"""The judge recipe's plugin: its prompt is bluntness.txt beside it (BLUNTNESS_PROMPT)."""
+BLUNTNESS_PROMPT = ("Is {speaker}'s message blunt or polite?\nMessage: {message}\n"
+                    'Answer with JSON: {{"label": "blunt" or "polite"}}\n')
+
+
 def analyze(tmp_path: Path, *extra: str) -> Path:
     """`avalon analyze` of the run `play` wrote, with the recipe's plugin; the analysis folder."""
     out = tmp_path / "analysis"
@@ -227,18 +282,7 @@ def analyze(tmp_path: Path, *extra: str) -> Path:
 def test_a_new_metric(tmp_path):
     """A function of `RunData` returning value, CI and counts per group, added with `register_metric`: `avalon
     analyze` writes metrics/NAME.csv."""
-    play(tmp_path, '''
-        from avalon_agents.analysis.paper.metrics import register_metric
-        from avalon_agents.analysis.stats import rate
-
-
-        def talkative(data):
-            speeches = data.speeches.assign(long=data.speeches["text"].str.len() > 200)
-            return rate(speeches, ["variant", "agent"], "long")
-
-
-        register_metric("talkative", talkative)
-    ''', RULEBOTS)
+    play(tmp_path, TALKATIVE, RULEBOTS)
     table = pd.read_csv(folder.metrics_file(analyze(tmp_path), "talkative"))
     assert set(table["agent"]) == {"ours", "bots"} and {"value", "ci_low", "ci_high"} <= set(table.columns)
     assert table["value"].between(0, 1).all()
@@ -253,44 +297,8 @@ def test_a_new_judge(tmp_path):
     """One `JudgeSpec` (its own prompt file, labels, answer schema, parse, which speeches it asks, columns, a
     figure), added with `register_judge`: `avalon analyze --judge-model` asks it about the speeches and writes its
     figure's table."""
-    (tmp_path / "bluntness.txt").write_text("Is {speaker}'s message blunt or polite?\nMessage: {message}\n"
-                                            'Answer with JSON: {{"label": "blunt" or "polite"}}\n')
-    play(tmp_path, '''
-        import json
-        from pathlib import Path
-
-        from avalon_agents.analysis import plots
-        from avalon_agents.analysis.judges.registry import register_judge
-        from avalon_agents.analysis.judges.spec import Ask, JudgeFigure, JudgeSpec
-        from avalon_agents.narrate import quote
-
-        LABELS = ("blunt", "polite")
-
-
-        def ask(speech):
-            return Ask({"speaker": speech.speaker, "message": quote(speech.text)})
-
-
-        def parse(raw, subjects):
-            try:
-                label = json.loads(raw).get("label")
-            except (ValueError, AttributeError):
-                label = None
-            return {"label": label if label in LABELS else None, "valid": label in LABELS}
-
-
-        register_judge(JudgeSpec(
-            name="bluntness", prompt=str(Path(__file__).with_name("bluntness")), labels=LABELS,
-            schema=lambda subjects: {"type": "object", "properties": {"label": {"type": "string", "enum": LABELS}},
-                                     "required": ["label"], "additionalProperties": False},
-            parse=parse, ask=ask,
-            columns=("game", "variant", "seq", "seat", "agent", "label", "raw", "valid", "cached"),
-            figures=(JudgeFigure("bluntness", "Blunt speeches", "bluntness_shares",
-                                 summary=lambda judged, data: judged.groupby(["variant", "label"]).size()
-                                 .reset_index(name="n"),
-                                 draw=lambda table: plots.bars_figure(table, "label", value="n", title="Blunt")),),
-        ))
-    ''', RULEBOTS)
+    (tmp_path / "bluntness.txt").write_text(BLUNTNESS_PROMPT)
+    play(tmp_path, BLUNTNESS, RULEBOTS)
     table = pd.read_csv(folder.metrics_file(analyze(tmp_path, "--judge-model", "scripted"), "bluntness_shares"))
     assert table["n"].sum() > 0 and set(table["label"].dropna()) <= {"blunt", "polite"}
     from avalon_agents.view.pages import View  # the last consumer: avalon view's run page shows its table

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -17,32 +16,18 @@ import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
-from avalon_agents.records.run_record import read_run_record, write_run_record
+from avalon_agents.records.run_record import read_run_record
 from tests.helpers import avalon, registries_restored
-
-METRIC = '''\
-from avalon_agents.analysis.paper.metrics import register_metric
-from avalon_agents.analysis.stats import rate
-
-
-def talkative(data):
-    speeches = data.speeches.assign(long=data.speeches["text"].str.len() > 200)
-    return rate(speeches, ["variant", "agent"], "long")
-
-
-register_metric("talkative", talkative)
-'''
+from tests.recipes.test_recipes import BLUNTNESS, BLUNTNESS_PROMPT, TALKATIVE
 
 
 def played(tmp_path: Path, plugin: Path, name: str = "run") -> Path:
     """A one-game rule-bot run played with `plugin` loaded, as another process would (the registries put back
-    afterwards: the plugin is not loaded here), and its run record naming the plugin."""
+    afterwards: the plugin is not loaded here); its run record names the plugin."""
     out = tmp_path / "runs" / name
     with registries_restored():
         done = avalon("play", "--plugin", str(plugin), "--seats", "rulebot", "--games", "1", "--out", str(out))
         assert done.returncode == 0, done.stderr
-        if read_run_record(out) is None:  # until avalon play writes run.json itself (issue 39, point 2)
-            write_run_record(out, "play", name)
     assert [p.key for p in read_run_record(out).plugins] == [str(plugin.resolve())]
     return out
 
@@ -50,13 +35,13 @@ def played(tmp_path: Path, plugin: Path, name: str = "run") -> Path:
 @pytest.fixture
 def plugin(tmp_path) -> Path:
     path = tmp_path / "talk.py"
-    path.write_text(METRIC)
+    path.write_text(TALKATIVE)
     return path
 
 
 def test_every_reader_refuses_a_plugin_changed_or_missing_since_the_run(tmp_path, plugin):
     run = played(tmp_path, plugin)
-    plugin.write_text(METRIC + "# edited since the run\n")
+    plugin.write_text(TALKATIVE + "# edited since the run\n")
     for command in (["analyze", str(run)], ["view", str(tmp_path / "runs"), "--export", str(tmp_path / "site")],
                     ["replay", str(run)], ["calibrate", str(run), "--judge-model", "scripted"],
                     ["play", "--seats", "rulebot", "--games", "1", "--model", f"replay:{run}"]):
@@ -103,12 +88,29 @@ def test_replays_load_the_runs_plugins(tmp_path, plugin):
     assert quiet.returncode == 0 and "loaded" not in quiet.stderr
 
 
+def test_a_run_from_before_run_json_names_its_plugins_in_experiment_json(tmp_path, plugin):
+    """experiment.json's `plugins` (paths, no hash): loaded, and refused in one line once missing."""
+    from avalon_agents.records.run_dir import EXPERIMENT
+    from avalon_agents.records.run_record import RUN
+
+    run = played(tmp_path, plugin)
+    (run / RUN).unlink()
+    (run / EXPERIMENT).write_text(json.dumps({"name": "old", "plugins": [str(plugin.resolve())]}))
+    with registries_restored():
+        done = avalon("replay", str(run))
+    assert done.returncode == 0 and "loaded 1 plugin the run recorded: talk.py" in done.stderr, done.stderr
+    plugin.unlink()
+    with registries_restored():
+        missing = avalon("replay", str(run))
+    assert missing.returncode == 2 and f"run {run}: plugin {plugin.resolve()} is missing" in missing.stderr
+
+
 def test_view_loads_each_runs_plugins_and_names_the_run_whose_plugin_clashes(tmp_path, plugin):
     """Over several runs each run's plugins are loaded; two runs whose plugins register one name are refused in
     one line naming the second run."""
     played(tmp_path, plugin, "first")
     other = tmp_path / "chatty.py"
-    other.write_text(METRIC.replace("> 200", "> 100"))  # another plugin under the same metric name
+    other.write_text(TALKATIVE.replace("> 200", "> 100"))  # another plugin under the same metric name
     second = played(tmp_path, other, "second")
     with registries_restored():
         refused = avalon("view", str(tmp_path / "runs"), "--export", str(tmp_path / "site"))
@@ -120,7 +122,7 @@ def test_view_loads_each_runs_plugins_and_names_the_run_whose_plugin_clashes(tmp
 
 def test_two_plugins_registering_one_name_are_refused_in_one_line(tmp_path):
     for name in ("a", "b"):
-        (tmp_path / f"{name}.py").write_text(METRIC)
+        (tmp_path / f"{name}.py").write_text(TALKATIVE)
     done = avalon("play", "--plugin", str(tmp_path / "a.py"), "--plugin", str(tmp_path / "b.py"), "--seats", "random")
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.strip() == (f"error: plugin {tmp_path / 'b.py'}: metric 'talkative' is taken: plugin a.py "
@@ -129,38 +131,6 @@ def test_two_plugins_registering_one_name_are_refused_in_one_line(tmp_path):
 
 # --------------------------------------------------------------------------- avalon view's pages, no flag
 
-JUDGE = '''
-import json
-from pathlib import Path
-
-from avalon_agents.analysis import plots
-from avalon_agents.analysis.judges.registry import register_judge
-from avalon_agents.analysis.judges.spec import Ask, JudgeFigure, JudgeSpec
-from avalon_agents.narrate import quote
-
-LABELS = ("blunt", "polite")
-
-
-def parse(raw, subjects):
-    try:
-        label = json.loads(raw).get("label")
-    except (ValueError, AttributeError):
-        label = None
-    return {"label": label if label in LABELS else None, "valid": label in LABELS}
-
-
-register_judge(JudgeSpec(
-    name="bluntness", prompt=str(Path(__file__).with_name("bluntness")), labels=LABELS,
-    schema=lambda subjects: {"type": "object", "properties": {"label": {"type": "string", "enum": LABELS}},
-                             "required": ["label"], "additionalProperties": False},
-    parse=parse, ask=lambda speech: Ask({"speaker": speech.speaker, "message": quote(speech.text)}),
-    columns=("game", "variant", "seq", "seat", "agent", "label", "raw", "valid", "cached"),
-    figures=(JudgeFigure("bluntness", "Blunt speeches", "bluntness_shares",
-                         summary=lambda judged, data: judged.groupby(["variant", "label"]).size()
-                         .reset_index(name="n"),
-                         draw=lambda table: plots.bars_figure(table, "label", value="n", title="Blunt")),),
-))
-'''
 
 CONFIG = """\
 name: {name}
@@ -183,9 +153,8 @@ def test_a_runs_plugin_metric_and_judge_reach_avalon_views_pages_with_no_flag(tm
     """The recipes' metric and judge, recorded by the runs that loaded them (experiment configs' `plugins:`): after
     `avalon analyze --judge-model scripted` (no --plugin), `avalon view --export` (no --plugin) shows the metric on
     each run page and the comparison page, and the judge's table in the run page's judged section."""
-    (tmp_path / "bluntness.txt").write_text("Is {speaker}'s message blunt or polite?\nMessage: {message}\n"
-                                            'Answer with JSON: {{"label": "blunt" or "polite"}}\n')
-    (tmp_path / "my_plugin.py").write_text(METRIC + textwrap.dedent(JUDGE))
+    (tmp_path / "bluntness.txt").write_text(BLUNTNESS_PROMPT)
+    (tmp_path / "my_plugin.py").write_text(TALKATIVE + BLUNTNESS)
     runs = tmp_path / "runs"
     for name in ("a", "b"):
         (tmp_path / f"{name}.yaml").write_text(CONFIG.format(name=name))
@@ -193,8 +162,7 @@ def test_a_runs_plugin_metric_and_judge_reach_avalon_views_pages_with_no_flag(tm
             result = CliRunner().invoke(cli, ["run", str(tmp_path / f"{name}.yaml"), "--out", str(runs / name),
                                               "--max-games", "1"])
             assert result.exit_code == 0, result.output
-            if read_run_record(runs / name) is None:  # until avalon run writes run.json itself (point 2)
-                write_run_record(runs / name, "run", name)
+        assert [Path(p.key).name for p in read_run_record(runs / name).plugins] == ["my_plugin.py"]
     with registries_restored():
         judged = avalon("analyze", str(runs / "a"), "--judge-model", "scripted")
     assert judged.returncode == 0, judged.stderr
