@@ -48,8 +48,9 @@ def experiment(folder: Path, name: str = "exp", games: int = 2, seed: int = 0, m
 
 
 def every_kind(folder: Path) -> dict[str, Path]:
-    """An experiment, a tournament, a played batch, an import, a run with LLM calls (a recorded one), a red-team
-    suite and an order-bias study, under `folder`."""
+    """An experiment, a tournament, a played batch, an import, a run with LLM calls (a recorded one, from before
+    run.json), a red-team suite, an order-bias study, a served table and a replay of the recorded run, under
+    `folder`."""
     runs = {"run": experiment(folder)}
     tournament = folder / "tourney.yaml"
     tournament.write_text("name: tourney\nentrants:\n  bots: {kind: rulebot}\n  rand: {kind: random}\n"
@@ -71,4 +72,11 @@ def every_kind(folder: Path) -> dict[str, Path]:
         done = avalon(command, str(path), "--out", str(folder / command))
         assert done.returncode == 0, done.stderr
         runs[command] = folder / command
+    done = avalon("serve", "--out", str(folder / "served"), "--port", "0", "--decision-timeout", "0.01",
+                  "--linger", "0", "--no-lobby")  # a person's seat no one took: its fallback answers
+    assert done.returncode == 0, done.stderr
+    runs["serve"] = folder / "served"
+    avalon("run", str(ROOT / "tests/data/replay/config.yaml"), "--model", f"replay:{runs['llm']}", "--out",
+           str(folder / "again"))  # a replay (its games may diverge on another machine: a replay run all the same)
+    runs["replay"] = folder / "again"
     return runs

@@ -34,7 +34,8 @@ def test_every_kind_of_run_is_found_and_named(kinds):
     rows = {row["id"]: row for row in Catalog([folder]).index()}
     assert {k: rows[p.name]["kind"] for k, p in runs.items()} == {
         "run": "run", "tournament": "tournament", "play": "play", "import": "import", "llm": "run",
-        "redteam": "redteam", "bias": "bias"}
+        "redteam": "redteam", "bias": "bias", "serve": "serve", "replay": "replay"}
+    assert rows["served"]["models"] == ["human", "rulebot"] and rows["served"]["games_finished"] == 1
     for kind in ("redteam", "bias"):
         assert rows[kind]["games_finished"] == rows[kind]["games_planned"] > 0 and rows[kind]["models"] == ["scripted"]
     assert rows["exp"]["games_finished"] == rows["exp"]["games_planned"] == 2 and rows["exp"]["state"] == "done"
