@@ -121,7 +121,8 @@ class Health(BaseModel):
             self.valid = round((self.valid_response_rate or 0) * self.decisions)
         wrong = [what for what, ok in (
             ("outcomes != llm_calls", not self.outcomes or sum(self.outcomes.values()) == self.llm_calls),
-            ("failed_calls != outcomes' failed", not self.outcomes or self.outcomes.get("failed", 0) == self.failed_calls),
+            ("failed_calls != outcomes' failed",
+             not self.outcomes or self.outcomes.get("failed", 0) == self.failed_calls),
             ("failed_by_cause != failed_calls", sum(self.failed_by_cause.values()) == self.failed_calls),
             ("methods != decisions", not self.methods or sum(self.methods.values()) == self.decisions),
             ("fallbacks != methods' fallback", not self.methods or self.methods.get("fallback", 0) == self.fallbacks),
