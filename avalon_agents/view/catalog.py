@@ -108,8 +108,9 @@ class Catalog:
         raise UnknownRun(str(run))
 
     def path(self, run_id: str) -> Path:
-        """The run of an id. Raises UnknownRun."""
-        if run_id not in self._ids:
+        """The run of an id. Raises UnknownRun (also for a run whose folder was removed since)."""
+        if run_id not in self._ids or not self._ids[run_id].is_dir():
+            self._ids.pop(run_id, None)
             self.runs()
         if run_id not in self._ids:
             raise UnknownRun(f"no run {run_id!r} under {', '.join(map(str, self.roots))}")

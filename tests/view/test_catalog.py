@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from avalon_agents.records.run_dir import PROGRESS, RESULT, read_progress
-from avalon_agents.view.catalog import Catalog, find_runs
+from avalon_agents.view.catalog import Catalog, UnknownRun, find_runs
 from avalon_agents.view.pages import View
 from tests.view.runs import every_kind, experiment
 
@@ -165,3 +165,12 @@ def test_a_big_run_s_first_page_answers_at_once_and_fills_in(tmp_path, monkeypat
     done = view.run("big")
     assert done["computing"] is False and done["metrics_of"] == 2 and done["metrics"]["win_rate"]
     assert View([tmp_path]).runs.analysis(View([tmp_path]).run_path("big")) is not None
+
+
+def test_a_run_removed_while_viewed_is_unknown(tmp_path):
+    run = experiment(tmp_path, games=1)
+    view = View([tmp_path])
+    assert view.run("exp")["run"]["games_finished"] == 1
+    shutil.rmtree(run)
+    with pytest.raises(UnknownRun, match="no run 'exp'"):
+        view.run("exp")
