@@ -74,10 +74,11 @@ class Budget:
         found = self.measured.get(variant)
         return sum(found) / len(found) if found else self.estimates.get(variant, 0.0)
 
-    def admit(self, variant: str) -> int | None:
-        """A ticket for one more game of `variant`, or None: it would take the run over the limit."""
+    def admit(self, variant: str, cost: float | None = None) -> int | None:
+        """A ticket for one more game of `variant` (at `cost`, default its expected cost), or None: it would take
+        the run over the limit."""
         with self._lock:
-            cost = self.per_game(variant)
+            cost = self.per_game(variant) if cost is None else cost
             ahead = self.spent + sum(self.in_flight.values())
             if self.stopped is not None or ahead + cost > self.limit_usd:
                 if self.stopped is None:
@@ -139,11 +140,18 @@ CALL = "model"
 """The budget's group of a command's own calls (`BudgetedClient`: 'the next model call')."""
 
 
+TOKENIZER_MARGIN = 1.25
+"""A call's input tokens as counted here (cl100k_base) times this bounds what a provider counts with its own
+tokenizer (`BudgetedClient`'s worst case)."""
+
+
 class BudgetedClient:
     """An LLM client (llm.client.LLMClient) whose calls are kept within a Budget: a call is made only while the
-    dollars spent, those of the calls in flight and its own expected cost (the plan's per call, then the measured
-    mean) stay within the limit; otherwise BudgetReached. Its tracer is tapped: each call's dollars are counted
-    as its record is written. Anything else is the client's."""
+    dollars spent, those of the calls in flight and its own worst case stay within the limit; otherwise
+    BudgetReached. A call's worst case is its input, counted before it is sent (times TOKENIZER_MARGIN), and a
+    whole answer of `max_tokens`: the total cannot pass the budget (a client that names no price or no max_tokens
+    is admitted at the expected cost: the plan's per call, then the measured mean). Its tracer is tapped: each
+    call's dollars are counted as its record is written. Anything else is the client's."""
 
     def __init__(self, client: Any, budget: Budget) -> None:
         self._budget = budget
@@ -152,8 +160,23 @@ class BudgetedClient:
     def with_tracer(self, tracer: Any) -> BudgetedClient:
         return BudgetedClient(self._client.with_tracer(tracer), self._budget)
 
+    def worst(self, messages: Any) -> float | None:
+        """The most this request can cost (None: no price or no max_tokens to bound it)."""
+        from avalon_agents.llm.tokens import count_tokens
+        from avalon_agents.prices import NoPrice
+
+        settings = getattr(self._client, "settings", None)
+        if settings is None or not settings.max_tokens:
+            return None
+        tokens = sum(count_tokens(str(getattr(m, "content", m))) for m in messages) * TOKENIZER_MARGIN
+        try:
+            return self._budget.prices.dollars(settings.spec or "", tokens, settings.max_tokens)
+        except NoPrice:
+            return None
+
     async def call(self, *args: Any, **kwargs: Any) -> str:
-        ticket = self._budget.admit(CALL)
+        messages = args[0] if args else kwargs.get("messages", ())
+        ticket = self._budget.admit(CALL, self.worst(messages))
         if ticket is None:
             raise BudgetReached(self._budget.stopped)
         try:
@@ -198,18 +221,21 @@ class _Tap:
 
 def cost_rows(usages: dict[str, dict[str, Any] | None], prices: Prices, games: dict[str, int]) -> list[dict[str, Any]]:
     """Per variant and model: calls, tokens and dollars (None and `price` "no price" for a model without
-    one), with the price used and its date and source."""
+    one; `usd_uncached`: had no input been served from the provider's prompt cache), with the price used and its
+    date and source."""
     rows = []
     for variant, u in usages.items():
         for spec, t in ((u or {}).get("by_model") or {}).items():
             price = prices.price(spec)
             try:
                 usd = prices.dollars(spec, t["input_tokens"], t["output_tokens"], t["cached_tokens"])
+                uncached = prices.dollars(spec, t["input_tokens"], t["output_tokens"])
             except NoPrice:
-                usd = None
+                usd = uncached = None
             rows.append({"variant": variant, "model": spec, "games": games.get(variant, 0), "calls": t["calls"],
                          "input_tokens": t["input_tokens"], "cached_tokens": t["cached_tokens"],
                          "output_tokens": t["output_tokens"], "usd": None if usd is None else round(usd, 6),
+                         "usd_uncached": None if uncached is None else round(uncached, 6),
                          "usd_per_game": None if usd is None or not games.get(variant) else
                          round(usd / games[variant], 6),
                          "price": "no price" if price is None else
@@ -235,8 +261,11 @@ def cost_line(variant: str, rows: list[dict[str, Any]]) -> str:
     games = mine[0]["games"]
     usd = (f"no price for {', '.join(missing)}" if missing else
            f"${total:,.4f}" + (f" (${total / games:,.4f} per game)" if games else ""))
-    return (f"{variant}: cost: {usd}; {sum(r['calls'] for r in mine):,} calls, {tokens[0]:,} input and {tokens[1]:,} "
-            f"output tokens {models}")
+    cached = sum(r["cached_tokens"] for r in mine)
+    saved = sum((r.get("usd_uncached") or 0) - (r["usd"] or 0) for r in mine)
+    cached = f" ({cached:,} cached{f', ${saved:,.4f} saved' if saved > 0 else ''})" if cached else ""
+    return (f"{variant}: cost: {usd}; {sum(r['calls'] for r in mine):,} calls, {tokens[0]:,} input{cached} and "
+            f"{tokens[1]:,} output tokens {models}")
 
 
 COST_CSV = COST
@@ -248,7 +277,7 @@ def write_cost(out: Path, rows: list[dict[str, Any]]) -> Path:
 
     path = Path(out) / COST_CSV
     columns = ["variant", "model", "games", "calls", "input_tokens", "cached_tokens", "output_tokens", "usd",
-               "usd_per_game", "price", "price_date", "price_source"]
+               "usd_uncached", "usd_per_game", "price", "price_date", "price_source"]
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()

@@ -9,9 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from avalon_agents.cli import cli
+from avalon_agents.experiments.spend import game_dollars
 from avalon_agents.llm.loopback import openai_server
 from avalon_agents.prices import NoPrice, Prices, load_prices
-from avalon_agents.records.run_dir import COST
+from avalon_agents.records.run_dir import COST, RESULT, series_dir
 
 CONFIG = """\
 name: spend
@@ -101,10 +102,17 @@ def test_a_budget_stops_before_the_game_that_would_go_over_and_a_larger_one_resu
         stopped = CliRunner().invoke(cli, ["run", str(path), "--out", str(out), "--budget-usd", f"{budget}"])
         assert stopped.exit_code == 4, stopped.output
         assert stopped.output.strip().splitlines()[-1].startswith(f"Error: budget: ${budget:,.2f} reached")
-        finished = len(list(out.glob("main/series-*/game-*/result.json")))
+        finished = len(list(out.glob(f"main/series-*/game-*/{RESULT}")))
         assert 2 <= finished < 4 and len(list(out.glob("main/series-*/game-*"))) == finished  # none started over
         spent = sum(float(r["usd"]) for r in csv.DictReader(open(out / COST)))
-        assert spent <= budget  # one game at a time: the run never went over
+        # The contract (docs/providers.md#budgets): one game at a time, each started only while the dollars spent
+        # and its expected cost (the mean of the games before it) fit; the next one would not have.
+        prices = load_prices(None, {"m": {"input": 100.0, "output": 400.0}})
+        costs = [game_dollars(series_dir(out, "main", k) / "game-00001", prices) for k in range(1, finished + 1)]
+        assert sum(costs) == pytest.approx(spent)
+        for k in range(1, finished):
+            assert sum(costs[:k]) + sum(costs[:k]) / k <= budget
+        assert spent + spent / finished > budget
         resumed = CliRunner().invoke(cli, ["run", str(path), "--out", str(out), "--budget-usd", f"{10 * per_game}"])
     assert resumed.exit_code == 0, resumed.output
     assert len(list(out.glob("main/series-*/game-*/result.json"))) == 4
