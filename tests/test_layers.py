@@ -30,10 +30,9 @@ FLOORS = [  # lowest first; a unit imports only from its own floor or the floors
     {"agents"},
     {"analysis"},
     {"host", "importers"},
-    {"viewer"},
+    {"view"},
     {"table"},
     {"experiments"},
-    {"view"},
     {"bench", "extract_check", "testing"},
     {"cli"},
 ]

@@ -46,7 +46,7 @@ def test_wheel_ships_every_prompt(wheel):
     assert "avalon_agents/cli/__init__.py" in names
     assert "avalon_agents/data/paper_figures.yaml" in names  # the paper's Figures 2-6 (analysis/reference.py)
     assert "avalon_agents/data/human_paper6_roles.csv" in names  # the human figures (analysis/humans.py)
-    viewer = {f"avalon_agents/viewer/{p.name}" for p in (ROOT / "avalon_agents/viewer").iterdir()
+    viewer = {f"avalon_agents/view/game/{p.name}" for p in (ROOT / "avalon_agents/view/game").iterdir()
               if p.suffix in (".html", ".css", ".js")}
     assert len(viewer) >= 4 and viewer <= names, sorted(viewer - names)  # the replay page's templates
 

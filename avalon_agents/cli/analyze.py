@@ -143,7 +143,7 @@ def replay(run_or_game_dir: Path, out: Path | None, as_json: bool) -> None:
       avalon replay runs/quickstart                 runs/quickstart/replay/index.html and a page per game
       avalon replay runs/play/game-00001 --out game.html
     """
-    from avalon_agents.viewer import write_replay
+    from avalon_agents.view.game import write_replay
 
     with one_line_errors(out, missing="run-or-game-dir"):
         page = write_replay(run_or_game_dir, out)

@@ -16,9 +16,9 @@ from avalon_agents.analysis.paper import metrics
 from avalon_agents.analysis.paper.metrics import paper_table, references
 from avalon_agents.analysis.paper.reference import figure_table
 from avalon_agents.experiments.config import Experiment
-from avalon_agents.experiments.spend import cost_rows, streamed_usage
+from avalon_agents.experiments.spend import streamed_usage
 from avalon_agents.formats import count, difference_text, interval_text, percent, provenance_text
-from avalon_agents.prices import Prices
+from avalon_agents.prices import Prices, cost_rows
 from avalon_agents.records.health import HealthLimits, health_line
 from avalon_agents.records.run_dir import read_experiment, read_meta, variant_order
 

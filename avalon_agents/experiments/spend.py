@@ -4,7 +4,7 @@ A game's dollars are its calls' tokens per model (`usage(...)["by_model"]`) at t
 `Budget` admits a game only while the run's dollars (its finished games, measured) plus the games in flight
 (each at the variant's measured cost per game, or the estimate before any game of it finished) plus the new
 game stay within the limit; otherwise the run stops before that game (finished games kept; a rerun with a
-larger budget goes on). `cost_rows` is the run's cost table (`cost.csv`, the report, `--json`).
+larger budget goes on). The run's cost table (`cost.csv`, the report, `--json`) is `prices.cost_rows`.
 """
 
 from __future__ import annotations
@@ -217,32 +217,6 @@ class _Tap:
         if self._inner is None:
             raise AttributeError(name)
         return getattr(self._inner, name)
-
-
-def cost_rows(usages: dict[str, dict[str, Any] | None], prices: Prices, games: dict[str, int]) -> list[dict[str, Any]]:
-    """Per variant and model: calls, tokens and dollars (None and `price` "no price" for a model without
-    one; `usd_uncached`: had no input been served from the provider's prompt cache), with the price used and its
-    date and source."""
-    rows = []
-    for variant, u in usages.items():
-        for spec, t in ((u or {}).get("by_model") or {}).items():
-            price = prices.price(spec)
-            try:
-                usd = prices.dollars(spec, t["input_tokens"], t["output_tokens"], t["cached_tokens"])
-                uncached = prices.dollars(spec, t["input_tokens"], t["output_tokens"])
-            except NoPrice:
-                usd = uncached = None
-            rows.append({"variant": variant, "model": spec, "games": games.get(variant, 0), "calls": t["calls"],
-                         "input_tokens": t["input_tokens"], "cached_tokens": t["cached_tokens"],
-                         "output_tokens": t["output_tokens"], "usd": None if usd is None else round(usd, 6),
-                         "usd_uncached": None if uncached is None else round(uncached, 6),
-                         "usd_per_game": None if usd is None or not games.get(variant) else
-                         round(usd / games[variant], 6),
-                         "price": "no price" if price is None else
-                         f"{price.input:g}/{price.cached_input if price.cached_input is not None else price.input:g}/"
-                         f"{price.output:g} USD per 1M input/cached/output",
-                         "price_date": price.date if price else None, "price_source": price.source if price else None})
-    return rows
 
 
 def cost_line(variant: str, rows: list[dict[str, Any]]) -> str:

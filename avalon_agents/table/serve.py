@@ -114,7 +114,7 @@ def seat_setups(game: TableGame, desks: dict[Seat, WebDesk]) -> tuple[AgentSetup
 def _replay(out: Path, n: int) -> str | None:
     """Game n's replay page (the replay of every finished game is written under OUT/replay/), or None if it cannot
     be written."""
-    from avalon_agents.viewer.pages import page_name, write_replay
+    from avalon_agents.view.game.pages import page_name, write_replay
 
     try:
         index = write_replay(out)

@@ -10,7 +10,7 @@ line only for the page shown, and for a text search (`q`), whose matches are kep
 
 The decision a call served is its seat's next Extraction (or SpeechCheck, for a speech) of the same request kind,
 quest and attempt; of the calls of one decision, a purpose's calls after its first are re-asks. A call's place in
-the game is its entry in the viewer's timeline (viewer.timeline: the game page's `#e-N`).
+the game is its entry in the viewer's timeline (view.game.timeline: the game page's `#e-N`).
 """
 
 from __future__ import annotations
@@ -235,10 +235,10 @@ def read_calls(path: Path, game: str | None, source: str) -> list[dict[str, Any]
 
 
 def entries(game: Path) -> list[int]:
-    """The entry (from 1) in the game page's timeline (viewer.timeline, as the page draws it: `#e-N`) of each of
+    """The entry (from 1) in the game page's timeline (view.game.timeline, as the page draws it: `#e-N`) of each of
     the game's LLM calls, in trace order."""
     from avalon_agents.core.events import EVENT_ADAPTER
-    from avalon_agents.viewer.timeline import timeline
+    from avalon_agents.view.game.timeline import timeline
 
     events = [EVENT_ADAPTER.dump_python(e, mode="json") for e in read_events(game)]
     records, calls = [], 0

@@ -104,8 +104,8 @@ class View:
                 "stamp": self.stamp()}
 
     def game_data(self, run_id: str, game: str) -> dict[str, Any]:
-        """A game's replay data (viewer.timeline.game_data; a game still playing: so far)."""
-        from avalon_agents.viewer.timeline import game_data
+        """A game's replay data (view.game.timeline.game_data; a game still playing: so far)."""
+        from avalon_agents.view.game.timeline import game_data
 
         run = self.run_path(run_id)
         try:
@@ -121,7 +121,7 @@ class View:
         every few seconds on the live site."""
         import html
 
-        from avalon_agents.viewer.pages import game_page
+        from avalon_agents.view.game.pages import game_page
 
         data = self.game_data(run_id, game)
         here = self.site.path("game", run=run_id, game=game)

@@ -26,8 +26,7 @@ from loguru import logger
 from avalon_agents.analysis.load import RunData, load_run
 from avalon_agents.analysis.paper import metrics
 from avalon_agents.analysis.paper.report import Analysis, compute, figures, provenance, sections
-from avalon_agents.experiments.spend import cost_rows
-from avalon_agents.prices import Prices
+from avalon_agents.prices import Prices, cost_rows
 from avalon_agents.records.analysis_dir import analysis_dir, metrics_json, read_metrics, written_at
 from avalon_agents.records.health import Health
 from avalon_agents.records.reader import Game, open_run

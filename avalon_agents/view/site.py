@@ -17,7 +17,7 @@ from importlib.resources import files
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from avalon_agents.viewer.pages import embed
+from avalon_agents.view.game.pages import embed
 
 PAGES = ("index", "run", "compare", "calls")
 """The pages this site draws (view.js has one drawing function per page)."""

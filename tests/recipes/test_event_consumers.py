@@ -1,6 +1,6 @@
 """The recipe "a new event" followed to its last consumers: every event type of the union (core/events.py) is
 worded for the seats that see it (narrate.announce, unless told in the system prompt), has a line in the
-transcript (unless declared unlisted), is described by the replay page (viewer/page.js) and declares its rows of
+transcript (unless declared unlisted), is described by the replay page (view/game/page.js) and declares its rows of
 the analysis tables (core/rows.py), reaching them through analysis.load. A new event that misses one fails here,
 naming the consumer."""
 
@@ -70,18 +70,18 @@ def test_every_event_has_a_transcript_line_or_is_declared_unlisted():
 
 
 def test_every_event_is_described_by_the_replay_page():
-    page = resources.files("avalon_agents.viewer").joinpath("page.js").read_text()
+    page = resources.files("avalon_agents.view.game").joinpath("page.js").read_text()
     undescribed = sorted(t for t in event_types() if f'case "{t}"' not in page)
-    assert not undescribed, f"viewer/page.js's describeEvent has no case for {undescribed}"
+    assert not undescribed, f"view/game/page.js's describeEvent has no case for {undescribed}"
 
 
 def test_every_trace_record_is_described_by_the_replay_page():
     """The recipe "a new trace record": its type in the trace union (records/trace.py) is read back by
     read_trace and shown by the replay page's describeRecord in words, not as raw JSON."""
     types = {cls.model_fields["type"].default for cls in typing.get_args(typing.get_args(TraceRecord)[0])}
-    page = resources.files("avalon_agents.viewer").joinpath("page.js").read_text()
+    page = resources.files("avalon_agents.view.game").joinpath("page.js").read_text()
     undescribed = sorted(t for t in types if f'r.type === "{t}"' not in page)
-    assert not undescribed, f"viewer/page.js's describeRecord has no words for {undescribed}"
+    assert not undescribed, f"view/game/page.js's describeRecord has no words for {undescribed}"
 
 
 def test_every_event_declares_rows_that_reach_the_analysis_tables():

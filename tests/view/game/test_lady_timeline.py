@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from avalon_agents.cli import cli
 from avalon_agents.decisions.kinds import KINDS
-from avalon_agents.viewer.timeline import game_data
+from avalon_agents.view.game.timeline import game_data
 
 
 def test_a_lady_decision_sits_just_before_its_own_examination_on_the_replay_timeline(tmp_path):

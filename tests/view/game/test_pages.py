@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from avalon_agents.analysis.load import game_dirs
 from avalon_agents.cli import cli
-from avalon_agents.viewer import game_data, game_page, timeline
-from avalon_agents.viewer.pages import embed, page_name
+from avalon_agents.view.game import game_data, game_page, timeline
+from avalon_agents.view.game.pages import embed, page_name
 
 
 def lines(path: Path) -> list[dict]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.records.reader import open_run
-from avalon_agents.viewer.timeline import game_data
+from avalon_agents.view.game.timeline import game_data
 
 REPLAY = "replay"
 """The default output folder, inside the replayed directory."""
@@ -22,7 +22,7 @@ SCRIPTS = ("page.js", "calls.js", "step.js", "search.js", "main.js")
 
 
 def template(name: str) -> str:
-    return files("avalon_agents.viewer").joinpath(name).read_text()
+    return files("avalon_agents.view.game").joinpath(name).read_text()
 
 
 def embed(data: Any) -> str:

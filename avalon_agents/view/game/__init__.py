@@ -4,7 +4,7 @@ It reads run directories only (events.jsonl, trace.jsonl, meta.json, result.json
 floor.
 """
 
-from avalon_agents.viewer.pages import game_page, index_page, write_replay
-from avalon_agents.viewer.timeline import game_data, timeline
+from avalon_agents.view.game.pages import game_page, index_page, write_replay
+from avalon_agents.view.game.timeline import game_data, timeline
 
 __all__ = ["game_data", "game_page", "index_page", "timeline", "write_replay"]

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from avalon_agents.analysis.load import game_dirs
-from avalon_agents.viewer import game_data, write_replay
-from avalon_agents.viewer.pages import page_name
+from avalon_agents.view.game import game_data, write_replay
+from avalon_agents.view.game.pages import page_name
 from tests.browser import assert_accessible, chromium, console_errors
 
 pytestmark = pytest.mark.slow
