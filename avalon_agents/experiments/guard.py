@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.llm.settings import NOT_MEASURED
-from avalon_agents.records.run_dir import EXPERIMENT, LOCK, check_layout, games_in
+from avalon_agents.records.run_dir import EXPERIMENT, LOCK, check_layout, games_in, read_run_file
 
 IGNORED = ("concurrency", "paper", "health", "watchdog_s", "prices")
 """Config keys that change neither which games are played nor how: a resume may change them."""
@@ -117,10 +117,9 @@ def check_same_config(out: Path, current: dict[str, Any], file: str = EXPERIMENT
     recorded under `fingerprint` in OUT/`file`, or that holds games of a layout this code does not read
     (records.run_dir.LayoutError, naming both layouts)."""
     check_layout(out, games_in(out))
-    path = out / file
-    if not path.exists():
+    stored = read_run_file(out, file)
+    if stored is None:
         return
-    stored = json.loads(path.read_text())
     before = stored.get("fingerprint")
     if before is None:
         return  # written before fingerprints were kept

@@ -37,7 +37,14 @@ from avalon_agents.llm import ClientPool, ModelSettings
 from avalon_agents.orders import Orders
 from avalon_agents.plugins import LOADED
 from avalon_agents.prices import Prices
-from avalon_agents.records.run_dir import EXPERIMENT, Seating, game_dir, series_dir, write_json_atomic
+from avalon_agents.records.run_dir import (
+    EXPERIMENT,
+    Seating,
+    game_dir,
+    read_experiment,
+    series_dir,
+    write_json_atomic,
+)
 
 
 def block_size(exp: Experiment) -> int | None:
@@ -212,9 +219,8 @@ class ExperimentStudy(Study):
         """experiment.json: the config, what else made the run, and the fingerprint a resume must match."""
         from importlib.metadata import version
 
-        path = out / EXPERIMENT
-        started = json.loads(path.read_text())["started"] if path.exists() else time.strftime("%Y-%m-%dT%H:%M:%S")
-        write_json_atomic(path, {
+        started = (read_experiment(out) or {}).get("started") or time.strftime("%Y-%m-%dT%H:%M:%S")
+        write_json_atomic(out / EXPERIMENT, {
             "name": self.name,
             "config_file": str(self.source) if self.source else None,
             "model_override": public_override(self.override),

@@ -269,10 +269,15 @@ def check_layout(root: Path, games: Iterable[Path]) -> None:
                           f"reads layouts 1 to {LAYOUT}: open it with the version that wrote it")
 
 
+def read_run_file(out: Path, name: str) -> dict[str, Any] | None:
+    """One of a run directory's own JSON records (`EXPERIMENT`, `STUDY`) as written; None: none."""
+    file = Path(out) / name
+    return json.loads(file.read_text()) if file.is_file() else None
+
+
 def read_experiment(out: Path) -> dict[str, Any] | None:
     """An experiment run's experiment.json (its variants' configs, provenance and fingerprint); None: none."""
-    file = Path(out) / EXPERIMENT
-    return json.loads(file.read_text()) if file.is_file() else None
+    return read_run_file(out, EXPERIMENT)
 
 
 def variant_order(out: Path) -> list[str]:
