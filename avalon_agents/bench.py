@@ -105,32 +105,68 @@ def bench_engine(rules: RuleSet, games: int, kind: str = "rulebot", seed: int = 
     }
 
 
+PRICE_MODEL = "gpt-4o-mini"
+"""The model whose list prices `avalon bench cost` quotes (prices.yaml; `--price-model` picks another)."""
+
+
 def bench_cost(rules: RuleSet, kinds: Sequence[str], games: int, seed: int = 0,
-               agent_config: AgentConfig | None = None, settings: ModelSettings | None = None) -> dict[str, Any]:
+               agent_config: AgentConfig | None = None, settings: ModelSettings | None = None,
+               price_model: str = PRICE_MODEL, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Play `games` games (seeds seed, seed+1, ...; experience carried forward) with the scripted model and
-    count calls and tokens, per module or step (`Purpose.label`)."""
+    count calls and tokens, per module or step (`Purpose.label`) and per agent kind, with the input tokens a
+    prompt cache could serve (each call matched against the same seat's earlier prompts by OpenAI's rule:
+    llm.prefix_cache) and the dollars at `price_model`'s list prices without and with its cached-input price.
+    `options`: the agents' options (e.g. `prompt_layout`)."""
+    from avalon_agents.llm.prefix_cache import PrefixCache
+    from avalon_agents.prices import load_prices
+
     setup = AgentSetup(clients=ClientPool(override=ModelSettings(spec="scripted")),
-                       settings=settings or ModelSettings(), agent_config=agent_config)
-    split: dict[str, dict[str, int]] = defaultdict(lambda: {"calls": 0, "input_tokens": 0, "output_tokens": 0})
+                       settings=settings or ModelSettings(), agent_config=agent_config, options=dict(options or {}))
+    zero = {"calls": 0, "input_tokens": 0, "cacheable_tokens": 0, "output_tokens": 0}
+    split: dict[str, dict[str, int]] = defaultdict(lambda: dict(zero))
+    by_kind: dict[str, dict[str, int]] = defaultdict(lambda: dict(zero))
+    seat_kind = dict(zip(rules.seats, kinds))
     for game in asyncio.run(play_batch(batch(rules, kinds, seed, games, setup))):
+        cache = PrefixCache()  # a seat's prompts of this game (the next game's seat may hold another role)
         for record in game.records:
             if not isinstance(record, LLMCall):
                 continue
-            row = split[record.purpose.label]
-            row["calls"] += 1
-            row["input_tokens"] += record.input_tokens  # the scripted model counts with llm.tokens
-            row["output_tokens"] += record.output_tokens
-    per_game = {name: {k: round(v / games, 1) for k, v in row.items()} for name, row in sorted(split.items())}
+            _, cacheable = cache.add(record.seat, record.messages)
+            cacheable = min(cacheable, record.input_tokens)  # the scripted model counts with llm.tokens
+            for row in (split[record.purpose.label], by_kind[seat_kind.get(record.seat, record.stage)]):
+                row["calls"] += 1
+                row["input_tokens"] += record.input_tokens
+                row["cacheable_tokens"] += cacheable
+                row["output_tokens"] += record.output_tokens
+
+    def rows(table: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
+        return {name: {"calls_per_game": round(row["calls"] / games, 1),
+                       "input_tokens_per_game": round(row["input_tokens"] / games),
+                       "output_tokens_per_game": round(row["output_tokens"] / games),
+                       "cacheable_share": round(row["cacheable_tokens"] / row["input_tokens"], 3)
+                       if row["input_tokens"] else 0.0}
+                for name, row in sorted(table.items())}
+
+    total = {k: sum(r[k] for r in split.values()) for k in zero}
+    price = load_prices().price(price_model)
+    usd = ({"model": price_model,
+            "usd_per_game": round(price.dollars(total["input_tokens"], total["output_tokens"]) / games, 6),
+            "usd_per_game_cached": round(price.dollars(total["input_tokens"], total["output_tokens"],
+                                                       total["cacheable_tokens"]) / games, 6)}
+           if price is not None else {"model": price_model, "usd_per_game": None, "usd_per_game_cached": None})
     return {
         "seats": list(kinds),
+        "options": dict(options or {}),
         "games": games,
         "rules": rules.name,
         "players": rules.players,
         "tokenizer": ENCODING_NOTE,
-        "calls_per_game": round(sum(r["calls"] for r in split.values()) / games, 1),
-        "input_tokens_per_game": round(sum(r["input_tokens"] for r in split.values()) / games),
-        "output_tokens_per_game": round(sum(r["output_tokens"] for r in split.values()) / games),
-        "per_module": {name: {"calls_per_game": row["calls"], "input_tokens_per_game": round(row["input_tokens"]),
-                              "output_tokens_per_game": round(row["output_tokens"])}
-                       for name, row in per_game.items()},
+        "calls_per_game": round(total["calls"] / games, 1),
+        "input_tokens_per_game": round(total["input_tokens"] / games),
+        "output_tokens_per_game": round(total["output_tokens"] / games),
+        "cacheable_share": round(total["cacheable_tokens"] / total["input_tokens"], 3) if total["input_tokens"]
+        else 0.0,
+        "list_price": usd,
+        "per_module": rows(split),
+        "per_kind": rows(by_kind),
     }

@@ -261,6 +261,33 @@ def announce(event: GameEvent, rules: RuleSet) -> str | None:
     return None  # game start and role card: in the system prompt
 
 
+LAYOUTS = ("cache", "paper")
+"""How an LLM seat's prompts are laid out (agent option `prompt_layout`, docs/paper.md). `cache` (the default):
+the system message, then what the seat privately knows, then the game so far in the same words every time, then the
+step's own material (module outputs, retrieved experience, the instruction) last, so each prompt starts with the
+seat's previous one and a provider's prompt cache serves that prefix. `paper`: the paper's order (the analysis and
+the plan before the game's log; each step's prompt its own)."""
+
+
+def check_layout(layout: object) -> str:
+    """The layout named, or ValueError in one line naming `prompt_layout`."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"prompt_layout: {' or '.join(LAYOUTS)} (got {layout!r})")
+    return str(layout)
+
+
+def told_privately(event: GameEvent) -> bool:
+    """An event only some seats may see (its declared `visible_to`): part of what a seat privately knows (its
+    night sight, a Lady of the Lake result, its own card, any private event a plugin declares)."""
+    return event.visible_to != "all"
+
+
+def private_section(facts: Iterable[str]) -> str:
+    """The one section of every LLM seat's prompts that holds what it privately knows ("" when nothing)."""
+    listed = "\n".join(facts)
+    return template("agent/private").render(facts=listed) if listed else ""
+
+
 def decision_first(instruction: str, kind: str) -> str:
     """A free-text decision's instruction with the line that asks for the decision first (the small profile:
     prompts/agent/decision_first.yaml); a speech's instruction as it was."""

@@ -24,7 +24,11 @@ it again.
 Options (agent `options:` in an experiment config): `recent` (RECENT) and `informative` (INFORMATIVE), the two
 windows (the paper's code: 15 and 15, what the paper configs set); `respond_temperature`, the temperature of the
 final answer (None: the agent's own; the paper's code: 0, what the paper configs set); `improve_strategy`
-(default true), the strategy update between games; `embeddings`, where retrieval's vectors come from.
+(default true), the strategy update between games; `embeddings`, where retrieval's vectors come from;
+`prompt_layout` (narrate.LAYOUTS): `cache` (default) starts every step's prompt (questions, reflection,
+suggestion, answer, the strategy update) with what the seat privately knows and the window of recent public
+messages, whose start moves `recent` messages at a time, the step's own material after it; `paper` gives only the
+answer's prompt the recent messages, as the paper's baseline did. Both hold the private facts in every prompt.
 """
 
 from __future__ import annotations
@@ -46,7 +50,15 @@ from avalon_agents.core.types import Role, Seat, Team, seat_name
 from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.llm.tokens import newest_that_fit
 from avalon_agents.modules.experience import LOG_TOKENS, role_map
-from avalon_agents.narrate import announce, decision_first, role_card, system_prompt
+from avalon_agents.narrate import (
+    announce,
+    check_layout,
+    decision_first,
+    private_section,
+    role_card,
+    system_prompt,
+    told_privately,
+)
 from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
@@ -88,10 +100,10 @@ def informativeness(text: str) -> int:
     return sum(score for pattern, score in INFORMATIVENESS if pattern.search(text))
 
 
-def recent_start(count: int, recent: int = RECENT) -> int:
-    """Where the window of recent messages starts among `count`: the last `recent`, and up to RECENT_STEP - 1
-    before them, so that the start moves only every RECENT_STEP messages."""
-    return max(0, (count - recent) // RECENT_STEP * RECENT_STEP)
+def recent_start(count: int, recent: int = RECENT, step: int = RECENT_STEP) -> int:
+    """Where the window of recent messages starts among `count`: the last `recent`, and up to `step` - 1
+    before them, so that the start moves only every `step` messages."""
+    return max(0, (count - recent) // step * step)
 
 
 def concise(text: str) -> str:
@@ -110,6 +122,7 @@ class Message:
     text: str
     quest: int
     score: int
+    public: bool = True
 
 
 class BaselineAgent(AgentBase):
@@ -128,12 +141,14 @@ class BaselineAgent(AgentBase):
 
     def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext, embeddings: str = "local:minilm",
                  recent: int = RECENT, informative: int = INFORMATIVE, respond_temperature: float | None = None,
-                 improve_strategy: bool = True) -> None:
+                 improve_strategy: bool = True, prompt_layout: str = "cache") -> None:
         self.seat = seat
         self.embeddings = embeddings
         # a bad value fails here, in one line (a bad embeddings spec: ModelSpecError)
         self.check_options({"embeddings": embeddings, "recent": recent, "informative": informative,
-                            "respond_temperature": respond_temperature, "improve_strategy": improve_strategy})
+                            "respond_temperature": respond_temperature, "improve_strategy": improve_strategy,
+                            "prompt_layout": prompt_layout})
+        self.layout = prompt_layout
         self.recent, self.informative, self.improve_strategy = recent, informative, improve_strategy
         self.end_learning = context.end_learning
         self.llm = context.llm
@@ -147,7 +162,7 @@ class BaselineAgent(AgentBase):
         self.rules: RuleSet | None = None
         self.role: Role | None = None
         self.messages: list[Message] = []
-        self.night: list[str] = []  # its night information: in every answer's prompt, whatever the windows hold
+        self.private: list[str] = []  # what only it saw (narrate.told_privately): in every prompt, whatever the windows hold
         self.vectors = np.zeros((0, 0), dtype=np.float32)
         self.turns: list[tuple[str, str]] = []  # (reflection, answer) of this game, for the pool
         self.reflection = ""
@@ -165,9 +180,10 @@ class BaselineAgent(AgentBase):
                 if self.pool is not None:
                     self.learned = self.pool.get(event.role)
             elif (text := announce(event, self.rules)) is not None:
-                self.messages.append(Message(text, event.quest, informativeness(text)))
-                if event.type == "night_info":
-                    self.night.append(text)
+                public = not told_privately(event)
+                self.messages.append(Message(text, event.quest, informativeness(text), public))
+                if not public:
+                    self.private.append(text)
 
     async def act(self, request: ActionRequest, instruction: str) -> Reply:
         if request is not self._last:  # a re-ask only repeats the final answer
@@ -177,8 +193,8 @@ class BaselineAgent(AgentBase):
             await self._suggest(request)
         if self.shape.decision_first and request.kind is not RequestKind.SPEAK:
             instruction = decision_first(instruction, request.kind.value)
-        asked = self._respond_prompt(instruction)
-        text = await self._call(asked, "respond", request)
+        found, asked = self._respond_prompt(instruction)
+        text = await self._call(asked, "respond", request, prompt=found)
         answer = concise(text or "")
         self.turns.append((self.reflection, answer))
         return Reply(text=answer, prompt=self.system() + "\n\n" + asked, profile=self.shape.name)
@@ -219,7 +235,7 @@ class BaselineAgent(AgentBase):
         the prompt file of that name (`prompt`: another one). The final answer goes to its own client."""
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        found = template(prompt or f"baseline/{step}")
+        found = template(prompt or f"baseline/{step}")  # its id and hash go to the trace
         llm = self.respond_llm if step == "respond" else self.llm
         try:
             return await llm.call([SystemMessage(self.system()), HumanMessage(text)],
@@ -244,26 +260,25 @@ class BaselineAgent(AgentBase):
         name, role = seat_name(self.seat), self.role.value
         won = result.winner is self.role.side
         quest = len(result.quests)
-        suggestions = await self._call(template("modules/experience_suggestions").render(
-            name=name, role=role, roles=role_map(result), log=self._game_log(),
+        found, text = self._prompt(
+            "modules/experience_suggestions", name=name, role=role, roles=role_map(result), log=self._game_log(),
             outcome=f"{result.winner.value} won ({result.reason.value}); {name} {'won' if won else 'lost'}",
             goal=role_card(self.role, self.cards)["goal"], strategy=self.strategy,
-            previous=self.learned.suggestions or "(none)",
-        ), "suggestions", prompt="modules/experience_suggestions", quest=quest)
+            previous=self.learned.suggestions or "(none)")
+        suggestions = await self._call(text, "suggestions", prompt=found, quest=quest)
         if not suggestions:
             return None
-        improved = await self._call(template("modules/experience_strategy").render(
-            name=name, role=role, strategy=self.strategy, suggestions=suggestions,
-        ), "strategy", prompt="modules/experience_strategy", quest=quest)
+        found, text = self._prompt("modules/experience_strategy", name=name, role=role, strategy=self.strategy,
+                                   suggestions=suggestions)
+        improved = await self._call(text, "strategy", prompt=found, quest=quest)
         return Experience(strategy=improved or self.learned.strategy, suggestions=suggestions)
 
     async def _questions(self, instruction: str) -> list[str]:
         fixed = list(FIXED_QUESTIONS[self.role.side])
         request = self._last
-        text = template("baseline/questions").render(
-            name=seat_name(self.seat), role=self.role.value, instruction=instruction,
-            fixed="\n".join(fixed), count=EXTRA_QUESTIONS)
-        reply = await self._call(text, "questions", request) or ""
+        found, text = self._prompt("baseline/questions", name=seat_name(self.seat), role=self.role.value,
+                                   instruction=instruction, fixed="\n".join(fixed), count=EXTRA_QUESTIONS)
+        reply = await self._call(text, "questions", request, prompt=found) or ""
         extra = [line.strip(" -*0123456789.") for line in reply.splitlines() if line.strip().endswith("?")]
         return fixed + extra[:EXTRA_QUESTIONS]
 
@@ -280,6 +295,7 @@ class BaselineAgent(AgentBase):
                                         or not 0 <= temperature <= 2):
             raise ValueError(f"respond_temperature: a number from 0 to 2, or null for the agent's own "
                              f"(got {temperature!r})")
+        check_layout(options.get("prompt_layout", "cache"))
         if not isinstance(options.get("improve_strategy", True), bool):
             raise ValueError(f"improve_strategy: true or false (got {options['improve_strategy']!r})")
         if "embeddings" in options:
@@ -311,9 +327,9 @@ class BaselineAgent(AgentBase):
         related = await self._retrieve(questions)
         evidence = "\n\n".join(f"Question: {q}\nRelated messages:\n" + ("\n".join(found) or "(none yet)")
                                for q, found in zip(questions, related))
-        text = template("baseline/reflect").render(name=seat_name(self.seat), role=self.role.value,
-                                                   evidence=evidence, max_words=REFLECTION_WORDS)
-        reply = await self._call(text, "reflect", request) or ""
+        found, text = self._prompt("baseline/reflect", name=seat_name(self.seat), role=self.role.value,
+                                   evidence=evidence, max_words=REFLECTION_WORDS)
+        reply = await self._call(text, "reflect", request, prompt=found) or ""
         at = reply.lower().rfind("reflection:")
         return (reply[at + len("reflection:"):] if at >= 0 else reply).strip()
 
@@ -329,24 +345,48 @@ class BaselineAgent(AgentBase):
         worst = min(worse, key=lambda f: f[1]["score"], default=None)
         if worst is None:
             return  # nothing to contrast: no two different answers found that ended differently
-        text = template("baseline/suggest").render(
-            name=seat_name(self.seat), role=self.role.value, reflection=self.reflection,
+        found, text = self._prompt(
+            "baseline/suggest", name=seat_name(self.seat), role=self.role.value, reflection=self.reflection,
             good=best[1]["answer"], good_score=best[1]["score"], bad=worst[1]["answer"],
             bad_score=worst[1]["score"], max_words=SUGGESTION_WORDS)
-        reply = await self._call(text, "suggest", request)
+        reply = await self._call(text, "suggest", request, prompt=found)
         if reply:
             self.suggestion = (request.quest, reply.strip())
 
-    def _respond_prompt(self, instruction: str) -> str:
+    def _respond_prompt(self, instruction: str) -> tuple[str, str]:
         recent = [m.text for m in self.messages[recent_start(len(self.messages), self.recent):]]
         ranked = sorted(range(len(self.messages)), key=lambda i: (-self.messages[i].score, -i))
         informative = [self.messages[i].text for i in ranked[:self.informative] if self.messages[i].score > 0]
         suggestion = f"Suggestion from earlier games: {self.suggestion[1]}\n" if self.suggestion else ""
         # the small profile asks for the concise answer first, so that a short cap cuts the thinking, not it
-        return template("baseline/respond_small" if self.shape.decision_first else "baseline/respond").render(
-            night="\n".join(self.night) or "(nothing)",
+        return self._prompt(
+            "baseline/respond_small" if self.shape.decision_first else "baseline/respond",
             recent="\n".join(recent) or "(none yet)", informative="\n".join(informative) or "(none yet)",
             reflection=self.reflection or "(none)", suggestion=suggestion, instruction=instruction)
+
+    def game_so_far(self) -> str:
+        """The `cache` layout's stable part of every prompt: what the seat privately knows, then the window of
+        recent public messages, whose start moves `recent` messages at a time (between moves each prompt's window
+        extends the one before)."""
+        public = [m.text for m in self.messages if m.public]
+        window = public[recent_start(len(public), self.recent, step=self.recent):]
+        return "\n\n".join(p for p in (private_section(self.private), "The game so far (the most recent messages):\n"
+                                         + ("\n".join(window) or "(nothing yet)")) if p)
+
+    def _prompt(self, prompt_id: str, /, **values: object) -> tuple[str, str]:
+        """(template id, text) of the prompt `prompt_id` ("baseline/reflect", "modules/experience_strategy", ...) in the
+        seat's layout: `cache`, the prompts/<folder>/cache/ version after `game_so_far()` (at game end with its
+        last reflection); `paper`, the paper's prompt after the section of what the seat privately knows."""
+        if self.layout == "cache":
+            folder, _, leaf = prompt_id.partition("/")
+            found = template(f"{folder}/cache/{leaf}")
+            context = self.game_so_far()
+            if folder == "modules" and self.reflection:  # the strategy update reads its last reflection too
+                context += f"\n\nYour last reflection: {self.reflection}"
+            return found.id, found.render(context=context, **{k: v for k, v in values.items() if k in found.variables})
+        found = template(prompt_id)
+        text = found.render(**{k: v for k, v in values.items() if k in found.variables})
+        return found.id, "\n\n".join(p for p in (private_section(self.private), text) if p)
 
 
 __all__ = ["BaselineAgent", "concise", "informativeness", "recent_start"]

@@ -21,7 +21,7 @@ from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAs
 from avalon_agents.decisions.kinds import decision_schema
 from avalon_agents.modules.base import SLOTS, Mind, Module, Slots, Turn
 from avalon_agents.modules.config import AgentConfig
-from avalon_agents.narrate import decision_first
+from avalon_agents.narrate import check_layout, decision_first
 from avalon_agents.records.trace import ModuleOutput
 from avalon_agents.stores.book import experience_without_seats
 
@@ -38,19 +38,26 @@ class CognitiveAgent(AgentBase):
             this one did; `context.end_learning` False skips experience learning at game end (the runner's
             last game of a series, which no later game reads); other modules' game_end still runs;
             `context.cards` is the set of role cards its system prompt and strategy start from.
+        prompt_layout: `cache` (default) or `paper`, how its prompts are laid out (narrate.LAYOUTS, docs/paper.md).
     """
 
     needs_llm = True
 
-    def __init__(self, *, seat: int, seed: int = 0, context: SeatContext) -> None:
+    def __init__(self, *, seat: int, seed: int = 0, context: SeatContext, prompt_layout: str = "cache") -> None:
         self.config = context.config or AgentConfig()
         self.book = context.experience
         self.end_learning = context.end_learning
-        self.mind = Mind(seat, cards=context.cards, profile=context.llm.settings.shape)
+        self.mind = Mind(seat, cards=context.cards, profile=context.llm.settings.shape,
+                         layout=check_layout(prompt_layout))
         self.slots = Slots()
         self.tracer = context.clients.tracer
         self.modules: dict[str, Module] = self.config.build(context.clients, context.settings)
         self._last_request: ActionRequest | None = None
+
+    @staticmethod
+    def check_options(options: dict[str, Any]) -> None:
+        """Raise ValueError (one line) for a `prompt_layout` it does not know."""
+        check_layout(options.get("prompt_layout", "cache"))
 
     async def observe(self, events: Sequence[GameEvent]) -> None:
         mind = self.mind

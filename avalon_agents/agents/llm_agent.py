@@ -1,7 +1,9 @@
 """LLMAgent: the vanilla LLM baseline. One LLM call per decision, nothing else.
 
-Each call gets the system prompt (rules and role card), everything the seat has seen as the host's
-words, and the host's instruction. Decisions ask for JSON-schema constrained output where the model's
+Each call gets the system prompt (rules and role card), what the seat privately knows (its night sight, a Lady of
+the Lake result, its own cards: every event only it may see), everything the seat has seen as the host's words,
+and the host's instruction, in that order: each prompt starts with the previous one (`prompt_layout: cache`, the
+default, whose history holds the public events only; `paper` keeps the private ones in the history too). Decisions ask for JSON-schema constrained output where the model's
 server supports it. The paper's modular agent builds on the same pieces.
 """
 
@@ -18,7 +20,7 @@ from avalon_agents.core.types import Role, Seat
 from avalon_agents.decisions.kinds import kind_of
 from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.llm.tokens import count_tokens, newest_that_fit
-from avalon_agents.narrate import announce, decision_first, system_prompt
+from avalon_agents.narrate import announce, check_layout, decision_first, private_section, system_prompt, told_privately
 from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
@@ -33,6 +35,7 @@ class LLMAgent(AgentBase):
         context: its client (which calls the model and records each call) and model settings.
         history_tokens: budget for the game-so-far section of the prompt (default: the model's, see
             ModelSettings.history_tokens).
+        prompt_layout: `cache` (default) or `paper` (narrate.LAYOUTS).
     """
 
     needs_llm = True
@@ -40,17 +43,20 @@ class LLMAgent(AgentBase):
     """Calls and tokens per game of six seats of this kind (`avalon bench cost --seats llm --games 5`,
     2026-11-26), what `avalon run --check` counts."""
 
-    def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext, history_tokens: int | None = None) -> None:
+    def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext, history_tokens: int | None = None,
+                 prompt_layout: str = "cache") -> None:
+        self.layout = check_layout(prompt_layout)
         self.seat = seat
         self.llm = context.llm
         self.cards = context.cards
         self.history_tokens = history_tokens or self.llm.settings.history_tokens
         self.rules: RuleSet | None = None
         self.role: Role | None = None
-        self.night: list[str] = []
+        self.private: list[str] = []  # what only it saw (narrate.told_privately)
         self.seen: list[str] = []
         self.sizes: list[int] = []  # token count of each seen line
         self.start = 0  # first seen line still in the prompt
+        self.told = 0  # private facts in the last prompt
 
     async def observe(self, events: Sequence[GameEvent]) -> None:
         for e in events:
@@ -59,18 +65,33 @@ class LLMAgent(AgentBase):
             elif isinstance(e, RoleAssigned):
                 self.role = e.role
             elif (text := announce(e, self.rules)) is not None:
-                (self.night if e.type == "night_info" else self.seen).append(text)
+                if told_privately(e):
+                    self.private.append(text)
+                if self.layout == "paper" or not told_privately(e):
+                    self.seen.append(text)
+
+    @staticmethod
+    def check_options(options: dict) -> None:
+        """Raise ValueError (one line) for a `prompt_layout` it does not know."""
+        check_layout(options.get("prompt_layout", "cache"))
 
     def history(self) -> str:
-        """Night information, then what the seat has seen since `self.start`. When that outgrows the token
-        budget, the oldest lines are dropped down to half the budget at once: between such cuts each prompt
-        extends the previous one, so a server's prompt cache (llama.cpp) resumes instead of re-reading."""
-        budget = self.history_tokens - sum(count_tokens(line) for line in self.night)
+        """What the seat privately knows, then what it has seen since `self.start`. When that outgrows the token
+        budget, the oldest lines are dropped down to a third of the budget at once: between such cuts each prompt
+        extends the previous one, so a server's prompt cache (llama.cpp, a provider's) resumes instead of
+        re-reading."""
+        private = private_section(self.private)
+        budget = self.history_tokens - count_tokens(private)
         while len(self.sizes) < len(self.seen):
             self.sizes.append(count_tokens(self.seen[len(self.sizes)]))
-        if sum(self.sizes[self.start:]) > budget:
-            self.start = newest_that_fit(self.seen, budget // 2)
-        return "\n".join(self.night + self.seen[self.start:])
+        held = sum(self.sizes[self.start:])
+        # a new private fact changes the prompt near its start: a cut due soon is made now, at the same cost
+        if held > budget or (len(self.private) != self.told and held > budget * 3 // 4):
+            self.start = newest_that_fit(self.seen, budget // 3)
+        self.told = len(self.private)
+        seen = "What has happened so far, as the host told you:\n" + ("\n".join(self.seen[self.start:]) or
+                                                                       "(nothing yet)")
+        return "\n\n".join(p for p in (private, seen) if p)
 
     async def act(self, request: ActionRequest, instruction: str) -> Reply:
         from langchain_core.messages import HumanMessage, SystemMessage
@@ -82,7 +103,7 @@ class LLMAgent(AgentBase):
         if shape.decision_first and schema is None:
             instruction = decision_first(instruction, request.kind.value)
         system = system_prompt(self.rules, self.seat, self.role, cards=self.cards, rules_text=shape.rules)
-        asked = prompt.render(history=self.history() or "(nothing yet)", instruction=instruction)
+        asked = prompt.render(history=self.history(), instruction=instruction)
         messages = [SystemMessage(system), HumanMessage(asked)]
         try:
             text = await self.llm.call(messages, purpose=Purpose(stage="agent", name="vanilla",

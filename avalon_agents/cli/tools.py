@@ -106,11 +106,15 @@ def bench_engine_cmd(games: int, preset: str, players: int, seats: str, as_json:
 @click.option("--rules", "preset", default="official", show_default=True, help="Rule preset.")
 @click.option("--players", default=6, show_default=True, type=PLAYERS, help=f"{MIN_PLAYERS} to {MAX_PLAYERS}.")
 @click.option("--seed", default=0, show_default=True, type=SEEDS, help="Seed of the first game.")
+@click.option("--layout", type=click.Choice(["cache", "paper"]), default=None,
+              help="The LLM seats' prompt_layout (default: each agent's own, cache).")
+@click.option("--price-model", default="gpt-4o-mini", show_default=True,
+              help="Whose list prices the dollars are quoted at (avalon_agents/data/prices.yaml).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @plugin_option
 @logging_options
 def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: str, players: int, seed: int,
-                   as_json: bool) -> None:
+                   layout: str | None, price_model: str, as_json: bool) -> None:
     """LLM calls and tokens per game, played with the scripted model (no model needed, a few seconds a game).
 
     Tokens are counted with tiktoken's cl100k_base encoding (offline copy) over every message sent and every
@@ -121,7 +125,7 @@ def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: st
     Examples:
       avalon bench cost --seats cognitive --games 5 --json
       avalon bench cost --seats cognitive --agent-config experiments/agents/per_turn.yaml
-      avalon bench cost --seats baseline
+      avalon bench cost --seats baseline --layout paper
     """
     from avalon_agents.agents.registry import parse_seats
     from avalon_agents.bench import bench_cost
@@ -131,17 +135,27 @@ def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: st
         rules = make_rules(preset, players)
         kinds = parse_seats(seats, players)
         config = load_agent_config(agent_config) if agent_config else None
-    figures = bench_cost(rules, kinds, games, seed, config)
+    figures = bench_cost(rules, kinds, games, seed, config, price_model=price_model,
+                         options={"prompt_layout": layout} if layout else None)
     if as_json:
         click.echo(json.dumps(figures))
         return
-    click.echo(f"{games} games, seats {','.join(kinds)}; tokens: {figures['tokenizer']}")
-    click.echo(f"{'per game':<28}{'calls':>8}{'input tokens':>15}{'output tokens':>15}")
-    for name, row in figures["per_module"].items():
-        click.echo(f"  {name:<26}{row['calls_per_game']:>8.1f}{row['input_tokens_per_game']:>15,}"
-                   f"{row['output_tokens_per_game']:>15,}")
+    click.echo(f"{games} games, seats {','.join(kinds)}; tokens: {figures['tokenizer']}; cacheable: the input a "
+               "prompt cache serves (each call against its seat's earlier prompts, from 1,024 tokens in steps of 128)")
+    head = f"{'calls':>8}{'input tokens':>15}{'cacheable':>11}{'output tokens':>15}"
+    for title, table in (("per game", figures["per_module"]), ("per agent kind", figures["per_kind"])):
+        click.echo(f"{title:<28}{head}")
+        for name, row in table.items():
+            click.echo(f"  {name:<26}{row['calls_per_game']:>8.1f}{row['input_tokens_per_game']:>15,}"
+                       f"{row['cacheable_share']:>11.0%}{row['output_tokens_per_game']:>15,}")
     click.echo(f"{'total':<28}{figures['calls_per_game']:>8.1f}{figures['input_tokens_per_game']:>15,}"
-               f"{figures['output_tokens_per_game']:>15,}")
+               f"{figures['cacheable_share']:>11.0%}{figures['output_tokens_per_game']:>15,}")
+    usd = figures["list_price"]
+    if usd["usd_per_game"] is None:
+        click.echo(f"dollars: no price for {usd['model']}")
+    else:
+        click.echo(f"dollars per game at {usd['model']}'s list prices: ${usd['usd_per_game']:,.4f}; with the "
+                   f"cacheable input at its cached-input price: ${usd['usd_per_game_cached']:,.4f}")
 
 
 @cli.command("check-plugin")

@@ -37,6 +37,11 @@ def _cached_count(text: str) -> int:
     return _count(text)
 
 
+def tokens_of(text: str) -> list[int]:
+    """The tokens of `text` in cl100k_base (for matching prompt prefixes: llm/prefix_cache.py)."""
+    return _encoding().encode(text, disallowed_special=())
+
+
 def _count(text: str) -> int:
     return len(_encoding().encode(text, disallowed_special=()))
 

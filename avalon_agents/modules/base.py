@@ -53,6 +53,7 @@ class Mind:
     experience: Experience = field(default_factory=Experience)
     cards: str = DEFAULT_CARDS  # the set of role cards (prompts/cards/)
     profile: Profile = field(default_factory=lambda: profile_named(None))  # its model's (avalon_agents.profiles)
+    layout: str = "cache"  # how its prompts are laid out (narrate.LAYOUTS: cache, paper)
     prompt: str = ""  # the last prompt a module sent (the speech guard reads a speech against it)
     summarized: int = 0  # rounds 1..summarized are folded into the summary
     round: int = 0  # the round the round-phase modules last ran for

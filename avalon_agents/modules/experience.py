@@ -20,6 +20,7 @@ from avalon_agents.core.events import GameResult
 from avalon_agents.core.types import seat_name
 from avalon_agents.modules.base import Expected, Module, Turn, register_module
 from avalon_agents.modules.memory import Memory
+from avalon_agents.modules.sections import context, with_private
 from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 
@@ -66,24 +67,33 @@ class ExperienceModule(Module):
         won = result.winner is mind.role.side
         quest = len(result.quests)
         exp.reflection = f"{roles}\n{log}\nResult: {result.winner.value} won ({result.reason.value})"
+        cache = mind.layout == "cache"
+        told = {"context": context(turn, upto="experience")} if cache else {"log": log}
+
+        def prompt(name_: str, **values: object) -> tuple[str, str]:
+            """(template id, text) of a part's prompt in the seat's layout (`cache`: after the game so far)."""
+            found = f"modules/cache/{name_}" if cache else f"modules/{name_}"
+            values = {k: v for k, v in {**values, **told}.items() if k in template(found).variables}
+            text = template(found).render(**values)
+            return found, text if cache else with_private(mind, text)
+
         async def improve() -> None:
-            suggestions = await self.ask(mind, template("modules/experience_suggestions").render(
-                name=name, role=role, roles=roles, log=log,
-                outcome=f"{result.winner.value} won ({result.reason.value}); {name} {'won' if won else 'lost'}",
-                goal=mind.card["goal"], strategy=mind.strategy, previous=exp.suggestions or "(none)",
-            ), part="suggestions", prompt="modules/experience_suggestions", quest=quest)
+            found, text = prompt("experience_suggestions", name=name, role=role, roles=roles,
+                                 outcome=f"{result.winner.value} won ({result.reason.value}); {name} "
+                                         f"{'won' if won else 'lost'}",
+                                 goal=mind.card["goal"], strategy=mind.strategy, previous=exp.suggestions or "(none)")
+            suggestions = await self.ask(mind, text, part="suggestions", prompt=found, quest=quest)
             if suggestions:
-                improved = await self.ask(mind, template("modules/experience_strategy").render(
-                    name=name, role=role, strategy=mind.strategy, suggestions=suggestions,
-                ), part="strategy", prompt="modules/experience_strategy", quest=quest)
+                found, text = prompt("experience_strategy", name=name, role=role, strategy=mind.strategy,
+                                     suggestions=suggestions)
+                improved = await self.ask(mind, text, part="strategy", prompt=found, quest=quest)
                 exp.suggestions = suggestions
                 exp.strategy = improved or exp.strategy
 
         async def other_roles() -> None:
-            notes = await self.ask(mind, template("modules/experience_other_roles").render(
-                name=name, role=role, roles=roles, log=log, previous=exp.other_roles or "(none)",
-                max_words=self.options.max_words,
-            ), part="other_roles", prompt="modules/experience_other_roles", quest=quest)
+            found, text = prompt("experience_other_roles", name=name, role=role, roles=roles,
+                                 previous=exp.other_roles or "(none)", max_words=self.options.max_words)
+            notes = await self.ask(mind, text, part="other_roles", prompt=found, quest=quest)
             exp.other_roles = notes or exp.other_roles
 
         # the two parts read neither's output: they run side by side

@@ -1,8 +1,9 @@
 """Memory storage (the paper's 4.2): one pool per seat of structured entries, filled by observing (no LLM).
 
 Each entry keeps who spoke (a player, or the host), the text as the seat saw it, the quest (the paper's
-round) and proposal attempt, and whether everyone saw it or only this seat. Night information is kept
-apart: it is always part of the seat's prompts.
+round) and proposal attempt, and whether everyone saw it or only this seat. What only this seat saw (by each
+event's declared `visible_to`: its night sight, a Lady of the Lake result, its own cards) is also kept apart, in
+`private`: it is part of every one of the seat's prompts.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from dataclasses import dataclass, field
 from avalon_agents.core.events import GameEvent, NightInfoRevealed, SpeechGiven
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat, seat_name
-from avalon_agents.llm.tokens import newest_that_fit
-from avalon_agents.narrate import announce
+from avalon_agents.llm.tokens import count_tokens, newest_that_fit
+from avalon_agents.narrate import announce, told_privately
 from avalon_agents.orders import Orders, current
 
 
@@ -37,6 +38,7 @@ class Memory:
     seat: Seat
     entries: list[Entry] = field(default_factory=list)
     night: list[str] = field(default_factory=list)
+    private: list[str] = field(default_factory=list)  # what only this seat saw, in order (narrate.told_privately)
     night_seats: dict[str, tuple[Seat, ...]] = field(default_factory=dict)
     events: list[GameEvent] = field(default_factory=list)  # everything observed, typed (for rule-based modules)
 
@@ -48,6 +50,8 @@ class Memory:
             text = announce(event, rules)
             if text is None:
                 continue
+            if told_privately(event):
+                self.private.append(text)
             if isinstance(event, NightInfoRevealed):
                 self.night.append(text)
                 if event.seats:
@@ -86,6 +90,24 @@ class Memory:
                 else:
                     out.append(entry)
         return out
+
+    @staticmethod
+    def render_stable(entries: Sequence[Entry], budget: int) -> str:
+        """The entries as lines, at most `budget` tokens of the newest: the oldest are dropped in blocks of about
+        half the budget (cut where the running count from the first line crosses a multiple of it), so between two
+        drops each rendering extends the one before and a prompt cache serves it again."""
+        lines = [e.text for e in entries]
+        sizes = [count_tokens(line) for line in lines]
+        total, start, run = sum(sizes), 0, 0
+        for i, size in enumerate(sizes):
+            if total - run <= budget:
+                break
+            run += size
+            if run // (budget // 2) > (run - size) // (budget // 2):  # a block ends after line i
+                start = i + 1
+        while sum(sizes[start:]) > budget:  # one line longer than half the budget
+            start += 1
+        return "\n".join(lines[start:])
 
     @staticmethod
     def render(entries: Sequence[Entry], budget: int | None = None) -> str:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from avalon_agents.modules.base import SLOTS, Turn
+from avalon_agents.modules.base import SLOTS, Mind, Turn
 from avalon_agents.modules.memory import Memory
+from avalon_agents.narrate import private_section
 
 HISTORY_TOKENS = 1500
 """Raw memory entries shown in a prompt (the current round's, or the most recent ones without a summary)."""
@@ -26,16 +27,42 @@ def earlier_slots(upto: str | None, leave_out: Iterable[str] = ()) -> list[str]:
     return [n for n in names[:end] if SLOTS[n].section is not None and n not in skip]
 
 
+def with_private(mind: Mind, text: str) -> str:
+    """A `paper` prompt that has no context of its own (the summary's, experience learning's) after the section of
+    what the seat privately knows, which every prompt holds."""
+    return "\n\n".join(p for p in (private_section(mind.memory.private), text) if p)
+
+
+def game_so_far(turn: Turn, history_tokens: int = HISTORY_TOKENS) -> str:
+    """The `cache` layout's stable part, in the same words in each of a seat's prompts: what the seat privately
+    knows, notes from earlier games, the summary of the earlier rounds (the slots that summarize) and the public
+    entries of the rounds since (the oldest dropped in blocks when they outgrow `history_tokens`,
+    `Memory.render_stable`). Within a round each prompt's stable part extends the previous one's."""
+    mind, slots = turn.mind, turn.slots
+    later = [e for e in mind.memory.entries if e.quest > mind.summarized and e.public]
+    return "\n\n".join(p for p in (
+        private_section(mind.memory.private),
+        section("What earlier games taught you about the other roles", mind.experience.other_roles),
+        *(section(SLOTS[n].section, getattr(slots, n, None)) for n in SLOTS.names() if SLOTS[n].summarizes),
+        section("The game since then" if mind.summarized else "The game so far",
+                Memory.render_stable(later, history_tokens)),
+    ) if p)
+
+
 def context(turn: Turn, *, upto: str | None = None, leave_out: Iterable[str] = (),
             history_tokens: int = HISTORY_TOKENS) -> str:
-    """Night knowledge, notes from earlier games, then the sections of the slots before `upto` (the asking
-    module's slot) that change only between rounds, the recent entries, and the sections that change within a
-    round (`Slot.late`: the chosen action, and any slot registered by a plugin); a section is left out when its
-    slot is empty.
+    """What a module of slot `upto` reads before its own task, in the seat's layout (`Mind.layout`).
 
-    What changes least comes first: within a round a seat's prompts then only grow at the end (the round's
-    new entries), so a server with a prompt cache (the embedded model's) reads just the new part."""
+    `cache`: `game_so_far`, then the sections of the other slots before `upto` (the analysis, the plan, the chosen
+    action, any slot a plugin registered): each of a seat's prompts starts with the previous one's stable part, so
+    a provider's prompt cache serves it. `paper`: what the seat privately knows, notes from earlier games, the
+    sections of the slots that change only between rounds (summary, analysis, plan), the recent entries, then those
+    that change within a round (`Slot.late`). A section is left out when its slot is empty."""
     mind, slots = turn.mind, turn.slots
+    if mind.layout == "cache":
+        return "\n\n".join(p for p in (game_so_far(turn, history_tokens), *(
+            section(SLOTS[n].section, getattr(slots, n, None))
+            for n in earlier_slots(upto, leave_out) if not SLOTS[n].summarizes)) if p)
     memory = mind.memory
     if slots.summaries():  # the earlier rounds are summarized: only the later rounds' entries follow
         story = section("This round so far",
@@ -47,7 +74,7 @@ def context(turn: Turn, *, upto: str | None = None, leave_out: Iterable[str] = (
         slot = SLOTS[name]
         (late if slot.late else early).append(section(slot.section, getattr(slots, name, None)))
     parts = [
-        section("What you learned at night", "\n".join(memory.night)),
+        private_section(memory.private),
         section("What earlier games taught you about the other roles", mind.experience.other_roles),
         *early,
         story,

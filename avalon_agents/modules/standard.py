@@ -17,7 +17,7 @@ from avalon_agents.core.types import seat_name
 from avalon_agents.decisions.jsonish import load_json
 from avalon_agents.decisions.kinds import kind_of
 from avalon_agents.modules.base import Expected, Module, Timing, Turn, register_module
-from avalon_agents.modules.sections import context
+from avalon_agents.modules.sections import context, with_private
 from avalon_agents.narrate import names
 from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
@@ -53,14 +53,20 @@ class SummaryModule(Module):
         done = turn.quest - 1  # rounds before the current one
         if done <= mind.summarized:
             return
-        entries = mind.memory.listed(mind.memory.of_rounds(range(mind.summarized + 1, done + 1)))
-        text = template(self.prompt).render(
-            name=seat_name(mind.seat),
-            previous=turn.slots.summary or "(none yet)",
-            conversation="\n".join(json.dumps(e.as_json(), ensure_ascii=False) for e in entries) or "(nothing)",
-            max_words=self.options.max_words,
-        )
-        summary = await self.ask(mind, text, quest=turn.quest, attempt=turn.attempt)
+        if mind.layout == "cache":  # the game so far as every prompt of the seat has it, then the task
+            prompt = "modules/cache/summary"
+            text = template(prompt).render(context=context(turn, upto=self.slot), name=seat_name(mind.seat),
+                                           done=done, max_words=self.options.max_words)
+        else:
+            prompt = self.prompt
+            entries = mind.memory.listed(mind.memory.of_rounds(range(mind.summarized + 1, done + 1)))
+            text = with_private(mind, template(prompt).render(
+                name=seat_name(mind.seat),
+                previous=turn.slots.summary or "(none yet)",
+                conversation="\n".join(json.dumps(e.as_json(), ensure_ascii=False) for e in entries) or "(nothing)",
+                max_words=self.options.max_words,
+            ))
+        summary = await self.ask(mind, text, quest=turn.quest, attempt=turn.attempt, prompt=prompt)
         if summary:
             turn.slots.summary = summary
             mind.summarized = done

@@ -199,7 +199,7 @@ def suggest_prompts(scored: list[tuple[str, float]]) -> list[str]:
     agent = baseline_with_pool(scored)
     prompts = []
 
-    async def call(text, step, request):
+    async def call(text, step, request, **_):
         prompts.append(text)
         return "Back the team you trust."
 

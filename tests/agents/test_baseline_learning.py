@@ -56,7 +56,7 @@ def model() -> ScriptedChatModel:
         last = str(messages[-1].content)
         if "Give exactly 3 suggestions" in last:
             return SUGGESTIONS
-        if "Write the improved strategy" in last:
+        if "Write only the strategy" in last:
             return IMPROVED
         return scripted._default(messages, kwargs)
 
@@ -106,11 +106,11 @@ def test_second_games_system_prompt_carries_the_improved_strategy():
     assert len(suggest) == len(improve) == 1 and len(calls(first_calls)) == 2  # IS: two calls at game end
     card = role_card(Role.PERCIVAL)
     assert [c.stage for c in (*suggest, *improve)] == ["agent", "agent"]
-    assert suggest[0].name == "baseline" and suggest[0].prompt_id == "modules/experience_suggestions"
+    assert suggest[0].name == "baseline" and suggest[0].prompt_id == "modules/cache/experience_suggestions"
     prompt = suggest[0].messages[-1].content  # the experience module's prompt, on the baseline's game
     assert card["goal"] in prompt and card["strategy"] in prompt and "Your last reflection: Player 5" in prompt
     assert f"Result: evil won (three_fails); Player {suggest[0].seat} lost" in prompt
-    assert f"Current strategy: {card['strategy']}" in improve[0].messages[-1].content
+    assert f"in this game: {card['strategy']}" in improve[0].messages[-1].content
     assert SUGGESTIONS in improve[0].messages[-1].content
 
     learned = pool.get(Role.PERCIVAL)  # kept named by role: seats hold other roles in the next game
@@ -189,7 +189,11 @@ def test_final_answer_temperature_is_an_option_recorded_in_the_trace():
 def test_windows_are_options(recent, informative):
     agent = baseline(1, MemoryTracer(), None, recent=recent, informative=informative)
     agent.messages = [Message(f"Quest {i} failed." if i % 2 else f"Message {i}.", 1, i % 2 * 5) for i in range(40)]
-    prompt = agent._respond_prompt("Vote.")
+    _, prompt = agent._respond_prompt("Vote.")  # the cache layout: the window leads, its start moves `recent` at once
+    block = prompt.split("(the most recent messages):\n", 1)[1].split("\n\nInformative messages", 1)[0].splitlines()
+    assert recent <= len(block) < 2 * recent and block[-1] == "Quest 39 failed."
+    agent.layout = "paper"
+    _, prompt = agent._respond_prompt("Vote.")
     block = prompt.split("Recent messages:\n", 1)[1].split("\n\nInformative messages", 1)[0].splitlines()
     assert recent <= len(block) < recent + RECENT_STEP and block[-1] == "Quest 39 failed."
     top = prompt.split("(most informative first):\n", 1)[1].split("\n\nYour reflection:", 1)[0].splitlines()

@@ -12,7 +12,10 @@ from avalon_agents.core import make_rules
 from avalon_agents.host.play import play_one
 from avalon_agents.llm import ClientPool, ModelSettings, ScriptedChatModel
 from avalon_agents.llm.tokens import count_tokens
+from avalon_agents.narrate import private_section
 from tests.helpers import scripted_setup
+
+SEEN = "What has happened so far, as the host told you:"
 
 
 def game(settings: ModelSettings, model=None, seed: int = 1):
@@ -26,25 +29,28 @@ def calls_of(host, seat: int) -> list[dict]:
 
 def test_prompts_extend_each_other_between_history_cuts():
     """Each user prompt starts with the previous one's history (so a prompt cache resumes), except at the
-    rare cuts, and never exceeds the budget by more than one line."""
+    rare cuts and where a private fact came (its section leads the prompt), and never exceeds the budget by more
+    than one line."""
     host = game(ModelSettings(spec="scripted"))
     for seat in range(1, 7):
         histories = [c.messages[1].content.rsplit("\nHost: ", 1)[0] for c in calls_of(host, seat)]
-        extended = sum(b.startswith(a) for a, b in zip(histories, histories[1:]))
+        private = [h.split(SEEN, 1)[0] for h in histories]
+        extended = sum(b.startswith(a) or p != q for a, b, p, q in zip(histories, histories[1:], private, private[1:]))
         assert extended >= len(histories) - 1 - 3, seat  # at most a few cuts in a game
         assert all(len(h.split()) < 2500 * 1.2 for h in histories)
 
 
-def test_history_is_cut_to_half_the_budget_and_keeps_the_night():
+def test_history_is_cut_to_a_third_of_the_budget_and_keeps_what_only_it_knows():
     host = game(ModelSettings(spec="scripted"))
     agent = LLMAgent(seat=1, context=scripted_setup().context(ClientPool().for_game(None)), history_tokens=300)
     asyncio.run(agent.observe([e for e in host.engine.events if e.visible(1)]))
     text = agent.history()
-    night = [line for line in text.splitlines() if line.startswith("Night:")]
-    assert night == agent.night
-    half = (300 - sum(count_tokens(line) for line in agent.night)) // 2
+    private = text.split(SEEN, 1)[0].splitlines()[1:-1]
+    assert private == agent.private and private[0].startswith("Night:")
+    assert not set(agent.private) & set(agent.seen)  # its history holds the public events
+    third = (300 - count_tokens(private_section(agent.private))) // 3
     kept = sum(agent.sizes[agent.start:])
-    assert agent.start > 0 and kept <= half < kept + agent.sizes[agent.start - 1]  # the newest lines that fit
+    assert agent.start > 0 and kept <= third < kept + agent.sizes[agent.start - 1]  # the newest lines that fit
     assert agent.seen[-1] in text and agent.seen[agent.start - 1] not in text.splitlines()
 
 

@@ -25,8 +25,9 @@ SECTIONS = {
 
 
 def play(config: AgentConfig | None = None, seed: int = 3, book: ExperienceBook | None = None, model=None,
-         kinds=None):
-    setup = scripted_setup(model, agent_config=config, experience=book or ExperienceBook())
+         kinds=None, layout: str | None = None):
+    setup = scripted_setup(model, agent_config=config, experience=book or ExperienceBook(),
+                           options={"prompt_layout": layout} if layout else {})
     host = asyncio.run(play_one(make_rules("official", 6), kinds or ["cognitive"] * 6, seed, setups=setup))
     return host, host.tracer.records
 
@@ -69,15 +70,36 @@ def test_slots_fill_and_later_prompts_carry_them():
     assert late and all(all(title in user_prompt(c) for title in SECTIONS.values() if "action" not in title)
                         for c in late)
     summary_call = next(c for c in calls(records) if c.name == "summary")
+    assert "The game since then:" not in user_prompt(summary_call)  # its first: nothing summarized yet
+    assert "Task: you are Player" in user_prompt(summary_call).split("The game so far:")[1]  # the game, then the task
+    _, records = play(layout="paper")
+    summary_call = next(c for c in calls(records) if c.name == "summary")
     assert '"message_type": "public"' in user_prompt(summary_call)  # the paper's JSON conversation shape
 
 
-def test_within_a_round_a_seats_prompts_only_grow_at_the_end():
-    """Stable sections come before the round's entries, so a prompt cache resumes a seat's next answer from
-    its previous one: everything before the instruction is a prefix of the next prompt in the same round.
-    (Seed 4: a game whose rounds fit the history budget; in a round of many rejected teams, as in seed 6's,
-    the oldest entries must go.)"""
+def test_a_seats_prompts_start_with_its_previous_ones_stable_part():
+    """The cache layout: the system message, what the seat privately knows, the summary and the round's public
+    entries come first, the module outputs and the task last, so within a round each of a seat's prompts (the
+    round's summary, analysis and plan, every answer) starts with everything before the previous prompt's
+    module outputs and task. (Seed 4: a game whose rounds fit the history budget.)"""
     _, records = play(seed=4)
+    pairs = grown = 0
+    for seat in range(1, 7):
+        seated = calls(records, seat)
+        for a, b in zip(seated, seated[1:]):
+            if a.quest != b.quest or "experience" in (a.name, b.name):
+                continue
+            pairs += 1
+            head = re.split(r"\n\n(?:Your analysis of|Your current plan|The action you chose|The host's instruction"
+                            r"|Task:)", user_prompt(a))[0]
+            grown += user_prompt(b).startswith(head) and a.messages[0].content == b.messages[0].content
+    assert pairs > 40 and grown / pairs > 0.8  # the rest: the round outgrew the history budget
+
+
+def test_within_a_round_a_seats_answers_only_grow_at_the_end_in_the_papers_layout():
+    """The paper's layout keeps its stable sections (summary, analysis, plan) before the round's entries: within
+    a round everything before the instruction is a prefix of the seat's next answer."""
+    _, records = play(seed=4, layout="paper")
     pairs = grown = 0
     for seat in range(1, 7):
         answers = [c for c in calls(records, seat) if c.name == "action+response"]
@@ -110,7 +132,7 @@ def test_each_module_can_be_switched_off(slot):
     if slot in SECTIONS:
         assert not any(SECTIONS[slot] in user_prompt(c) for c in calls(records))
     if slot == "summary":  # without a summary, prompts show the raw recent entries
-        assert any("What has happened (the most recent part):" in user_prompt(c) for c in calls(records))
+        assert any("The game so far:" in user_prompt(c) for c in calls(records))
 
 
 def test_uncombined_action_is_a_separate_private_call_before_the_response():
