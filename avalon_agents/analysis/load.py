@@ -13,9 +13,11 @@ table its first columns (and an empty table its columns).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
+import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -26,8 +28,9 @@ import pandas as pd
 from avalon_agents.core.events import EVENT_ADAPTER
 from avalon_agents.core.rows import SEAT_COLUMNS, GameRows, Rows
 from avalon_agents.core.types import Role
+from avalon_agents.records import columns
 from avalon_agents.records.reader import open_run
-from avalon_agents.records.run_dir import RESULT, Game, GameMeta
+from avalon_agents.records.run_dir import GAME_PREFIX, META, RESULT, Game, GameMeta
 
 SERIES = re.compile(r"^series-(\d+)$")
 GAME = re.compile(r"^game-(\d+)$")
@@ -117,6 +120,12 @@ def load_run(path: str | Path, cache: dict | None = None) -> RunData:
     """Load every finished game at or under `path` (a game, a series, an experiment, any folder), found by the
     run's reader (records.reader.open_run: one cached walk; a game of a layout this code does not read is refused).
 
+    The folder keeps a columnar copy of its tables (records.columns, `path/.tables`; not in a game's own folder):
+    the games it holds, each unchanged since (its result.json's time and size), are read from it, only the others
+    from their files, and their rows are added to it as a new part (so a run's tables are read from its files once,
+    by whoever reads it first: the run's own summary at its end, `avalon view` while it plays). A part written by
+    other code (its `SCHEMA`) or for a game rewritten since is not read, and is replaced.
+
     `cache`: a dict kept between calls (e.g. by `avalon view`) holding, per folder loaded, its tables and each game's
     result.json's time and size (`Loaded`): a call when nothing changed returns the same tables; when games only
     finished since, those are read alone and their rows added to the tables, so a run that grew by one game reads
@@ -128,22 +137,138 @@ def load_run(path: str | Path, cache: dict | None = None) -> RunData:
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"{root}: no such folder")
-    games = {game.path: game for game in open_run(root).finished(check=True)}
+    games = {game.path: game for game in open_run(root).finished()}  # each game's layout: checked when read
     if not games:
         raise FileNotFoundError(f"{root}: no finished game (a game folder holds meta.json, events.jsonl and "
                                 "result.json)")
-    if cache is None:
-        return _frames(_read_games(list(games.values())))
-    loaded = cache.get(str(root))
     stamps = {path: game.file_stamp(RESULT) for path, game in games.items()}
+    loaded = cache.get(str(root)) if cache is not None else None
     if loaded is not None and any(stamps.get(d, -1) != t for d, t in loaded.stamps.items()):
         loaded = None  # a game gone or rewritten
     if loaded is None:
-        loaded = Loaded(stamps, _frames(_read_games(list(games.values()))))
+        loaded = stored(root, games, stamps)
     elif loaded.stamps != stamps:
-        loaded = loaded.add(games, stamps)
-    cache[str(root)] = loaded
+        loaded = loaded.add(games, stamps, root)
+    if cache is not None:
+        cache[str(root)] = loaded
     return loaded.data
+
+
+@functools.cache
+def schema() -> str:
+    """What a part of the columnar copy was built by: the source of this module and of the rows' builders
+    (core/rows.py, core/events.py, records/trace.py, records/run_dir.py), pandas' and numpy's versions. A part of
+    another schema is not read: a change to how rows are made never meets tables made the old way."""
+    digest = hashlib.sha256(f"{pd.__version__} {np.__version__}".encode())
+    for name in (__name__, "avalon_agents.core.rows", "avalon_agents.core.events", "avalon_agents.records.trace",
+                 "avalon_agents.records.run_dir"):
+        digest.update(Path(sys.modules[name].__file__).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def keeps_copy(root: Path) -> bool:
+    """Whether `root` keeps a columnar copy: any folder loaded but a game's own (its recorder's)."""
+    return not (root.name.startswith(GAME_PREFIX) and (root / META).is_file())
+
+
+def stored(root: Path, games: dict[Path, Game], stamps: dict[Path, tuple[int, int] | None]) -> Loaded:
+    """The tables of `games` (every finished game, in path order, with their `stamps`): from the folder's columnar
+    copy where it holds a game unchanged, the other games read from their files and added to the copy."""
+    if not keeps_copy(root):
+        return Loaded(stamps, _frames(_read_games(list(games.values()), root)))
+    by_name = {game.name: d for d, game in games.items()}
+    order = pd.Index([games[d].name for d in stamps])
+    for _ in range(3):  # a part merged away by another process while read: list again
+        try:
+            chosen, dropped = _chosen(columns.parts(root, schema()), by_name, stamps)
+            read = []
+            for part in chosen:
+                try:
+                    read.append((part, columns.read(part)))
+                except columns.Unreadable:
+                    dropped.append(part)
+            break
+        except FileNotFoundError:
+            continue
+    else:
+        chosen, dropped, read = [], [], []
+    data: RunData | None = None
+    for part, tables in sorted(read, key=lambda pt: min(order.get_indexer(list(pt[0].games)))):
+        frames = _decoded(tables, {name: str(by_name[name]) for name in part.games})
+        if frames is None:
+            dropped.append(part)
+            continue
+        data = frames if data is None else _joined(data, frames.tables(), order)
+    held = {name for part, _ in read if part not in dropped for name in part.games}
+    new = [d for d in stamps if games[d].name not in held]
+    if new:
+        added = _frames(_read_games([games[d] for d in new], root))
+        data = added if data is None else _joined(data, added.tables(), order)
+        _keep(root, {games[d].name: stamps[d] for d in new}, added, order)
+    columns.remove(dropped)
+    return Loaded(stamps, data)
+
+
+def _chosen(parts: list[columns.Part], by_name: dict[str, Path],
+            stamps: dict[Path, tuple[int, int] | None]) -> tuple[list[columns.Part], list[columns.Part]]:
+    """(the parts to read, the parts to remove): newest first, a part whose games are all finished and unchanged
+    and held by no newer part; a stale one (another schema, a game gone or rewritten) or one a newer part overlaps
+    (a merge's or another process's) is removed once what replaces it is written."""
+    chosen, dropped, taken = [], [], set()
+    for part in reversed(parts):
+        if part.stale or any(g not in by_name or stamps[by_name[g]] != s for g, s in part.games.items()):
+            dropped.append(part)
+        elif taken & part.games.keys():
+            dropped.append(part)
+        else:
+            chosen.append(part)
+            taken |= part.games.keys()
+    return chosen, dropped
+
+
+def _decoded(tables: dict[str, pd.DataFrame], paths: dict[str, str]) -> RunData | None:
+    """A part's tables as RunData, the games' `path` put back (a part holds names, so a run moved elsewhere reads
+    its copy); None when a table is missing (the part is replaced)."""
+    if any(f.name not in tables for f in fields(RunData)):
+        return None
+    games = tables["games"]
+    games.insert(COLUMNS["games"].index("path"), "path", pd.Series([paths[g] for g in games["game"]], dtype="str"))
+    return RunData(**{f.name: tables[f.name] for f in fields(RunData)})
+
+
+MAX_PARTS = 8
+"""Parts a copy holds at most: more, and the newest are merged (see `_keep`)."""
+
+
+def _keep(root: Path, games: dict[str, tuple[int, int] | None], data: RunData, order: pd.Index) -> None:
+    """Add the rows of `games` (their `data`) to `root`'s copy as a new part, then (`order`: every finished game's
+    name, in path order) merge the newest two parts while
+    the newer holds at least half the games of the one before or there are over MAX_PARTS (as a binary counter:
+    a run grown game by game keeps a few parts, and each row is rewritten about log2(games) times)."""
+    tables = {n: t.drop(columns="path") if n == "games" else t for n, t in data.tables().items()}
+    if columns.write(root, schema(), games, tables) is None:
+        return
+    for _ in range(MAX_PARTS * 4):
+        parts = [p for p in columns.parts(root, schema()) if not p.stale]
+        if len(parts) < 2 or (len(parts) <= MAX_PARTS and 2 * len(parts[-1].games) < len(parts[-2].games)):
+            return
+        older, newer = parts[-2:]
+        try:
+            a, b = columns.read(older), columns.read(newer)
+        except FileNotFoundError:
+            return  # merged by another process meanwhile
+        names = {g: g for g in [*older.games, *newer.games]}
+        first, second = _decoded(a, names), _decoded(b, names)
+        if (first is None or second is None or older.games.keys() & newer.games.keys()
+                or (order.get_indexer(list(names)) < 0).any()):
+            return  # not this reader's to merge: a stale part, removed by the next read
+        if min(order.get_indexer(list(newer.games))) < min(order.get_indexer(list(older.games))):
+            first, second = second, first
+        merged = _joined(first, second.tables(), order)
+        tables = {n: t.drop(columns="path") if n == "games" else t for n, t in merged.tables().items()}
+        if columns.write(root, schema(), {**older.games, **newer.games}, tables) is None:
+            return
+        columns.remove([older, newer])
 
 
 @dataclass
@@ -153,23 +278,33 @@ class Loaded:
     stamps: dict[Path, tuple[int, int] | None]
     data: RunData
 
-    def add(self, games: dict[Path, Game], stamps: dict[Path, tuple[int, int] | None]) -> Loaded:
+    def add(self, games: dict[Path, Game], stamps: dict[Path, tuple[int, int] | None],
+            root: Path | None = None) -> Loaded:
         """The tables with the rows of the games finished since (`games`, `stamps`: every finished game's, in path
-        order) added, in path order, each column of the type a fresh load gives it."""
+        order) added, in path order, each column of the type a fresh load gives it; with `root`, those rows added
+        to its columnar copy too."""
         new = [d for d in stamps if d not in self.stamps]
-        added = _frames(_read_games([games[d] for d in new])).tables()
+        added = _frames(_read_games([games[d] for d in new], root))
         order = pd.Index([games[d].name for d in stamps])
-        tail = list(stamps)[len(stamps) - len(new):] == new  # the new games come after the others
-        frames = {}
-        for name, old in self.data.tables().items():
-            parts = [f for f in (old, added[name]) if not f.empty] or [old]
-            both = pd.concat(parts if tail or len(parts) < 2 else _interleaved(old, added[name], order),
-                             ignore_index=True)
-            for column in both.columns if len(parts) > 1 else ():  # the parts' types differ: a fresh load's type
-                if len({str(p[column].dtype) if column in p else None for p in parts}) > 1:
-                    both[column] = pd.Series(both[column].tolist(), index=both.index, dtype=None)
-            frames[name] = both
-        return Loaded(stamps, RunData(**frames))
+        if root is not None and keeps_copy(root):
+            _keep(root, {games[d].name: stamps[d] for d in new}, added, order)
+        return Loaded(stamps, _joined(self.data, added.tables(), order))
+
+
+def _joined(data: RunData, added: dict[str, pd.DataFrame], order: pd.Index) -> RunData:
+    """`data`'s tables with `added`'s rows (other games, each part in game order), in game order (`order`: the
+    games' names in path order), each column of the type a fresh load gives it."""
+    frames = {}
+    for name, old in data.tables().items():
+        new = added[name]
+        parts = [f for f in (old, new) if not f.empty] or [old]
+        tail = (len(parts) < 2 or order.get_indexer(new["game"][:1])[0] > order.get_indexer(old["game"][-1:])[0])
+        both = pd.concat(parts if tail else _interleaved(old, new, order), ignore_index=True)
+        for column in both.columns if len(parts) > 1 else ():  # the parts' types differ: a fresh load's type
+            if len({str(p[column].dtype) if column in p else None for p in parts}) > 1:
+                both[column] = pd.Series(both[column].tolist(), index=both.index, dtype=None)
+        frames[name] = both
+    return RunData(**frames)
 
 
 def _interleaved(old: pd.DataFrame, new: pd.DataFrame, order: pd.Index) -> list[pd.DataFrame]:
@@ -184,9 +319,12 @@ def _interleaved(old: pd.DataFrame, new: pd.DataFrame, order: pd.Index) -> list[
     return [part for part in (*slices, old.iloc[last:]) if not part.empty]
 
 
-def _read_games(games: list[Game]) -> dict[str, list[dict[str, Any]]]:
-    """Every table's rows of `games`, in their order. Raises ValueError naming a game that cannot be read."""
+def _read_games(games: list[Game], root: Path | None) -> dict[str, list[dict[str, Any]]]:
+    """Every table's rows of `games`, in their order, each game's layout checked first (under `root`, the folder
+    loaded: records.run_dir.LayoutError). Raises ValueError naming a game that cannot be read."""
     rows: dict[str, list[dict[str, Any]]] = {f.name: [] for f in fields(RunData)}
+    for game in games if root is not None else ():
+        game.check_layout(root)
     for game in games:
         try:
             _load_game(game, rows)
