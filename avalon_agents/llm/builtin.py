@@ -1,5 +1,5 @@
-"""The built-in providers' registrations (openai, openai-compatible, local, scripted, replay), light: the checks
-of a spec are here, and every other part is `llm.providers`' own function, imported when first called. So
+"""The built-in providers' registrations (openai, openai-compatible, local, anthropic, scripted, replay), light:
+the checks of a spec are here, and every other part is `llm.providers`' own function, imported when first called. So
 reading a config, checking a spec or printing `--help` loads no provider package. `avalon_agents.llm` imports
 this module, so the registrations are there as soon as any part of `llm` is.
 """
@@ -69,6 +69,8 @@ register_provider("local", late("_local"), check=_local_check, chat=late("_local
                   max_tokens=96, timeout=900.0, history_tokens=900, endpoint=_unpaced,
                   seconds_per_call=LOCAL_SECONDS_PER_CALL, profile="small",  # SmolLM2-135M (profiles.py)
                   free=True, local=True)
+# langchain-anthropic through init_chat_model, registered for its prompt cache: breakpoints where the stable parts end
+register_provider("anthropic", late("_anthropic"), cache_breakpoints=True)
 register_provider("scripted", late("_scripted"), constrained="json_schema", endpoint=_scripted_endpoint,
                   seconds_per_call=0.0, free=True, canned=True)
 register_provider("replay", late("_replay"), check=_replay_check, constrained="json_schema", endpoint=_unpaced,

@@ -15,6 +15,8 @@ from typing import Any, Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from avalon_agents.llm.stable import Breakpoints
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -53,13 +55,21 @@ async def capture_headers(response: object) -> None:
 
 
 class LangchainChat:
-    """A langchain chat model as a Chat (`response_format`, when given, is passed to the model)."""
+    """A langchain chat model as a Chat (`response_format`, when given, is passed to the model).
 
-    def __init__(self, model: BaseChatModel) -> None:
+    Args:
+        breakpoints: the model's provider caches a prompt's prefix only at a marked block (Anthropic): the
+            messages go as content blocks with breakpoints where their stable parts end (llm.stable).
+    """
+
+    def __init__(self, model: BaseChatModel, breakpoints: bool = False) -> None:
         self.model = model
+        self.breakpoints = Breakpoints() if breakpoints else None
 
     async def answer(self, messages: Sequence[BaseMessage], response_format: dict[str, Any] | None) -> Answer:
         extra = {"response_format": response_format} if response_format else {}
+        if self.breakpoints is not None:
+            messages = self.breakpoints.apply(messages)
         box: dict[str, str] = {}
         token = _headers.set(box)
         try:

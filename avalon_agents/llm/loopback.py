@@ -11,6 +11,10 @@ quantize them (600 RPM: at most 10 requests in any second), and tokens per minut
 checked on arrival, prompt and answer counted); over a limit it answers 429 with `Retry-After`,
 `retry-after-ms` and OpenAI's error body, and every answer carries OpenAI's `x-ratelimit-limit/remaining/
 reset-{requests,tokens}` headers (unless `headers=False`: a provider that states no limits).
+
+And it caches prompt prefixes as OpenAI does (`PromptCache`): a prompt whose first tokens (here words, as its
+`prompt_tokens` counts them) equal an earlier prompt's, for at least 1,024 of them, is reported with the common
+prefix in `usage.prompt_tokens_details.cached_tokens`, in steps of 128 (llm.prefix_cache's rule).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+from avalon_agents.llm.prefix_cache import MIN_PREFIX, STEP
 from avalon_agents.llm.scripted import ScriptedChatModel
 
 FAULTS = ("429", "500", "timeout", "empty", "garbage")
@@ -75,6 +80,7 @@ class ServerState:
     peers: list[int] = field(default_factory=list)  # each request's client port: connections reused or not
     injected: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    prefixes: PromptCache = field(default_factory=lambda: PromptCache())
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -90,6 +96,41 @@ class ServerState:
 
 def _words(text: str) -> int:
     return max(1, len(text.split()))
+
+
+def prompt_words(messages: Any) -> list[str]:
+    """A request's prompt as the server counts it: each message's words (one "word" for an empty one), the first
+    marked with the message's role, so `len` is its `prompt_tokens`."""
+    out: list[str] = []
+    for m in messages or ():
+        words = str(m.get("content", "")).split() or [""]
+        out += [f"{m.get('role', '')}|{words[0]}", *words[1:]]
+    return out
+
+
+class PromptCache:
+    """OpenAI's prompt cache, as the server reports it: a prompt's first tokens are served from the cache if an
+    earlier prompt began with the same ones, from MIN_PREFIX tokens on and in steps of STEP (llm.prefix_cache).
+    Kept as the hashes of every earlier prompt's prefixes at each step, so a request costs its length, not the
+    number of requests before it. Nothing expires."""
+
+    def __init__(self) -> None:
+        self.seen: set[bytes] = set()
+        self.lock = threading.Lock()
+
+    def cached(self, tokens: list[str]) -> int:
+        """The tokens of this prompt served from the cache (its prefixes are remembered for later prompts)."""
+        digest, found, prefixes = hashlib.sha256(), 0, []
+        for end in range(STEP, len(tokens) + 1, STEP):
+            digest.update("\x00".join(tokens[end - STEP:end]).encode() + b"\x00")
+            prefixes.append((end, digest.digest()))
+        with self.lock:
+            for end, key in prefixes:
+                if key not in self.seen:
+                    break
+                found = end
+            self.seen.update(key for _, key in prefixes)
+        return found if found >= MIN_PREFIX else 0
 
 
 def _reset(seconds: float) -> str:
@@ -230,7 +271,8 @@ class Handler(BaseHTTPRequestHandler):
         if route is None:
             self._json(404, {"error": {"message": "not found"}})
             return
-        prompt_tokens = sum(_words(str(m.get("content", ""))) for m in body.get("messages", ()))
+        words = prompt_words(body.get("messages", ()))
+        prompt_tokens = len(words)
         entry, rate_headers = None, {}
         if state.limits is not None and route == "chat":
             entry, wait, rate_headers = state.limits.admit(prompt_tokens, int(body.get("max_tokens") or 0))
@@ -262,7 +304,8 @@ class Handler(BaseHTTPRequestHandler):
             self._embeddings(body)
             return
         text = "" if fault == "empty" else state.reply(body)
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": _words(text) if text else 0}
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": _words(text) if text else 0,
+                 "prompt_tokens_details": {"cached_tokens": state.prefixes.cached(words)}}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if entry is not None:
             state.limits.charge(entry, usage["total_tokens"])

@@ -52,12 +52,12 @@ def make_model(settings: ModelSettings | str) -> BaseChatModel:
 def make_chat(settings: ModelSettings) -> Chat:
     """What LLMClient calls for complete settings: the provider's own Chat (OpenAI-compatible servers and the
     embedded model: llm.http), else its langchain model wrapped."""
-    provider, rest = split(settings.spec)
-    registered = PROVIDERS.get(provider)
+    provider_name, rest = split(settings.spec)
+    registered = PROVIDERS.get(provider_name)
     if registered is not None and registered.chat is not None:
         check_spec(settings.spec)
         return registered.chat(rest, settings)
-    return LangchainChat(make_model(settings))
+    return LangchainChat(make_model(settings), breakpoints=provider(provider_name).cache_breakpoints)
 
 
 # --------------------------------------------------------------------------- built-in providers
@@ -153,6 +153,12 @@ def _local_chat(name: str, settings: ModelSettings) -> Chat:
 
     # one connection per event loop: the server answers one call at a time, and waiting there costs it a core
     return OpenAIHTTP(name, local_server(name).base_url, "local", settings, connections=1)
+
+
+def _anthropic(_: str, settings: ModelSettings) -> BaseChatModel:
+    """`anthropic:MODEL`: langchain-anthropic's ChatAnthropic through init_chat_model (the integration must be
+    installed); registered for its prompt cache, which serves a prefix only at a breakpoint (llm.stable)."""
+    return _init_chat_model(settings)
 
 
 def _scripted(_: str, settings: ModelSettings) -> BaseChatModel:

@@ -59,6 +59,9 @@ class Provider:
             command on it prints the smoke-run notice).
         replays: it answers every call from the recorded run its spec names (`replay:RUN_DIR`): that run's
             plugins are loaded before it plays (records.run_plugins).
+        cache_breakpoints: its prompt cache serves a prefix only up to a block marked for it (Anthropic's
+            `cache_control`): its calls go as content blocks with breakpoints where the prompt's stable parts end
+            (llm.stable). Others find a repeated prefix themselves.
     """
 
     factory: ProviderFactory | None = None
@@ -77,6 +80,7 @@ class Provider:
     canned: bool = False
     local: bool = False
     replays: bool = False
+    cache_breakpoints: bool = False
 
 
 PROVIDERS: Registry[Provider] = Registry("provider")
@@ -88,8 +92,8 @@ OTHER = Provider()
 def register_provider(name: str, factory: ProviderFactory | None = None, **declared: Any) -> None:
     """Make `name:MODEL` specs build their chat model with `factory(MODEL, settings)`; `declared`: the other
     fields of `Provider` (check, reachable, chat, constrained, max_tokens, timeout, history_tokens, endpoint,
-    seconds_per_call, profile, key_env, free, canned, local, replays). Raises ValueError (plugins.NameTaken) for a
-    built-in provider's name, or one another plugin registered."""
+    seconds_per_call, profile, key_env, free, canned, local, replays, cache_breakpoints). Raises ValueError
+    (plugins.NameTaken) for a built-in provider's name, or one another plugin registered."""
     builtin = package_code(factory)
     registered = PROVIDERS.register(name, Provider(factory, **declared), builtin=builtin)
     if registered.free:  # what a run of it cost is priced below the model layer (prices), which cannot read this

@@ -114,6 +114,44 @@ def test_prompt_cache_resumes_a_seat_from_its_own_last_prompt():
 
 @pytest.mark.slow
 @pytest.mark.serial  # the llama.cpp server takes both cores
+def test_the_cache_keeps_each_seats_last_prompt_and_the_trace_says_what_it_reused():
+    """Seat B, then four calls of seat A, each extending the last, then B again, with room for two saved states:
+    A's calls replace each other's state, so B's survives and B's second call reads only its new words; each
+    answer's `cached_tokens` (OpenAI's field) reaches the trace."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from avalon_agents.llm import LLMClient
+    from avalon_agents.records import MemoryTracer, Purpose
+
+    server = LocalServer("smollm2", threads=1, cache_mb=20)  # a state of ~300 tokens is ~7 MB
+    tracer = MemoryTracer()
+    llm = LLMClient(settings=ModelSettings(spec=f"openai-compatible:smollm2@{server.base_url}", max_tokens=1,
+                                           temperature=0), tracer=tracer)
+    b = [SystemMessage("You are Player 2. " + words(3, 100)), HumanMessage(words(4, 150))]
+    a_system, a_user = "You are Player 1. " + words(1, 100), words(2, 150)
+
+    async def play() -> None:
+        await llm.call(b, purpose=Purpose(stage="other", name="b"), prompt_id="t", seat=2)
+        for i in range(4):
+            a_user_i = a_user + " " + words(10, 20 * i) if i else a_user  # the same words, 20 more each time
+            await llm.call([SystemMessage(a_system), HumanMessage(a_user_i)], purpose=Purpose(stage="other", name="a"),
+                           prompt_id="t", seat=1)
+        await llm.call([b[0], HumanMessage(b[1].content + " " + words(5, 10))],
+                       purpose=Purpose(stage="other", name="b"), prompt_id="t", seat=2)
+
+    try:
+        asyncio.run(play())
+    finally:
+        server.stop()
+    records = tracer.records
+    assert records[0].cached_tokens == 0 and records[0].input_tokens > 250
+    assert all(r.cached_tokens >= prev.input_tokens - 8 for prev, r in zip(records[1:4], records[2:5]))
+    assert records[5].cached_tokens >= records[0].input_tokens - 8  # B's state outlived A's four
+    assert records[5].input_tokens - records[5].cached_tokens < 30
+
+
+@pytest.mark.slow
+@pytest.mark.serial  # the llama.cpp server takes both cores
 def test_prompt_cache_stays_within_its_budget():
     """Every saved state counts in full against the budget, so memory levels off (each state used to keep
     a 100 MB logits copy that the budget did not see)."""
