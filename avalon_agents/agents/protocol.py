@@ -26,7 +26,7 @@ from avalon_agents.core.actions import Action, ActionRequest, IllegalAction, Spe
 from avalon_agents.core.events import EVENT_ADAPTER, GameEvent, GameResult
 from avalon_agents.core.rules import LADY_QUESTS, RuleSet, lady_first_holder
 from avalon_agents.core.types import Role, Seat
-from avalon_agents.decisions.kinds import kind_of
+from avalon_agents.decisions.kinds import MAX_SPEECH, kind_of
 
 PROTOCOL = 1
 """The protocol's version, sent in `start` (docs/seats.md says what changes between versions)."""
@@ -106,9 +106,11 @@ def legal(request: ActionRequest) -> dict[str, Any]:
 
 def request_message(game: str, seat: Seat, id: str, request: ActionRequest, text: str) -> dict[str, Any]:
     """A request: its kind, the host's instruction, the legal answers by shape, and `key`, the key of a typed
-    answer (`{"action": {key: value}}`), so a program can answer a kind it has never seen by the shape alone."""
+    answer (`{"action": {key: value}}`), so a program can answer a kind it has never seen by the shape alone; and
+    `team`, the team the request is about (voted on, sent on the quest, discussed) when there is one."""
     return {"type": "request", "game": game, "seat": seat, "id": id, "kind": request.kind.value, "text": text,
-            "legal": legal(request), "key": kind_of(request).key or "text"}
+            "legal": legal(request), "key": kind_of(request).key or "text",
+            **({"team": list(request.team)} if request.team else {})}
 
 
 def end(game: str, seat: Seat, result: GameResult) -> dict[str, Any]:
@@ -186,14 +188,14 @@ def read_answer(answer: Answer, request: ActionRequest) -> Action:
         if spec.key is None:  # a speech
             if not isinstance(value, str):
                 raise ProtocolError("illegal", "a speech's \"text\" must be a string")
-            return Speak(text=value)
+            return speech(value)
         action = spec.value_of(value)
         if action is None:
             raise ProtocolError("illegal", f"{key}: {_short(json.dumps(value))} names no {request.kind.value}")
     else:
         text = answer.text or ""
         if spec.key is None:  # a speech
-            return Speak(text=text)
+            return speech(text)
         action = spec.read_json(text) or spec.parse(text, request)
         if action is None:
             raise ProtocolError("illegal", "no clear answer")
@@ -201,6 +203,19 @@ def read_answer(answer: Answer, request: ActionRequest) -> Action:
         return request.validate(action)
     except IllegalAction as exc:
         raise ProtocolError("illegal", str(exc)) from None
+
+
+def too_long(text: str) -> str | None:
+    """Why a speech is too long (decisions.kinds.MAX_SPEECH, a program's or a person's at the web table), or
+    None."""
+    return f"a speech has at most {MAX_SPEECH} characters, not {len(text)}" if len(text) > MAX_SPEECH else None
+
+
+def speech(text: str) -> Speak:
+    """A speech answered; ProtocolError `illegal` (re-asked with the reason) when it is longer than MAX_SPEECH."""
+    if (why := too_long(text)) is not None:
+        raise ProtocolError("illegal", why)
+    return Speak(text=text)
 
 
 def _short(text: str | bytes, limit: int = 80) -> str:

@@ -1,6 +1,7 @@
 """The parts of docs/seats.md written from the code, so the documentation of the seat protocol cannot drift from it:
 every event type's fields (from the event union of core/events.py, as its TypeAdapter serializes them), the fields
-of `start`'s `setup` (from core/rules.RuleSet and agents.protocol.setup) and an example `start` message.
+of `start`'s `setup` (from core/rules.RuleSet and agents.protocol.setup), of `end`'s `result` (core/events.GameResult
+and its quests') and an example `start` message.
 
 Each part is a block between `<!-- BEGIN name -->` and `<!-- END name -->` lines; `python -m
 avalon_agents.agents.protocol_doc [docs/seats.md]` writes them, and a test fails while the file holds another text.
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from avalon_agents.agents import protocol
-from avalon_agents.core.events import EVENT_ADAPTER, GameEvent, GameStarted, RoleAssigned
+from avalon_agents.core.events import EVENT_ADAPTER, GameEvent, GameResult, GameStarted, QuestOutcome, RoleAssigned
 from avalon_agents.core.rules import RuleSet, make_rules
 from avalon_agents.core.types import Role
 
@@ -125,6 +126,25 @@ def setup_markdown() -> str:
     return "\n".join(_table(rows))
 
 
+def result_markdown() -> str:
+    """Each field of `end`'s `result` (result.json's object), then each field of an item of its `quests`."""
+    schema = GameResult.model_json_schema(mode="serialization")
+    defs = schema.get("$defs", {})
+    lines = _fields(GameResult, schema["properties"], defs)
+    lines += ["", "Each item of `quests`:", "", *_fields(QuestOutcome, defs["QuestOutcome"]["properties"], defs)]
+    return "\n".join(lines)
+
+
+def _fields(cls: type, props: dict[str, Any], defs: dict[str, Any]) -> list[str]:
+    """The field table of a model; ValueError naming a field with no docstring."""
+    docs = attribute_docs(cls)
+    missing = [name for name in props if name not in docs]
+    if missing:
+        raise ValueError(f"{cls.__name__}.{missing[0]} has no docstring: say under the field what it means "
+                         "(docs/seats.md)")
+    return _table([(name, type_of(props[name], defs), docs[name]) for name in props])
+
+
 def start_example() -> str:
     """A `start` message, as a program reads it (spread over lines here; the system prompt cut short)."""
     message = protocol.start("3f9a2c1b7d4e/main/series-1/game-00001", 3, Role.PERCIVAL, make_rules("official", 6),
@@ -135,7 +155,7 @@ def start_example() -> str:
             f"{json.dumps(message['system'])}\n}}\n```")
 
 
-BLOCKS: dict[str, Callable[[], str]] = {"events": events_markdown, "setup": setup_markdown,
+BLOCKS: dict[str, Callable[[], str]] = {"events": events_markdown, "setup": setup_markdown, "end": result_markdown,
                                         "start-example": start_example}
 """Each block of docs/seats.md written from the code, by name."""
 

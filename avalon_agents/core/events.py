@@ -67,9 +67,9 @@ class NightInfoRevealed(_Event):
     """What a role card lets a seat see at night. `seats` is sorted: order carries no information.
 
     Every seat gets exactly one, in seat order, so its number and its existence say nothing about the deal.
-    `known_as`: "evil" (Merlin: evil seats, not which is which), "merlin_or_morgana" (Percival),
-    "evil_teammates" (evil roles other than Oberon: each other, not which is which), "nothing" (Loyal
-    Servants, Oberon: `seats` is empty).
+    `known_as`: "evil" (Merlin: the evil seats but Mordred's, which is hidden from Merlin; not which is which),
+    "merlin_or_morgana" (Percival), "evil_teammates" (evil roles other than Oberon: each other, not which is
+    which, Mordred included; Oberon is hidden from them), "nothing" (Loyal Servants, Oberon: `seats` is empty).
     """
 
     type: Literal["night_info"] = "night_info"
@@ -247,7 +247,8 @@ class LadyGiven(_Event):
 @DATA
 class LadyExamined(_Event):
     """The holder of the Lady of the Lake examined `target`, who now holds it. Public; what the holder learned is
-    the private `lady_result` that follows."""
+    the private `lady_result` that follows. Its `quest` and `attempt` are the quest just finished and its last
+    proposal (the Lady is used after a quest, before the next quest's leader is chosen)."""
 
     type: Literal["lady_examined"] = "lady_examined"
     holder: Seat
@@ -315,12 +316,18 @@ check_declared(get_args(get_args(GameEvent)[0]), "event")
 
 
 class QuestOutcome(BaseModel):
+    """One quest played: result.json's `quests`, in order."""
+
     model_config = ConfigDict(frozen=True)
 
     quest: int
+    """The quest's number (1-5)."""
     team: tuple[Seat, ...]
+    """The seats that went on it."""
     fails: int
+    """How many fail cards were played (never who played them)."""
     success: bool
+    """True: the quest succeeded."""
 
 
 class GameResult(BaseModel):
@@ -329,10 +336,16 @@ class GameResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     winner: Team
+    """The side that won."""
     reason: EndReason
+    """Why the game ended (as `game_ended`'s `reason`)."""
     roles: dict[Seat, Role]
+    """Every seat's role."""
     quests: tuple[QuestOutcome, ...]
+    """Each quest played, in order (fewer than 5 when the game ended early): its fields below."""
     proposals: int
+    """How many teams were named in the whole game, every quest's (the rejected ones and an assigned one too)."""
     assassination_target: Seat | None = None
+    """The seat the assassination named; null when none was made."""
     assassin: Seat | None = None
     """The seat that carried the assassination (None: no Merlin, so no assassination)."""

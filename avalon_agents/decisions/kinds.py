@@ -60,6 +60,9 @@ from avalon_agents.registry import Registry
 
 REASON_CHARS = 200
 PASS_WORDS = ("pass", "i pass", "hold off", "wait")
+MAX_SPEECH = 1000
+"""The most characters a speech may have when a program or a person answers it (the seat protocol, the web table):
+the speak request's legal answers say it (`max_chars`); a longer one is refused with the reason."""
 CANNED_SPEECHES = ("I have nothing to add.", "Let's see how this goes.", "I am on the side of good.")
 """The random seat's speeches."""
 APPROVE_SHARE = 0.7
@@ -125,7 +128,8 @@ class DecisionKind:
     legal: Callable[[ActionRequest], dict[str, Any]] | None = None
     """The legal answers as data, in the seat protocol's `request` message and for the web table's page, by shape:
     `{"players": [...], "team_size": N}` (pick N players), `{"players": [...]}` (one player; `"may_pass": true`
-    adds "pass"), `{"options": [...]}` (one of these words), `{}` (free text)."""
+    adds "pass"), `{"options": [...]}` (one of these words, any case), `{"max_chars": N}` (free text, at most N
+    characters)."""
     asking: str = ""
     """What the seat is asked, in the words of a waiting line: "waiting for Player 3 to <asking>"."""
     say: Callable[[Action], str] | None = None
@@ -274,8 +278,8 @@ PROPOSE = DecisionKind(
 
 
 def _vote_of(value: Any) -> Action | None:
-    return {"approve": Vote(approve=True), "reject": Vote(approve=False)}.get(value) if isinstance(value, str) \
-        else None
+    return {"approve": Vote(approve=True), "reject": Vote(approve=False)}.get(value.strip().lower()) \
+        if isinstance(value, str) else None  # any case: "APPROVE" approves
 
 
 def _vote_instruction(request: ActionRequest, rules: RuleSet) -> str:
@@ -318,8 +322,8 @@ VOTE = DecisionKind(
 
 
 def _card_of(value: Any) -> Action | None:
-    return {"success": QuestCard(success=True), "fail": QuestCard(success=False)}.get(value) \
-        if isinstance(value, str) else None
+    return {"success": QuestCard(success=True), "fail": QuestCard(success=False)}.get(value.strip().lower()) \
+        if isinstance(value, str) else None  # any case: "FAIL" fails
 
 
 def _quest_instruction(request: ActionRequest, rules: RuleSet) -> str:
@@ -502,7 +506,7 @@ SPEAK = DecisionKind(
     answers=lambda request: "your speech, on one line",
     random=lambda request, rng: Speak(text=rng.choice(CANNED_SPEECHES)),
     bot=lambda bot, request: Speak(text=bot.speech(request)),
-    legal=lambda request: {},
+    legal=lambda request: {"max_chars": MAX_SPEECH},
     asking="speak",
     say=lambda action: action.text,
     plain=lambda action: action.text,

@@ -12,7 +12,7 @@ import asyncio
 from typing import Any
 
 from avalon_agents.agents.human import NoAnswer, read_answer
-from avalon_agents.agents.protocol import request_message, setup
+from avalon_agents.agents.protocol import request_message, setup, too_long
 from avalon_agents.core.actions import Action, ActionRequest, IllegalAction
 from avalon_agents.core.events import (
     EVENT_ADAPTER,
@@ -25,10 +25,8 @@ from avalon_agents.core.events import (
 )
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
-from avalon_agents.decisions.kinds import kind_of
+from avalon_agents.decisions.kinds import MAX_SPEECH, kind_of
 
-MAX_SPEECH = 1000
-"""The most characters a speech typed at the table may have (a longer one is refused with the reason)."""
 MAX_ANSWER = 200
 """The most characters any other answer may have."""
 
@@ -162,9 +160,11 @@ class WebDesk:
         request = self._open
         if request is None or self._answer is None or self._answer.done():
             return "no request is open for this seat"
-        limit = MAX_SPEECH if kind_of(request).key is None else MAX_ANSWER
-        if len(text) > limit:
-            return f"at most {limit} characters, not {len(text)}"
+        if kind_of(request).key is None:  # a speech: the cap a program's speech has too (decisions.kinds)
+            if (why := too_long(text)) is not None:
+                return why
+        elif len(text) > MAX_ANSWER:
+            return f"at most {MAX_ANSWER} characters, not {len(text)}"
         try:
             read_answer(text, request)
         except IllegalAction as exc:

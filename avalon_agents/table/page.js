@@ -286,8 +286,9 @@ function renderRequest(req) {
   } else if (legal.players) {
     for (const n of legal.players) choices.append(choiceButton(described(n), player(n), n));
     if (legal.may_pass) choices.append(choiceButton("pass", "pass"));
-  } else {
+  } else {  // free text, at most the request's max_chars (the cap a program's speech has too)
     $("speech").value = "";
+    if (legal.max_chars) { $("speech").maxLength = legal.max_chars; $("speech-max").textContent = legal.max_chars; }
     $("speech-count").textContent = "0";
     $("submit").disabled = false;
   }

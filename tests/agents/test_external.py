@@ -167,6 +167,55 @@ def test_a_program_is_told_exactly_what_its_seat_may_know(tmp_path):
         assert [m["type"] for m in rest if m["type"] not in ("event", "request")] == ["end"]
 
 
+SHOUTING = """import json, sys
+team, spoke = None, False
+for line in sys.stdin:
+    m = json.loads(line)
+    if m['type'] == 'event' and m['event']['type'] == 'team_proposed':
+        team = m['event']['team']
+    if m['type'] != 'request':
+        continue
+    legal, kind = m['legal'], m['kind']
+    if kind in ('vote', 'quest') and m.get('team') != team:  # the team as data: the one just named
+        value = 'banana'
+    elif kind == 'vote':
+        value = 'APPROVE'
+    elif kind == 'quest':
+        value = ' Fail ' if 'fail' in legal['options'] else 'SUCCESS'
+    elif 'team_size' in legal:
+        value = legal['players'][:legal['team_size']]
+    elif 'players' in legal:
+        value = legal['players'][0]
+    else:  # the first speech one character too long, then as long as the cap allows
+        value = 'x' * (legal['max_chars'] + (0 if spoke else 1))
+        spoke = True
+    print(json.dumps({'id': m['id'], 'action': {m['key']: value}}), flush=True)
+"""
+
+
+def test_a_program_reads_the_team_as_data_answers_in_any_case_and_speaks_within_the_cap(tmp_path):
+    """A program that checks each vote's and quest card's `team` against the team just proposed, answers in capitals
+    (`APPROVE`, ` Fail `) and makes its first speech one character over the cap: the only fault is that speech,
+    re-asked naming the cap, and its next speech, at the cap, is taken as said; every vote and card is as it
+    answered."""
+    from avalon_agents.decisions.kinds import MAX_SPEECH
+
+    program = tmp_path / "shouting.py"
+    program.write_text(SHOUTING)
+    for seed, seat in ((0, 2), (4, 2)):  # a Loyal Servant on two quests, then the Assassin on two (it fails)
+        host = play([sys.executable, str(program)], seed=seed, seat=seat)
+        found = faults(host)
+        assert [(f.problem, f.kind, f.detail) for f in found] == [
+            ("illegal", "speak", f"a speech has at most {MAX_SPEECH} characters, not {MAX_SPEECH + 1}")]
+        speeches = [e.text for e in host.engine.events if e.type == "speech" and e.seat == seat]
+        assert speeches and all(text == "x" * MAX_SPEECH for text in speeches)
+        votes = [e for e in host.engine.events if e.type == "votes_revealed"]
+        assert votes and all(seat in e.approvals for e in votes)  # APPROVE approved
+        cards = [e.success for e in host.engine.events if e.type == "quest_card" and e.seat == seat]
+        assert cards and cards == [host.engine.roles[seat].side.value == "good"] * len(cards), (seed, seat)
+        assert_no_process_left(host.agents[seat])
+
+
 def test_a_program_is_told_its_games_id_again_only_when_its_run_is_resumed(tmp_path):
     """A game of a run (a directory with run.json) is named to its program by the run's id and its place in the
     run: played again when the run is resumed (run.json written again, the game unfinished) it has the same id,

@@ -109,3 +109,44 @@ def test_the_game_id_is_the_tracers(tmp_path, kind):
         run_id, game = agent.game.split("/")
         assert len(run_id) == 12 and game.startswith("memory-")
         assert MemoryTracer().game.startswith(f"{run_id}/memory-") and MemoryTracer().game != tracer.game
+
+
+def test_vote_and_quest_requests_carry_their_team_and_a_proposal_none():
+    from avalon_agents.core.actions import ActionRequest, RequestKind
+
+    def message(kind: RequestKind, **fields):
+        request = ActionRequest(seat=3, kind=kind, quest=2, attempt=1, **fields)
+        return protocol.request_message("g", 3, "3-1", request, "...")
+
+    assert message(RequestKind.VOTE, team=(1, 3, 5))["team"] == [1, 3, 5]
+    assert message(RequestKind.QUEST, team=(3, 4), can_fail=True)["team"] == [3, 4]
+    assert message(RequestKind.SPEAK, team=(2, 6))["team"] == [2, 6]  # a speech about a proposed team
+    assert "team" not in message(RequestKind.PROPOSE, options=(1, 2, 3, 4, 5, 6), team_size=3)
+    assert message(RequestKind.SPEAK)["legal"] == {"max_chars": 1000}
+
+
+@pytest.mark.parametrize("kind, action, want", [
+    ("vote", {"vote": "APPROVE"}, "approve=True"), ("vote", {"vote": " Reject "}, "approve=False"),
+    ("quest", {"card": "FAIL"}, "success=False"), ("quest", {"card": "Success"}, "success=True"),
+    ("vote", '{"vote": "REJECT"}', "approve=False"), ("quest", "FAIL", "success=False")])
+def test_options_are_read_in_any_case(kind, action, want):
+    from avalon_agents.core.actions import ActionRequest, RequestKind
+
+    request = ActionRequest(seat=3, kind=RequestKind(kind), quest=1, attempt=1, team=(3, 4), can_fail=True)
+    answer = protocol.Answer(id="3-1", action=action) if isinstance(action, dict) else protocol.Answer(id="3-1",
+                                                                                                      text=action)
+    assert want in repr(protocol.read_answer(answer, request))
+
+
+def test_a_speech_over_the_cap_is_illegal_naming_it():
+    from avalon_agents.core.actions import ActionRequest, RequestKind
+    from avalon_agents.decisions.kinds import MAX_SPEECH
+
+    request = ActionRequest(seat=3, kind=RequestKind.SPEAK, quest=1, attempt=1)
+    for answer in (protocol.Answer(id="3-1", action={"text": "é" * MAX_SPEECH}),
+                   protocol.Answer(id="3-1", text="é" * MAX_SPEECH)):
+        assert protocol.read_answer(answer, request).text == "é" * MAX_SPEECH  # characters, not bytes
+    for answer in (protocol.Answer(id="3-1", action={"text": "x" * (MAX_SPEECH + 1)}),
+                   protocol.Answer(id="3-1", text="x" * (MAX_SPEECH + 1))):
+        with pytest.raises(protocol.ProtocolError, match=f"at most {MAX_SPEECH} characters, not {MAX_SPEECH + 1}"):
+            protocol.read_answer(answer, request)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import get_args
 
 import pytest
+from pydantic import BaseModel
 
 from avalon_agents.agents import protocol, protocol_doc
 from avalon_agents.core import make_rules
@@ -79,3 +80,45 @@ def test_the_example_bots_shown_are_the_files(bot, start):
     if bot == "http_bot.py":
         shown = shown[:shown.index("server = ThreadingHTTPServer")].rstrip("\n") + "\n"
     assert f"```python\n{shown}```" in SEATS.read_text()
+
+
+def test_every_field_of_the_end_and_its_quests_is_in_the_end_table():
+    from avalon_agents.core.events import QuestOutcome
+
+    section = SEATS.read_text().split("### The end", 1)[1].split("### ", 1)[0]
+    result, quests = section.split("Each item of `quests`", 1)
+    for model, part in ((GameResult, result), (QuestOutcome, quests)):
+        for name in model.model_fields:
+            assert f"| `{name}` |" in part, (model.__name__, name)
+    with pytest.raises(ValueError, match="Bare.fails has no docstring"):  # a new result field must say its meaning
+        protocol_doc._fields(Bare, Bare.model_json_schema()["properties"], {})
+
+
+class Bare(BaseModel):
+    quest: int
+    """Documented."""
+    fails: int
+
+
+def test_the_hand_written_parts_say_what_the_code_does():
+    """Mordred is hidden from Merlin and Oberon from evil (the engine's sets, named in the doc); the Lady's events
+    carry the quest just finished (checked in a played game); the speech cap is the one decisions.kinds holds."""
+    import asyncio
+
+    from avalon_agents.decisions.kinds import MAX_SPEECH
+    from avalon_agents.engine.engine import HIDDEN_FROM_MERLIN, UNSEEN_BY_EVIL
+    from avalon_agents.host.play import play_one
+
+    text = " ".join(SEATS.read_text().split())
+    assert [r.value for r in HIDDEN_FROM_MERLIN] == ["Mordred"] and "(Mordred is hidden from Merlin" in text
+    assert [r.value for r in UNSEEN_BY_EVIL] == ["Oberon"] and "each other **except Oberon**" in text
+    assert f"At most {MAX_SPEECH:,} characters" in text and f'{{"max_chars": {MAX_SPEECH}}}' in text
+    assert "carry that quest, the one just finished" in text
+    rules = make_rules("official", 8, lady_of_the_lake=True)
+    host = asyncio.run(play_one(rules, ["rulebot"] * 8, 1))
+    events = host.engine.events
+    for i, e in enumerate(events):
+        if e.type in ("lady_examined", "lady_result"):
+            finished = [q for q in events[:i] if q.type == "quest_completed"][-1]
+            assert e.quest == finished.quest and e.quest in (2, 3, 4)
+    assert any(e.type == "lady_examined" for e in events)

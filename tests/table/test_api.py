@@ -15,7 +15,7 @@ from avalon_agents.cli import cli
 from avalon_agents.records.run_dir import EVENTS, read_meta, read_result, read_trace
 from avalon_agents.records.trace import SeatFault
 from avalon_agents.records.usage import usage
-from avalon_agents.table.desk import MAX_SPEECH
+from avalon_agents.decisions.kinds import MAX_SPEECH
 from avalon_agents.web.serving import MAX_BODY
 from tests.table.helpers import SPEECH, Browser, answer_for, open_table
 
@@ -58,7 +58,9 @@ def test_two_people_play_a_whole_game_over_http(tmp_path):
         assert {"vote", "speak"} <= kinds
         for s in person.states:
             if s["request"]:
-                assert set(s["request"]) == {"type", "game", "seat", "id", "kind", "text", "legal", "key"}
+                assert set(s["request"]) - {"team"} == {"type", "game", "seat", "id", "kind", "text", "legal", "key"}
+                if s["request"]["kind"] in ("vote", "quest"):  # the team voted on or sent, as data
+                    assert s["request"]["team"] and set(s["request"]["team"]) <= set(range(1, 7))
                 assert s["request"]["type"] == "request" and s["request"]["id"].startswith(f"{person.seat}-")
         assert any(SPEECH in line for line in end["lines"])
         assert any(s["waiting"] for s in person.states)  # whom the table waits for, as the spectator sees it
@@ -160,7 +162,8 @@ def test_answers_are_refused_with_their_reason(tmp_path):
         return found
 
     found = run(main())
-    assert found["long speech"] == (422, {"error": f"at most {MAX_SPEECH} characters, not {MAX_SPEECH + 1}"})
+    assert found["long speech"] == (422, {"error": f"a speech has at most {MAX_SPEECH} characters, not "
+                                                   f"{MAX_SPEECH + 1}"})
     assert found["speech with markup"] == (200, {"ok": True})
     assert found["answered twice"][0] == 409 and "open" in found["answered twice"][1]["error"]
     assert found["unclear vote"] == (422, {"error": "no clear answer"})
