@@ -18,7 +18,7 @@ import json
 import random
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from avalon_agents.modules.base import MODULES, SLOTS
 from avalon_agents.modules.config import AgentConfig
 from avalon_agents.plugins import load_plugin
 from avalon_agents.records.trace import LLMCall, ModuleOutput
-from avalon_agents.registry import Registry, all_registries, restore_all, snapshot_all
+from avalon_agents.registry import Registry, all_registries
 
 GAMES = 3
 """Scripted games each check plays (6 players, official rules, seeds 0..GAMES-1)."""
@@ -366,34 +366,180 @@ def registered_by(load: Callable[[], Any]) -> list[tuple[Registry, str]]:
             for n in (r.names() if id(r) in before else r.added()) if n not in before.get(id(r), set())]
 
 
-def check_plugin(path: str, base: Path | None = None) -> list[Found]:
-    """Load the plugin and check everything it registered (the registries are put back afterwards): an item no
-    check exercises fails ("not checked"), as the plugin's code would then run untested.
+TIMEOUT = 60.0
+"""Seconds `check_plugin` gives each step (loading the plugin, each item's check) before stopping it as hung."""
+
+
+def check_plugin(path: str, base: Path | None = None, *, timeout: float = TIMEOUT,
+                 provider_model: str = "test") -> list[Found]:
+    """Check everything the plugin registers, each step in a child process of its own given `timeout` seconds:
+    one loads the plugin and lists what it registered, then one per item loads it again and runs the item's check
+    (a provider's with `provider_model`). An item no check exercises fails ("not checked"), as the plugin's code
+    would then run untested. A step that hangs, exits or leaves a thread running fails, naming its item (the
+    plugin itself for the loading step), and so does a plugin that replaces the framework's own code (a function
+    or class of avalon_agents, a registry's built-in item) while loaded or checked. This process never imports
+    the plugin.
 
     Raises:
         ValueError: the plugin cannot be loaded (one line naming it).
     """
-    saved = snapshot_all()
+    label = Path(path).name if path.endswith(".py") else path
+    loaded = _isolated(_load_step, (path, base), timeout)
+    if isinstance(loaded, Found):
+        return [Found("plugin", label, False, f"while being imported: {loaded.detail}")]
+    if isinstance(loaded, str):
+        raise ValueError(loaded)
+    items, problems = loaded
+    found = [Found("plugin", label, False, problem) for problem in problems]
+    for what, name in items:
+        if what not in CHECKS:
+            found.append(Found(what, name, False, f"not checked: avalon check-plugin has no check of this registry "
+                                                  f"(checks: {', '.join(CHECKS)})"))
+            continue
+        result = _isolated(_check_step, (path, base, what, name, provider_model), timeout)
+        found.append(replace(result, what=what, name=name) if isinstance(result, Found) else
+                     Found(what, name, False, f"could not be checked ({result})"))
+    return found
+
+
+def _isolated(step: Callable[..., Any], args: tuple, timeout: float) -> Any:
+    """`step(*args)`'s result, computed in a child process (`_child`): a Found failure when it did not answer
+    within `timeout` seconds (the child killed) or exited without answering."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing of this process's state
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(send, step, args), daemon=True)
+    child.start()
+    send.close()
+    try:
+        if not receive.poll(timeout):
+            return Found("", "", False, f"did not finish in {timeout:g} s and was stopped (a loop or a wait that "
+                                        "never ends?)")
+        try:
+            return receive.recv()
+        except EOFError:
+            child.join(5)
+            code = child.exitcode
+            how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited (code {code})"
+            return Found("", "", False, f"{how} without answering")
+    finally:
+        receive.close()
+        if child.is_alive():
+            child.kill()
+        child.join()
+
+
+def _child(send: Any, step: Callable[..., Any], args: tuple) -> None:
+    """A step in the child process: its result sent back, then the process ends at once (a thread the plugin
+    left would otherwise keep it alive). The plugin's prints go to stderr, so `--json` stays JSON."""
+    import os
+    import sys
+
+    from avalon_agents import logs
+
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    logs.configure(0)
+    try:
+        result = step(*args)
+    except SystemExit as exc:
+        result = Found("", "", False, f"called sys.exit({exc.code!r})")
+    except BaseException as exc:  # noqa: BLE001 - the plugin's fault, sent back
+        result = Found("", "", False, f"raised ({_fault(exc)})")
+    try:
+        send.send(result)
+    finally:
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def _load_step(path: str, base: Path | None) -> str | tuple[list[tuple[str, str]], list[str]]:
+    """In the child: load the plugin. Its items as (registry's what, name) and the problems of loading it (a
+    thread left running, framework code replaced), or the one line saying why it cannot be loaded."""
+    threads, code = _threads(), _framework_code()
     try:
         added = registered_by(lambda: load_plugin(path, base))
-        found = []
-        for registry, name in added:
-            if registry.follows is not None:
+    except ValueError as exc:
+        return str(exc)
+    problems = _left_behind(threads, code, "while being imported")
+    return [(registry.what, name) for registry, name in added if registry.follows is None], problems
+
+
+def _check_step(path: str, base: Path | None, what: str, name: str, provider_model: str) -> Found:
+    """In the child: load the plugin and run the item's check; the check fails too when it left a thread running
+    or replaced framework code."""
+    load_plugin(path, base)
+    threads, code = _threads(), _framework_code()
+    found = check_provider(name, provider_model) if what == "provider" else CHECKS[what](name)
+    problems = _left_behind(threads, code, "while being checked")
+    if problems:
+        detail = "; ".join(problems)
+        return replace(found, ok=False, detail=detail if found.ok else f"{found.detail}; {detail}")
+    return found
+
+
+def _threads() -> set[int]:
+    import threading
+
+    return {t.ident for t in threading.enumerate() if t.ident is not None}
+
+
+def _left_behind(threads: set[int], code: dict[str, tuple[Any, Any]], when: str) -> list[str]:
+    """The threads started since `threads` and still running, and the framework code changed since `code`
+    (each a problem line)."""
+    import threading
+    from collections import Counter
+
+    problems = []
+    left = [t for t in threading.enumerate() if t.ident not in threads and t.is_alive()]
+    if left:
+        names = Counter(f"{t.name}{' (daemon)' if t.daemon else ''}" for t in left)
+        problems.append(f"left {len(left)} thread(s) running {when}: " +
+                        ", ".join(f"{name}{f' x{n}' if n > 1 else ''}" for name, n in names.items()))
+    changed = _replaced(code)
+    if changed:
+        problems.append(f"replaced the framework's own code {when}: {', '.join(changed[:5])}"
+                        + (f" and {len(changed) - 5} more" if len(changed) > 5 else ""))
+    return problems
+
+
+def _framework_code() -> dict[str, tuple[Any, Any]]:
+    """Every function and class of avalon_agents imported now (module-level, and each class's attributes), and
+    every registry's built-in items, by name: (the object, its code object) to compare with `_replaced`."""
+    import inspect
+    import sys
+
+    code: dict[str, tuple[Any, Any]] = {}
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not (module_name == "avalon_agents" or module_name.startswith("avalon_agents.")):
+            continue
+        for attr, value in list(vars(module).items()):
+            if not (inspect.isfunction(value) or inspect.isclass(value)) or value.__module__ != module_name:
                 continue
-            check = CHECKS.get(registry.what)
-            if check is None:
-                found.append(Found(registry.what, name, False, f"not checked: avalon check-plugin has no check of "
-                                                               f"this registry (checks: {', '.join(CHECKS)})"))
-                continue
-            found.append(check(name))
-        return found
-    finally:
-        restore_all(saved)
+            code[f"{module_name}.{attr}"] = (value, getattr(value, "__code__", None))
+            if inspect.isclass(value):
+                for member, item in list(vars(value).items()):
+                    if callable(item) or isinstance(item, (staticmethod, classmethod, property)):
+                        inner = getattr(item, "__func__", item)
+                        code[f"{module_name}.{attr}.{member}"] = (item, getattr(inner, "__code__", None))
+    for registry in all_registries():
+        for name, item in registry.items():
+            if registry.is_builtin(name):
+                code[f"the built-in {registry.what} {name!r}"] = (item, None)
+    return code
+
+
+def _replaced(code: dict[str, tuple[Any, Any]]) -> list[str]:
+    """The names in `code` (`_framework_code`) whose object, or function's code, is not the same now."""
+    now = _framework_code()
+    return [name for name, (item, body) in code.items()
+            if name not in now or now[name][0] is not item or now[name][1] is not body]
 
 
 def as_json(found: Sequence[Found]) -> list[dict[str, Any]]:
     return [asdict(f) for f in found]
 
 
-__all__ = ["CHECKS", "Found", "as_json", "check_decision_kind", "check_judge", "check_metric", "check_module",
+__all__ = ["CHECKS", "TIMEOUT", "Found", "as_json", "check_decision_kind", "check_judge", "check_metric", "check_module",
            "check_plugin", "check_preset", "check_provider", "check_seat_kind", "check_slot", "registered_by"]

@@ -162,11 +162,20 @@ def bench_cost_cmd(seats: str, games: int, agent_config: Path | None, preset: st
 @click.argument("plugin", metavar="FILE_OR_MODULE")
 @click.option("--provider-model", default="test", show_default=True,
               help="The model name a registered provider is checked with (one game: NAME:MODEL).")
+@click.option("--timeout", type=click.FloatRange(min=1), default=60, show_default=True,
+              help="Seconds each step (loading the plugin, each item's check) may take before it is stopped and "
+                   "fails as hung.")
 @json_option
 @logging_options
-def check_plugin(plugin: str, provider_model: str, as_json: bool) -> None:
+def check_plugin(plugin: str, provider_model: str, timeout: float, as_json: bool) -> None:
     """Check your plugin: load it, then exercise everything it registered through scripted games and the code
-    that reads it, one line per item.
+    that reads it, one line per item. The plugin's code runs, with your rights (it can read, write and send what
+    you can): check only code you would run yourself.
+
+    Each step runs in a child process of its own, stopped after --timeout seconds: loading the plugin, then each
+    item's check. A step that hangs, exits, or leaves a thread running fails, naming its item (or the plugin), and
+    so does a plugin that replaces the framework's own code (a function or class of avalon_agents, such as
+    AvalonEngine.submit, or a registry's built-in item).
 
     \b
     What is checked, by what the plugin registered:
@@ -189,9 +198,7 @@ def check_plugin(plugin: str, provider_model: str, as_json: bool) -> None:
     from avalon_agents import testing
 
     with one_line_errors():
-        if provider_model != "test":
-            testing.CHECKS["provider"] = lambda name: testing.check_provider(name, provider_model)
-        found = testing.check_plugin(plugin)
+        found = testing.check_plugin(plugin, timeout=timeout, provider_model=provider_model)
     failed = [f for f in found if not f.ok]
     if as_json:
         echo_json({"plugin": plugin, "items": testing.as_json(found), "failed": [f"{f.what} {f.name}" for f in failed]})

@@ -184,3 +184,89 @@ def test_check_plugin_fails_closed_on_what_it_cannot_exercise_and_on_a_nan_metri
                                "registry (checks: module, slot,") for line in lines), result.output
     assert "FAIL  metric hopeless: 1 of 1 values are NaN on a scripted run" in lines
     assert lines[-1].startswith("2 of 2 failed: ") and "importer mylogs" in lines[-1]
+
+
+LOOPS_AT_IMPORT = """\
+while True:
+    pass
+"""
+
+NEVER_ANSWERS = """\
+import asyncio
+
+from avalon_agents.agents.registry import register_agent
+from avalon_agents.agents.rulebot import RuleBot
+
+
+class Stuck(RuleBot):
+    async def act(self, request, instruction):
+        await asyncio.Event().wait()
+
+
+register_agent("stuck", Stuck)
+"""
+
+
+def test_a_plugin_that_hangs_fails_in_bounded_time_naming_where(tmp_path):
+    import time
+
+    started = time.monotonic()
+    result = check(tmp_path, LOOPS_AT_IMPORT, "--timeout", "2")
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines()[0] == ("FAIL  plugin plugin.py: while being imported: did not finish in 2 s "
+                                             "and was stopped (a loop or a wait that never ends?)")
+    result = check(tmp_path, NEVER_ANSWERS, "--timeout", "3", "--json")
+    found = json.loads(result.output)
+    assert result.exit_code == 1 and found["failed"] == ["agent kind stuck"], result.output
+    assert found["items"][0]["detail"].startswith("did not finish in 3 s and was stopped")
+    assert time.monotonic() - started < 60  # each step stopped at its timeout, not the test's
+
+
+HOSTILE = """\
+import os
+import threading
+import time
+
+from avalon_agents.core.rules import PRESETS, official, register_preset
+from avalon_agents.engine.engine import AvalonEngine
+
+print("a plugin's print does not reach --json")
+real_submit = AvalonEngine.submit
+AvalonEngine.submit = lambda self, seat, action: real_submit(self, seat, action)
+PRESETS.register("official", lambda players: official(players), builtin=True)
+
+
+def lingering(players):
+    threading.Thread(target=time.sleep, args=(3600,), name="sleeper").start()
+    return official(players).model_copy(update={"name": "lingering"})
+
+
+def leaving(players):
+    os._exit(3)
+
+
+def quitting(players):
+    raise SystemExit(4)
+
+
+register_preset("lingering", lingering)
+register_preset("leaving", leaving)
+register_preset("quitting", quitting)
+"""
+
+
+def test_a_plugin_that_patches_the_framework_exits_or_leaves_a_thread_fails_naming_each(tmp_path):
+    # a generous timeout: these fail for what they do, whatever the machine's speed
+    result = check(tmp_path, HOSTILE, "--timeout", "120", "--json")
+    assert result.exit_code == 1, result.output
+    found = json.loads(result.output)  # the plugin's print went to stderr
+    details = {f"{i['what']} {i['name']}": i["detail"] for i in found["items"] if not i["ok"]}
+    assert set(details) == {"plugin plugin.py", "rules preset lingering", "rules preset leaving",
+                            "rules preset quitting"}, details
+    assert details["plugin plugin.py"].startswith("replaced the framework's own code while being imported: ")
+    assert "avalon_agents.engine.engine.AvalonEngine.submit" in details["plugin plugin.py"]
+    assert "the built-in rules preset 'official'" in details["plugin plugin.py"]
+    # one thread per player count the check asks the preset for
+    assert details["rules preset lingering"] == "left 6 thread(s) running while being checked: sleeper x6"
+    assert details["rules preset leaving"] == "exited (code 3) without answering"
+    assert details["rules preset quitting"] == "called sys.exit(4)"
