@@ -143,6 +143,7 @@ def bench_cost(rules: RuleSet, kinds: Sequence[str], games: int, seed: int = 0,
         return {name: {"calls_per_game": round(row["calls"] / games, 1),
                        "input_tokens_per_game": round(row["input_tokens"] / games),
                        "output_tokens_per_game": round(row["output_tokens"] / games),
+                       "cacheable_tokens_per_game": round(row["cacheable_tokens"] / games),
                        "cacheable_share": round(row["cacheable_tokens"] / row["input_tokens"], 3)
                        if row["input_tokens"] else 0.0}
                 for name, row in sorted(table.items())}
@@ -164,6 +165,7 @@ def bench_cost(rules: RuleSet, kinds: Sequence[str], games: int, seed: int = 0,
         "calls_per_game": round(total["calls"] / games, 1),
         "input_tokens_per_game": round(total["input_tokens"] / games),
         "output_tokens_per_game": round(total["output_tokens"] / games),
+        "cacheable_tokens_per_game": round(total["cacheable_tokens"] / games),
         "cacheable_share": round(total["cacheable_tokens"] / total["input_tokens"], 3) if total["input_tokens"]
         else 0.0,
         "list_price": usd,

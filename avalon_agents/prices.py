@@ -28,13 +28,15 @@ class Cost:
     calls: float = 0.0
     input_tokens: float = 0.0
     output_tokens: float = 0.0
+    cached_tokens: float = 0.0
+    """Of the input tokens, those a prompt cache serves (`avalon bench cost`'s cacheable tokens, llm.prefix_cache)."""
 
     def __add__(self, other: Cost) -> Cost:
         return Cost(self.calls + other.calls, self.input_tokens + other.input_tokens,
-                    self.output_tokens + other.output_tokens)
+                    self.output_tokens + other.output_tokens, self.cached_tokens + other.cached_tokens)
 
     def __mul__(self, k: float) -> Cost:
-        return Cost(self.calls * k, self.input_tokens * k, self.output_tokens * k)
+        return Cost(self.calls * k, self.input_tokens * k, self.output_tokens * k, self.cached_tokens * k)
 
 
 class Price(BaseModel):

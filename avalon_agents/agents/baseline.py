@@ -132,10 +132,11 @@ class BaselineAgent(AgentBase):
     read it). The options are the module docstring's."""
 
     needs_llm = True
-    expected = Cost(284.6, 336_875, 13_794)
+    expected = Cost(281.8, 499_674, 11_310, 305_562)
     """Calls and tokens per game of six seats of this kind (`avalon bench cost --seats baseline --games 5`,
-    2026-11-26, the strategy update between games included), what `avalon run --check` counts."""
-    learning = Cost(12.0, 18_389, 96)
+    2026-11-28, the strategy update between games included; the fourth figure: the input a prompt cache serves),
+    what `avalon run --check` counts."""
+    learning = Cost(12.0, 19_329, 96, 8_653)
     """The part of `expected` spent at game end (the suggestions and the strategy update: `baseline suggestions`
     and `baseline strategy` in the same measurement), which a series' last game does not spend."""
 

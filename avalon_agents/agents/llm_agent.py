@@ -39,9 +39,10 @@ class LLMAgent(AgentBase):
     """
 
     needs_llm = True
-    expected = Cost(94.8, 201_564, 4_654)
+    expected = Cost(99.2, 199_533, 4_917, 134_656)
     """Calls and tokens per game of six seats of this kind (`avalon bench cost --seats llm --games 5`,
-    2026-11-26), what `avalon run --check` counts."""
+    2026-11-28; the fourth figure: the input a prompt cache serves),
+    what `avalon run --check` counts."""
 
     def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext, history_tokens: int | None = None,
                  prompt_layout: str = "cache") -> None:

@@ -23,7 +23,7 @@ from avalon_agents.modules import AgentConfig
 from avalon_agents.modules.base import SLOTS
 from avalon_agents.prices import Cost, NoPrice, Prices, model_name
 
-MEASURED = "2026-11-26, `avalon bench cost --games 5` (6 players, official rules, the scripted model, tiktoken)"
+MEASURED = "2026-11-28, `avalon bench cost --games 5` (6 players, official rules, the scripted model, tiktoken)"
 """Where the declared figures come from: each module's `expected` (modules/standard.py), each agent kind's
 (`expected` on its class), the belief probe's (host/probe.py)."""
 
@@ -161,12 +161,14 @@ def variant_models(exp: Experiment, override: ModelSettings | None) -> dict[str,
     return found
 
 
-def dollars(models: dict[str, tuple[ModelSettings, Cost]], prices: Prices) -> tuple[float | None, list[str]]:
-    """The dollars of these models' expected tokens, and the models without a price (dollars None if any)."""
+def dollars(models: dict[str, tuple[ModelSettings, Cost]], prices: Prices,
+            cached: bool = False) -> tuple[float | None, list[str]]:
+    """The dollars of these models' expected tokens (`cached`: the input a prompt cache serves at the cached-input
+    price), and the models without a price (dollars None if any)."""
     total, missing = 0.0, []
     for spec, (_, cost) in models.items():
         try:
-            total += prices.dollars(spec, cost.input_tokens, cost.output_tokens)
+            total += prices.dollars(spec, cost.input_tokens, cost.output_tokens, cost.cached_tokens if cached else 0)
         except NoPrice:
             missing.append(model_name(spec))
     return (None if missing else total), missing
@@ -227,8 +229,11 @@ def priced(models: dict[str, tuple[ModelSettings, Cost]], prices: Prices) -> dic
                                                           "source": price.source},
                      "least_seconds": None if seconds is None else round(seconds, 1), "time": time_text})
     known = [r["least_seconds"] for r in rows]
+    cached = dollars(models, prices, cached=True)[0]
     return {"calls": round(total.calls), "input_tokens": round(total.input_tokens),
-            "output_tokens": round(total.output_tokens), "usd": None if usd is None else round(usd, 6), "no_price": missing,
+            "output_tokens": round(total.output_tokens), "usd": None if usd is None else round(usd, 6),
+            "cached_tokens": round(total.cached_tokens), "usd_cached": None if cached is None else round(cached, 6),
+            "no_price": missing,
             "least_seconds": None if None in known else max(known, default=0.0), "models": rows}
 
 
@@ -275,6 +280,9 @@ def plan_lines(variants: dict[str, Experiment], out: Path, override: ModelSettin
                      f"{f'{half:.0%}' if half < 1 else '>100%':>15}{f'{diff:.0%}' if diff < 1 else '>100%':>18}")
     lines.append(f"{'total':<28}{'':>7}{'':>13}{p['games']:>7}{p['calls']:>16,}{p['input_tokens']:>14,}"
                  f"{p['output_tokens']:>15,}{money(p['usd']):>11}")
+    if p["usd"] and p.get("cached_tokens"):
+        lines.append(f"with a prompt cache: {money(p['usd_cached'])} (the {p['cached_tokens'] / p['input_tokens']:.0%} "
+                     "of input tokens a provider's cache can serve, at its cached-input price; avalon bench cost)")
     if models:
         lines.append(f"calls and tokens: estimates per agent and pipeline ({MEASURED}); USD at the prices of "
                      "avalon_agents/data/prices.yaml and the config's prices:")

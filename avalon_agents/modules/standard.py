@@ -23,8 +23,9 @@ from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 
 Cadence = Literal["per_round", "per_turn"]
-"""Each module's `expected` calls and tokens per game of six seats (measured 2026-11-26 with `avalon bench cost
---games 5`: 6 players, official rules, the scripted model, tiktoken; a slow test holds them to what it measures).
+"""Each module's `expected` calls and tokens per game of six seats, and of the input the tokens a prompt cache can
+serve (measured 2026-11-28 with `avalon bench cost --games 5`: 6 players, official rules, the scripted model,
+tiktoken, the cache layout; a slow test holds them to what it measures).
 Per round, action and response are one call, counted as the response's; with action off the response still
 answers each request, so the count stays."""
 
@@ -38,7 +39,7 @@ class SummaryModule(Module):
     """Eq. 1: S_t = summarize(S_{t-1} + the entries of the rounds since). Runs when the round changes."""
 
     slot = "summary"
-    expected = Expected(Cost(19.2, 36_823, 1_521), Cost(18.0, 25_420, 144))
+    expected = Expected(Cost(19.2, 32_976, 368, 12_646), Cost(14.4, 15_721, 115, 870))
     prompt = "modules/summary"
 
     class Options(_Options):
@@ -80,7 +81,7 @@ class AnalysisModule(Module):
     possible adversaries, following what the seat knows."""
 
     slot = "analysis"
-    expected = Expected(Cost(25.2, 20_940, 542), Cost(90.8, 86_533, 769))
+    expected = Expected(Cost(25.2, 20_319, 499, 0), Cost(75.4, 75_624, 645, 14_029))
     prompt = "modules/analysis"
 
     class Options(_Options):
@@ -116,7 +117,7 @@ class PlanningModule(Module):
     """Eq. 3: a plan from goal, strategy, the previous plan, the summary and the analysis."""
 
     slot = "plan"
-    expected = Expected(Cost(25.2, 22_833, 485), Cost(90.8, 91_516, 754))
+    expected = Expected(Cost(25.2, 22_134, 446, 0), Cost(75.4, 79_740, 631, 19_558))
     prompt = "modules/planning"
 
     class Options(_Options):
@@ -144,7 +145,7 @@ class ActionModule(Module):
     response on. `combine: false` makes them two calls, as in the paper's code."""
 
     slot = "action"
-    expected = Expected(Cost(), Cost(90.8, 94_480, 598))
+    expected = Expected(Cost(), Cost(75.4, 82_254, 505, 21_760))
     prompt = "modules/action"
 
     class Options(_Options):
@@ -202,7 +203,7 @@ class ResponseModule(Module):
     the action); `analysis: true` shows it here too."""
 
     slot = "response"
-    expected = Expected(Cost(86.0, 132_824, 6_328), Cost(90.8, 89_951, 1_920))
+    expected = Expected(Cost(91.6, 142_316, 6_758, 54_451), Cost(75.4, 78_496, 1_591, 19_789))
     prompt = "modules/response"
 
     class Options(_Options):

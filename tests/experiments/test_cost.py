@@ -130,6 +130,7 @@ def test_the_plans_estimates_are_what_bench_cost_measures(seats, config, table):
     assert measured["calls_per_game"] == pytest.approx(expected.calls, rel=0.02)
     assert measured["input_tokens_per_game"] == pytest.approx(expected.input_tokens, rel=0.02)
     assert measured["output_tokens_per_game"] == pytest.approx(expected.output_tokens, rel=0.02)
+    assert measured["cacheable_tokens_per_game"] == pytest.approx(expected.cached_tokens, rel=0.02, abs=50)
     if table == "baseline":  # the part a series' last game does not spend
         from avalon_agents.agents.baseline import BaselineAgent
 
