@@ -171,14 +171,25 @@ def keeps_copy(root: Path) -> bool:
     return not (root.name.startswith(GAME_PREFIX) and (root / META).is_file())
 
 
+CHUNK = 1000
+"""Games read from their files at a time (their rows as dicts are the memory's peak: 100,000 games at once would not
+fit), each chunk made into tables before the next is read."""
+PART_GAMES = 20_000
+"""Games a part of the copy holds at most (a merge stops there): a 10,000-game run is one part, read with no
+concatenation."""
+
+
 def stored(root: Path, games: dict[Path, Game], stamps: dict[Path, tuple[int, int] | None]) -> Loaded:
     """The tables of `games` (every finished game, in path order, with their `stamps`): from the folder's columnar
-    copy where it holds a game unchanged, the other games read from their files and added to the copy."""
-    if not keeps_copy(root):
-        return Loaded(stamps, _frames(_read_games(list(games.values()), root)))
+    copy where it holds a game unchanged, the other games read from their files (CHUNK at a time) and added to the
+    copy (a part of at most PART_GAMES games)."""
+    keep = keeps_copy(root)
     by_name = {game.name: d for d, game in games.items()}
     order = pd.Index([games[d].name for d in stamps])
-    for _ in range(3):  # a part merged away by another process while read: list again
+    chosen: list[columns.Part] = []
+    dropped: list[columns.Part] = []
+    read: list[tuple[columns.Part, dict[str, Any]]] = []
+    for _ in range(3 if keep else 0):  # a part merged away by another process while read: list again
         try:
             chosen, dropped = _chosen(columns.parts(root, schema()), by_name, stamps)
             read = []
@@ -189,24 +200,25 @@ def stored(root: Path, games: dict[Path, Game], stamps: dict[Path, tuple[int, in
                     dropped.append(part)
             break
         except FileNotFoundError:
-            continue
-    else:
-        chosen, dropped, read = [], [], []
-    data: RunData | None = None
-    for part, tables in sorted(read, key=lambda pt: min(order.get_indexer(list(pt[0].games)))):
+            read = []
+    found: list[RunData] = []
+    for part, tables in read:
         frames = _decoded(tables, {name: str(by_name[name]) for name in part.games})
         if frames is None:
             dropped.append(part)
-            continue
-        data = frames if data is None else _joined(data, frames.tables(), order)
+        else:
+            found.append(frames)
     held = {name for part, _ in read if part not in dropped for name in part.games}
     new = [d for d in stamps if games[d].name not in held]
-    if new:
-        added = _frames(_read_games([games[d] for d in new], root))
-        data = added if data is None else _joined(data, added.tables(), order)
-        _keep(root, {games[d].name: stamps[d] for d in new}, added, order)
+    added: list[RunData] = []
+    for start in range(0, len(new), CHUNK):
+        added.append(_frames(_read_games([games[d] for d in new[start:start + CHUNK]], root)))
+    for start in range(0, len(new) if keep else 0, PART_GAMES):
+        group = added[start // CHUNK:(start + PART_GAMES) // CHUNK]
+        _keep(root, {games[d].name: stamps[d] for d in new[start:start + PART_GAMES]},
+              group[0] if len(group) == 1 else _joined(group, order), order)
     columns.remove(dropped)
-    return Loaded(stamps, data)
+    return Loaded(stamps, _joined(found + added, order))
 
 
 def _chosen(parts: list[columns.Part], by_name: dict[str, Path],
@@ -226,14 +238,17 @@ def _chosen(parts: list[columns.Part], by_name: dict[str, Path],
     return chosen, dropped
 
 
-def _decoded(tables: dict[str, pd.DataFrame], paths: dict[str, str]) -> RunData | None:
+def _decoded(stored: tuple[dict[str, pd.DataFrame], dict[str, Any] | None], paths: dict[str, str]) -> RunData | None:
     """A part's tables as RunData, the games' `path` put back (a part holds names, so a run moved elsewhere reads
     its copy); None when a table is missing (the part is replaced)."""
+    tables, firsts = stored
     if any(f.name not in tables for f in fields(RunData)):
         return None
     games = tables["games"]
     games.insert(COLUMNS["games"].index("path"), "path", pd.Series([paths[g] for g in games["game"]], dtype="str"))
-    return RunData(**{f.name: tables[f.name] for f in fields(RunData)})
+    data = RunData(**{f.name: tables[f.name] for f in fields(RunData)})
+    data.firsts = firsts
+    return data
 
 
 MAX_PARTS = 8
@@ -242,31 +257,32 @@ MAX_PARTS = 8
 
 def _keep(root: Path, games: dict[str, tuple[int, int] | None], data: RunData, order: pd.Index) -> None:
     """Add the rows of `games` (their `data`) to `root`'s copy as a new part, then (`order`: every finished game's
-    name, in path order) merge the newest two parts while
-    the newer holds at least half the games of the one before or there are over MAX_PARTS (as a binary counter:
-    a run grown game by game keeps a few parts, and each row is rewritten about log2(games) times)."""
+    name, in path order) merge the newest two parts while the newer holds at least half the games of the one before
+    and they hold at most PART_GAMES together (a binary counter: a run grown game by game keeps a few parts, and
+    each row is rewritten about log2(PART_GAMES) times at most)."""
     tables = {n: t.drop(columns="path") if n == "games" else t for n, t in data.tables().items()}
-    if columns.write(root, schema(), games, tables) is None:
+    if columns.write(root, schema(), games, tables, getattr(data, "firsts", None)) is None:
         return
-    for _ in range(MAX_PARTS * 4):
+    while True:
         parts = [p for p in columns.parts(root, schema()) if not p.stale]
-        if len(parts) < 2 or (len(parts) <= MAX_PARTS and 2 * len(parts[-1].games) < len(parts[-2].games)):
+        if len(parts) < 2:
             return
         older, newer = parts[-2:]
+        if 2 * len(newer.games) < len(older.games) or len(older.games) + len(newer.games) > PART_GAMES:
+            return
         try:
             a, b = columns.read(older), columns.read(newer)
-        except FileNotFoundError:
-            return  # merged by another process meanwhile
+        except (FileNotFoundError, columns.Unreadable):
+            return  # merged by another process meanwhile, or not readable: the next read replaces it
         names = {g: g for g in [*older.games, *newer.games]}
         first, second = _decoded(a, names), _decoded(b, names)
         if (first is None or second is None or older.games.keys() & newer.games.keys()
                 or (order.get_indexer(list(names)) < 0).any()):
             return  # not this reader's to merge: a stale part, removed by the next read
-        if min(order.get_indexer(list(newer.games))) < min(order.get_indexer(list(older.games))):
-            first, second = second, first
-        merged = _joined(first, second.tables(), order)
+        merged = _joined([first, second], order)
         tables = {n: t.drop(columns="path") if n == "games" else t for n, t in merged.tables().items()}
-        if columns.write(root, schema(), {**older.games, **newer.games}, tables) is None:
+        if columns.write(root, schema(), {**older.games, **newer.games}, tables,
+                         getattr(merged, "firsts", None)) is None:
             return
         columns.remove([older, newer])
 
@@ -288,35 +304,64 @@ class Loaded:
         order = pd.Index([games[d].name for d in stamps])
         if root is not None and keeps_copy(root):
             _keep(root, {games[d].name: stamps[d] for d in new}, added, order)
-        return Loaded(stamps, _joined(self.data, added.tables(), order))
+        return Loaded(stamps, _joined([self.data, added], order))
 
 
-def _joined(data: RunData, added: dict[str, pd.DataFrame], order: pd.Index) -> RunData:
-    """`data`'s tables with `added`'s rows (other games, each part in game order), in game order (`order`: the
-    games' names in path order), each column of the type a fresh load gives it."""
-    frames = {}
-    for name, old in data.tables().items():
-        new = added[name]
-        parts = [f for f in (old, new) if not f.empty] or [old]
-        tail = (len(parts) < 2 or order.get_indexer(new["game"][:1])[0] > order.get_indexer(old["game"][-1:])[0])
-        both = pd.concat(parts if tail else _interleaved(old, new, order), ignore_index=True)
-        for column in both.columns if len(parts) > 1 else ():  # the parts' types differ: a fresh load's type
-            if len({str(p[column].dtype) if column in p else None for p in parts}) > 1:
+def _joined(parts: list[RunData], order: pd.Index) -> RunData:
+    """The tables of `parts` (each of other games, its rows in game order) as one, in game order (`order`: the
+    games' names in path order): each table's parts put end to end from the one whose first row's game comes first,
+    sorted by game (stable: a game's rows keep their order) only where they interleave; the columns after COLUMNS
+    in the order of their first row (each part's `firsts`), as a fresh load puts them; each column of the type a
+    fresh load gives it."""
+    if len(parts) == 1:
+        return parts[0]
+    frames, firsts = {}, {}
+    known = all(getattr(p, "firsts", None) is not None for p in parts)
+    for f in fields(RunData):
+        mine = [(t, p.firsts[f.name] if known else {}) for p in parts if not (t := getattr(p, f.name)).empty]
+        if len(mine) < 2:
+            frames[f.name] = mine[0][0] if mine else getattr(parts[0], f.name)
+            firsts[f.name] = mine[0][1] if mine else {}
+            continue
+        spans = [order.get_indexer(t["game"].iloc[[0, -1]]) for t, _ in mine]
+        ranked = sorted(range(len(mine)), key=lambda i: spans[i][0])
+        both = pd.concat([mine[i][0] for i in ranked], ignore_index=True)
+        if any(spans[a][1] > spans[b][0] for a, b in zip(ranked, ranked[1:])):  # they interleave
+            both = both.take(np.argsort(order.get_indexer(both["game"]), kind="stable")).reset_index(drop=True)
+        for column in both.columns:  # the parts' types differ: a fresh load's type
+            if len({str(t[column].dtype) if column in t else None for t, _ in mine}) > 1:
                 both[column] = pd.Series(both[column].tolist(), index=both.index, dtype=None)
-        frames[name] = both
-    return RunData(**frames)
+        if known:
+            both, firsts[f.name] = _in_first_order(both, mine, order, f.name)
+        frames[f.name] = both
+    data = RunData(**frames)
+    if known:
+        data.firsts = firsts
+    return data
 
 
-def _interleaved(old: pd.DataFrame, new: pd.DataFrame, order: pd.Index) -> list[pd.DataFrame]:
-    """Slices of `old` and `new` (each in game order) that, put end to end, are in game order (`order`: the games'
-    names in path order): each new game's rows where its game goes, with no sort of the whole table."""
-    cuts = np.searchsorted(order.get_indexer(old["game"]), order.get_indexer(new["game"]), side="left")
-    slices, last = [], 0
-    firsts = np.flatnonzero(np.r_[True, cuts[1:] != cuts[:-1]])  # where each run of new rows with one cut starts
-    for first, end in zip(firsts, [*firsts[1:], len(new)]):
-        slices += [old.iloc[last:cuts[first]], new.iloc[first:end]]
-        last = cuts[first]
-    return [part for part in (*slices, old.iloc[last:]) if not part.empty]
+def _in_first_order(both: pd.DataFrame, mine: list[tuple[pd.DataFrame, dict[str, int]]], order: pd.Index,
+                    name: str) -> tuple[pd.DataFrame, dict[str, int]]:
+    """`both` (the parts `mine` joined, in game order) with its columns after COLUMNS in the order of the row where
+    each first appears, and those rows."""
+    where = order.get_indexer(both["game"])
+    found: dict[str, tuple[int, int]] = {}
+    for table, rows in mine:
+        if not rows:
+            continue
+        games = order.get_indexer(table["game"])
+        for column, row in rows.items():
+            start = int(np.searchsorted(where, games[row]))  # where the game starts in `both`
+            at = start + row - int(np.searchsorted(games, games[row]))
+            if column not in found or at < found[column][0]:
+                found[column] = (at, at)
+    extra = [c for c in both.columns if c not in COLUMNS[name]]
+    if set(extra) != set(found):
+        return both, {}
+    ranked = sorted(extra, key=lambda c: found[c][0])
+    if ranked != extra:
+        both = both[[c for c in both.columns if c in COLUMNS[name]] + ranked]
+    return both, {c: found[c][0] for c in ranked}
 
 
 def _read_games(games: list[Game], root: Path | None) -> dict[str, list[dict[str, Any]]]:
@@ -421,7 +466,7 @@ COLUMNS = {
 
 
 def _frames(rows: dict[str, list[dict[str, Any]]]) -> RunData:
-    frames = {}
+    frames, firsts = {}, {}
     for name, records in rows.items():
         frame = pd.DataFrame(records)
         for column in COLUMNS[name]:
@@ -429,7 +474,24 @@ def _frames(rows: dict[str, list[dict[str, Any]]]) -> RunData:
                 frame[column] = pd.Series(dtype=object)
         first = [c for c in COLUMNS[name] if c in frame]
         frames[name] = frame[first + [c for c in frame.columns if c not in first]]
-    return RunData(**frames)
+        firsts[name] = _first_rows(records, [c for c in frame.columns if c not in first])
+    data = RunData(**frames)
+    data.firsts = firsts
+    return data
+
+
+def _first_rows(records: list[dict[str, Any]], wanted: list[str]) -> dict[str, int]:
+    """The row where each of `wanted` first appears as a key of `records` (what orders a fresh load's columns
+    after COLUMNS: `_joined` puts the columns of several parts in that order)."""
+    found: dict[str, int] = {}
+    missing = set(wanted)
+    for i, record in enumerate(records):
+        if not missing:
+            break
+        for key in missing & record.keys():
+            found[key] = i
+        missing -= found.keys()
+    return found
 
 
 def origin(run_dir: Path, finished: int | None = None) -> str | None:

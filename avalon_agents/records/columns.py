@@ -95,8 +95,8 @@ def _manifest(path: Path) -> dict[str, Any]:
         return json.loads(archive[MANIFEST].tobytes().decode())
 
 
-def read(part: Part) -> dict[str, Any]:
-    """A part's tables: {table: DataFrame}, each column of its dtype as written (a `str` column a pandas string
+def read(part: Part) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A part's tables ({table: DataFrame}) and the `firsts` written with them (None: none). Each column of its dtype as written (a `str` column a pandas string
     array, an object column's cells Python objects), built block by block without copying a column. Raises
     FileNotFoundError when the part is gone (merged by another process), Unreadable when it cannot be read."""
     try:
@@ -107,7 +107,7 @@ def read(part: Part) -> dict[str, Any]:
         raise Unreadable(f"{part.path}: {type(exc).__name__}: {exc}") from None
 
 
-def _read(part: Part) -> dict[str, Any]:
+def _read(part: Part) -> tuple[dict[str, Any], dict[str, Any] | None]:
     import pandas as pd
     from pandas.api.internals import create_dataframe_from_blocks
 
@@ -133,7 +133,7 @@ def _read(part: Part) -> dict[str, Any]:
                     blocks.append((_strings(_uniques(values[c]).take(data), dtype), np.array([c])))
             tables[name] = create_dataframe_from_blocks(blocks, index=pd.RangeIndex(rows),
                                                         columns=pd.Index(table["columns"]))
-    return tables
+    return tables, manifest.get("firsts")
 
 
 def _uniques(values: list) -> np.ndarray:
@@ -154,16 +154,17 @@ def _strings(cells: np.ndarray, dtype: str) -> Any:
     return pd.array(cells, dtype=kind)
 
 
-def write(root: Path, schema: str, games: dict[str, tuple[int, int] | None], tables: dict[str, Any]) -> Part | None:
-    """A new part of `games` (name -> result.json's stamp) holding `tables` (name -> DataFrame, a RangeIndex each),
-    written whole or not at all. None (nothing written) when a cell cannot be stored (Unstorable) or the folder is
+def write(root: Path, schema: str, games: dict[str, tuple[int, int] | None], tables: dict[str, Any],
+          firsts: dict[str, Any] | None = None) -> Part | None:
+    """A new part of `games` (name -> result.json's stamp) holding `tables` (name -> DataFrame, a RangeIndex each)
+    and the writer's `firsts` (JSON, given back by `read`), written whole or not at all. None (nothing written) when a cell cannot be stored (Unstorable) or the folder is
     not writable."""
     import pandas as pd
 
     try:
         manifest: dict[str, Any] = {"version": VERSION, "schema": schema,
                                     "games": [[g, list(s) if s is not None else None] for g, s in games.items()],
-                                    "tables": {}}
+                                    "firsts": firsts, "tables": {}}
         arrays: dict[str, np.ndarray] = {}
         for t, (name, frame) in enumerate(tables.items()):
             described = manifest["tables"][name] = {"rows": len(frame), "columns": [], "dtypes": [], "values": []}
