@@ -70,7 +70,54 @@ def exit_codes() -> str:
     """The exit codes, as `avalon --help` says them (seat-test and check-plugin add 1: the program or plugin
     failed a check)."""
     failures = "; ".join(f"{kind.exit_code} {kind.meaning}" for kind in EXITS)
-    return f"Exit codes: 0 done; 1 seat-test or check-plugin found faults; {failures}; 130 interrupted."
+    return (f"Exit codes: 0 done; 1 seat-test or check-plugin found faults; {failures}; 130 interrupted (Ctrl-C); "
+            f"{EXIT_TERMINATED} stopped by SIGTERM.")
+
+
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+"""Ctrl-C's exit code and SIGTERM's (128 + the signal's number, as a shell reports a process the signal ended)."""
+_TERMINATED: list[int] = []
+"""Not empty once SIGTERM reached the command (`sigterm_as_interrupt`)."""
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While the block runs, SIGTERM (what Docker, systemd and Slurm send to stop a job) takes Ctrl-C's path:
+    the handler SIGINT has now runs (asyncio's cancels the running command, which writes its state and summary as
+    on Ctrl-C; Python's raises KeyboardInterrupt), and `interrupted_exit` then says 143. A process forked inside
+    (which inherits the handler) is ended by SIGTERM as usual. Outside the main thread, nothing changes."""
+    import os
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        if os.getpid() != owner:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        _TERMINATED.append(signum)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):  # asyncio's, Python's default, or a command's own
+            handler(signal.SIGINT, frame)
+        else:  # SIGINT ignored (a background job): SIGTERM still stops the command
+            raise KeyboardInterrupt
+
+    _TERMINATED.clear()
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def interrupted_exit() -> int:
+    """The exit code of a command stopped by Ctrl-C (130) or SIGTERM (143)."""
+    return EXIT_TERMINATED if _TERMINATED else EXIT_INTERRUPTED
 
 
 class ReadsNoConfig(click.Command):
