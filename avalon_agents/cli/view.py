@@ -35,18 +35,22 @@ DEFAULT_FOLDER = Path("runs")
 @click.option("--compare", "comparisons", multiple=True, metavar="RUN,RUN[,...]",
               help="With --export: also write this comparison of runs (their ids as the index shows them). "
                    "Repeatable.")
+@click.option("--max-file-mb", "max_file_mb", default=512, show_default=True, type=click.IntRange(1),
+              help="The largest file read (MB): a run holding a larger one is listed unreadable, naming it.")
 @click.option("--no-run-plugins", "no_run_plugins", is_flag=True, help=RUN_PLUGINS_HELP)
 @json_option
 @plugin_option
 @logging_options
 def view(folders: tuple[Path, ...], port: int, host: str, export_to: Path | None,
-         comparisons: tuple[str, ...], no_run_plugins: bool, as_json: bool) -> None:
+         comparisons: tuple[str, ...], max_file_mb: int, no_run_plugins: bool, as_json: bool) -> None:
     """View runs: every run under FOLDERS (default: runs/) of every kind (experiments, tournaments, red-team and
     bias studies, played batches, served tables, imports) as one local site: an index with each run's games,
     health, tokens and dollars; each run's metrics with their intervals, figures, health, cost and config; runs
     compared side by side; each game's replay; every LLM call. Runs still playing update while you watch.
 
-    Read-only: nothing is written into a run folder. The JSON under /api/ mirrors each page (docs/view.md).
+    Read-only: nothing is written into a run folder, nothing outside FOLDERS is read (a link out of them is not
+    followed) and no file over --max-file-mb. On 127.0.0.1 it answers to this machine's names only. The JSON under
+    /api/ mirrors each page (docs/view.md).
     The plugins each run recorded are loaded first, so their metrics and judges' tables are shown; one missing
     or changed since its run is refused, naming the run (--no-run-plugins: view without them).
 
@@ -67,7 +71,8 @@ def view(folders: tuple[Path, ...], port: int, host: str, export_to: Path | None
             from avalon_agents.view.export import export
 
             picked = [[r for r in c.split(",") if r] for c in comparisons]
-            files = export(roots, export_to, picked, progress=lambda run: click.echo(f"exporting {run}", err=True))
+            files = export(roots, export_to, picked, progress=lambda run: click.echo(f"exporting {run}", err=True),
+                           max_bytes=max_file_mb * 2**20)
             if as_json:
                 echo_json({"out": export_to, "index": export_to / "index.html", "files": len(files)})
             else:
@@ -75,20 +80,21 @@ def view(folders: tuple[Path, ...], port: int, host: str, export_to: Path | None
             return
         if comparisons:
             raise UserError("compare: --compare goes with --export (live, pick the runs on the index)")
-        asyncio.run(_serve(roots, host, port, as_json))
+        asyncio.run(_serve(roots, host, port, as_json, max_file_mb * 2**20))
 
 
-async def _serve(roots: list[Path], host: str, port: int, as_json: bool) -> None:
+async def _serve(roots: list[Path], host: str, port: int, as_json: bool, max_bytes: int) -> None:
     from aiohttp import web
 
     from avalon_agents.web.hosts import reachable
+    from avalon_agents.web.serving import RUNNER
     from avalon_agents.view.pages import View
     from avalon_agents.view.server import ViewServer, loopback, new_token
     from avalon_agents.view.site import Site
 
     token = None if loopback(host) else new_token()
-    server = ViewServer(View(roots, Site(token=token)), token)
-    runner = web.AppRunner(server.app(), access_log=None)
+    server = ViewServer(View(roots, Site(token=token), max_bytes=max_bytes), token, host)
+    runner = web.AppRunner(server.app(), **RUNNER)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     try:

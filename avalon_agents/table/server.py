@@ -8,7 +8,10 @@ also shows every line as text). Request bodies are JSON objects of at most MAX_B
 
 Every refusal is one JSON object `{"error": "<why>"}` with its status, whatever refused it (this module's checks or
 aiohttp's routing: no such address, a wrong method, a body too large); a bug is a JSON 500 with the traceback in
-the diagnostic log, never sent to the client (web.serving.guard, the toolkit `avalon view` uses too).
+the diagnostic log, never sent to the client (web.serving.guard, the toolkit `avalon view` uses too). Every address
+also checks `Host` and `Origin` (bound to loopback: loopback names only) and each client's pace (web.serving.Pace:
+a client asking hundreds of times a second waits its turn, then is answered 429, and the other seats' pages are
+answered as before).
 """
 
 from __future__ import annotations
@@ -24,9 +27,7 @@ from avalon_agents.core.types import Seat
 from avalon_agents.table.desk import WebDesk
 from avalon_agents.table.page import page
 from avalon_agents.table.watch import Spectator
-from avalon_agents.web.serving import MAX_BODY, Refused, error, guard, html_response, token_is
-
-_guard = guard("the table")
+from avalon_agents.web.serving import MAX_BODY, Pace, Refused, error, guard, html_response, token_is
 
 
 class Table:
@@ -44,14 +45,18 @@ class Table:
         self.spectator = spectator
         self.tokens = {seat: secrets.token_urlsafe(18) for seat in desks}
         self.watch_token = secrets.token_urlsafe(18)
+        self.replay_token = secrets.token_urlsafe(18)  # opens the replay alone: its link carries no seat's token
         self.replay_page: str | None = None
         self.page = page()
         self.joined: set[Seat] = set()  # the seats whose page has asked for their state
         self.everyone_joined = asyncio.Event()
         self.started = False
 
-    def app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[_guard])
+    def app(self, bound: str = "127.0.0.1", pace: Pace | None = None) -> web.Application:
+        """The table's site, listening on `bound` (its Host checks), each client paced by `pace` (default `Pace()`).
+        """
+        middleware = guard("the table", bound, pace or Pace())
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[middleware])
         app.add_routes([web.get("/seat/{n}", self._seat_page), web.get("/api/seat/{n}", self._seat_state),
                         web.post("/api/seat/{n}/answer", self._answer), web.get("/watch", self._watch_page),
                         web.get("/api/watch", self._watch_state), web.get("/replay", self._replay)])
@@ -67,9 +72,9 @@ class Table:
         """The replay is written: every view links it."""
         self.replay_page = replay_page
         if replay_page is not None:
-            for seat, desk in self.desks.items():
-                desk.replay = f"/replay?token={self.tokens[seat]}"
-            self.spectator.replay = f"/replay?token={self.watch_token}"
+            for desk in self.desks.values():
+                desk.replay = f"/replay?token={self.replay_token}"
+            self.spectator.replay = f"/replay?token={self.replay_token}"
 
     def _join(self, seat: Seat) -> None:
         self.joined.add(seat)
@@ -123,7 +128,7 @@ class Table:
         return error(422, reason) if reason else web.json_response({"ok": True})
 
     async def _replay(self, request: web.Request) -> web.Response:
-        allowed = self._watching(request) or any(token_is(request, t) for t in self.tokens.values())
+        allowed = any(token_is(request, t) for t in (self.replay_token, self.watch_token, *self.tokens.values()))
         if not allowed:
             return error(403, "wrong or missing token")
         if self.replay_page is None:
@@ -137,6 +142,9 @@ SHAPE = 'the body is one JSON object: {"answer": "<your answer as text>"}, optio
 async def answer_body(request: web.Request) -> dict[str, str]:
     """An answer's body, `{"answer": str}` and optionally the `"id"` of the request it answers; Refused (415, 413
     or 400) naming what is wrong with it."""
+    encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise Refused(415, f"the body is sent as is: no Content-Encoding (not {encoding[:40]!r})")
     if request.content_type != "application/json":
         raise Refused(415, f"the body is JSON: send it with Content-Type: application/json, not "
                            f"{request.content_type}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,6 +107,7 @@ class CallIndex:
         self._runs: dict[Path, RunCalls] = {}
         self._price_of: dict[str, Any] = {}
         self._entries: OrderedDict = OrderedDict()  # a game's trace -> (its stamp, its calls' entries)
+        self._lock = threading.Lock()  # guards _entries (each run's own caches are its pages' alone)
 
     def entry(self, calls: RunCalls, i: int) -> int | None:
         """Call `i`'s entry in its game's replay (None: a judge's call, or a game that cannot be read)."""
@@ -120,10 +122,11 @@ class CallIndex:
                 known = (stamp, entries(path.parent))
             except (OSError, ValueError):
                 known = (stamp, [])
+        with self._lock:  # two runs' pages may ask at once
             self._entries[path] = known
+            self._entries.move_to_end(path)
             while len(self._entries) > ENTRY_CACHE:
                 self._entries.popitem(last=False)
-        self._entries.move_to_end(path)
         at = i - int(calls.starts[file])
         return known[1][at] if at < len(known[1]) and known[1][at] else None
 

@@ -12,6 +12,11 @@ not change is not read again, and of a run that changed only the games finished 
 files, added to the run's totals). A run still playing (progress.json `playing`) also counts its unfinished games'
 calls from the new lines of their traces (a `Tail` each), so its spend moves while a game plays. Nothing here writes
 anywhere.
+
+Only what lies under the viewed folders is read (confine.py): a run folder linking out of them is not listed; a run
+holding a file that links out, one over the size cap, a corrupt JSONL file or a game of a newer layout is listed
+`unreadable` or `newer layout` with the file named (`unreadable` on its row, `problem`), and its pages refuse to read
+it. Each run is computed under its own lock: a slow run holds its own pages, never another's.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from typing import Any
 from avalon_agents.prices import NoPrice, Prices
 from avalon_agents.records.health import Health, HealthLimits
 from avalon_agents.records.reader import Game, Run, Tail, find_runs, open_run, stamp
+from avalon_agents.records.run_dir import LayoutError
+from avalon_agents.view.confine import MAX_FILE_BYTES, Confine, Problem
 
 __all__ = ["Catalog", "UnknownRun", "find_runs"]
 
@@ -39,9 +46,11 @@ class Totals:
     counted: dict[str, int | None] = field(default_factory=dict)
     """Each counted game's folder and its time when counted (its folder unchanged since: still finished)."""
     health: Health = field(default_factory=Health)
+    problems: dict[str, Problem] = field(default_factory=dict)
+    """Each counted game's problem (confine.py): its files not read."""
 
     def copy(self) -> Totals:
-        return Totals(dict(self.counted), self.health)
+        return Totals(dict(self.counted), self.health, dict(self.problems))
 
 
 @dataclass
@@ -69,6 +78,7 @@ class Cached:
     signature: Signature
     row: dict[str, Any]
     totals: Totals
+    problem: Problem | None = None
 
 
 class Catalog:
@@ -77,24 +87,38 @@ class Catalog:
     Args:
         roots: the folders viewed (each may itself be a run).
         prices: what tokens cost (default: the shipped table); a model without a price makes `usd` None.
+        max_bytes: the largest file read (confine.py).
     """
 
-    def __init__(self, roots: list[Path], prices: Prices | None = None) -> None:
+    def __init__(self, roots: list[Path], prices: Prices | None = None, max_bytes: int = MAX_FILE_BYTES) -> None:
         self.roots = [Path(r) for r in roots]
         self.prices = prices or Prices.shipped()
+        self.confine = Confine(self.roots, max_bytes)
         self._rows: dict[Path, Cached] = {}
         self._tails: dict[str, Live] = {}  # each unfinished game's trace read so far (a run playing)
         self._ids: dict[str, Path] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _ids and _locks only
+        self._locks: dict[Path, threading.Lock] = {}  # one per run: its row computed once at a time
 
     def runs(self) -> list[Path]:
-        """Every run under the roots, found afresh (a run started since shows up)."""
-        found = []
-        for root in self.roots:
-            for run in find_runs(root):
-                found.append(run)
+        """Every run under the roots, found afresh (a run started since shows up; one linking out of the roots
+        does not)."""
+        found = [run for root in self.roots for run in find_runs(root) if self.confine.inside(run)]
+        with self._lock:
+            for run in found:
                 self._ids[self.run_id(run)] = run
         return found
+
+    def ids(self) -> list[str]:
+        """The run ids found so far (a copy: another request may be finding runs)."""
+        with self._lock:
+            return list(self._ids)
+
+    def problem(self, path: Path) -> Problem | None:
+        """Why the run's pages are not read (its row's first `unreadable`), None: they may be."""
+        self.row(path)
+        cached = self._rows.get(path)
+        return cached.problem if cached is not None else None
 
     def run_id(self, run: Path) -> str:
         """A run's id: its path under its root, with the root's name first when several roots are viewed."""
@@ -110,7 +134,8 @@ class Catalog:
     def path(self, run_id: str) -> Path:
         """The run of an id. Raises UnknownRun (also for a run whose folder was removed since)."""
         if run_id not in self._ids or not self._ids[run_id].is_dir():
-            self._ids.pop(run_id, None)
+            with self._lock:
+                self._ids.pop(run_id, None)
             self.runs()
         if run_id not in self._ids:
             raise UnknownRun(f"no run {run_id!r} under {', '.join(map(str, self.roots))}")
@@ -122,8 +147,11 @@ class Catalog:
 
     def row(self, path: Path) -> dict[str, Any]:
         """The run's index row: id, name, kind, state, games finished and planned, health, models, tokens,
-        dollars, dates, commit. Recomputed only when its files changed; of the games, only those finished since."""
+        dollars, dates, commit, and `unreadable` (what is not read, naming each file: state `unreadable` or
+        `newer layout`). Recomputed only when its files changed; of the games, only those finished since."""
         with self._lock:
+            lock = self._locks.setdefault(Path(path), threading.Lock())
+        with lock:
             run = open_run(path)
             progress = run.progress()
             playing = progress is not None and progress.state == "playing"
@@ -146,14 +174,43 @@ class Catalog:
                 self._tails.pop(key, None)
                 done.append(game)
                 if key not in totals.counted:
-                    added.append(_health(game))
+                    problem = self.confine.files(game.path, game.name)
+                    if problem is None:
+                        added.append(_health(game))
+                        totals.problems.pop(key, None)
+                    else:
+                        totals.problems[key] = problem
                 totals.counted[key] = game.stamp
             if added:
                 totals.health = Health.total([totals.health, *added])
-            live = Health.total(self._live(game).read() for game in unfinished) if playing else Health()
+            problems = self._problems(run, done, unfinished, totals, playing)
+            live = Health.total(self._live(game).read() for game in unfinished) if playing and not problems else \
+                Health()
             row = self._make_row(run, progress, games, done, totals.health + live)
-            self._rows[path] = Cached(signature, row, totals)
+            if problems:
+                row.update(state=problems[0].kind,
+                           unreadable=[p.message for p in problems[:3]]
+                           + ([f"and {len(problems) - 3} more"] if len(problems) > 3 else []))
+            self._rows[path] = Cached(signature, row, totals, problems[0] if problems else None)
             return row
+
+    def _problems(self, run: Run, done: list[Game], unfinished: list[Game], totals: Totals,
+                  playing: bool) -> list[Problem]:
+        """What of the run is not read (confine.py), its layout first: its own files, its counted games', its
+        unfinished games' (looked at again each time: they are being written)."""
+        problems = []
+        for game in done[:1]:  # a run's games share its layout
+            try:
+                game.check_layout(run.path)
+            except LayoutError as exc:
+                problems.append(Problem(422, str(exc), "newer layout"))
+        own = self.confine.files(run.path, "", finished=not playing)
+        problems += [own] if own is not None else []
+        problems += [totals.problems[str(g.path)] for g in done if str(g.path) in totals.problems]
+        for game in unfinished:
+            found = self.confine.files(game.path, game.name, finished=False)
+            problems += [found] if found is not None else []
+        return problems
 
     def _live(self, game: Game) -> Live:
         key = str(game.path)
@@ -188,6 +245,7 @@ class Catalog:
             "updated": (progress.updated if progress is not None else None) or _time(
                 done[-1].path if done else run.path),
             "commit": run.environment.get("commit"),
+            "unreadable": [],
         }
 
 

@@ -1,5 +1,7 @@
 """Each page's data, for the server and the export alike: `View` holds the catalog of runs, each run's page data
-and where pages live (`site.Site`), and answers what a page or its JSON address shows."""
+and where pages live (`site.Site`), and answers what a page or its JSON address shows. A run's pages read only what its row found readable (catalog.py,
+confine.py): a run with a file linking out of the viewed folders, over the size cap, corrupt or of a newer layout is
+refused (`Unreadable`, naming the file), and a game's page checks its folder's files again when asked."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from avalon_agents.view import calls as call_pages
 from avalon_agents.view.calls import CallIndex
 from avalon_agents.view.catalog import Catalog, UnknownRun
 from avalon_agents.view.compare import VARIANT, Comparer, variants
+from avalon_agents.view.confine import MAX_FILE_BYTES, Unreadable
 from avalon_agents.view.run_data import RunPages, environment
 from avalon_agents.view.site import Site, stamp
 
@@ -24,12 +27,14 @@ class View:
         roots: the folders viewed.
         site: where pages live (live addresses or export files).
         prices: what tokens cost (default: the shipped table).
+        max_bytes: the largest file read (confine.py).
     """
 
-    def __init__(self, roots: list[Path], site: Site | None = None, prices: Prices | None = None) -> None:
+    def __init__(self, roots: list[Path], site: Site | None = None, prices: Prices | None = None,
+                 max_bytes: int = MAX_FILE_BYTES) -> None:
         self.roots = [Path(r) for r in roots]
         self.site = site or Site()
-        self.catalog = Catalog(self.roots, prices)
+        self.catalog = Catalog(self.roots, prices, max_bytes)
         self.runs = RunPages(self.catalog)
         self.comparer = Comparer(self.runs)
         self.call_index = CallIndex(self.catalog)
@@ -38,15 +43,23 @@ class View:
         return stamp([str(r) for r in self.roots])
 
     def run_path(self, run_id: str) -> Path:
-        """The folder of a run id. Raises UnknownRun."""
-        return self.catalog.path(run_id)
+        """The folder of a run id, if its pages may be read. Raises UnknownRun, Unreadable (naming the file)."""
+        run = self.catalog.path(run_id)
+        problem = self.catalog.problem(run)
+        if problem is None:
+            folder = analysis_dir(run)
+            problem = self.catalog.confine.files(folder, folder.relative_to(run).as_posix(), deep=True) \
+                if folder.is_dir() else None
+        if problem is not None:
+            raise Unreadable(problem)
+        return run
 
     def split(self, rest: str) -> tuple[str, str]:
         """An address under /runs/ as (run id, what of it: "", "calls" or "games/GAME"): the longest run id that
         starts it (run ids may hold '/'). Raises UnknownRun."""
         rest = rest.strip("/")
         self.catalog.runs()
-        ids = sorted(self.catalog._ids, key=len, reverse=True)
+        ids = sorted(self.catalog.ids(), key=len, reverse=True)
         for run_id in ids:
             if rest == run_id or rest.startswith(run_id + "/"):
                 return run_id, rest[len(run_id):].strip("/")
@@ -112,6 +125,9 @@ class View:
             folder = open_run(run).game(game)
         except UnknownGame:
             raise UnknownRun(f"no game {game!r} in run {run_id!r}") from None
+        problem = self.catalog.confine.files(folder.path, game, folder.finished)  # as it is now
+        if problem is not None:
+            raise Unreadable(problem)
         data = game_data(folder.path, game)
         data["items"] = with_judged(data["items"], judged_rows(run, game))
         return data
@@ -135,7 +151,13 @@ class View:
     def compare(self, run_ids: list[str]) -> dict[str, Any]:
         """The Compare page's data (view.compare.Comparer.compare: `sides`, `reference`, `warnings`, `headline`,
         `metrics`) with each side's run page linked. `run_ids`: runs and RUN#VARIANT names. Raises UnknownRun,
-        ValueError (fewer than two sides)."""
+        ValueError (fewer than two sides), Unreadable."""
+        self.catalog.runs()
+        ids = sorted(self.catalog.ids(), key=len, reverse=True)
+        for name in run_ids:  # each side's run readable (its id, or the longest id RUN#VARIANT starts with)
+            found = next((i for i in ids if name == i or name.startswith(i + VARIANT)), None)
+            if found is not None:
+                self.run_path(found)
         data = self.comparer.compare(run_ids)
         here = self.site.path("compare", runs=run_ids)
         for side in data["sides"]:

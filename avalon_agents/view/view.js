@@ -101,7 +101,8 @@ const PAGES = {
         onchange: (e) => { if (e.target.checked) STATE.picked.add(r.id); else STATE.picked.delete(r.id); draw(); } }) }]),
       { key: "id", label: "run", show: (r) => el("a", { href: r.link }, r.id) },
       { key: "kind", label: "kind" },
-      { key: "state", label: "state" },
+      { key: "state", label: "state", show: (r) => (r.unreadable || []).length
+        ? el("span", { class: "bad", title: r.unreadable.join("; ") }, `${r.state}: ${r.unreadable.join("; ")}`) : r.state },
       { key: "games_finished", label: "games", num: true, show: (r) => `${int(r.games_finished)} / ${int(r.games_planned)}` },
       { key: "health", label: "health", sort: (r) => r.health.problems.length, show: (r) => el("span",
         { class: r.health.problems.length ? "bad" : null, title: r.health.problems.join("; ") || "within the limits" },

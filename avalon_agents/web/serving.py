@@ -3,18 +3,32 @@ status, whatever refused it (a handler's `Refused`, or aiohttp's routing: no suc
 too large); a bug a JSON 500 with the traceback in the diagnostic log, never sent to the client; no caching, no
 referrer, no content sniffing (`guard`). A page is one self-contained file served with a Content Security Policy
 that lets only its own inline scripts run (`html_response`). A token is compared in constant time (`token_is`).
+
+What every request of a local site must be, before any handler runs (`guard`): addressed to this site by a name it
+answers to (`Host`; bound to a loopback address, loopback names only, so a web page whose name was pointed at
+127.0.0.1 cannot read it: DNS rebinding), from its own pages or from no page at all (`Origin`, when sent, the same
+as `Host`); and within its client's pace (`Pace`: a client asking faster than its share waits, then is answered
+429). A client that leaves mid-request is one line in the diagnostic log. A body is read as sent: the servers run
+with `RUNNER`'s settings (no Content-Encoding decoded, so a compressed body is the handler's JSON refusal, after
+its token check, never aiohttp's plain-text one).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import re
 import secrets
+import time
+from collections import OrderedDict
 from typing import Any
 
 from aiohttp import web
 from loguru import logger
+from yarl import URL
+
+from avalon_agents.web.hosts import loopback
 
 MAX_BODY = 16 * 1024
 """The largest request body taken (bytes): a speech is capped far below (table.desk.MAX_SPEECH)."""
@@ -43,21 +57,33 @@ class Refused(Exception):
         self.message = message
 
 
-def guard(what: str):
-    """The middleware of a local site (`what`: "the table", "the viewer"): every refusal as JSON (`_refusal`), a bug
-    a JSON 500 naming nothing of the code (the traceback in the diagnostic log); then no caching (the tokens are in
-    the addresses), no referrer sent on, no content sniffing, on every response."""
+def guard(what: str, bound: str = "127.0.0.1", pace: Pace | None = None):
+    """The middleware of a local site (`what`: "the table", "the viewer") listening on `bound`: a request for
+    another site or from another site's page refused (`foreign`), a client over its pace slowed then refused
+    (`pace`), every refusal as JSON (`_refusal`), a client that left mid-request one line in the log, a bug a JSON
+    500 naming nothing of the code (the traceback in the diagnostic log); then no caching (the tokens are in the
+    addresses), no referrer sent on, no content sniffing, on every response."""
 
     @web.middleware
     async def middleware(request: web.Request, handler) -> web.StreamResponse:
         try:
+            why = foreign(request, bound)
+            if why:
+                raise Refused(403, why)
+            if pace is not None:
+                await pace.wait(request)
             response = await handler(request)
         except Refused as exc:
             response = error(exc.status, exc.message)
+            if exc.status == 429:
+                response.headers["Retry-After"] = "1"
         except web.HTTPException as exc:  # aiohttp's own refusals: routing, a body over client_max_size
             response = error(exc.status, _refusal(request, exc))
             if "Allow" in exc.headers:
                 response.headers["Allow"] = exc.headers["Allow"]
+        except ConnectionError as exc:  # the client left mid-request: nobody reads an answer
+            logger.info(f"{what}: a client left during {request.method} {request.path} ({type(exc).__name__})")
+            response = error(400, "the connection was closed before the request was read")
         except Exception:  # a bug: the client learns nothing of the code, the log keeps the traceback
             logger.opt(exception=True).error(f"{what}: {request.method} {request.path} failed")
             response = error(500, f"{what} failed to answer this request (its log has the details)")
@@ -66,6 +92,74 @@ def guard(what: str):
         return response
 
     return middleware
+
+
+def foreign(request: web.Request, bound: str) -> str | None:
+    """Why a request is not this site's (None: it is): its `Host` is not a loopback name while the site listens on a
+    loopback address (a page of another name resolved to 127.0.0.1: DNS rebinding), or its `Origin` (sent by a
+    browser for a page's script) is another site than the one it asks."""
+    host = request.headers.get("Host", "")
+    name = _host_name(host)
+    if loopback(bound) and not (name is not None and loopback(name)):
+        return (f"this site answers to this machine's names only (localhost, 127.0.0.1, ::1), not Host: "
+                f"{host[:80]!r}")
+    origin = request.headers.get("Origin")
+    if origin is not None:
+        try:
+            parsed = URL(origin)
+            same = parsed.scheme in ("http", "https") and _netloc(parsed) == host.lower()
+        except ValueError:
+            same = False
+        if not same:
+            return f"a page of another site ({origin[:80]!r}) may not ask this one"
+    return None
+
+
+def _host_name(host: str) -> str | None:
+    """The name of a `Host` header (its port and an IPv6 address's brackets off; None: not a host)."""
+    try:
+        return URL(f"http://{host}").host if host else None
+    except ValueError:
+        return None
+
+
+def _netloc(url: URL) -> str:
+    """An origin as a `Host` header names it (host, and port unless the scheme's own)."""
+    host = f"[{url.host}]" if url.host and ":" in url.host else (url.host or "")
+    return (host if url.explicit_port is None else f"{host}:{url.explicit_port}").lower()
+
+
+class Pace:
+    """Each client's share of a site: `rate` requests a second, `burst` at once (a token bucket per client: its
+    address and the token it asks with, so each seat of a table has its own). A request over its share waits for
+    its turn, up to `wait` seconds; one that would wait longer is refused (429, with Retry-After). A page polls a
+    few times a second; a client asking hundreds of times a second is slowed to `rate`, and every other client's
+    pages are answered as before."""
+
+    def __init__(self, rate: float = 50.0, burst: float = 100.0, wait: float = 1.0, clients: int = 4096) -> None:
+        self.rate, self.burst, self.wait_at_most, self.clients = rate, burst, wait, clients
+        self._buckets: OrderedDict[tuple, tuple[float, float]] = OrderedDict()  # client -> (tokens, when)
+
+    async def wait(self, request: web.Request) -> None:
+        """Take a turn for the request's client: at once, after a wait, or Refused (429)."""
+        delay = self.take((request.remote, request.query.get("token")), time.monotonic())
+        if delay > self.wait_at_most:
+            raise Refused(429, f"too many requests from this client: at most {self.rate:g} a second; try again "
+                               f"in {delay:.1f} s")
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    def take(self, client: tuple, now: float) -> float:
+        """The seconds until the client's turn (0: now); a request refused takes no turn."""
+        tokens, when = self._buckets.pop(client, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - when) * self.rate) - 1
+        delay = max(0.0, -tokens / self.rate)
+        if delay > self.wait_at_most:
+            tokens += 1
+        self._buckets[client] = (tokens, now)
+        while len(self._buckets) > self.clients:  # the longest idle forgotten
+            self._buckets.popitem(last=False)
+        return delay
 
 
 def _refusal(request: web.Request, exc: web.HTTPException) -> str:
@@ -90,7 +184,7 @@ class _HttpLog:
 
     def exception(self, message: str, *args: Any, exc_info: Any = None, **_: Any) -> None:
         why = f": {type(exc_info).__name__}: {str(exc_info)[:200]}" if isinstance(exc_info, BaseException) else ""
-        logger.info(f"web table: {message % args}{why}")
+        logger.info(f"web: {message % args}{why}")
 
     def debug(self, message: str, *args: Any, **kw: Any) -> None:
         self.exception(message, *args, **kw)
@@ -98,6 +192,11 @@ class _HttpLog:
 
 HTTP_LOG = _HttpLog()
 """The `logger` the table's aiohttp runner is given."""
+
+RUNNER: dict[str, Any] = {"access_log": None, "handle_signals": False, "logger": HTTP_LOG,
+                          "auto_decompress": False}
+"""How a local site's aiohttp runner is made (`web.AppRunner(app, **RUNNER)`): no access log, aiohttp's own
+refusals one line in the diagnostic log, and a body read as sent (a Content-Encoding is the handler's refusal)."""
 
 
 def token_is(request: web.Request, token: str) -> bool:

@@ -9,7 +9,7 @@ import gzip
 import json
 
 import aiohttp
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from avalon_agents.records.run_dir import EVENTS
@@ -19,7 +19,7 @@ from tests.table.helpers import answer_for, open_table
 ANSWER = "/api/seat/1/answer"
 JSON = {"Content-Type": "application/json"}
 GZIP = {**JSON, "Content-Encoding": "gzip"}
-STATUSES = {200, 400, 403, 404, 405, 409, 413, 415, 422}
+STATUSES = {200, 400, 403, 404, 405, 409, 413, 415, 422, 429}
 """Every status the table answers a request with (docs/table.md)."""
 
 
@@ -38,9 +38,17 @@ def cases(token: str, watch: str, open_id: str) -> dict[str, tuple[str, str, dic
                           "nests too deeply"),
         "a 1 MB body": ("POST", ANSWER, own, b"x" * 1_000_000, JSON, 413, f"at most {MAX_BODY} bytes"),
         "a large body in chunks": ("POST", ANSWER, own, "chunks", JSON, 413, f"at most {MAX_BODY} bytes"),
-        "a broken gzip body": ("POST", ANSWER, own, b"abcd", GZIP, 400, "cannot be read"),
-        "a gzip bomb": ("POST", ANSWER, own, gzip.compress(b'{"answer": "' + b"a" * 10_000_000 + b'"}'), GZIP, 413,
-                        f"at most {MAX_BODY} bytes"),
+        "a broken gzip body": ("POST", ANSWER, own, b"abcd", GZIP, 415, "no Content-Encoding"),
+        "a gzip bomb": ("POST", ANSWER, own, gzip.compress(b'{"answer": "' + b"a" * 10_000_000 + b'"}'), GZIP, 415,
+                        "no Content-Encoding"),
+        "a brotli body": ("POST", ANSWER, own, b"abcde", {**JSON, "Content-Encoding": "br"}, 415,
+                          "no Content-Encoding (not 'br')"),
+        "a brotli body without its token": ("POST", ANSWER, {"token": "x" * 24}, b"abcde",
+                                            {**JSON, "Content-Encoding": "br"}, 403, "token"),
+        "another site's Host": ("GET", "/api/seat/1", own, None, {"Host": "attacker.example"}, 403,
+                                "this machine's names only"),
+        "another site's page": ("GET", "/api/seat/1", own, None, {"Origin": "http://attacker.example"}, 403,
+                                "another site"),
         "not JSON": ("POST", ANSWER, own, b"approve", JSON, 400, "not JSON"),
         "not UTF-8": ("POST", ANSWER, own, b'{"answer": "\xff"}', JSON, 400, "not UTF-8"),
         "a key twice": ("POST", ANSWER, own, b'{"answer": "approve", "answer": "reject"}', JSON, 400, "given twice"),
@@ -163,6 +171,7 @@ def test_no_body_is_answered_with_a_500_or_plain_text(tmp_path):
 
     @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(body=BODIES, content_type=CONTENT_TYPES, path=PATHS)
+    @example(body=b'{"answer": "no such answer"}', content_type="application/json", path=ANSWER)  # a 422 every run
     def post(body: bytes, content_type: str | None, path: str) -> None:
         headers = {"Content-Type": content_type} if content_type else {}
         status, got_type, _, text = loop.run_until_complete(
@@ -205,3 +214,88 @@ def test_a_bug_is_a_json_500_that_tells_nothing_of_the_code(tmp_path, monkeypatc
     status, content_type, headers, text = asyncio.run(main())
     assert (status, content_type, headers["Cache-Control"]) == (500, "application/json; charset=utf-8", "no-store")
     assert list(json.loads(text)) == ["error"] and "secret" not in text and "Traceback" not in text
+
+
+def test_a_client_that_leaves_mid_body_is_one_log_line(tmp_path):
+    """A browser closed while it sends an answer: one line in the diagnostic log (no traceback), and the table goes
+    on answering."""
+    import socket
+    import struct
+
+    from loguru import logger
+
+    said: list[str] = []
+    logger.enable("avalon_agents")  # as the CLI does
+    sink = logger.add(lambda m: said.append(str(m)), level="DEBUG")
+
+    async def main():
+        task, table, base = await open_table(tmp_path, humans=(1,), decision_timeout=None)
+        port = int(base.rsplit(":", 1)[1])
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"POST {ANSWER}?token={table.tokens[1]} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                     f"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"answer\"".encode())
+        await writer.drain()
+        await asyncio.sleep(0.2)
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset, as a crash sends
+        writer.close()
+        async with aiohttp.ClientSession() as session:
+            for _ in range(100):  # until the table has logged the reset
+                if any("left" in line for line in said):
+                    break
+                await asyncio.sleep(0.05)
+            request = await _open_request(session, base, table.tokens[1])
+        task.cancel()
+        return request
+
+    try:
+        request = asyncio.run(main())
+    finally:
+        logger.remove(sink)
+        logger.disable("avalon_agents")
+    left = [line for line in said if "left" in line]
+    assert len(left) == 1 and "POST /api/seat/1/answer" in left[0] and left[0].count("\n") == 1, said
+    assert not any("Traceback" in line or "failed" in line for line in said), said
+    assert request["kind"]
+
+
+def test_a_flooding_client_waits_its_turn_and_the_other_seats_do_not(tmp_path):
+    """One seat's client asking hundreds of times at once: over its share it waits, then is answered 429 (JSON,
+    Retry-After); the other seat's page is answered 200 all along."""
+    async def main():
+        task, table, base = await open_table(tmp_path, humans=(1, 2), decision_timeout=None)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+            async def flood():
+                return await _send(session, base, "GET", "/api/seat/1", {"token": table.tokens[1]}, None, {})
+
+            async def other():
+                got = []
+                for _ in range(10):
+                    got.append(await _send(session, base, "GET", "/api/seat/2", {"token": table.tokens[2]}, None,
+                                           {}))
+                return got
+
+            flooded, others = await asyncio.gather(asyncio.gather(*(flood() for _ in range(400))), other())
+        task.cancel()
+        return flooded, others
+
+    flooded, others = asyncio.run(main())
+    statuses = [status for status, *_ in flooded]
+    refused = [(headers, json.loads(text)) for status, _, headers, text in flooded if status == 429]
+    assert set(statuses) == {200, 429} and statuses.count(200) >= 100, statuses
+    assert refused[0][0]["Retry-After"] == "1" and "too many requests" in refused[0][1]["error"]
+    assert [status for status, *_ in others] == [200] * 10
+
+
+def test_pace_gives_each_client_its_share():
+    """The token bucket itself, on a clock of its own: a burst at once, then one turn per 1/rate seconds, a client's
+    wait over `wait` refused without taking a turn, another client untouched."""
+    from avalon_agents.web.serving import Pace
+
+    pace = Pace(rate=10, burst=3, wait=0.5)
+    a, b = ("127.0.0.1", "seat-1"), ("127.0.0.1", "seat-2")
+    assert [pace.take(a, 0.0) for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert [round(pace.take(a, 0.0), 3) for _ in range(5)] == [0.1, 0.2, 0.3, 0.4, 0.5]
+    assert pace.take(a, 0.0) > 0.5 and round(pace.take(a, 0.0), 3) == 0.6  # refused: no turn taken
+    assert pace.take(b, 0.0) == 0.0
+    assert pace.take(a, 10.0) == 0.0  # refilled
