@@ -121,8 +121,8 @@ function renderQuests(s) {
     if (!s.over && !q.result && q.quest === s.quest) node.classList.add("current");
     node.append(el("span", q.result === "success" ? "✓" : q.result === "fail" ? "✗" : q.team_size, "disc"));
     node.append(el("span", `quest ${q.quest}`), el("br"));
-    node.append(el("span", done ? `${done.fails} fail${done.fails === 1 ? "" : "s"}`
-      : `team ${q.team_size}` + (q.fails_required > 1 ? `, ${q.fails_required} fails` : ""), "muted"));
+    node.append(el("span", done ? `${done.fails} fail${done.fails === 1 ? "" : "s"}` : `team ${q.team_size}`, "muted"));
+    if (!done && q.fails_required > 1) node.append(el("br"), el("span", `${q.fails_required} fails`, "muted"));
     const cards = `${q.fails_required} fail card${q.fails_required > 1 ? "s" : ""}`;
     node.title = `Quest ${q.quest}: a team of ${q.team_size}, ${cards} to fail it`
       + (q.result ? `: ${q.result}` : "");
@@ -148,6 +148,7 @@ function renderSetup(u) {
 
 function renderPrivate(s) {
   $("private").hidden = WATCH;
+  $("to-private").hidden = WATCH;
   if (WATCH) return;
   const side = s.setup && s.setup.sides && s.setup.sides[s.role];
   $("role").textContent = s.role ? `You are ${s.role}` + (side ? ` (${side}).` : ".")
@@ -187,12 +188,12 @@ function renderLog(s) {
   if (s.lines.length < shownLines) { $("log").replaceChildren(); shownLines = 0; }
   const log = $("log");
   const stick = log.scrollTop + log.clientHeight >= log.scrollHeight - 30;
-  const byLine = new Map((WATCH ? [] : s.events).map((e) => [e.line, e]));
+  const byLine = new Map((s.events || []).map((e) => [e.line, e]));  // each event's first line
   for (let i = shownLines; i < s.lines.length; i++) {
     const e = byLine.get(i);
     const node = el("li");
     const text = el("span", null, "text");
-    if (e && e.type === "speech") {  // the words as typed (the narration quotes them as a JSON string)
+    if (e && e.type === "speech") {  // the words as typed, bidi marks obeyed inside <bdi> (the line escapes them)
       node.className = "speech";
       text.append(el("span", `${player(e.seat)} said: `, "who"), el("bdi", e.text, "said"));
     } else text.textContent = s.lines[i];

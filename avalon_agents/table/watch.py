@@ -29,6 +29,9 @@ class Spectator:
     def _new_game(self) -> None:
         self.track = QuestTrack(self.rules)
         self.events: list[GameEvent] = []
+        self.lines: list[str] = []  # the transcript of the public events
+        self.shown: list[dict[str, Any]] = []  # each public event as data; `line`: the index of its first line
+        self.started: GameStarted | None = None  # the game's rules, which the transcript's lines name
         self.result: dict[str, Any] | None = None
         self.replay: str | None = None
 
@@ -48,6 +51,11 @@ class Spectator:
             if e.visible_to != "all":
                 continue
             self.events.append(e)
+            if isinstance(e, GameStarted):
+                self.started = e
+            self.shown.append({**seen(e), "line": len(self.lines)})
+            context = [self.started] if self.started is not None and e is not self.started else []  # one line
+            self.lines += transcript([*context, e])[len(context):]
             self.track.see(e)
             if isinstance(e, GameEnded):
                 self.result = ending(e)
@@ -57,7 +65,7 @@ class Spectator:
         return [{"seat": s, "kind": k} for s, k in sorted(set(self.waiting_on.values()))]
 
     def state(self) -> dict[str, Any]:
-        return {"seat": None, "game": self.game, "role": None, "lines": transcript(self.events),
-                "events": [seen(e) for e in self.events], "request": None,
+        return {"seat": None, "game": self.game, "role": None, "lines": list(self.lines),
+                "events": list(self.shown), "request": None,
                 "over": self.result is not None, "waiting": self.waited_on(),
                 **self.track.state(), "result": self.result, "replay": self.replay}

@@ -43,12 +43,14 @@ def test_two_people_play_a_whole_game_over_http(tmp_path):
                     await asyncio.sleep(0.01)
 
             ends = await asyncio.gather(*(p.play() for p in people), watch())
-            async with session.get(f"{base}/replay", params={"token": table.tokens[2]}) as r:
+            async with session.get(f"{base}{ends[0]['replay']}") as r:  # the end's link, as the page opens it
                 replay = (r.status, r.headers.get("Content-Security-Policy", ""), await r.text())
         [played] = await task
-        return people, ends, spectator_states, replay, played
+        return people, ends, spectator_states, replay, played, table
 
-    people, ends, spectator_states, replay, played = run(main())
+    people, ends, spectator_states, replay, played, table = run(main())
+    replay_token, tokens = table.replay_token, {table.watch_token, *table.tokens.values()}
+    assert table.spectator.replay == f"/replay?token={replay_token}"  # the spectator's link too
     for person, end in zip(people, ends):
         assert not person.states[0]["started"] or person.states[0]["joined"] == [2, 5]  # the lobby waited
         assert STATE_KEYS <= set(end) and end["over"] is True and end["seat"] == person.seat
@@ -64,7 +66,8 @@ def test_two_people_play_a_whole_game_over_http(tmp_path):
                 assert s["request"]["type"] == "request" and s["request"]["id"].startswith(f"{person.seat}-")
         assert any(SPEECH in line for line in end["lines"])
         assert any(s["waiting"] for s in person.states)  # whom the table waits for, as the spectator sees it
-        assert end["replay"] == f"/replay?token={people[0].token if person.seat == 2 else people[1].token}"
+        # the link opens the replay alone: no seat's token (shared, it gives no seat to whoever gets it)
+        assert end["replay"] == f"/replay?token={replay_token}" and replay_token not in tokens
     # the game is recorded like any other, the people's seats as `human`
     game = tmp_path / "game-00001"
     meta, result = read_meta(game), read_result(game)

@@ -7,6 +7,7 @@ width, with no serious accessibility violation (axe-core) on the seats', the spe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import queue
 import threading
@@ -356,6 +357,112 @@ def test_the_page_draws_percivals_view_from_the_state_alone(browsers, tmp_path):
         assert not driver.find_element(By.ID, "private").is_displayed()
         assert "you approved" not in driver.find_element(By.ID, "history").text
         assert console_errors(driver) == []
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+
+
+# at 390 px: the page no wider than the window; the header's box; each quest's label against the next quest's;
+# the private panel's top
+PHONE_LAYOUT = """const box = (n) => n.getBoundingClientRect();
+  const quests = [...document.querySelectorAll('#quests li')].map((li) => {
+    const parts = [...li.querySelectorAll('span')].map(box);
+    return {left: box(li).left, top: box(li).top, right: Math.max(...parts.map((r) => r.right)),
+            widest: Math.max(...parts.map((r) => r.width))};
+  });
+  return {wide: document.documentElement.scrollWidth - innerWidth, quests,
+          header: [box(document.querySelector('header')).top, box(document.querySelector('header')).bottom],
+          private: box(document.getElementById('private')).top, board: box(document.getElementById('board')).top,
+          height: innerHeight};"""
+
+
+def test_a_ten_player_table_at_phone_width(browsers, tmp_path):
+    """A seat of a 10-player game at 390 px (a state made by hand): the page no wider than the screen, no quest's
+    label ("team 4", "2 fails") reaching the next quest's, the private panel above the table and one tap away from
+    the header, which stays at the top as the page scrolls; the speech box takes the request's max_chars; the
+    spectator shows a speech's right-to-left mark obeyed inside its <bdi>, never as a literal \\u202e."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from avalon_agents.core.actions import ActionRequest, RequestKind
+    from avalon_agents.core.events import LeaderChosen, NightInfoRevealed, RoleAssigned, SpeechGiven, TeamProposed
+    from avalon_agents.core.types import Role
+    from avalon_agents.decisions.kinds import MAX_SPEECH
+    from avalon_agents.table.desk import WebDesk
+    from avalon_agents.table.server import Table
+    from avalon_agents.table.watch import Spectator
+
+    rules = make_rules("official", 10, lady_of_the_lake=True)
+    assert rules.fails_required[3] == 2  # quest 4 takes two fails: its label has two lines
+    desk, spectator = WebDesk(4, rules), Spectator(rules)
+    table = Table({4: desk}, spectator)
+    table.started = True
+    said = "Trust me \u202eon this\u202c, and \u2067Player 7\u2069 too"
+    private = (4,)
+    told(desk, spectator, rules,
+         RoleAssigned(seq=1, quest=1, attempt=1, visible_to=private, seat=4, role=Role.MERLIN),
+         NightInfoRevealed(seq=2, quest=1, attempt=1, visible_to=private, seat=4, seats=(2, 6, 9),
+                           known_as="evil"),
+         LeaderChosen(seq=3, quest=1, attempt=1, leader=2, team_size=3, fails_required=1, final=False),
+         TeamProposed(seq=4, quest=1, attempt=1, leader=2, team=(2, 4, 7)),
+         *[SpeechGiven(seq=5 + n, quest=1, attempt=1, seat=n, text=said if n == 1 else f"I am Player {n}.")
+           for n in range(1, 11)])
+    request = ActionRequest(seat=4, kind=RequestKind.SPEAK, quest=1, attempt=1, team=(2, 4, 7), leader=2)
+    with served_table(table) as (base, loop):
+        asyncio.run_coroutine_threadsafe(desk.ask(request, "Speak about the team."), loop)
+        driver = browsers[0]
+        driver.set_window_size(390, 844)
+        try:
+            driver.get(base + table.seat_path(4))
+            WebDriverWait(driver, 10).until(lambda d: d.find_element(By.ID, "speak").is_displayed())
+            time.sleep(0.3)
+            shape = driver.execute_script(PHONE_LAYOUT)
+            assert shape["wide"] <= 0, shape
+            quests = shape["quests"]
+            assert len(quests) == 5
+            for here, there in zip(quests, quests[1:]):
+                if here["top"] == there["top"]:  # side by side: this label ends before the next quest begins
+                    assert here["right"] <= there["left"], quests
+            assert all(q["widest"] < 60 for q in quests), quests  # short lines, never "team 4, 2 fails" on one
+            assert shape["private"] < shape["board"], shape  # what the seat knows, before the round table
+            assert driver.find_element(By.ID, "speech").get_attribute("maxlength") == str(MAX_SPEECH)
+            assert driver.find_element(By.ID, "speech-max").text == str(MAX_SPEECH)
+            driver.execute_script("window.scrollTo(0, document.body.scrollHeight)")
+            time.sleep(0.2)
+            top, bottom = driver.execute_script(PHONE_LAYOUT)["header"]
+            assert top == 0 and bottom < 200  # the header stayed
+            driver.find_element(By.ID, "to-private").click()  # one tap to what the seat knows
+            time.sleep(0.3)
+            after = driver.execute_script(PHONE_LAYOUT)
+            assert after["header"][1] <= after["private"] < after["height"] / 2, after
+            assert "Evil, as the night showed you" in driver.find_element(By.ID, "known").text
+            assert_accessible(driver)
+            driver.get(base + table.watch_path())
+            WebDriverWait(driver, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#log bdi.said")) == 10)
+            said_shown = driver.execute_script(
+                "return [...document.querySelectorAll('#log bdi.said')].map((b) => b.textContent)")
+            assert said_shown[0] == said and "\\u202e" not in driver.find_element(By.ID, "log").text
+            assert driver.execute_script(PHONE_LAYOUT)["wide"] <= 0
+            assert not driver.find_element(By.ID, "to-private").is_displayed()  # no private panel to go to
+            assert_accessible(driver)
+            assert console_errors(driver) == []
+        finally:
+            driver.set_window_size(1200, 1000)
+
+
+@contextlib.contextmanager
+def served_table(table):
+    """`table`'s site on a free loopback port, its loop in a thread of its own: (its base URL, the loop)."""
+    from aiohttp import web
+
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(table.app())
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    loop.run_until_complete(site.start())
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}", loop
     finally:
         asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)

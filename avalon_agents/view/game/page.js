@@ -14,6 +14,8 @@ function el(tag, cls, ...children) {
   for (const c of children) node.append(c instanceof Node ? c : String(c));
   return node;
 }
+// A dealt role, or a secret that tells one (a seat's own quest card, what the Lady showed): "hidden" until the
+// roles are shown (page.css), and left out of search while hidden (search.js).
 const role = (name) => el("span", "role", el("span", "v", name));
 const player = (s) => `Player ${s}`;
 const players = (list) => (list.length ? list.map(player).join(", ") : "nobody");
@@ -39,13 +41,13 @@ function describeEvent(e) {
       return [`Team ${players(e.team)} ${e.approved ? "approved" : "rejected"} ${e.approve_count} to ${e.reject_count}`
         + (e.approvals.length || e.rejections.length
           ? `: approve ${players(e.approvals)}; reject ${players(e.rejections)}.` : ".")];
-    case "quest_card": return [`${player(e.seat)} plays ${e.success ? "success" : "fail"}.`];
+    case "quest_card": return [`${player(e.seat)} plays `, role(e.success ? "success" : "fail"), "."];
     case "quest_completed":
       return [`Quest ${e.quest} ${e.success ? "succeeds" : "fails"} (${e.fails} fail${e.fails === 1 ? "" : "s"}, team `
         + `${players(e.team)}). Score: good ${e.good_points}, evil ${e.evil_points}.`];
     case "lady_given": return [`${player(e.holder)} holds the Lady of the Lake.`];
     case "lady_examined": return [`${player(e.holder)} examines ${player(e.target)} with the Lady of the Lake.`];
-    case "lady_result": return [`The Lady shows ${player(e.holder)} that ${player(e.target)} is ${e.loyalty}.`];
+    case "lady_result": return [`The Lady shows ${player(e.holder)} that ${player(e.target)} is `, role(e.loyalty), "."];
     case "assassination_declined": return [`${player(e.seat)} declines to name Merlin.`];
     case "assassination":
       return [`${player(e.assassin)} names ${player(e.target)} as Merlin: ${e.hit ? "a hit" : "a miss"}.`];
@@ -67,8 +69,9 @@ function describeRecord(r) {
   }
   if (r.type === "extraction") {
     const problems = r.problems.length ? ` Problems: ${r.problems.join("; ")}.` : "";
+    const action = JSON.stringify(r.action);  // a quest card tells its seat's side: hidden with the roles
     return [who, `${r.kind} read by `, el("span", `method ${r.method}`, METHODS[r.method] || r.method),
-      ` → ${JSON.stringify(r.action)}${r.valid ? "" : " (first answer not legal)"}`
+      " → ", r.kind === "quest" ? role(action) : action, `${r.valid ? "" : " (first answer not legal)"}`
       + (r.answers > 1 ? `, ${r.answers} answers` : "") + `.${problems}`];
   }
   if (r.type === "probe") {

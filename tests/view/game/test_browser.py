@@ -410,3 +410,85 @@ def test_text_that_looks_like_html_is_shown_as_text(browser, replay_run, tmp_pat
     assert browser.execute_script(pwned) == "undefined"
     assert console_errors(browser) == []
     screenshot(browser, tmp_path, "replay-html-as-text")
+
+
+# at phone width: the page's overflow, the timeline's box, the widest entry's right edge, the seats table's box
+PHONE = """const box = (n) => n.getBoundingClientRect();
+  const items = [...document.querySelectorAll('#timeline .item')].filter((n) => n.getClientRects().length);
+  return {wide: document.documentElement.scrollWidth - innerWidth, width: innerWidth,
+          timeline: [box(document.getElementById('timeline')).left, box(document.getElementById('timeline')).right],
+          items: Math.max(...items.map((n) => box(n).right)),
+          seats: [box(document.getElementById('seats')).left, box(document.getElementById('seats')).right]};"""
+# the text of each entry of a type as it reads on the screen: a secret the page hides reads "hidden" (page.css
+# writes it before the hidden value)
+TEXTS = """const read = (node) => [...node.childNodes].map((c) => c.nodeType === 3 ? c.data
+    : c.classList.contains('role') && getComputedStyle(c.querySelector('.v')).display === 'none' ? 'hidden'
+    : read(c)).join('');
+  return [...document.querySelectorAll('#timeline .item.' + arguments[0])].map(read);"""
+
+
+@pytest.fixture(scope="module")
+def lady_run(tmp_path_factory) -> Path:
+    """A recorded 8-player game of rule bots with the Lady of the Lake (quest cards, the Lady's results), its
+    replay written by `avalon replay`."""
+    from click.testing import CliRunner
+
+    from avalon_agents.cli import cli
+
+    run = tmp_path_factory.mktemp("lady") / "run"
+    played = CliRunner().invoke(cli, ["play", "--players", "8", "--seats", ",".join(["rulebot"] * 8),
+                                      "--lady-of-the-lake", "--seed", "2", "--out", str(run), "--json"])
+    assert played.exit_code == 0, played.output
+    assert CliRunner().invoke(cli, ["replay", str(run)]).exit_code == 0
+    return run
+
+
+def test_hidden_roles_hide_each_quest_card_and_what_the_lady_showed(browser, lady_run, replay_run):
+    """Until the roles are shown, a seat's quest card, what the Lady of the Lake showed its holder and an extracted
+    quest card read "hidden" (each tells a seat's side) and search does not find them; shown, they read as played."""
+    from selenium.webdriver.common.by import By
+
+    game = game_dirs(lady_run)[0]
+    events = jsonl(game / "events.jsonl")
+    cards = [e for e in events if e["type"] == "quest_card"]
+    shown = [e for e in events if e["type"] == "lady_result"]
+    assert cards and shown
+    open_page(browser, lady_run / "replay" / page_name(game.name))
+    assert browser.execute_script(TEXTS, "ev-quest_card") == [f"Player {e['seat']} plays hidden." for e in cards]
+    assert browser.execute_script(TEXTS, "ev-lady_result") == [
+        f"The Lady shows Player {e['holder']} that Player {e['target']} is hidden." for e in shown]
+    search = browser.find_element(By.ID, "search")
+    search.send_keys("plays fail")
+    assert browser.find_element(By.ID, "matches").text == "no match"
+    browser.find_element(By.ID, "roles-button").click()
+    assert browser.execute_script(TEXTS, "ev-quest_card") == [
+        f"Player {e['seat']} plays {'success' if e['success'] else 'fail'}." for e in cards]
+    assert browser.execute_script(TEXTS, "ev-lady_result") == [
+        f"The Lady shows Player {e['holder']} that Player {e['target']} is {e['loyalty']}." for e in shown]
+    if not all(e["success"] for e in cards):
+        assert browser.find_element(By.ID, "matches").text != "no match"
+    # a quest card an LLM seat's answer was read as (an extraction record) is hidden too
+    game = game_dirs(replay_run)[0]
+    open_page(browser, replay_run / "replay" / page_name(game.name))
+    read = [t for t in browser.execute_script(TEXTS, "rec-extraction") if "quest read by " in t]
+    assert read and all("→ hidden" in t and "→ true" not in t and "→ false" not in t for t in read), read[:3]
+
+
+def test_a_game_and_the_index_at_phone_width(browser, lady_run, tmp_path):
+    """At 390 px the replay's page is no wider than the screen: the seats table above the timeline, both within
+    the window, every entry inside it; the index's table scrolls in its own box; no serious axe-core violation."""
+    game = game_dirs(lady_run)[0]
+    browser.set_window_size(390, 844)
+    try:
+        open_page(browser, lady_run / "replay" / page_name(game.name))
+        shape = browser.execute_script(PHONE)
+        assert shape["wide"] <= 0, shape
+        assert 0 <= shape["timeline"][0] and shape["timeline"][1] <= shape["width"], shape
+        assert shape["items"] <= shape["width"] and shape["seats"][1] <= shape["width"], shape
+        assert_accessible(browser)
+        screenshot(browser, tmp_path, "replay-phone")
+        open_page(browser, lady_run / "replay" / "index.html")
+        assert browser.execute_script("return document.documentElement.scrollWidth - innerWidth") <= 0
+        assert_accessible(browser)
+    finally:
+        browser.set_window_size(1400, 1600)
