@@ -25,8 +25,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -258,6 +260,22 @@ def paired_p(fixed_k: Sequence[int], fixed_n: Sequence[int], treated_k: Sequence
     return float(min(1.0, found.pvalue))
 
 
+_SUMS_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("sums_only", default=False)
+
+
+@contextlib.contextmanager
+def sums_only() -> Iterator[None]:
+    """Within it (this thread or task), `rate` gives each group's value, `n` and `games` without an interval
+    (ci_low and ci_high NaN, ci_method None, `few_games` as ever), summed for all groups at once: for a caller that
+    uses the sums alone over many groups (view.compare's per-game values: a rate per game of 10,000, each interval a
+    bootstrap it throws away)."""
+    token = _SUMS_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _SUMS_ONLY.reset(token)
+
+
 def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = None) -> pd.DataFrame:
     """Per group of `by`: value = sum(num) / sum(den) (den None: the row count), its 95% CI (one yes/no per
     game: Wilson's; otherwise resampling games under its floor, `game_ci`) and which method gave it (`ci_method`),
@@ -275,6 +293,8 @@ def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = Non
         return pd.DataFrame(columns=columns)
     work = frame.assign(_num=frame[num].astype(float), _den=frame[den].astype(float) if den else 1.0)
     per_game = work.groupby([*by, "game"], dropna=False)[["_num", "_den"]].sum().reset_index()
+    if _SUMS_ONLY.get():
+        return _sums(per_game, by, columns)
     rows = []
     for key, g in per_game.groupby(by, dropna=False, sort=True) if by else [((), per_game)]:
         key = key if isinstance(key, tuple) else (key,)
@@ -285,6 +305,23 @@ def rate(frame: pd.DataFrame, by: Sequence[str], num: str, den: str | None = Non
                      "ci_low": low, "ci_high": high, METHOD: method if low == low else None,
                      "n": int(total) if float(total).is_integer() else total, "games": games, FEW: few(games)})
     return pd.DataFrame(rows, columns=columns)
+
+
+def _sums(per_game: pd.DataFrame, by: list[str], columns: list[str]) -> pd.DataFrame:
+    """`rate`'s rows without intervals (`sums_only`): each group's sums over its games, in `rate`'s order."""
+    if by:
+        groups = per_game.groupby(by, dropna=False, sort=True)
+        table = groups[["_num", "_den"]].sum().join(groups["game"].nunique().rename("games")).reset_index()
+    else:
+        table = pd.DataFrame({"_num": [per_game["_num"].sum()], "_den": [per_game["_den"].sum()],
+                              "games": [per_game["game"].nunique()]})
+    total = table["_den"]
+    table["value"] = (table["_num"] / total.where(total != 0)).astype(float)
+    table["ci_low"] = table["ci_high"] = float("nan")
+    table[METHOD] = None
+    table["n"] = total.astype(int) if (total % 1 == 0).all() else total
+    table[FEW] = table["games"] < SMALL
+    return table[columns]
 
 
 def difference_ci(num_a: Sequence[float], den_a: Sequence[float], num_b: Sequence[float], den_b: Sequence[float],

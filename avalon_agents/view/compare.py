@@ -34,7 +34,7 @@ import pandas as pd
 from avalon_agents.analysis.load import RunData
 from avalon_agents.analysis.paper import metrics
 from avalon_agents.analysis.paper.report import Analysis
-from avalon_agents.analysis.stats import METHOD, difference_ci, fisher_p, newcombe
+from avalon_agents.analysis.stats import METHOD, difference_ci, fisher_p, newcombe, sums_only
 from avalon_agents.records.environment import differences
 from avalon_agents.records.reader import open_run
 from avalon_agents.view.catalog import UnknownRun
@@ -166,7 +166,8 @@ def per_game(data: RunData, variant: str, metric: Callable[[RunData], pd.DataFra
             frame = frame[frame["variant"] == variant]
             frame = frame.assign(variant=frame["variant"].astype(str) + _SEP + frame["game"].astype(str))
         frames[table] = frame
-    table = metric(type(data)(**frames))
+    with sums_only():  # each game's sums: its own interval would be thrown away
+        table = metric(type(data)(**frames))
     found: dict[tuple, tuple[list[float], list[float]]] = {}
     for row in table.to_dict(orient="records"):
         if not row.get("games"):

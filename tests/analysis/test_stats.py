@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from avalon_agents.analysis import stats
 from avalon_agents.analysis.stats import SMALL, as_games, fisher_p, newcombe, rate, wilson
 
 # Newcombe (1998), Statistics in Medicine 17:873-890, Table II, method 10 (the hybrid score interval)
@@ -144,3 +145,24 @@ def test_an_interval_of_the_same_games_is_resampled_once(monkeypatch):
     assert stats.ratio_ci(num.copy(), den.copy(), seed=11) == first
     with pytest.raises(pytest.fail.Exception):
         stats.ratio_ci(num, den, seed=12)  # another seed: its own draws
+
+
+def test_sums_only_gives_rates_rows_without_their_intervals():
+    """stats.sums_only (view.compare's per-game values): the same groups, values, n, games and few_games as `rate`,
+    in its order and columns, no interval (NaN, no method); outside it, intervals again."""
+    rng = np.random.default_rng(3)
+    sides = np.tile(["good", "evil", None, "good", "evil"], 40)
+    frame = pd.DataFrame({"game": np.repeat(np.arange(40), 5), "side": sides,
+                          "hit": rng.random(200) > 0.4, "den": rng.integers(0, 3, 200).astype(float)})
+    for by, den in ((["side"], None), ([], "den"), (["side"], "den")):
+        full = stats.rate(frame, by, "hit", den)
+        with stats.sums_only():
+            sums = stats.rate(frame, by, "hit", den)
+        assert list(sums.columns) == list(full.columns)
+        same = [*by, "value", "n", "games", stats.FEW]
+        pd.testing.assert_frame_equal(sums[same], full[same], check_dtype=False)
+        assert sums["ci_low"].isna().all() and sums["ci_high"].isna().all() and sums[stats.METHOD].isna().all()
+        assert full["ci_low"].notna().any()
+    with stats.sums_only():
+        assert stats.rate(frame.iloc[:0], ["side"], "hit").empty
+    assert stats.rate(frame, [], "hit")["ci_low"].notna().all()  # the option ends with its block
