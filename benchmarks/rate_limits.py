@@ -15,7 +15,7 @@ the requests' times (leaving out the tail, where fewer games are left), divided 
 the whole run.
 
 Run: .venv/bin/python benchmarks/rate_limits.py [--in-flight 16,64] [--paths openai-compatible,openai]
-     [--rpm 600] [--tpm 0] [--latency 0.2] [--no-limit-headers] [--markdown]
+     [--rpm 600] [--tpm 0] [--latency 0.2] [--no-limit-headers] [--reserve] [--markdown]
 (600 RPM, 16 and 64 games in flight, both paths: about 35 minutes on 2 cores.)
 """
 
@@ -37,9 +37,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def start_server(rpm: float | None, tpm: float | None, latency: float,
-                 headers: bool = True) -> tuple[subprocess.Popen, str]:
+                 headers: bool = True, reserve: bool = False) -> tuple[subprocess.Popen, str]:
     start = "import avalon_agents.llm.loopback as m; m._Server.request_queue_size = 2048; m.main()"
     args = [sys.executable, "-c", start, "--latency", str(latency)] + ([] if headers else ["--no-limit-headers"])
+    args += ["--reserve"] if reserve else []
     if rpm:
         args += ["--rpm", str(rpm)]
     if tpm:
@@ -87,8 +88,9 @@ def steady(times: list[float], values: list[float]) -> tuple[float, float]:
     return middle, whole
 
 
-def one(path: str, games: int, rpm: float | None, tpm: float | None, latency: float, headers: bool = True) -> dict:
-    server, url = start_server(rpm, tpm, latency, headers)
+def one(path: str, games: int, rpm: float | None, tpm: float | None, latency: float, headers: bool = True,
+        reserve: bool = False) -> dict:
+    server, url = start_server(rpm, tpm, latency, headers, reserve)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             cfg = Path(tmp) / "cfg.yaml"
@@ -138,13 +140,15 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--no-limit-headers", action="store_true",
                         help="the server states its limits only in 429s (no x-ratelimit-* headers)")
+    parser.add_argument("--reserve", action="store_true",
+                        help="the server counts each request's max_tokens for the minute (as OpenAI does)")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     rows = []
     for games in (int(x) for x in args.in_flight.split(",")):
         for path in args.paths.split(","):
             row = one(path, games, None if args.tpm else args.rpm, args.tpm or None, args.latency,
-                      not args.no_limit_headers)
+                      not args.no_limit_headers, args.reserve)
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.markdown:

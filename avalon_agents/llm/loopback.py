@@ -151,8 +151,8 @@ class Limits:
         tpm: tokens per minute (None: none): a request whose prompt would take the last minute's tokens over
             it is refused; prompt and answer tokens count.
         headers: send the x-ratelimit-* headers (False: a provider that states no limits, only 429s).
-        reserve: a request holds its `max_tokens` against `tpm` from its arrival until its answer counts the
-            tokens it used (as OpenAI counts them).
+        reserve: a request holds its `max_tokens` against `tpm` from its arrival, for the minute, whatever its
+            answer used (as OpenAI counts them).
         minute_s: the length of a "minute" (tests shorten it, with the pacer's WINDOW_S).
     """
 
@@ -203,7 +203,7 @@ class Limits:
     def charge(self, entry: list, tokens: int) -> None:
         """The request's tokens, answer included."""
         with self.lock:
-            entry[1] = tokens
+            entry[1] = tokens = max(entry[1], tokens) if self.reserve else tokens
             self.passed.append((entry[0], tokens))
 
     def _headers(self, now: float) -> dict[str, str]:
@@ -389,13 +389,14 @@ def main(embed: Callable[[list[str]], Any] | None = None) -> None:
                         help="answer /v1/embeddings too: `hashed`, a fixed unit vector per text, with no encoder")
     parser.add_argument("--rpm", type=float, default=None, help="requests per minute (enforced per second too)")
     parser.add_argument("--tpm", type=float, default=None, help="tokens per minute")
+    parser.add_argument("--reserve", action="store_true", help="count each request's max_tokens for the minute")
     parser.add_argument("--no-limit-headers", action="store_true",
                         help="send no x-ratelimit-* headers (a provider that states its limits only by 429s)")
     args = parser.parse_args()
     if embed is None and args.embeddings == "hashed":
         embed = hashed_vectors
     server = _Server(("127.0.0.1", args.port), Handler)
-    limits = (Limits(rpm=args.rpm, tpm=args.tpm, headers=not args.no_limit_headers)
+    limits = (Limits(rpm=args.rpm, tpm=args.tpm, headers=not args.no_limit_headers, reserve=args.reserve)
               if args.rpm or args.tpm else None)
     server.state = ServerState(reply=scripted_reply(), embed=embed, latency=args.latency,
                                fault_rate=args.fault_rate, limits=limits)

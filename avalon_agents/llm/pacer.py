@@ -9,9 +9,10 @@ last minute (a sliding window, as providers count) and gives each call a start t
 
 - requests are spaced evenly at `SAFETY` of the per-second share of the limit (providers enforce a per-minute
   limit in one-second slices: 600 RPM is 10 requests in any second);
-- tokens stay under `SAFETY` of the per-minute limit over any minute: a request holds its prompt's estimated
-  tokens and its whole `max_tokens` while it is in flight (providers reserve max_tokens against a token limit
-  when a request arrives), and the tokens it used once the answer says (the provider's counts);
+- tokens stay under `SAFETY` of the per-minute limit over any minute: a request holds its prompt's tokens and
+  its whole `max_tokens` for the minute from its start, as providers count it (they count max_tokens against a
+  token limit when a request arrives, and do not give back what the answer left unused); the answer's counts
+  replace the prompt's estimate, and an answer longer than `max_tokens` (a cap the server ignored) counts whole;
 - while no limit is known (none set, none stated by an answer's headers, no 429 yet), the calls in flight
   start at one and grow by one with each answer (doubling each round trip, as TCP's slow start): a provider
   that states its limits only in 429s meets a few of them, not an opening burst of every caller at once;
@@ -152,6 +153,8 @@ class Ticket:
 
     at: float
     tokens: float
+    reserved: float = 0.0
+    """The request's `max_tokens`: held for the minute whatever the answer used (0: no cap set)."""
     waited_s: float = 0.0
     generation: int = 0
     """The pacer's generation when the slot was given: a change of limits or a 429's hold gives new slots."""
@@ -233,7 +236,7 @@ class Pacer:
                     if room <= now:
                         ticket = self._admit(self._request_slot(now), prompt_chars, max_output)
                         break
-                    # an answer in flight gives back the max_tokens it did not use: look again soon
+                    # an answer in flight replaces its prompt's estimate with the provider's count: look again soon
                     wait = min(room - now, RECHECK_S) if self.in_flight else room - now
             await asyncio.sleep(wait)
         try:
@@ -292,7 +295,8 @@ class Pacer:
         return max(self._request_slot(now), self._token_room(now, tokens))
 
     def _admit(self, at: float, prompt_chars: int, max_output: int) -> Ticket:
-        ticket = Ticket(at=at, tokens=self._estimate(prompt_chars, max_output), generation=self._generation)
+        ticket = Ticket(at=at, tokens=self._estimate(prompt_chars, max_output), reserved=float(max_output or 0),
+                        generation=self._generation)
         self._advance(at)
         self._window.append(ticket)
         self.in_flight += 1
@@ -317,7 +321,8 @@ class Pacer:
 
     def settle(self, ticket: Ticket, headers: Mapping[str, str] | None, prompt_chars: int,
                input_tokens: int, output_tokens: int) -> None:
-        """An answer came: count its real tokens, learn from its headers."""
+        """An answer came: count its real tokens (its prompt's, and its `max_tokens` still held for the minute, or
+        what it used if more), learn from its headers."""
         told = read_headers(headers)
         with self._lock:
             self.in_flight -= 1
@@ -329,7 +334,7 @@ class Pacer:
             if self._probing():
                 self.answered += 1
             if input_tokens:
-                ticket.tokens = input_tokens + output_tokens
+                ticket.tokens = input_tokens + max(output_tokens, ticket.reserved)
                 ratio = max(1.0, prompt_chars / input_tokens)
                 self.chars_per_token = ratio if not self._counted else 0.8 * self.chars_per_token + 0.2 * ratio
                 self.output_tokens = (0.8 * self.output_tokens + 0.2 * output_tokens if self._counted
