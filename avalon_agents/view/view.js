@@ -31,7 +31,8 @@ function rate(row) {
 }
 
 // A table of `rows` with `columns` ([{key, label, show(row) -> text or node, num, sort(row) -> value}]), sortable by
-// any column (its header is a button); `id` keeps its sort order across redraws.
+// any column (its header is a button); `id` keeps its sort order across redraws. Each cell carries its column's
+// label: on a phone each row is a card of "label value" lines (view.css), every column on the screen.
 function table(id, columns, rows, caption) {
   const sort = STATE.sort[id];
   let shown = rows.slice();
@@ -55,7 +56,7 @@ function table(id, columns, rows, caption) {
   }));
   const body = shown.map((r) => el("tr", {}, ...columns.map((c) => {
     const v = c.show ? c.show(r) : r[c.key];
-    return el("td", { class: c.num ? "num" : null }, v === null || v === undefined ? "" : v);
+    return el("td", { class: c.num ? "num" : null, "data-label": c.label }, v === null || v === undefined ? "" : v);
   })));
   return el("div", { class: "scroll" }, el("table", { id },
     caption ? el("caption", { class: "muted" }, caption) : null, el("thead", {}, head), el("tbody", {}, ...body)));

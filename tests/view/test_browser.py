@@ -198,3 +198,77 @@ def test_a_run_page_shows_the_environment_it_was_made_in(served, browser):
     browser.get(served.url + "runs/llm")  # recorded before run.json: its experiment.json's commit alone
     assert dict(wait_for(browser, lambda d: cells(d, "environment"))) == {
         "commit": "4e654d98cdd45c116f2feca7e4d451fad97dc1e0+dirty"}
+
+
+def test_hostile_requests_in_the_browser(tmp_path):
+    """In Chromium, against the real `avalon view`: a page of another name resolving to 127.0.0.1 (DNS rebinding,
+    made with Chromium's host resolver rules) gets the JSON refusal and none of the runs; the index names each
+    unreadable run's file on its row; a game address out of the viewed folders is a JSON 404 reading nothing."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    from tests.browser import CHROMEDRIVER, CHROMIUM
+    from tests.view.test_hostile import GAME, SECRET, hostile_folders
+
+    viewed, other = hostile_folders(tmp_path)
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--host-resolver-rules=MAP rebound.example 127.0.0.1"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    server = Served(viewed)
+    try:
+        port = server.url.rsplit(":", 1)[1].split("/")[0]
+        driver.get(f"http://rebound.example:{port}/api/runs")
+        refused = driver.find_element(By.TAG_NAME, "body").text
+        assert "this machine's names only" in refused and "corrupt" not in refused, refused
+        driver.get(server.url)
+        rows = wait_for(driver, lambda d: cells(d, "runs"))
+        state = {r[1]: r[3] for r in rows}
+        assert state["ok"] == "done" and sorted(state) == ["big", "corrupt", "linked", "newer", "ok"], state
+        assert state["corrupt"].startswith("unreadable: ") and f"{GAME}/trace.jsonl is corrupt" in state["corrupt"]
+        assert "link out of the viewed folders" in state["linked"] and state["newer"].startswith("newer layout: ")
+        assert [e for e in console_errors(driver) if "rebound.example" not in e["message"]] == []
+        outside = str(other / "x" / GAME).replace("/", "%2F")
+        driver.get(f"{server.url}runs/ok/games/{outside}")
+        body = driver.find_element(By.TAG_NAME, "body").text
+        assert json.loads(body)["error"].startswith("no game") and SECRET not in driver.page_source
+    finally:
+        server.stop()
+        driver.quit()
+
+
+# at phone width: the page's overflow, and each cell of the table's rows: its column's label and its box's edges
+CARDS = """const cells = [...document.querySelectorAll(arguments[0] + ' tbody td')];
+  return {wide: document.documentElement.scrollWidth - innerWidth, width: innerWidth,
+          headers: document.querySelectorAll(arguments[0] + ' thead th').length,
+          rows: document.querySelectorAll(arguments[0] + ' tbody tr').length,
+          cells: cells.map((c) => [c.dataset.label, c.getBoundingClientRect().left, c.getBoundingClientRect().right,
+                                   c.getBoundingClientRect().width])};"""
+
+
+def test_the_index_and_compare_at_phone_width(tmp_path, browser):
+    """At 390 px every column of the index's rows and of compare's tables is on the screen (each row a card of
+    labelled lines), the difference from the reference side included, and the page is no wider than the window;
+    no serious axe-core violation."""
+    experiment(tmp_path, name="one", games=4)
+    experiment(tmp_path, name="two", games=4, seed=77)
+    server = Served(tmp_path)
+    browser.set_window_size(390, 844)
+    try:
+        for page, table in (("", "#runs"), ("compare?runs=one,two", "#c-headline"), ("compare?runs=one,two", "#sides")):
+            browser.get(server.url + page)
+            wait_for(browser, lambda d: d.execute_script(CARDS, table)["rows"] >= 2)
+            shape = browser.execute_script(CARDS, table)
+            assert shape["wide"] <= 0, (page, shape["wide"])
+            assert len(shape["cells"]) == shape["rows"] * shape["headers"], (page, shape)
+            for label, left, right, width in shape["cells"]:
+                assert label and 0 <= left and right <= shape["width"] and width > 0, (page, label, left, right)
+            if table == "#c-headline":  # the difference column, on the screen
+                assert any("−" in label and "[95% CI]" in label for label, *_ in shape["cells"]), shape["cells"]
+            assert_accessible(browser)
+            assert console_errors(browser) == []
+    finally:
+        browser.set_window_size(1300, 1400)
+        server.stop()
