@@ -27,16 +27,22 @@ def test_the_hang_limit_is_five_minutes_or_five_timeouts():
     assert hang_limit(0.3) == pytest.approx(1.5)
 
 
-def test_silence_counts_while_requests_wait_and_ends_with_any_answer():
+def test_silence_counts_while_requests_wait_and_ends_with_any_answer(monkeypatch):
+    from types import SimpleNamespace
+
+    from avalon_agents.llm import health as health_module
+
+    clock = [100.0]  # the health's clock, moved by hand: the figures hold however slow the machine
+    monkeypatch.setattr(health_module, "time", SimpleNamespace(monotonic=lambda: clock[0]))
     health = ModelHealth("m")
     health.sent()
-    time.sleep(0.05)
+    clock[0] += 0.05
     health.came_back(heard=False)  # a timeout: the silence goes on
-    time.sleep(0.1)  # nobody waits (the game between calls): not counted
-    assert 0.04 <= 1.0 - health.quiet_left(1.0) < 0.1
+    clock[0] += 0.1  # nobody waits (the game between calls): not counted
+    assert 1.0 - health.quiet_left(1.0) == pytest.approx(0.05)
     health.sent()
-    time.sleep(0.05)
-    assert not health.hung(1.0) and health.hung(0.09)  # about 0.1 s of waiting in all
+    clock[0] += 0.05
+    assert not health.hung(1.0) and health.hung(0.09)  # 0.1 s of waiting in all
     assert "answered nothing for 0.09 s" in health.verdict
     health.came_back(heard=True)  # an answer (an error status too): the server lives
     assert health.quiet_left(1.0) == 1.0
