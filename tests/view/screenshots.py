@@ -5,7 +5,8 @@
 Runs made for it in a temporary folder: an ablation of two variants and a second seed of it (rule bots against
 random seats, 20 games each), and the recorded run with LLM calls (tests/data/replay/run). Taken: the index
 (view-index.png), a run's page (view-run.png), the comparison of the two runs (view-compare.png), the run's calls
-(view-calls.png) and the index at phone width (view-phone.png). Each is saved as a PNG of 256 colours (Pillow).
+(view-calls.png), and the index and the comparison at phone width (view-phone.png, view-compare-phone.png). Each
+is saved as a PNG of 256 colours (Pillow).
 """
 
 from __future__ import annotations
@@ -58,10 +59,11 @@ def main(folder: Path) -> None:
             driver.get(url + page)
             time.sleep(3)
             shoot(driver, folder / f"{name}.png")
-        driver.set_window_size(390, 844)
-        driver.get(url)
-        time.sleep(2)
-        shoot(driver, folder / "view-phone.png")
+        for page, name in (("", "view-phone"), ("compare?runs=ablation,ablation-seed2", "view-compare-phone")):
+            driver.set_window_size(390, 844)
+            driver.get(url + page)
+            time.sleep(2)
+            shoot(driver, folder / f"{name}.png")
     finally:
         driver.quit()
         server.terminate()
