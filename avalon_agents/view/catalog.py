@@ -30,7 +30,7 @@ from avalon_agents.prices import NoPrice, Prices
 from avalon_agents.records.health import Health, HealthLimits
 from avalon_agents.records.reader import Game, Run, Tail, find_runs, open_run, stamp
 from avalon_agents.records.run_dir import LayoutError
-from avalon_agents.view.confine import MAX_FILE_BYTES, Confine, Problem
+from avalon_agents.view.confine import MAX_FILE_BYTES, Confine, Problem, game_file, run_file
 
 __all__ = ["Catalog", "UnknownRun", "find_runs"]
 
@@ -204,7 +204,7 @@ class Catalog:
                 game.check_layout(run.path)
             except LayoutError as exc:
                 problems.append(Problem(422, str(exc), "newer layout"))
-        own = self.confine.files(run.path, "", finished=not playing)
+        own = self.confine.files(run.path, "", finished=not playing, read=lambda n: run_file(n) or game_file(n))
         problems += [own] if own is not None else []
         problems += [totals.problems[str(g.path)] for g in done if str(g.path) in totals.problems]
         for game in unfinished:

@@ -13,12 +13,31 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from avalon_agents.records.run_dir import EVENTS, JUDGE_TRACE, TRACE
+from collections.abc import Callable
+
+from avalon_agents.records.reader import RUN_FILES
+from avalon_agents.records.run_dir import ABORTED, EVENTS, HEALTH, JUDGE_TRACE, META, RESULT, SEATING, TRACE
 
 MAX_FILE_BYTES = 512 * 2**20
 """The largest file `avalon view` reads by default (`avalon view --max-file-mb`)."""
 JSONL = (TRACE, EVENTS, JUDGE_TRACE)
 """A game's JSON-lines files, checked for a first `{` and a last newline."""
+GAME_FILES = {META, SEATING, RESULT, HEALTH, ABORTED, *JSONL}
+
+
+def game_file(name: str) -> bool:
+    """A file of a game's folder that a page reads (its records, an interrupted attempt's trace)."""
+    return name in GAME_FILES or (name.startswith("attempt-") and name.endswith(".jsonl"))
+
+
+def run_file(name: str) -> bool:
+    """A run's own file that a page reads (records.reader.RUN_FILES)."""
+    return name in RUN_FILES
+
+
+def analysis_file(name: str) -> bool:
+    """A file of a run's analysis folder that a page reads (its metrics, judged tables, judges' calls)."""
+    return name.endswith((".json", ".jsonl", ".csv"))
 
 
 @dataclass(frozen=True)
@@ -64,10 +83,12 @@ class Confine:
             return Problem(404, f"{shown} is a link out of the viewed folders: not read")
         return None
 
-    def files(self, folder: Path, shown: str, finished: bool = True, deep: bool = False) -> Problem | None:
-        """The first problem of a folder's files (`shown`: how a message names the folder): a file linking out of the
-        viewed folders, one over the cap, a JSONL file that is not JSON lines (its last byte checked only when the
-        game is `finished`: a line may be being written). `deep`: its subfolders' files too."""
+    def files(self, folder: Path, shown: str, finished: bool = True, deep: bool = False,
+              read: Callable[[str], bool] = game_file) -> Problem | None:
+        """The first problem of the files a page reads in a folder (`read`: which, by name; `shown`: how a message
+        names the folder): a file linking out of the viewed folders, one over the cap, a game's JSONL file that is
+        not JSON lines (its last byte checked only when the game is `finished`: a line may be being written).
+        `deep`: its subfolders' files too."""
         problem = self.folder(folder, shown)
         if problem is not None:
             return problem
@@ -77,11 +98,13 @@ class Confine:
             return None  # gone since it was listed: the readers say so
         for entry in entries:
             name = f"{shown}/{entry.name}" if shown else entry.name
+            if not (deep and entry.is_dir()) and not read(entry.name):
+                continue
             if not self.inside(entry.path):
                 return Problem(404, f"{name} is a link out of the viewed folders: not read")
             try:
                 if entry.is_dir():
-                    found = self.files(Path(entry.path), name, finished, deep) if deep else None
+                    found = self.files(Path(entry.path), name, finished, deep, read) if deep else None
                     if found is not None:
                         return found
                     continue

@@ -15,7 +15,7 @@ from avalon_agents.view import calls as call_pages
 from avalon_agents.view.calls import CallIndex
 from avalon_agents.view.catalog import Catalog, UnknownRun
 from avalon_agents.view.compare import VARIANT, Comparer, variants
-from avalon_agents.view.confine import MAX_FILE_BYTES, Unreadable
+from avalon_agents.view.confine import MAX_FILE_BYTES, Unreadable, analysis_file
 from avalon_agents.view.run_data import RunPages, environment
 from avalon_agents.view.site import Site, stamp
 
@@ -48,8 +48,8 @@ class View:
         problem = self.catalog.problem(run)
         if problem is None:
             folder = analysis_dir(run)
-            problem = self.catalog.confine.files(folder, folder.relative_to(run).as_posix(), deep=True) \
-                if folder.is_dir() else None
+            problem = self.catalog.confine.files(folder, folder.relative_to(run).as_posix(), deep=True,
+                                                 read=analysis_file) if folder.is_dir() else None
         if problem is not None:
             raise Unreadable(problem)
         return run

@@ -200,6 +200,45 @@ def test_a_run_page_shows_the_environment_it_was_made_in(served, browser):
         "commit": "4e654d98cdd45c116f2feca7e4d451fad97dc1e0+dirty"}
 
 
+def test_hostile_requests_in_the_browser(tmp_path):
+    """In Chromium, against the real `avalon view`: a page of another name resolving to 127.0.0.1 (DNS rebinding,
+    made with Chromium's host resolver rules) gets the JSON refusal and none of the runs; the index names each
+    unreadable run's file on its row; a game address out of the viewed folders is a JSON 404 reading nothing."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    from tests.browser import CHROMEDRIVER, CHROMIUM
+    from tests.view.test_hostile import GAME, SECRET, hostile_folders
+
+    viewed, other = hostile_folders(tmp_path)
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--host-resolver-rules=MAP rebound.example 127.0.0.1"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    server = Served(viewed)
+    try:
+        port = server.url.rsplit(":", 1)[1].split("/")[0]
+        driver.get(f"http://rebound.example:{port}/api/runs")
+        refused = driver.find_element(By.TAG_NAME, "body").text
+        assert "this machine's names only" in refused and "corrupt" not in refused, refused
+        driver.get(server.url)
+        rows = wait_for(driver, lambda d: cells(d, "runs"))
+        state = {r[1]: r[3] for r in rows}
+        assert state["ok"] == "done" and sorted(state) == ["big", "corrupt", "linked", "newer", "ok"], state
+        assert state["corrupt"].startswith("unreadable: ") and f"{GAME}/trace.jsonl is corrupt" in state["corrupt"]
+        assert "link out of the viewed folders" in state["linked"] and state["newer"].startswith("newer layout: ")
+        assert [e for e in console_errors(driver) if "rebound.example" not in e["message"]] == []
+        outside = str(other / "x" / GAME).replace("/", "%2F")
+        driver.get(f"{server.url}runs/ok/games/{outside}")
+        body = driver.find_element(By.TAG_NAME, "body").text
+        assert json.loads(body)["error"].startswith("no game") and SECRET not in driver.page_source
+    finally:
+        server.stop()
+        driver.quit()
+
+
 # at phone width: the page's overflow, and each cell of the table's rows: its column's label and its box's edges
 CARDS = """const cells = [...document.querySelectorAll(arguments[0] + ' tbody td')];
   return {wide: document.documentElement.scrollWidth - innerWidth, width: innerWidth,
