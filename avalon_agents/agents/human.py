@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol, TextIO
 
 from avalon_agents.agents.base import AgentBase
+from avalon_agents.agents.protocol import too_long
 from avalon_agents.core.actions import Action, ActionRequest, IllegalAction, Reply
 from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAssigned
 from avalon_agents.core.rules import RuleSet
@@ -50,10 +51,12 @@ class Desk(Protocol):
 def read_answer(text: str, request: ActionRequest) -> Action:
     """The legal action a person's answer gives `request`: the decision kind's rule parse, or, for a one-word
     answer it cannot read, the one answer word it is a near spelling of (`aprove`, `rejct`, `sucess`);
-    IllegalAction with the reason (the re-ask) if there is none. A speech takes any text, an empty one too
-    ("nothing to add"): the one rule for every seat, as a program's empty speech is taken and the fallback's
-    speech is empty."""
+    IllegalAction with the reason (the re-ask) if there is none. A speech takes any text up to MAX_SPEECH
+    characters, an empty one too ("nothing to add"): the one rule for every seat, as a program's empty speech is
+    taken, its longer one refused alike, and the fallback's speech is empty."""
     spec = kind_of(request)
+    if spec.key is None and (why := too_long(text)) is not None:
+        raise IllegalAction(why)
     action = spec.parse(text.strip(), request)
     if action is None:
         word = text.strip().strip(".!").lower()

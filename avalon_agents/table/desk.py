@@ -12,7 +12,7 @@ import asyncio
 from typing import Any
 
 from avalon_agents.agents.human import NoAnswer, read_answer
-from avalon_agents.agents.protocol import request_message, setup, too_long
+from avalon_agents.agents.protocol import request_message, setup
 from avalon_agents.core.actions import Action, ActionRequest, IllegalAction
 from avalon_agents.core.events import (
     EVENT_ADAPTER,
@@ -25,7 +25,7 @@ from avalon_agents.core.events import (
 )
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Seat
-from avalon_agents.decisions.kinds import MAX_SPEECH, kind_of
+from avalon_agents.decisions.kinds import kind_of
 
 MAX_ANSWER = 200
 """The most characters any other answer may have."""
@@ -155,15 +155,12 @@ class WebDesk:
 
     def answer(self, text: str) -> str | None:
         """Take the person's answer to the open request: None if taken, else why not (the re-ask's reason). The
-        answer is read as a terminal's line is (agents.human.read_answer: a speech takes any text, an empty one
-        too), after the table's length limits."""
+        answer is read as a terminal's line is (agents.human.read_answer: a speech takes any text up to
+        decisions.kinds.MAX_SPEECH characters, an empty one too), any other answer at most MAX_ANSWER characters."""
         request = self._open
         if request is None or self._answer is None or self._answer.done():
             return "no request is open for this seat"
-        if kind_of(request).key is None:  # a speech: the cap a program's speech has too (decisions.kinds)
-            if (why := too_long(text)) is not None:
-                return why
-        elif len(text) > MAX_ANSWER:
+        if kind_of(request).key is not None and len(text) > MAX_ANSWER:  # a speech's cap: read_answer's
             return f"at most {MAX_ANSWER} characters, not {len(text)}"
         try:
             read_answer(text, request)

@@ -64,6 +64,18 @@ def test_an_unclear_vote_and_a_good_seats_fail_card_are_asked_again():
     assert '"success" (good can only succeed)' in shown.getvalue()
 
 
+def test_a_speech_over_the_cap_is_asked_again_as_a_programs_is():
+    """A person at the terminal has the speech cap a program and the web table have (decisions.kinds.MAX_SPEECH):
+    a longer speech is asked again naming it; one at the cap is said as typed."""
+    from avalon_agents.decisions.kinds import MAX_SPEECH
+
+    speak = ActionRequest(seat=3, kind=RequestKind.SPEAK, quest=1, attempt=1)
+    agent, shown = seat_with(["x" * (MAX_SPEECH + 1), "y" * MAX_SPEECH])
+    assert answer(agent, speak).action.text == "y" * MAX_SPEECH
+    assert f"a speech has at most {MAX_SPEECH} characters, not {MAX_SPEECH + 1}" in shown.getvalue()
+    assert read_answer("", speak).text == ""  # nothing to add
+
+
 def test_the_assassin_may_pass_only_where_the_rules_allow():
     request = ActionRequest(seat=3, kind=RequestKind.ASSASSINATE, quest=2, attempt=1, options=(1, 2, 4),
                             may_pass=True)
