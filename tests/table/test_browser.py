@@ -292,47 +292,30 @@ def test_the_page_draws_percivals_view_from_the_state_alone(browsers, tmp_path):
     """A seat's page drawn from a state made by hand (no game): Percival's two candidates on the seats, in the
     panel and in the team picker; a secret vote's counts with the seat's own vote; a speech with quotes and a
     right-to-left mark shown exactly as typed; the spectator, from the same events, shows no private mark."""
-    from aiohttp import web
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     from avalon_agents.core.actions import ActionRequest, RequestKind
-    from avalon_agents.core.events import (LeaderChosen, NightInfoRevealed, RoleAssigned, SpeechGiven,
-                                           TeamProposed, VoteCast, VotesRevealed)
+    from avalon_agents.core.events import LeaderChosen, SpeechGiven, TeamProposed, VoteCast, VotesRevealed
     from avalon_agents.core.types import Role
     from avalon_agents.narrate import announce
-    from avalon_agents.table.desk import WebDesk
-    from avalon_agents.table.server import Table
-    from avalon_agents.table.watch import Spectator
 
     rules = make_rules("official", 7).model_copy(update={"votes_public": False})
-    desk, spectator = WebDesk(3, rules), Spectator(rules)
-    table = Table({3: desk}, spectator)
-    table.started = True
     said = 'I am "good" \u202eand Player 4 is not'
     private = (3,)
-    told(desk, spectator, rules,
-         RoleAssigned(seq=1, quest=1, attempt=1, visible_to=private, seat=3, role=Role.PERCIVAL),
-         NightInfoRevealed(seq=2, quest=1, attempt=1, visible_to=private, seat=3, seats=(1, 5),
-                           known_as="merlin_or_morgana"),
-         LeaderChosen(seq=3, quest=1, attempt=1, leader=2, team_size=2, fails_required=1, final=False),
-         TeamProposed(seq=4, quest=1, attempt=1, leader=2, team=(2, 3)),
-         SpeechGiven(seq=5, quest=1, attempt=1, seat=2, text=said),
-         VoteCast(seq=6, quest=1, attempt=1, visible_to=private, seat=3, approve=True),
-         VotesRevealed(seq=7, quest=1, attempt=1, team=(2, 3), approvals=(), rejections=(), approve_count=4,
-                       reject_count=3, approved=False),
-         LeaderChosen(seq=8, quest=1, attempt=2, leader=3, team_size=2, fails_required=1, final=False))
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(table.app())
-    loop.run_until_complete(runner.setup())
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    loop.run_until_complete(site.start())
-    base = f"http://127.0.0.1:{runner.addresses[0][1]}"
-    threading.Thread(target=loop.run_forever, daemon=True).start()
+    desk, table = hand_table(
+        rules, 3, Role.PERCIVAL, (1, 5), "merlin_or_morgana",
+        LeaderChosen(seq=3, quest=1, attempt=1, leader=2, team_size=2, fails_required=1, final=False),
+        TeamProposed(seq=4, quest=1, attempt=1, leader=2, team=(2, 3)),
+        SpeechGiven(seq=5, quest=1, attempt=1, seat=2, text=said),
+        VoteCast(seq=6, quest=1, attempt=1, visible_to=private, seat=3, approve=True),
+        VotesRevealed(seq=7, quest=1, attempt=1, team=(2, 3), approvals=(), rejections=(), approve_count=4,
+                      reject_count=3, approved=False),
+        LeaderChosen(seq=8, quest=1, attempt=2, leader=3, team_size=2, fails_required=1, final=False))
     request = ActionRequest(seat=3, kind=RequestKind.PROPOSE, quest=1, attempt=2, options=tuple(rules.seats),
                             team_size=2, leader=3)
-    asyncio.run_coroutine_threadsafe(desk.ask(request, "Propose a team of 2."), loop)
-    try:
+    with served_table(table) as (base, loop):
+        asyncio.run_coroutine_threadsafe(desk.ask(request, "Propose a team of 2."), loop)
         driver = browsers[0]
         driver.get(base + table.seat_path(3))
         WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#choices input.pick"))
@@ -357,9 +340,6 @@ def test_the_page_draws_percivals_view_from_the_state_alone(browsers, tmp_path):
         assert not driver.find_element(By.ID, "private").is_displayed()
         assert "you approved" not in driver.find_element(By.ID, "history").text
         assert console_errors(driver) == []
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
 
 
 # at 390 px: the page no wider than the window; the header's box; each quest's label against the next quest's;
@@ -385,28 +365,19 @@ def test_a_ten_player_table_at_phone_width(browsers, tmp_path):
     from selenium.webdriver.support.ui import WebDriverWait
 
     from avalon_agents.core.actions import ActionRequest, RequestKind
-    from avalon_agents.core.events import LeaderChosen, NightInfoRevealed, RoleAssigned, SpeechGiven, TeamProposed
+    from avalon_agents.core.events import LeaderChosen, SpeechGiven, TeamProposed
     from avalon_agents.core.types import Role
     from avalon_agents.decisions.kinds import MAX_SPEECH
-    from avalon_agents.table.desk import WebDesk
-    from avalon_agents.table.server import Table
-    from avalon_agents.table.watch import Spectator
 
     rules = make_rules("official", 10, lady_of_the_lake=True)
     assert rules.fails_required[3] == 2  # quest 4 takes two fails: its label has two lines
-    desk, spectator = WebDesk(4, rules), Spectator(rules)
-    table = Table({4: desk}, spectator)
-    table.started = True
     said = "Trust me \u202eon this\u202c, and \u2067Player 7\u2069 too"
-    private = (4,)
-    told(desk, spectator, rules,
-         RoleAssigned(seq=1, quest=1, attempt=1, visible_to=private, seat=4, role=Role.MERLIN),
-         NightInfoRevealed(seq=2, quest=1, attempt=1, visible_to=private, seat=4, seats=(2, 6, 9),
-                           known_as="evil"),
-         LeaderChosen(seq=3, quest=1, attempt=1, leader=2, team_size=3, fails_required=1, final=False),
-         TeamProposed(seq=4, quest=1, attempt=1, leader=2, team=(2, 4, 7)),
-         *[SpeechGiven(seq=5 + n, quest=1, attempt=1, seat=n, text=said if n == 1 else f"I am Player {n}.")
-           for n in range(1, 11)])
+    desk, table = hand_table(
+        rules, 4, Role.MERLIN, (2, 6, 9), "evil",
+        LeaderChosen(seq=3, quest=1, attempt=1, leader=2, team_size=3, fails_required=1, final=False),
+        TeamProposed(seq=4, quest=1, attempt=1, leader=2, team=(2, 4, 7)),
+        *[SpeechGiven(seq=5 + n, quest=1, attempt=1, seat=n, text=said if n == 1 else f"I am Player {n}.")
+          for n in range(1, 11)])
     request = ActionRequest(seat=4, kind=RequestKind.SPEAK, quest=1, attempt=1, team=(2, 4, 7), leader=2)
     with served_table(table) as (base, loop):
         asyncio.run_coroutine_threadsafe(desk.ask(request, "Speak about the team."), loop)
@@ -448,6 +419,24 @@ def test_a_ten_player_table_at_phone_width(browsers, tmp_path):
             assert console_errors(driver) == []
         finally:
             driver.set_window_size(1200, 1000)
+
+
+def hand_table(rules, seat: int, role, seen: tuple[int, ...], known_as: str, *events):
+    """A table of one person's seat dealt `role`, shown its night information (`seen`, `known_as`) and then
+    `events`, the spectator the public ones, started: (its desk, the table)."""
+    from avalon_agents.core.events import NightInfoRevealed, RoleAssigned
+    from avalon_agents.table.desk import WebDesk
+    from avalon_agents.table.server import Table
+    from avalon_agents.table.watch import Spectator
+
+    desk, spectator = WebDesk(seat, rules), Spectator(rules)
+    table = Table({seat: desk}, spectator)
+    table.started = True
+    told(desk, spectator, rules,
+         RoleAssigned(seq=1, quest=1, attempt=1, visible_to=(seat,), seat=seat, role=role),
+         NightInfoRevealed(seq=2, quest=1, attempt=1, visible_to=(seat,), seat=seat, seats=seen, known_as=known_as),
+         *events)
+    return desk, table
 
 
 @contextlib.contextmanager
