@@ -230,14 +230,13 @@ def test_suggestion_contrasts_two_answers_with_different_scores():
 
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_its_night_information_is_in_every_answer_it_gives(mixed_game):
-    """The paper's baseline keeps what its role card showed it: the night line is in every answer's prompt, also
-    when it has left the windows of recent and informative messages."""
+    """The paper's baseline keeps what its role card showed it: the night line is in every prompt (its private
+    section leads each), also when it has left the windows of recent and informative messages."""
     host, records = mixed_game
     night = {e.seat: e for e in host.engine.events if e.type == "night_info"}
     for call in baseline_calls(records):
-        if call.part != "respond":
-            continue
         prompt = call.messages[-1].content
-        head = prompt.split("\n\nRecent messages:")[0]
-        assert head.startswith("What you learned at night:\nNight: "), head[:200]
+        head = prompt.split("\n\n")[0]
+        assert head.startswith("What only you know (private facts"), head[:200]
+        assert head.splitlines()[1].startswith("Night: "), head[:200]
         assert bool(night[call.seat].seats) == ("no one" not in head)

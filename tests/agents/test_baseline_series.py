@@ -49,7 +49,8 @@ CARRIED = (
     re.compile(r"What earlier games taught you about the other roles:\n(.*?)(?:\n\n|\Z)", re.DOTALL),
     re.compile(r"in this game: (.*)$", re.MULTILINE),  # experience learning's prompts
     re.compile(r"Suggestions from the game before: (.*?)\n\n", re.DOTALL),
-    re.compile(r"^Current strategy: (.*)$", re.MULTILINE),
+    re.compile(r"^(?:Current strategy|The game is over\. Your strategy for the .+? in this game): (.*)$",
+               re.MULTILINE),  # the strategy update's, in either layout
     re.compile(r"had noted about the other roles before: (.*?)\n\n", re.DOTALL),
     re.compile(r"^An answer that ended (?:well|badly) \(score [-0-9.]+\): (.*)$", re.MULTILINE),  # the pool's
 )
@@ -62,9 +63,9 @@ def model() -> ScriptedChatModel:
         last = str(messages[-1].content)
         if "Give exactly 3 suggestions" in last:
             return SUGGESTIONS
-        if "Write the improved strategy" in last:
+        if "Write only the strategy" in last:
             return STRATEGY
-        if "describe the strategy each role other than" in last:
+        if "each role other than" in last:
             return OTHER_ROLES
         if last.rstrip().endswith("Reflection: ..."):  # situations that differ, so the pool finds other games'
             return f"{REFLECTION} {scripted._default(messages, kwargs)}"

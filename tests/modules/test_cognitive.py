@@ -214,10 +214,10 @@ def test_reask_reruns_only_action_and_response():
 def test_experience_reaches_the_next_games_role_card():
     def respond(messages, kwargs):
         text = str(messages[-1].content)
-        if "Write the improved strategy" in text:
-            role = re.search(r"playing the (.+?) in Avalon", text).group(1)
+        if "Write only the strategy" in text:
+            role = re.search(r"Rewrite your strategy for the (.+?) in at most", text).group(1)
             return f"LEARNED strategy for {role}: keep calm."
-        if "describe the strategy each role" in text:
+        if "how each role other than" in text:
             return "NOTES: Merlin hints, the Assassin watches."
         return None
 
