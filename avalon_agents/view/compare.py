@@ -22,6 +22,7 @@ commit, or their runs' environments differ (records.environment.differences), or
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -84,6 +85,9 @@ class Comparer:
         """The sides `names` stand for (see the module's docstring), each once, in order. Raises UnknownRun for a
         run or variant not found, ValueError for fewer than two sides."""
         found: list[Side] = []
+        for name in dict.fromkeys(n.strip() for n in names if n.strip()):  # a big run's first page counts it in a
+            with contextlib.suppress(UnknownRun):                          # thread: every side's at once
+                self.runs.page(self._run(name)[2])
         for name in dict.fromkeys(n.strip() for n in names if n.strip()):
             run_id, variant, run = self._run(name)
             analysis = self.runs.analysis(run)
@@ -152,32 +156,42 @@ class Comparer:
             kept = self._games[side.run] = (side.analysis, {})
         key = (side.variant, name)
         if key not in kept[1]:
-            kept[1][key] = per_game(side.analysis.data, side.variant, metrics.OUTCOMES[name], groups)
+            each = kept[1].get(side.variant) or kept[1].setdefault(side.variant,
+                                                                   each_game(side.analysis.data, side.variant))
+            kept[1][key] = per_game(side.analysis.data, side.variant, metrics.OUTCOMES[name], groups, each)
         return kept[1][key]
 
 
-def per_game(data: RunData, variant: str, metric: Callable[[RunData], pd.DataFrame],
-             groups: list[str]) -> dict[tuple, tuple[np.ndarray, np.ndarray]]:
-    """`metric` on `variant`'s games with each game as its own variant: per group (the values of `groups`), one
-    (num, den) per game the group has rows in, num = value x n: summed over games, the rate the metric gives."""
+def each_game(data: RunData, variant: str) -> RunData:
+    """`variant`'s rows of `data`, each game its own variant (`variant`, _SEP and the game)."""
     frames = {}
     for table, frame in data.tables().items():
         if "variant" in frame and "game" in frame:
             frame = frame[frame["variant"] == variant]
-            frame = frame.assign(variant=frame["variant"].astype(str) + _SEP + frame["game"].astype(str))
+            labels = {g: f"{variant}{_SEP}{g}" for g in frame["game"].unique()}  # a label per game, not per row
+            frame = frame.assign(variant=frame["game"].map(labels).astype(str))
         frames[table] = frame
+    return type(data)(**frames)
+
+
+def per_game(data: RunData, variant: str, metric: Callable[[RunData], pd.DataFrame],
+             groups: list[str], each: RunData | None = None) -> dict[tuple, tuple[np.ndarray, np.ndarray]]:
+    """`metric` on `variant`'s games with each game as its own variant (`each`: `each_game`'s, when kept): per group
+    (the values of `groups`), one (num, den) per game the group has rows in, num = value x n: summed over games, the
+    rate the metric gives."""
     with sums_only():  # each game's sums: its own interval would be thrown away
-        table = metric(type(data)(**frames))
-    found: dict[tuple, tuple[list[float], list[float]]] = {}
-    for row in table.to_dict(orient="records"):
-        if not row.get("games"):
-            continue
-        den = float(row["n"])
-        num = 0.0 if not den or _missing(row["value"]) else float(row["value"]) * den
-        nums, dens = found.setdefault(_key(row, groups), ([], []))
-        nums.append(round(num, 9))
-        dens.append(den)
-    return {k: (np.array(n), np.array(d)) for k, (n, d) in found.items()}
+        table = metric(each if each is not None else each_game(data, variant))
+    table = table[table["games"].fillna(0).astype(bool)] if len(table) else table
+    table = table.assign(**{g: None for g in groups if g not in table})  # a group another side's table has
+    dens = table["n"].astype(float).to_numpy() if len(table) else np.zeros(0)
+    values = pd.to_numeric(table["value"], errors="coerce").to_numpy(dtype=float) if len(table) else dens
+    nums = [round(v, 9) for v in np.where((dens == 0) | np.isnan(values), 0.0, values * dens).tolist()]
+    rows = table.groupby(groups, dropna=False, sort=False).indices.items() if groups else [((), range(len(table)))]
+    found = {}
+    for key, at in rows:
+        key = key if isinstance(key, tuple) else (key,)
+        found[tuple(None if _missing(k) else _plain(k) for k in key)] = (np.array([nums[i] for i in at]), dens[at])
+    return found
 
 
 def compare_rows(tables: list[pd.DataFrame], groups: list[str],

@@ -88,6 +88,7 @@ class RunPages:
         self._health: dict[Path, tuple[Any, Health]] = {}  # each game's health by its health.json's stamp
         self._took: dict[Path, float] = {}  # seconds its metrics and figures took to count
         self._computing: set[Path] = set()  # runs counted again in a thread now
+        self._threads: dict[Path, threading.Thread] = {}  # the thread counting a big run's first page
         self._lock = threading.Lock()
 
     def analysis(self, run: Path) -> Analysis | None:
@@ -96,8 +97,12 @@ class RunPages:
         self.page(run)
         _, page, result = self._pages[run]
         if result is None and page.get("computing"):
-            row = self.catalog.row(run)
-            self._build(run, row, _key(row))
+            counting = self._threads.get(run)
+            if counting is not None:
+                counting.join()  # its first page's thread counts it: not twice at once
+            if self._pages.get(run, (None, {}, None))[2] is None:
+                row = self.catalog.row(run)
+                self._build(run, row, _key(row))
         return self._pages[run][2]
 
     def page(self, run: Path) -> dict[str, Any]:
@@ -127,7 +132,9 @@ class RunPages:
             self._pages[run] = (key, page, None)
             if run not in self._computing:
                 self._computing.add(run)
-                threading.Thread(target=self._behind, args=(run,), daemon=True, name=f"view {run.name}").start()
+                counting = self._threads[run] = threading.Thread(target=self._behind, args=(run,), daemon=True,
+                                                                 name=f"view {run.name}")
+                counting.start()
         return page
 
     def _build(self, run: Path, row: dict[str, Any], key: Any) -> dict[str, Any]:
