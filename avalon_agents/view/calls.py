@@ -20,6 +20,7 @@ import math
 import sys
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -30,11 +31,12 @@ import numpy as np
 from avalon_agents.prices import Prices
 from avalon_agents.records.analysis_dir import analysis_dir, judge_calls
 from avalon_agents.records.reader import open_run
-from avalon_agents.records.run_dir import (EVENTS, JUDGE_TRACE, TRACE, jsonl_dicts, jsonl_lines, line_dict, lines_at,
+from avalon_agents.records.run_dir import (EVENTS, JUDGE_TRACE, TRACE, jsonl_lines, line_dict, lines_at,
                                           read_events)
 from avalon_agents.records.run_dir import stamp as file_stamp
 from avalon_agents.records.trace import TRACE_ADAPTER, Purpose, Stage
 from avalon_agents.view.catalog import Catalog
+from avalon_agents.view.confine import Problem, Unreadable
 from avalon_agents.web.serving import Refused
 
 DEFAULT_LIMIT = 100
@@ -143,7 +145,7 @@ class CallIndex:
             name = sys.intern(game.name)
             files += [(game.path / TRACE, name, "game"), (game.path / JUDGE_TRACE, name, "judge")]
         files.append((judge_calls(analysis_dir(run)), None, "analysis"))
-        parts = [(path, self._file(path, game, source)) for path, game, source in files]
+        parts = [(path, self._file(path, game, source, run)) for path, game, source in files]
         parts = [(path, p) for path, p in parts if p is not None and p.size]
         if known is not None and len(parts) == len(known.parts) and all(
                 p is q for (_, p), q in zip(parts, known.parts)):
@@ -162,7 +164,9 @@ class CallIndex:
         self._runs[run] = found
         return found
 
-    def _file(self, path: Path, game: str | None, source: str) -> FileCalls | None:
+    def _file(self, path: Path, game: str | None, source: str, run: Path) -> FileCalls | None:
+        """A file's calls, read again when it changed. Raises Unreadable (422) naming a line of it that is not a
+        record (a whole line: the last, unended, may be being written)."""
         stamp = file_stamp(path)
         if stamp is None:
             self._files.pop(path, None)
@@ -170,7 +174,11 @@ class CallIndex:
         known = self._files.get(path)
         if known is not None and known.stamp == stamp:
             return known
-        rows = read_calls(path, game, source)
+        try:
+            rows = read_calls(path, game, source)
+        except CorruptLine as exc:
+            raise Unreadable(Problem(422, f"{path.relative_to(run).as_posix()} is corrupt: the line at byte "
+                                          f"{exc.offset} is not a JSON record")) from None
         for r in rows:
             r["usd"] = self._dollars(r)
         made = FileCalls(stamp, {name: np.array([_or(r.get(name), none) for r in rows], dtype=dtype)
@@ -217,12 +225,31 @@ def _word(value: Any) -> Any:
     return sys.intern(value) if isinstance(value, str) else value
 
 
+class CorruptLine(ValueError):
+    """A whole line of a calls file that is not a JSON record (at byte `offset`)."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(f"the line at byte {offset} is not a JSON record")
+        self.offset = offset
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each record of a JSONL file with the byte its line starts at; CorruptLine for a whole line that is none (the
+    last line, not ended, is being written: left out)."""
+    for offset, line in jsonl_lines(path):
+        try:
+            yield offset, line_dict(line)
+        except ValueError:
+            if line.endswith(b"\n"):
+                raise CorruptLine(offset) from None
+
+
 def read_calls(path: Path, game: str | None, source: str) -> list[dict[str, Any]]:
     """The index rows of a file's LLM calls. A game's trace also links each call to the decision it served;
-    analyze's judges' calls name their game in `about`."""
+    analyze's judges' calls name their game in `about`. Raises CorruptLine."""
     rows: list[dict[str, Any]] = []
     records: list[dict[str, Any]] = []  # a game's calls (their row) and decisions, in trace order
-    for offset, d in jsonl_dicts(path):
+    for offset, d in _records(path):
         if d.get("type") != "llm_call":
             if source == "game" and d.get("type") in ("extraction", "speech_check"):
                 records.append(d)

@@ -15,7 +15,8 @@ def export(roots: list[Path], out: Path, comparisons: list[list[str]] = (),
            progress: Callable[[str], None] = lambda what: None, max_bytes: int = MAX_FILE_BYTES) -> list[Path]:
     """Write the site under `out`: the index, each run's page, its calls and its games' replays, and each
     comparison asked for (each a list of run ids) and each run's variants' comparison (its page links it); a run its
-    row calls unreadable is on the index alone (progress names why). Returns the files written. Raises ValueError when `out` holds anything."""
+    row calls unreadable is on the index alone (progress names why). Returns the files written. Raises ValueError
+    when `out` holds anything."""
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise ValueError(f"export: {out} is not empty (give a new folder)")

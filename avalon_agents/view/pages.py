@@ -1,7 +1,8 @@
 """Each page's data, for the server and the export alike: `View` holds the catalog of runs, each run's page data
-and where pages live (`site.Site`), and answers what a page or its JSON address shows. A run's pages read only what its row found readable (catalog.py,
-confine.py): a run with a file linking out of the viewed folders, over the size cap, corrupt or of a newer layout is
-refused (`Unreadable`, naming the file), and a game's page checks its folder's files again when asked."""
+and where pages live (`site.Site`), and answers what a page or its JSON address shows. A run's pages read only what
+its row found readable (catalog.py, confine.py): a run with a file linking out of the viewed folders, over the size
+cap, corrupt or of a newer layout is refused (`Unreadable`, naming the file), and a game's page checks its folder's
+files again when asked."""
 
 from __future__ import annotations
 

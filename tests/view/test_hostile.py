@@ -194,3 +194,35 @@ def test_one_runs_slow_page_holds_no_other_page(folders, monkeypatch):
     others, still_held, held = asyncio.run(go())
     assert [status for status, *_ in others] == [200, 200, 200] and still_held
     assert held[0] in (200, 422)
+
+
+def test_a_corrupt_line_inside_a_trace_is_named_by_the_calls_page(tmp_path):
+    """A trace whose first and last lines are records and one in between is not: the calls page (which reads every
+    line) names the file and the line's byte instead of counting it as no call."""
+    run = recorded(tmp_path, "mid")
+    trace = run / GAME / TRACE
+    lines = trace.read_bytes().splitlines(keepends=True)
+    at = sum(len(line) for line in lines[:2])
+    trace.write_bytes(b"".join(lines[:2]) + b"root:x:0:0\n" + b"".join(lines[2:]))
+
+    async def go():
+        async with served(View([tmp_path], max_bytes=CAP)) as client:
+            return await get(client, "/api/runs/mid/calls"), await get(client, "/runs/mid/calls")
+
+    for status, kind, body in asyncio.run(go()):
+        assert (status, kind) == (422, "application/json; charset=utf-8"), body[:300]
+        assert json.loads(body)["error"] == f"{GAME}/trace.jsonl is corrupt: the line at byte {at} is not a JSON record"
+
+
+def test_the_export_leaves_an_unreadable_run_to_its_index_row(folders, tmp_path):
+    from avalon_agents.view.export import export
+
+    viewed, _ = folders
+    said: list[str] = []
+    written = export([viewed], tmp_path / "site", progress=said.append, max_bytes=CAP)
+    runs = {p.relative_to(tmp_path / "site").parts[1] for p in written if p.parts[-3:-2] != ("site",)
+            and "runs" in p.relative_to(tmp_path / "site").parts[:1]}
+    assert runs == {"ok"}
+    assert any(line.startswith("corrupt: not exported (") and "trace.jsonl is corrupt" in line for line in said)
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "is a link out of the viewed folders" in index and SECRET not in index
