@@ -37,7 +37,6 @@ class Entry:
 class Memory:
     seat: Seat
     entries: list[Entry] = field(default_factory=list)
-    night: list[str] = field(default_factory=list)
     private: list[str] = field(default_factory=list)  # what only this seat saw, in order (narrate.told_privately)
     night_seats: dict[str, tuple[Seat, ...]] = field(default_factory=dict)
     events: list[GameEvent] = field(default_factory=list)  # everything observed, typed (for rule-based modules)
@@ -53,7 +52,6 @@ class Memory:
             if told_privately(event):
                 self.private.append(text)
             if isinstance(event, NightInfoRevealed):
-                self.night.append(text)
                 if event.seats:
                     self.night_seats[event.known_as] = event.seats
                 continue
@@ -98,15 +96,14 @@ class Memory:
         drops each rendering extends the one before and a prompt cache serves it again."""
         lines = [e.text for e in entries]
         sizes = [count_tokens(line) for line in lines]
-        total, start, run = sum(sizes), 0, 0
-        for i, size in enumerate(sizes):
-            if total - run <= budget:
-                break
-            run += size
-            if run // (budget // 2) > (run - size) // (budget // 2):  # a block ends after line i
-                start = i + 1
-        while sum(sizes[start:]) > budget:  # one line longer than half the budget
-            start += 1
+        total, start, run, half = sum(sizes), 0, 0, max(1, budget // 2)
+        if total > budget:  # the first block end after which the rest fits
+            start = len(sizes)
+            for i, size in enumerate(sizes):
+                run += size
+                if run // half > (run - size) // half and total - run <= budget:
+                    start = i + 1
+                    break
         return "\n".join(lines[start:])
 
     @staticmethod

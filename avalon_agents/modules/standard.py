@@ -39,7 +39,7 @@ class SummaryModule(Module):
     """Eq. 1: S_t = summarize(S_{t-1} + the entries of the rounds since). Runs when the round changes."""
 
     slot = "summary"
-    expected = Expected(Cost(19.2, 32_976, 368, 12_646), Cost(14.4, 15_721, 115, 870))
+    expected = Expected(Cost(16.8, 26_674, 349, 11_520), Cost(14.4, 15_721, 115, 870))
     prompt = "modules/summary"
 
     class Options(_Options):
@@ -81,7 +81,7 @@ class AnalysisModule(Module):
     possible adversaries, following what the seat knows."""
 
     slot = "analysis"
-    expected = Expected(Cost(25.2, 20_319, 499, 0), Cost(75.4, 75_624, 645, 14_029))
+    expected = Expected(Cost(22.8, 18_373, 480, 0), Cost(75.4, 75_624, 645, 14_029))
     prompt = "modules/analysis"
 
     class Options(_Options):
@@ -117,7 +117,7 @@ class PlanningModule(Module):
     """Eq. 3: a plan from goal, strategy, the previous plan, the summary and the analysis."""
 
     slot = "plan"
-    expected = Expected(Cost(25.2, 22_134, 446, 0), Cost(75.4, 79_740, 631, 19_558))
+    expected = Expected(Cost(22.8, 20_065, 427, 0), Cost(75.4, 79_740, 631, 19_558))
     prompt = "modules/planning"
 
     class Options(_Options):
@@ -203,7 +203,7 @@ class ResponseModule(Module):
     the action); `analysis: true` shows it here too."""
 
     slot = "response"
-    expected = Expected(Cost(91.6, 142_316, 6_758, 54_451), Cost(75.4, 78_496, 1_591, 19_789))
+    expected = Expected(Cost(77.2, 115_283, 5_673, 43_213), Cost(75.4, 78_496, 1_591, 19_789))
     prompt = "modules/response"
 
     class Options(_Options):
