@@ -10,6 +10,7 @@ Only sizes, links and two bytes are looked at here: nothing is parsed (records/ 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from avalon_agents.records.run_dir import ABORTED, EVENTS, HEALTH, JUDGE_TRACE, 
 
 MAX_FILE_BYTES = 512 * 2**20
 """The largest file `avalon view` reads by default (`avalon view --max-file-mb`)."""
+RESOLVED = 2.0
+"""Seconds a folder's resolved path is kept (`Confine.resolve`)."""
 JSONL = (TRACE, EVENTS, JUDGE_TRACE)
 """A game's JSON-lines files, checked for a first `{` and a last newline."""
 GAME_FILES = {META, SEATING, RESULT, HEALTH, ABORTED, *JSONL}
@@ -71,11 +74,29 @@ class Confine:
     def __init__(self, roots: list[Path], max_bytes: int = MAX_FILE_BYTES) -> None:
         self.roots = [os.path.realpath(r) for r in roots]
         self.max_bytes = max_bytes
+        self._real: dict[str, tuple[float, str]] = {}  # a folder's resolved path, when resolved (games share them)
 
     def inside(self, path: Path | str) -> bool:
         """`path`, resolved, is a viewed folder or under one."""
-        real = os.path.realpath(path)
+        real = self.resolve(str(path))
         return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots)
+
+    def resolve(self, path: str) -> str:
+        """`path` with every link resolved; its parent's resolution kept for `RESOLVED` seconds (ten thousand games
+        share a few parents; a folder swapped for a link is seen within that time, as a check and a read are never
+        one step anyway)."""
+        parent, name = os.path.split(os.path.abspath(path))
+        if not name:
+            return os.path.realpath(path)
+        now = time.monotonic()
+        known = self._real.get(parent)
+        if known is None or now - known[0] > RESOLVED:
+            if len(self._real) > 65536:
+                self._real.clear()
+            known = self._real[parent] = (now, os.path.realpath(parent))
+        if os.path.islink(path):
+            return os.path.realpath(path)
+        return os.path.join(known[1], name)
 
     def folder(self, path: Path, shown: str) -> Problem | None:
         """A folder's problem: outside the viewed folders (None: it may be read)."""
@@ -100,7 +121,7 @@ class Confine:
             name = f"{shown}/{entry.name}" if shown else entry.name
             if not (deep and entry.is_dir()) and not read(entry.name):
                 continue
-            if not self.inside(entry.path):
+            if entry.is_symlink() and not self.inside(entry.path):  # the folder is inside: only a link leads out
                 return Problem(404, f"{name} is a link out of the viewed folders: not read")
             try:
                 if entry.is_dir():

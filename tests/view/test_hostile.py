@@ -226,3 +226,30 @@ def test_the_export_leaves_an_unreadable_run_to_its_index_row(folders, tmp_path)
     assert any(line.startswith("corrupt: not exported (") and "trace.jsonl is corrupt" in line for line in said)
     index = (tmp_path / "site" / "index.html").read_text()
     assert "is a link out of the viewed folders" in index and SECRET not in index
+
+
+@pytest.mark.slow  # a process of its own
+def test_the_command_caps_files_and_answers_its_own_names_only(folders):
+    """`avalon view --max-file-mb 1`, the real process: the 2 MB trace's run is listed unreadable naming the cap,
+    and a request naming another host is refused."""
+    import subprocess
+    import urllib.error
+    import urllib.request
+
+    from tests.helpers import AVALON
+
+    viewed, _ = folders
+    process = subprocess.Popen([AVALON, "view", str(viewed), "--port", "0", "--json", "--max-file-mb", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = json.loads(process.stdout.readline())["url"]
+        rows = {r["id"]: r for r in json.load(urllib.request.urlopen(url + "api/runs", timeout=60))["runs"]}
+        assert rows["big"]["state"] == "unreadable" and "over the viewer's cap of 1.0 MB" in rows["big"]["unreadable"][0]
+        assert rows["ok"]["state"] == "done"
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.request.Request(url + "api/runs", headers={"Host": "attacker.example"}),
+                                   timeout=60)
+        assert refused.value.code == 403 and "names only" in json.loads(refused.value.read())["error"]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
