@@ -244,7 +244,8 @@ def test_the_command_caps_files_and_answers_its_own_names_only(folders):
     try:
         url = json.loads(process.stdout.readline())["url"]
         rows = {r["id"]: r for r in json.load(urllib.request.urlopen(url + "api/runs", timeout=60))["runs"]}
-        assert rows["big"]["state"] == "unreadable" and "over the viewer's cap of 1.0 MB" in rows["big"]["unreadable"][0]
+        big = rows["big"]
+        assert big["state"] == "unreadable" and "over the viewer's cap of 1.0 MB" in big["unreadable"][0]
         assert rows["ok"]["state"] == "done"
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(urllib.request.Request(url + "api/runs", headers={"Host": "attacker.example"}),
