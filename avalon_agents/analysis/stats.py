@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
+import threading
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
@@ -91,14 +92,44 @@ BLOCK = 2**20
 def resampled_ratios(num: np.ndarray, den: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """sum(num) / sum(den) of BOOTSTRAP resamples of the units (NaN where a resample's den is 0). The resamples are
     drawn a block of rows at a time (BLOCK picks), the same draws as all at once, so 10,000 games do not make a
-    2,000 x 10,000 array of picks and two of values (480 MB) per interval."""
+    2,000 x 10,000 array of picks and two of values (480 MB) per interval. The picks of a generator's state and a
+    number of units are kept (`_picks`): every interval of a run's games draws the same ones (each starts from
+    `seed`), so they are drawn once, and the generator is left where drawing them would leave it."""
     ratios = np.empty(BOOTSTRAP)
     rows = max(1, BLOCK // max(1, len(num)))
-    for start in range(0, BOOTSTRAP, rows):
-        picks = rng.integers(0, len(num), size=(min(rows, BOOTSTRAP - start), len(num)))
+    for start, picks in zip(range(0, BOOTSTRAP, rows), _picks(rng, len(num), rows)):
         with np.errstate(invalid="ignore", divide="ignore"):
             ratios[start:start + len(picks)] = num[picks].sum(axis=1) / den[picks].sum(axis=1)
     return ratios
+
+
+PICKS_KEPT = 2**26
+"""Picks `_picks` keeps at most (as int32: 256 MB; the oldest go first): a comparison of two 10,000-game runs draws
+two sets of 20 million (its second side's from where the first left the generator)."""
+_PICKS: dict[tuple, tuple[list[np.ndarray], dict]] = {}
+_PICKS_LOCK = threading.Lock()  # `avalon view` counts two runs in threads at once
+
+
+def _picks(rng: np.random.Generator, units: int, rows: int) -> list[np.ndarray]:
+    """The blocks of picks `resampled_ratios` draws from `rng` (`rows` resamples of `units` a block): drawn, or as
+    drawn before from the same state (the generator then set to the state after them)."""
+    state = rng.bit_generator.state
+    key = (repr(state), units, rows)
+    with _PICKS_LOCK:
+        kept = _PICKS.pop(key, None)
+    if kept is None:
+        blocks = [rng.integers(0, units, size=(min(rows, BOOTSTRAP - start), units))
+                  for start in range(0, BOOTSTRAP, rows)]
+        kept = ([b.astype(np.int32) if units < 2**31 else b for b in blocks], rng.bit_generator.state)
+        if BOOTSTRAP * units > PICKS_KEPT:
+            return kept[0]
+    else:
+        rng.bit_generator.state = kept[1]
+    with _PICKS_LOCK:
+        _PICKS[key] = kept
+        while sum(BOOTSTRAP * k[1] for k in _PICKS) > PICKS_KEPT:
+            del _PICKS[next(iter(_PICKS))]
+    return kept[0]
 
 
 def wilson(successes: float, trials: float, level: float = LEVEL) -> tuple[float, float]:

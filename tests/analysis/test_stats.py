@@ -166,3 +166,25 @@ def test_sums_only_gives_rates_rows_without_their_intervals():
     with stats.sums_only():
         assert stats.rate(frame.iloc[:0], ["side"], "hit").empty
     assert stats.rate(frame, [], "hit")["ci_low"].notna().all()  # the option ends with its block
+
+
+def test_kept_picks_give_the_draws_and_leave_the_generator_as_drawing_them_would():
+    """stats._picks keeps a generator state's picks: the ratios and the generator's next draws are those of drawing
+    them afresh (difference_ci's second side starts where its first left the generator)."""
+    def drawn(num, den, rng):  # resampled_ratios as it was before picks were kept
+        ratios, rows = np.empty(stats.BOOTSTRAP), max(1, stats.BLOCK // len(num))
+        for start in range(0, stats.BOOTSTRAP, rows):
+            picks = rng.integers(0, len(num), size=(min(rows, stats.BOOTSTRAP - start), len(num)))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ratios[start:start + len(picks)] = num[picks].sum(axis=1) / den[picks].sum(axis=1)
+        return ratios
+
+    data = np.random.default_rng(5)
+    stats._PICKS.clear()
+    for units in (3, 1000, 1000):
+        num, den = data.random(units), data.integers(0, 4, units).astype(float)
+        kept, fresh = np.random.default_rng(0), np.random.default_rng(0)
+        for values in (num, num[::-1].copy()):
+            assert np.array_equal(stats.resampled_ratios(values, den, kept), drawn(values, den, fresh), equal_nan=True)
+        assert (kept.integers(0, 100, 5) == fresh.integers(0, 100, 5)).all()
+    assert len(stats._PICKS) == 4  # 3 and 1,000 units, from seed 0 and from where each left it
