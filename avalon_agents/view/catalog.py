@@ -131,6 +131,16 @@ class Catalog:
             return "/".join(parts)
         raise UnknownRun(str(run))
 
+    def note(self, path: Path, problem: Problem) -> None:
+        """A problem a page met reading the run (a corrupt line inside a file): its row says it and its pages refuse
+        it until a file of the run changes (its row is then computed again)."""
+        cached = self._rows.get(path)
+        if cached is None or problem.message in cached.row["unreadable"]:
+            return
+        cached.row = {**cached.row, "state": problem.kind if cached.problem is None else cached.row["state"],
+                      "unreadable": [*cached.row["unreadable"], problem.message]}
+        cached.problem = cached.problem or problem
+
     def path(self, run_id: str) -> Path:
         """The run of an id. Raises UnknownRun (also for a run whose folder was removed since)."""
         if run_id not in self._ids or not self._ids[run_id].is_dir():

@@ -6,6 +6,8 @@ files again when asked."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from avalon_agents.view import calls as call_pages
 from avalon_agents.view.calls import CallIndex
 from avalon_agents.view.catalog import Catalog, UnknownRun
 from avalon_agents.view.compare import VARIANT, Comparer, variants
-from avalon_agents.view.confine import MAX_FILE_BYTES, Unreadable, analysis_file
+from avalon_agents.view.confine import MAX_FILE_BYTES, Problem, Unreadable, analysis_file
 from avalon_agents.view.run_data import RunPages, environment
 from avalon_agents.view.site import Site, stamp
 
@@ -55,6 +57,21 @@ class View:
             raise Unreadable(problem)
         return run
 
+    @contextlib.contextmanager
+    def _noting(self, run: Path, what: str) -> Iterator[None]:
+        """A file of the run found unreadable while a page read it (a corrupt line inside a trace, which the row's
+        look at two bytes cannot see): named on the run's row (catalog.Catalog.note) until the run changes, and
+        refused naming `what` was read."""
+        try:
+            yield
+        except Unreadable as exc:
+            self.catalog.note(run, exc.problem)
+            raise
+        except ValueError as exc:
+            problem = Problem(422, f"{what} cannot be read: {(str(exc).splitlines() or [type(exc).__name__])[0]}")
+            self.catalog.note(run, problem)
+            raise Unreadable(problem) from None
+
     def split(self, rest: str) -> tuple[str, str]:
         """An address under /runs/ as (run id, what of it: "", "calls" or "games/GAME"): the longest run id that
         starts it (run ids may hold '/'). Raises UnknownRun."""
@@ -81,7 +98,8 @@ class View:
         """A run's page data (run_data.RunPages.page) with its links: each game, its calls, the index."""
         run = self.run_path(run_id)
         here = self.site.path("run", run=run_id)
-        page = {**self.runs.page(run), **environment(run)}  # as its run record says now (a resume rewrites it)
+        with self._noting(run, "its games"):
+            page = {**self.runs.page(run), **environment(run)}  # as its run record says now (a resume rewrites it)
         page["games"] = [{**g, "link": self.site.link(here, "game", run=run_id, game=g["game"])}
                          for g in page["games"]]
         return {**page, "page": "run", "title": f"Run {run_id}", "api": self.site.api("run", run=run_id),
@@ -99,7 +117,8 @@ class View:
         here = self.site.path("calls", run=run_id)
         asked = call_pages.parse_query(query, call_pages.EXPORT_LIMIT if self.site.export else
                                        call_pages.DEFAULT_LIMIT)
-        found = self.call_index.run(run)
+        with self._noting(run, "its calls"):
+            found = self.call_index.run(run)
         shown = {game.name for game in open_run(run).games()}
 
         def link(game: str, entry: int | None) -> str | None:
@@ -129,7 +148,8 @@ class View:
         problem = self.catalog.confine.files(folder.path, game, folder.finished)  # as it is now
         if problem is not None:
             raise Unreadable(problem)
-        data = game_data(folder.path, game)
+        with self._noting(run, game):
+            data = game_data(folder.path, game)
         data["items"] = with_judged(data["items"], judged_rows(run, game))
         return data
 

@@ -198,7 +198,8 @@ def test_one_runs_slow_page_holds_no_other_page(folders, monkeypatch):
 
 def test_a_corrupt_line_inside_a_trace_is_named_by_the_calls_page(tmp_path):
     """A trace whose first and last lines are records and one in between is not: the calls page (which reads every
-    line) names the file and the line's byte instead of counting it as no call."""
+    line) names the file and the line's byte instead of counting it as no call; from then on the run's row says it,
+    and its other pages refuse with the same line."""
     run = recorded(tmp_path, "mid")
     trace = run / GAME / TRACE
     lines = trace.read_bytes().splitlines(keepends=True)
@@ -207,11 +208,18 @@ def test_a_corrupt_line_inside_a_trace_is_named_by_the_calls_page(tmp_path):
 
     async def go():
         async with served(View([tmp_path], max_bytes=CAP)) as client:
-            return await get(client, "/api/runs/mid/calls"), await get(client, "/runs/mid/calls")
+            before = json.loads((await get(client, "/api/runs"))[2])["runs"][0]
+            pages = [await get(client, path) for path in (
+                "/api/runs/mid/calls", "/runs/mid/calls", "/api/runs/mid", f"/api/runs/mid/games/{GAME}")]
+            return before, pages, json.loads((await get(client, "/api/runs"))[2])["runs"][0]
 
-    for status, kind, body in asyncio.run(go()):
+    before, pages, after = asyncio.run(go())
+    said = f"{GAME}/trace.jsonl is corrupt: the line at byte {at} is not a JSON record"
+    for status, kind, body in pages:
         assert (status, kind) == (422, "application/json; charset=utf-8"), body[:300]
-        assert json.loads(body)["error"] == f"{GAME}/trace.jsonl is corrupt: the line at byte {at} is not a JSON record"
+        assert json.loads(body)["error"] == said
+    assert (before["state"], before["unreadable"]) == ("done", [])  # two bytes cannot tell
+    assert (after["state"], after["unreadable"]) == ("unreadable", [said])
 
 
 def test_the_export_leaves_an_unreadable_run_to_its_index_row(folders, tmp_path):
