@@ -92,6 +92,10 @@ async def _serve(roots: list[Path], host: str, port: int, as_json: bool, max_byt
     from avalon_agents.view.server import ViewServer, loopback, new_token
     from avalon_agents.view.site import Site
 
+    from concurrent.futures import ThreadPoolExecutor
+
+    # each run's pages compute in a thread of their own (view.server): room for many runs at once
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(32, thread_name_prefix="view"))
     token = None if loopback(host) else new_token()
     server = ViewServer(View(roots, Site(token=token), max_bytes=max_bytes), token, host)
     runner = web.AppRunner(server.app(), **RUNNER)
