@@ -299,3 +299,31 @@ def test_pace_gives_each_client_its_share():
     assert pace.take(a, 0.0) > 0.5 and round(pace.take(a, 0.0), 3) == 0.6  # refused: no turn taken
     assert pace.take(b, 0.0) == 0.0
     assert pace.take(a, 10.0) == 0.0  # refilled
+
+
+def test_another_site_is_refused_on_every_route_of_the_table(tmp_path):
+    """DNS rebinding and other sites' pages: every route, with the right token, refuses a Host that is not this
+    machine's name and an Origin of another site; this machine's names and the table's own origin are answered."""
+    async def main():
+        task, table, base = await open_table(tmp_path, humans=(1,), decision_timeout=None)
+        port = base.rsplit(":", 1)[1]
+        seat, watch = {"token": table.tokens[1]}, {"token": table.watch_token}
+        routes = [("GET", "/seat/1", seat, None), ("GET", "/api/seat/1", seat, None),
+                  ("POST", ANSWER, seat, {"answer": "approve"}), ("GET", "/watch", watch, None),
+                  ("GET", "/api/watch", watch, None), ("GET", "/replay", watch, None), ("GET", "/nope", {}, None)]
+        async with aiohttp.ClientSession() as session:
+            refused = [await _send(session, base, method, path, query, body, {**JSON, **headers})
+                       for method, path, query, body in routes
+                       for headers in ({"Host": "attacker.example"}, {"Host": f"attacker.example:{port}"},
+                                       {"Origin": "http://attacker.example"}, {"Origin": f"http://localhost:{port}"})]
+            own = [await _send(session, base, "GET", "/api/seat/1", seat, None, headers)
+                   for headers in ({"Host": f"localhost:{port}"}, {"Host": f"[::1]:{port}"},
+                                   {"Origin": f"http://127.0.0.1:{port}"})]
+        task.cancel()
+        return refused, own
+
+    refused, own = asyncio.run(main())
+    for status, kind, _, text in refused:
+        assert (status, kind) == (403, "application/json; charset=utf-8"), (status, text)
+        assert "names only" in json.loads(text)["error"] or "another site" in json.loads(text)["error"]
+    assert [status for status, *_ in own] == [200, 200, 200]
