@@ -18,6 +18,7 @@ import hashlib
 import json
 import re
 import sys
+import weakref
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -246,9 +247,7 @@ def _decoded(stored: tuple[dict[str, pd.DataFrame], dict[str, Any] | None], path
         return None
     games = tables["games"]
     games.insert(COLUMNS["games"].index("path"), "path", pd.Series([paths[g] for g in games["game"]], dtype="str"))
-    data = RunData(**{f.name: tables[f.name] for f in fields(RunData)})
-    data.firsts = firsts
-    return data
+    return _with_firsts(RunData(**{f.name: tables[f.name] for f in fields(RunData)}), firsts)
 
 
 MAX_PARTS = 8
@@ -261,7 +260,7 @@ def _keep(root: Path, games: dict[str, tuple[int, int] | None], data: RunData, o
     and they hold at most PART_GAMES together (a binary counter: a run grown game by game keeps a few parts, and
     each row is rewritten about log2(PART_GAMES) times at most)."""
     tables = {n: t.drop(columns="path") if n == "games" else t for n, t in data.tables().items()}
-    if columns.write(root, schema(), games, tables, getattr(data, "firsts", None)) is None:
+    if columns.write(root, schema(), games, tables, _FIRSTS.get(id(data))) is None:
         return
     while True:
         parts = [p for p in columns.parts(root, schema()) if not p.stale]
@@ -282,7 +281,7 @@ def _keep(root: Path, games: dict[str, tuple[int, int] | None], data: RunData, o
         merged = _joined([first, second], order)
         tables = {n: t.drop(columns="path") if n == "games" else t for n, t in merged.tables().items()}
         if columns.write(root, schema(), {**older.games, **newer.games}, tables,
-                         getattr(merged, "firsts", None)) is None:
+                         _FIRSTS.get(id(merged))) is None:
             return
         columns.remove([older, newer])
 
@@ -316,9 +315,9 @@ def _joined(parts: list[RunData], order: pd.Index) -> RunData:
     if len(parts) == 1:
         return parts[0]
     frames, firsts = {}, {}
-    known = all(getattr(p, "firsts", None) is not None for p in parts)
+    known = all(id(p) in _FIRSTS for p in parts)
     for f in fields(RunData):
-        mine = [(t, p.firsts[f.name] if known else {}) for p in parts if not (t := getattr(p, f.name)).empty]
+        mine = [(t, _FIRSTS[id(p)][f.name] if known else {}) for p in parts if not (t := getattr(p, f.name)).empty]
         if len(mine) < 2:
             frames[f.name] = mine[0][0] if mine else getattr(parts[0], f.name)
             firsts[f.name] = mine[0][1] if mine else {}
@@ -334,10 +333,7 @@ def _joined(parts: list[RunData], order: pd.Index) -> RunData:
         if known:
             both, firsts[f.name] = _in_first_order(both, mine, order, f.name)
         frames[f.name] = both
-    data = RunData(**frames)
-    if known:
-        data.firsts = firsts
-    return data
+    return _with_firsts(RunData(**frames), firsts if known else None)
 
 
 def _in_first_order(both: pd.DataFrame, mine: list[tuple[pd.DataFrame, dict[str, int]]], order: pd.Index,
@@ -475,8 +471,18 @@ def _frames(rows: dict[str, list[dict[str, Any]]]) -> RunData:
         first = [c for c in COLUMNS[name] if c in frame]
         frames[name] = frame[first + [c for c in frame.columns if c not in first]]
         firsts[name] = _first_rows(records, [c for c in frame.columns if c not in first])
-    data = RunData(**frames)
-    data.firsts = firsts
+    return _with_firsts(RunData(**frames), firsts)
+
+
+_FIRSTS: dict[int, dict[str, dict[str, int]]] = {}
+"""Per RunData this module made (by id, while it lives): the row where each column after COLUMNS first appears in
+each table, what `_joined` orders the columns of several parts by (kept apart: RunData's fields are its tables)."""
+
+
+def _with_firsts(data: RunData, firsts: dict[str, dict[str, int]] | None) -> RunData:
+    if firsts is not None:
+        _FIRSTS[id(data)] = firsts
+        weakref.finalize(data, _FIRSTS.pop, id(data), None)
     return data
 
 
