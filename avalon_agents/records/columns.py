@@ -13,9 +13,11 @@ NaN), so a column of 1.2 million cells holding a few dozen values reads as one `
 Who writes: `analysis.load.load_run`, when it has read games that no part holds (a first read, games finished
 since): one new part of those games. Several processes may read and write one run at once (`avalon view`'s threads,
 `avalon analyze`, the run itself): a part is written to a temporary file and renamed into place, so a reader sees
-a whole part or none; a part that vanishes while read (merged by another process) makes `read` list again; two
-parts holding one game are both whole, the newer (`seq`) is taken. A part of another VERSION or schema is refused
-(`parts` lists it as `stale`, and the loader removes it after writing what replaces it).
+a whole part or none (a temporary file a killed writer left is removed by a later write, after ABANDONED); a part
+that vanishes while read (merged by another process) raises FileNotFoundError and the loader lists again; of two
+parts holding one game (a merge and what it merged, or two readers' parts), the newer (`seq`) is read. A part of
+another VERSION or schema is refused (`parts` lists it as `stale`; the loader removes it after writing what
+replaces it), and so is one `read` cannot decode (Unreadable).
 
 Nothing outside records/ names these files (`FOLDER` and the part names are here alone).
 """
@@ -27,6 +29,7 @@ import math
 import os
 import re
 import secrets
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,9 +196,25 @@ def write(root: Path, schema: str, games: dict[str, tuple[int, int] | None], tab
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        _sweep(target)
     except OSError:
         return None
     return Part(path, seq, dict(games), False)
+
+
+ABANDONED = 3600
+"""Seconds after which a temporary part is a killed writer's, removed by the next write."""
+
+
+def _sweep(target: Path) -> None:
+    """Remove the temporary files of writers killed mid-write (older than ABANDONED)."""
+    now = time.time()
+    for leftover in target.glob(".part-*.tmp"):
+        try:
+            if now - leftover.stat().st_mtime > ABANDONED:
+                leftover.unlink()
+        except OSError:
+            continue
 
 
 def remove(gone: list[Part]) -> None:

@@ -6,6 +6,7 @@ no copy."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -142,3 +143,15 @@ def test_a_cell_the_copy_cannot_hold_leaves_no_part(run, monkeypatch):
     monkeypatch.setattr(load, "_frames", odd)
     data = load_run(run)
     assert data.events["visible_to"].iloc[0] == {1, 2} and parts(run) == []
+
+
+def test_a_killed_writers_temporary_part_is_ignored_then_removed(run, read):
+    folder = run / columns.FOLDER
+    folder.mkdir()
+    old, new = folder / ".part-0123456789abcdef.tmp", folder / ".part-fedcba9876543210.tmp"
+    old.write_bytes(b"half a part")
+    new.write_bytes(b"half a part")
+    os.utime(old, (1, 1))
+    data = load_run(run)  # writes the first part, and sweeps
+    assert not differences(encoded(data, run), expected())
+    assert not old.exists() and new.exists()  # a writer may still be writing the newer one

@@ -42,3 +42,33 @@ def test_view_scale_makes_its_runs_once_and_prints_its_table(tmp_path):
     assert len(list((tmp_path / "index/run-0003").rglob(RESULT))) == 2  # the game it gained: gone
     inside = subprocess.run([*command[:3], str(ROOT / "runs-view-scale")], capture_output=True, text=True, env=env)
     assert inside.returncode != 0 and "--out" in inside.stderr  # never inside the repository
+
+
+@pytest.mark.slow  # plays a few rule-bot games, loads and compares their runs in new processes
+def test_columns_makes_its_runs_once_and_times_the_copy(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from avalon_agents.records.columns import FOLDER
+
+    command = [sys.executable, str(ROOT / "benchmarks/columns.py"), "--out", str(tmp_path), "--big", "5",
+               "--template", "4", "--repeats", "1", "--huge", "7"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    first = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0, first.stderr
+    header, *table = first.stdout[first.stdout.index("measurement"):].splitlines()
+    at = header.index("wall s")
+    names = [line[:at].rstrip() for line in table]
+    assert names == ["run-a: load_run, no copy (files read, copy written)",
+                     "run-b: load_run, no copy (files read, copy written)", "run-a: load_run, the copy there",
+                     "compare run-a and run-b, a new View", "  ... of which both runs loaded and analyzed",
+                     "run-huge: load_run, no copy (files read, copy written)", "run-huge: load_run, the copy there",
+                     "run-huge: load_run and report.compute"]
+    assert all(float(line[at:].split()[0]) >= 0 for line in table)  # each one's median wall seconds
+    for run in ("big/run-a", "big/run-b", "huge/run-huge"):
+        assert len(list((tmp_path / run).rglob(RESULT))) == (7 if "huge" in run else 5)
+        assert any((tmp_path / run / FOLDER).iterdir())  # the copy the first read wrote
+    again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert again.returncode == 0 and "playing the template" not in again.stdout
+    assert "no copy" not in again.stdout  # the copies kept: read from them
