@@ -145,7 +145,7 @@ class Pace:
         delay = self.take((request.remote, request.query.get("token")), time.monotonic())
         if delay > self.wait_at_most:
             raise Refused(429, f"too many requests from this client: at most {self.rate:g} a second; try again "
-                               f"in {delay:.1f} s")
+                               "in a second")
         if delay > 0:
             await asyncio.sleep(delay)
 
