@@ -52,6 +52,7 @@ def hostile_folders(base: Path) -> tuple[Path, Path]:
     linked = recorded(viewed, "linked") / GAME / TRACE
     linked.unlink()
     os.symlink(outside / GAME / TRACE, linked)  # a file linking out
+    os.symlink(outside / GAME, recorded(viewed, "linkedgame") / "main/series-1/game-00002")  # a game linking out
     big = recorded(viewed, "big") / GAME / TRACE
     with open(big, "r+b") as f:  # sparse: over the cap, no disk spent
         f.truncate(CAP + 1)
@@ -74,6 +75,7 @@ def test_each_hostile_run_is_named_on_its_row_and_refused_by_its_pages(folders):
     viewed, other = folders
     view = View([viewed], max_bytes=CAP)
     expected = {"linked": (404, "unreadable", f"{GAME}/trace.jsonl is a link out of the viewed folders"),
+                "linkedgame": (404, "unreadable", "main/series-1/game-00002 is a link out of the viewed folders"),
                 "big": (422, "unreadable", f"{GAME}/trace.jsonl is 2.0 MB, over the viewer's cap of 2.0 MB"),
                 "corrupt": (422, "unreadable", f"{GAME}/trace.jsonl is corrupt: not JSON lines (it starts with b'r')"),
                 "newer": (422, "newer layout", "holds a game of layout 99")}
