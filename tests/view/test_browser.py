@@ -228,7 +228,8 @@ def test_hostile_requests_in_the_browser(tmp_path):
         driver.get(server.url)
         rows = wait_for(driver, lambda d: cells(d, "runs"))
         state = {r[1]: r[3] for r in rows}
-        assert state["ok"] == "done" and sorted(state) == ["big", "corrupt", "linked", "linkedgame", "newer", "ok"], state
+        assert state["ok"] == "done", state
+        assert sorted(state) == ["big", "corrupt", "linked", "linkedgame", "newer", "ok"], state
         assert state["corrupt"].startswith("unreadable: ") and f"{GAME}/trace.jsonl is corrupt" in state["corrupt"]
         assert "link out of the viewed folders" in state["linked"] and state["newer"].startswith("newer layout: ")
         assert [e for e in console_errors(driver) if "rebound.example" not in e["message"]] == []
