@@ -402,9 +402,14 @@ def check_plugin(path: str, base: Path | None = None, *, timeout: float = TIMEOU
     return found
 
 
+STARTUP_S = 300.0
+"""Seconds a child process may take to start and import the framework, before its step's `timeout` begins."""
+
+
 def _isolated(step: Callable[..., Any], args: tuple, timeout: float) -> Any:
     """`step(*args)`'s result, computed in a child process (`_child`): a Found failure when it did not answer
-    within `timeout` seconds (the child killed) or exited without answering."""
+    within `timeout` seconds of the child's start (the framework imported: a slow machine's start is not the
+    plugin's time; the child is then killed) or exited without answering."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing of this process's state
@@ -413,16 +418,19 @@ def _isolated(step: Callable[..., Any], args: tuple, timeout: float) -> Any:
     child.start()
     send.close()
     try:
-        if not receive.poll(timeout):
-            return Found("", "", False, f"did not finish in {timeout:g} s and was stopped (a loop or a wait that "
-                                        "never ends?)")
-        try:
-            return receive.recv()
-        except EOFError:
-            child.join(5)
-            code = child.exitcode
-            how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited (code {code})"
-            return Found("", "", False, f"{how} without answering")
+        for wait, what in ((STARTUP_S, "start"), (timeout, "step")):
+            if not receive.poll(wait):
+                return Found("", "", False, f"did not finish in {timeout:g} s and was stopped (a loop or a wait "
+                                            "that never ends?)" if what == "step" else
+                                            f"its child process did not start in {wait:g} s")
+            try:
+                answer = receive.recv()
+            except EOFError:
+                child.join(5)
+                code = child.exitcode
+                how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited (code {code})"
+                return Found("", "", False, f"{how} without answering")
+        return answer
     finally:
         receive.close()
         if child.is_alive():
@@ -441,6 +449,7 @@ def _child(send: Any, step: Callable[..., Any], args: tuple) -> None:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     logs.configure(0)
+    send.send("started")  # the framework is imported: the step's time begins
     try:
         result = step(*args)
     except SystemExit as exc:
