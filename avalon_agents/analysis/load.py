@@ -13,6 +13,7 @@ table its first columns (and an empty table its columns).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -173,8 +174,11 @@ def keeps_copy(root: Path) -> bool:
 
 
 CHUNK = 1000
-"""Games read from their files at a time (their rows as dicts are the memory's peak: 100,000 games at once would not
-fit), each chunk made into tables before the next is read."""
+"""Games read from their files at a time (their rows as dicts are the memory's peak), each chunk made into tables
+before the next is read."""
+BULK = 10_000
+"""Games read from their files that are written as one part, then read back from it: a part's tables share each
+distinct value's object (a fresh load's hold one per cell), so 100,000 games fit in memory."""
 PART_GAMES = 20_000
 """Games a part of the copy holds at most (a merge stops there): a 10,000-game run is one part, read with no
 concatenation."""
@@ -183,7 +187,7 @@ concatenation."""
 def stored(root: Path, games: dict[Path, Game], stamps: dict[Path, tuple[int, int] | None]) -> Loaded:
     """The tables of `games` (every finished game, in path order, with their `stamps`): from the folder's columnar
     copy where it holds a game unchanged, the other games read from their files (CHUNK at a time) and added to the
-    copy (a part of at most PART_GAMES games)."""
+    copy (a part of at most BULK games, its tables then read back from it)."""
     keep = keeps_copy(root)
     by_name = {game.name: d for d, game in games.items()}
     order = pd.Index([games[d].name for d in stamps])
@@ -211,15 +215,20 @@ def stored(root: Path, games: dict[Path, Game], stamps: dict[Path, tuple[int, in
             found.append(frames)
     held = {name for part, _ in read if part not in dropped for name in part.games}
     new = [d for d in stamps if games[d].name not in held]
-    added: list[RunData] = []
-    for start in range(0, len(new), CHUNK):
-        added.append(_frames(_read_games([games[d] for d in new[start:start + CHUNK]], root)))
-    for start in range(0, len(new) if keep else 0, PART_GAMES):
-        group = added[start // CHUNK:(start + PART_GAMES) // CHUNK]
-        _keep(root, {games[d].name: stamps[d] for d in new[start:start + PART_GAMES]},
-              group[0] if len(group) == 1 else _joined(group, order), order)
+    for start in range(0, len(new), BULK):
+        bulk = new[start:start + BULK]
+        chunks = [_frames(_read_games([games[d] for d in bulk[at:at + CHUNK]], root))
+                  for at in range(0, len(bulk), CHUNK)]
+        added = _joined(chunks, order)
+        del chunks
+        if keep:
+            part = _keep(root, {games[d].name: stamps[d] for d in bulk}, added, order, merge=len(bulk) < BULK // 2)
+            with contextlib.suppress(FileNotFoundError, columns.Unreadable):
+                again = _decoded(columns.read(part), {games[d].name: str(d) for d in bulk}) if part else None
+                added = again if again is not None else added
+        found.append(added)
     columns.remove(dropped)
-    return Loaded(stamps, _joined(found + added, order))
+    return Loaded(stamps, _joined(found, order))
 
 
 def _chosen(parts: list[columns.Part], by_name: dict[str, Path],
@@ -254,36 +263,38 @@ MAX_PARTS = 8
 """Parts a copy holds at most: more, and the newest are merged (see `_keep`)."""
 
 
-def _keep(root: Path, games: dict[str, tuple[int, int] | None], data: RunData, order: pd.Index) -> None:
+def _keep(root: Path, games: dict[str, tuple[int, int] | None], data: RunData, order: pd.Index,
+          merge: bool = True) -> columns.Part | None:
     """Add the rows of `games` (their `data`) to `root`'s copy as a new part, then (`order`: every finished game's
     name, in path order) merge the newest two parts while the newer holds at least half the games of the one before
     and they hold at most PART_GAMES together (a binary counter: a run grown game by game keeps a few parts, and
-    each row is rewritten about log2(PART_GAMES) times at most)."""
+    each row is rewritten about log2(PART_GAMES) times at most; not after a bulk read: `merge` False). Returns the
+    part written (None: none)."""
     tables = {n: t.drop(columns="path") if n == "games" else t for n, t in data.tables().items()}
-    if columns.write(root, schema(), games, tables, _FIRSTS.get(id(data))) is None:
-        return
-    while True:
+    written = columns.write(root, schema(), games, tables, _FIRSTS.get(id(data)))
+    while written is not None and merge:
         parts = [p for p in columns.parts(root, schema()) if not p.stale]
         if len(parts) < 2:
-            return
+            break
         older, newer = parts[-2:]
         if 2 * len(newer.games) < len(older.games) or len(older.games) + len(newer.games) > PART_GAMES:
-            return
+            break
         try:
             a, b = columns.read(older), columns.read(newer)
         except (FileNotFoundError, columns.Unreadable):
-            return  # merged by another process meanwhile, or not readable: the next read replaces it
+            break  # merged by another process meanwhile, or not readable: the next read replaces it
         names = {g: g for g in [*older.games, *newer.games]}
         first, second = _decoded(a, names), _decoded(b, names)
         if (first is None or second is None or older.games.keys() & newer.games.keys()
                 or (order.get_indexer(list(names)) < 0).any()):
-            return  # not this reader's to merge: a stale part, removed by the next read
+            break  # not this reader's to merge: a stale part, removed by the next read
         merged = _joined([first, second], order)
         tables = {n: t.drop(columns="path") if n == "games" else t for n, t in merged.tables().items()}
         if columns.write(root, schema(), {**older.games, **newer.games}, tables,
                          _FIRSTS.get(id(merged))) is None:
-            return
+            break
         columns.remove([older, newer])
+    return written
 
 
 @dataclass

@@ -155,3 +155,15 @@ def test_a_killed_writers_temporary_part_is_ignored_then_removed(run, read):
     data = load_run(run)  # writes the first part, and sweeps
     assert not differences(encoded(data, run), expected())
     assert not old.exists() and new.exists()  # a writer may still be writing the newer one
+
+
+def test_games_read_in_chunks_and_bulks_give_the_same_tables(run, read, monkeypatch):
+    """A big first read: CHUNK games at a time from their files, each BULK written as a part and read back from it
+    (the parts' shared values keep 100,000 games in memory); then read from those parts alone."""
+    monkeypatch.setattr(load, "CHUNK", 1)
+    monkeypatch.setattr(load, "BULK", 2)
+    first = load_run(run)
+    assert not differences(encoded(first, run), expected())
+    assert sorted(len(p.games) for p in parts(run)) == [2, 2, 2]  # 6 games, no merge after a bulk
+    read.clear()
+    assert not differences(encoded(load_run(run), run), expected()) and read == []
