@@ -190,13 +190,14 @@ def stored(root: Path, games: dict[Path, Game], stamps: dict[Path, tuple[int, in
     copy (a part of at most BULK games, its tables then read back from it)."""
     keep = keeps_copy(root)
     by_name = {game.name: d for d, game in games.items()}
+    held_stamps = {d: _held_stamp(game) for d, game in games.items()} if keep else {}
     order = pd.Index([games[d].name for d in stamps])
     chosen: list[columns.Part] = []
     dropped: list[columns.Part] = []
     read: list[tuple[columns.Part, dict[str, Any]]] = []
     for _ in range(3 if keep else 0):  # a part merged away by another process while read: list again
         try:
-            chosen, dropped = _chosen(columns.parts(root, schema()), by_name, stamps)
+            chosen, dropped = _chosen(columns.parts(root, schema()), by_name, held_stamps)
             read = []
             for part in chosen:
                 try:
@@ -222,13 +223,20 @@ def stored(root: Path, games: dict[Path, Game], stamps: dict[Path, tuple[int, in
         added = _joined(chunks, order)
         del chunks
         if keep:
-            part = _keep(root, {games[d].name: stamps[d] for d in bulk}, added, order, merge=len(bulk) < BULK // 2)
+            part = _keep(root, {games[d].name: held_stamps[d] for d in bulk}, added, order,
+                         merge=len(bulk) < BULK // 2)
             with contextlib.suppress(FileNotFoundError, columns.Unreadable):
                 again = _decoded(columns.read(part), {games[d].name: str(d) for d in bulk}) if part else None
                 added = again if again is not None else added
         found.append(added)
     columns.remove(dropped)
     return Loaded(stamps, _joined(found, order))
+
+
+def _held_stamp(game: Game) -> tuple[int, ...]:
+    """What a part holds a game by: its result.json's and meta.json's times and sizes (a game rewritten, or its
+    meta.json's layout changed, is read again from its files and its layout checked)."""
+    return (*(game.file_stamp(RESULT) or (0, 0)), *(game.file_stamp(META) or (0, 0)))
 
 
 def _chosen(parts: list[columns.Part], by_name: dict[str, Path],
@@ -313,7 +321,7 @@ class Loaded:
         added = _frames(_read_games([games[d] for d in new], root))
         order = pd.Index([games[d].name for d in stamps])
         if root is not None and keeps_copy(root):
-            _keep(root, {games[d].name: stamps[d] for d in new}, added, order)
+            _keep(root, {games[d].name: _held_stamp(games[d]) for d in new}, added, order)
         return Loaded(stamps, _joined([self.data, added], order))
 
 

@@ -3,7 +3,7 @@
     FOLDER/.tables/part-00000003-1a2b3c4d.npz    # one part: some games' rows of every table
 
 A part is one numpy archive (`np.savez`, uncompressed; read with `allow_pickle=False`: a run from elsewhere cannot
-run code): `manifest` (JSON: VERSION, the reader's `schema`, each game's name and its result.json's (time, size),
+run code): `manifest` (JSON: VERSION, the reader's `schema`, each game's name and stamp (its files' times and sizes),
 each table's columns with their dtypes and each object column's distinct values) and one array per column. A
 number or bool column is its numpy array; a `str` or object column is codes into its distinct values (stored in
 the manifest as tagged JSON that keeps each value's Python type: a tuple stays a tuple, True is not 1, None is not
@@ -56,12 +56,12 @@ class Unreadable(ValueError):
 
 @dataclass(frozen=True)
 class Part:
-    """One part on disk: its file, order (`seq`, newer is larger), games (name -> result.json's (time, size)) and
-    whether it is of this VERSION and the reader's schema (`stale`: not)."""
+    """One part on disk: its file, order (`seq`, newer is larger), games (name -> the stamp the writer gave it: the
+    loader's, its files' times and sizes) and whether it is of this VERSION and the reader's schema (`stale`: not)."""
 
     path: Path
     seq: int
-    games: dict[str, tuple[int, int] | None]
+    games: dict[str, tuple[int, ...] | None]
     stale: bool
 
 
@@ -157,9 +157,9 @@ def _strings(cells: np.ndarray, dtype: str) -> Any:
     return pd.array(cells, dtype=kind)
 
 
-def write(root: Path, schema: str, games: dict[str, tuple[int, int] | None], tables: dict[str, Any],
+def write(root: Path, schema: str, games: dict[str, tuple[int, ...] | None], tables: dict[str, Any],
           firsts: dict[str, Any] | None = None) -> Part | None:
-    """A new part of `games` (name -> result.json's stamp) holding `tables` (name -> DataFrame, a RangeIndex each)
+    """A new part of `games` (name -> its stamp) holding `tables` (name -> DataFrame, a RangeIndex each)
     and the writer's `firsts` (JSON, given back by `read`), written whole or not at all. None (nothing written) when a cell cannot be stored (Unstorable) or the folder is
     not writable."""
     import pandas as pd

@@ -6,6 +6,7 @@ no copy."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
@@ -16,7 +17,7 @@ import pytest
 from avalon_agents.analysis import load
 from avalon_agents.analysis.load import load_run
 from avalon_agents.records import columns
-from avalon_agents.records.run_dir import RESULT
+from avalon_agents.records.run_dir import LAYOUT, RESULT, LayoutError
 from tests.analysis.test_load_tables import RUN, differences, encoded, expected
 
 
@@ -167,3 +168,11 @@ def test_games_read_in_chunks_and_bulks_give_the_same_tables(run, read, monkeypa
     assert sorted(len(p.games) for p in parts(run)) == [2, 2, 2]  # 6 games, no merge after a bulk
     read.clear()
     assert not differences(encoded(load_run(run), run), expected()) and read == []
+
+
+def test_a_held_game_whose_layout_changed_is_read_again_and_refused(run):
+    load_run(run)
+    meta = sorted(run.rglob("meta.json"))[0]
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), "layout": LAYOUT + 1}))
+    with pytest.raises(LayoutError, match=f"layout {LAYOUT + 1}"):
+        load_run(run)
