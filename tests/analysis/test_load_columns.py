@@ -176,3 +176,25 @@ def test_a_held_game_whose_layout_changed_is_read_again_and_refused(run):
     meta.write_text(json.dumps({**json.loads(meta.read_text()), "layout": LAYOUT + 1}))
     with pytest.raises(LayoutError, match=f"layout {LAYOUT + 1}"):
         load_run(run)
+
+
+@pytest.mark.slow  # the session's scripted experiment, analyzed twice
+def test_avalon_analyze_reads_the_copy_the_run_left_and_writes_the_same_metrics(analysis_run, read, tmp_path):
+    """`avalon run`'s own summary read the run once: its copy is there, `avalon analyze` reads no game's files, and
+    its metrics are those of an analysis with the copy removed (every game read from its files)."""
+    from click.testing import CliRunner
+
+    from avalon_agents.cli import cli
+    from avalon_agents.records import analysis_dir
+
+    run = shutil.copytree(analysis_run, tmp_path / "run")  # its files' times kept: the copy still holds them
+    assert parts(run)
+    read.clear()
+    done = CliRunner().invoke(cli, ["analyze", str(run), "--out", str(tmp_path / "a")])
+    assert done.exit_code == 0, done.output
+    assert read == []
+    shutil.rmtree(run / columns.FOLDER)
+    again = CliRunner().invoke(cli, ["analyze", str(run), "--out", str(tmp_path / "b")])
+    assert again.exit_code == 0, again.output
+    assert sorted(read) == sorted(load_run(run).games["game"])
+    assert analysis_dir.read_metrics(tmp_path / "a") == analysis_dir.read_metrics(tmp_path / "b") is not None
