@@ -99,9 +99,10 @@ def _manifest(path: Path) -> dict[str, Any]:
 
 
 def read(part: Part) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """A part's tables ({table: DataFrame}) and the `firsts` written with them (None: none). Each column of its dtype as written (a `str` column a pandas string
-    array, an object column's cells Python objects), built block by block without copying a column. Raises
-    FileNotFoundError when the part is gone (merged by another process), Unreadable when it cannot be read."""
+    """A part's tables ({table: DataFrame}) and the `firsts` written with them (None: none). Each column of its
+    dtype as written (a `str` column a pandas string array, an object column's cells Python objects), built block by
+    block without copying a column. Raises FileNotFoundError when the part is gone (merged by another process),
+    Unreadable when it cannot be read."""
     try:
         return _read(part)
     except FileNotFoundError:
@@ -159,9 +160,9 @@ def _strings(cells: np.ndarray, dtype: str) -> Any:
 
 def write(root: Path, schema: str, games: dict[str, tuple[int, ...] | None], tables: dict[str, Any],
           firsts: dict[str, Any] | None = None) -> Part | None:
-    """A new part of `games` (name -> its stamp) holding `tables` (name -> DataFrame, a RangeIndex each)
-    and the writer's `firsts` (JSON, given back by `read`), written whole or not at all. None (nothing written) when a cell cannot be stored (Unstorable) or the folder is
-    not writable."""
+    """A new part of `games` (name -> its stamp) holding `tables` (name -> DataFrame, a RangeIndex each) and the
+    writer's `firsts` (JSON, given back by `read`), written whole or not at all. None (nothing written) when a cell
+    cannot be stored (Unstorable) or the folder is not writable."""
     import pandas as pd
 
     try:
