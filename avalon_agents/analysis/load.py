@@ -118,20 +118,23 @@ def _place(game: Game) -> dict[str, Any]:
     return {"game": game.name, "variant": variant, "series": series, "game_index": index, "_agents": {}}
 
 
-def load_run(path: str | Path, cache: dict | None = None) -> RunData:
+def load_run(path: str | Path, cache: dict | None = None, *, write: bool = True) -> RunData:
     """Load every finished game at or under `path` (a game, a series, an experiment, any folder), found by the
     run's reader (records.reader.open_run: one cached walk; a game of a layout this code does not read is refused).
 
     The folder keeps a columnar copy of its tables (records.columns, `path/.tables`; not in a game's own folder):
     the games it holds, each unchanged since (its result.json's time and size), are read from it, only the others
     from their files, and their rows are added to it as a new part (so a run's tables are read from its files once,
-    by whoever reads it first: the run's own summary at its end, `avalon view` while it plays). A part written by
+    by whoever reads it first and may write: the run's own summary at its end, `avalon analyze`). A part written by
     other code (its `SCHEMA`) or for a game rewritten since is not read, and is replaced.
 
     `cache`: a dict kept between calls (e.g. by `avalon view`) holding, per folder loaded, its tables and each game's
     result.json's time and size (`Loaded`): a call when nothing changed returns the same tables; when games only
     finished since, those are read alone and their rows added to the tables, so a run that grew by one game reads
     one game and builds no table afresh (a game gone or rewritten: the folder is loaded afresh).
+
+    `write=False` reads the copy where it is and never writes or removes a part (`avalon view`: a viewer writes
+    nothing into the runs it shows).
 
     Raises:
         FileNotFoundError: `path` does not exist or holds no finished game.
@@ -148,9 +151,9 @@ def load_run(path: str | Path, cache: dict | None = None) -> RunData:
     if loaded is not None and any(stamps.get(d, -1) != t for d, t in loaded.stamps.items()):
         loaded = None  # a game gone or rewritten
     if loaded is None:
-        loaded = stored(root, games, stamps)
+        loaded = stored(root, games, stamps, write)
     elif loaded.stamps != stamps:
-        loaded = loaded.add(games, stamps, root)
+        loaded = loaded.add(games, stamps, root, write)
     if cache is not None:
         cache[str(root)] = loaded
     return loaded.data
@@ -184,10 +187,11 @@ PART_GAMES = 20_000
 concatenation."""
 
 
-def stored(root: Path, games: dict[Path, Game], stamps: dict[Path, tuple[int, int] | None]) -> Loaded:
+def stored(root: Path, games: dict[Path, Game], stamps: dict[Path, tuple[int, int] | None],
+           write: bool = True) -> Loaded:
     """The tables of `games` (every finished game, in path order, with their `stamps`): from the folder's columnar
     copy where it holds a game unchanged, the other games read from their files (CHUNK at a time) and added to the
-    copy (a part of at most BULK games, its tables then read back from it)."""
+    copy (a part of at most BULK games, its tables then read back from it; not with `write` False)."""
     keep = keeps_copy(root)
     by_name = {game.name: d for d, game in games.items()}
     held_stamps = {d: _held_stamp(game) for d, game in games.items()} if keep else {}
@@ -222,14 +226,15 @@ def stored(root: Path, games: dict[Path, Game], stamps: dict[Path, tuple[int, in
                   for at in range(0, len(bulk), CHUNK)]
         added = _joined(chunks, order)
         del chunks
-        if keep:
+        if keep and write:
             part = _keep(root, {games[d].name: held_stamps[d] for d in bulk}, added, order,
                          merge=len(bulk) < BULK // 2)
             with contextlib.suppress(FileNotFoundError, columns.Unreadable):
                 again = _decoded(columns.read(part), {games[d].name: str(d) for d in bulk}) if part else None
                 added = again if again is not None else added
         found.append(added)
-    columns.remove(dropped)
+    if write:
+        columns.remove(dropped)
     return Loaded(stamps, _joined(found, order))
 
 
@@ -313,14 +318,14 @@ class Loaded:
     data: RunData
 
     def add(self, games: dict[Path, Game], stamps: dict[Path, tuple[int, int] | None],
-            root: Path | None = None) -> Loaded:
+            root: Path | None = None, write: bool = True) -> Loaded:
         """The tables with the rows of the games finished since (`games`, `stamps`: every finished game's, in path
         order) added, in path order, each column of the type a fresh load gives it; with `root`, those rows added
         to its columnar copy too."""
         new = [d for d in stamps if d not in self.stamps]
         added = _frames(_read_games([games[d] for d in new], root))
         order = pd.Index([games[d].name for d in stamps])
-        if root is not None and keeps_copy(root):
+        if root is not None and write and keeps_copy(root):
             _keep(root, {games[d].name: _held_stamp(games[d]) for d in new}, added, order)
         return Loaded(stamps, _joined([self.data, added], order))
 

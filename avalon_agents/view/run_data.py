@@ -187,7 +187,7 @@ class RunPages:
         changes its row with every call, not its tables)."""
         started = time.perf_counter()
         try:
-            data = load_run(run, cache=self._rows)
+            data = load_run(run, cache=self._rows, write=False)  # a viewer writes nothing into a run
         except FileNotFoundError:
             return None, []
         done = self._computed.get(run)
