@@ -17,7 +17,7 @@ import pytest
 from avalon_agents.analysis import load
 from avalon_agents.analysis.load import load_run
 from avalon_agents.records import columns
-from avalon_agents.records.run_dir import LAYOUT, RESULT, LayoutError
+from avalon_agents.records.run_dir import LAYOUT, META, RESULT, LayoutError
 from tests.analysis.test_load_tables import RUN, differences, encoded, expected
 
 
@@ -172,7 +172,7 @@ def test_games_read_in_chunks_and_bulks_give_the_same_tables(run, read, monkeypa
 
 def test_a_held_game_whose_layout_changed_is_read_again_and_refused(run):
     load_run(run)
-    meta = sorted(run.rglob("meta.json"))[0]
+    meta = sorted(run.rglob(META))[0]
     meta.write_text(json.dumps({**json.loads(meta.read_text()), "layout": LAYOUT + 1}))
     with pytest.raises(LayoutError, match=f"layout {LAYOUT + 1}"):
         load_run(run)

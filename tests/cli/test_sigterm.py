@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from avalon_agents.records.run_dir import games_in, is_done, read_progress
+from avalon_agents.records.run_dir import RESULT, games_in, is_done, read_progress
 from tests.helpers import AVALON
 
 RUN = """\
@@ -62,7 +62,7 @@ def assert_stopped_like_ctrl_c(proc: subprocess.Popen, err: str, out: Path, plan
     assert progress is not None and progress["state"] == "stopped", progress
     assert progress["finished"] == len(finished) >= 1 and progress["planned"] == planned
     for game in finished:  # every finished game is whole
-        assert json.loads((game / "result.json").read_text())["winner"] in ("good", "evil")
+        assert json.loads((game / RESULT).read_text())["winner"] in ("good", "evil")
 
 
 @pytest.mark.slow  # games are played before the signal: seconds

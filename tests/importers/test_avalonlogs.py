@@ -15,6 +15,7 @@ from avalon_agents.core.types import EndReason, Role
 from avalon_agents.importers import NO_SPEECH, ReplayError, avalonlogs
 from avalon_agents.records import LAYOUT, open_run, read_events, read_result
 from avalon_agents.records.run_dir import EVENTS, HEALTH, META, RESULT, SEATING, TRACE
+from avalon_agents.records.run_record import RUN
 from tests.importers import logs
 
 GAMES = {"paper6": logs.paper6(), "five_rejections": logs.five_rejections(), "mordred": logs.mordred_assassin(),
@@ -56,7 +57,7 @@ def test_the_command_reports_imports_and_each_skip_with_its_reason(run):
     assert "quest 1.1: the rules refuse it (good cannot fail: seat 2" in skipped["good_fails.json"]
     assert skipped["unfinished.json"].startswith("unfinished game")
     # the games, and the lock the import held
-    assert sorted(p.name for p in out.iterdir()) == [".lock", *(f"game-{i:05d}" for i in range(1, 5)), "run.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".lock", *(f"game-{i:05d}" for i in range(1, 5)), RUN]
     assert open_run(out).command == "import" and open_run(out).record.config == {"format": "avalonlogs"}
 
 

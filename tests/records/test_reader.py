@@ -23,7 +23,7 @@ from avalon_agents.records.run_dir import (
     game_dir,
     write_json_atomic,
 )
-from avalon_agents.records.run_record import write_run_record
+from avalon_agents.records.run_record import RUN, write_run_record
 from avalon_agents.records.trace import Extraction, LLMCall, SeatFault, SpeechCheck
 from avalon_agents.records.usage import usage
 from tests.records.test_recorder import played
@@ -186,7 +186,7 @@ def test_a_recorded_run_is_read_from_its_run_record_even_after_a_resume(tmp_path
     assert run.environment["python"] and run.environment["commit"]
     write_run_record(out, "replay", "again", plugins=[])
     assert run.command == "replay"  # rewritten: read again
-    json.loads((out / "run.json").read_text())
+    json.loads((out / RUN).read_text())
     assert not open_run(tmp_path / "run").unfinished()
 
 

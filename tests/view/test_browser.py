@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from avalon_agents.records.run_dir import HEALTH
 from selenium.webdriver.common.by import By
 
 from tests.browser import assert_accessible, chromium, console_errors
@@ -40,7 +41,7 @@ def runs(tmp_path_factory) -> Path:
     import shutil
 
     shutil.copytree(ROOT / "tests/data/replay/run", folder / "llm")
-    health = sorted((folder / "llm").rglob("health.json"))[0]
+    health = sorted((folder / "llm").rglob(HEALTH))[0]
     data = json.loads(health.read_text())
     data["by_model"] = {HOSTILE: next(iter(data["by_model"].values()))}
     health.write_text(json.dumps(data))

@@ -14,7 +14,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from avalon_agents.prices import Price, Prices
-from avalon_agents.records.run_dir import read_trace
+from avalon_agents.records.run_dir import RESULT, TRACE, read_trace
 from avalon_agents.records.trace import LLMCall
 from avalon_agents.records.usage import usage
 from avalon_agents.view import calls as call_pages
@@ -164,7 +164,7 @@ def test_paging_covers_every_call_once_in_order(run):
 def test_dollars_follow_each_calls_model_and_tokens(run, tmp_path):
     copy = tmp_path / "runs"
     shutil.copytree(run, copy)
-    trace = copy / "r" / "game-00001" / "trace.jsonl"
+    trace = copy / "r" / "game-00001" / TRACE
     trace.write_text(trace.read_text().replace('"spec":"scripted"', '"spec":"openai:gpt-4o-mini"'))
     view = View([copy], prices=Prices({"gpt-4o-mini": Price(input=2.0, output=8.0, cached_input=1.0)}))
     paid = every(view, game="game-00001")
@@ -211,8 +211,8 @@ def test_the_index_is_read_again_only_where_a_file_changed(run, tmp_path, monkey
     shutil.copytree(copy / "r" / "game-00002", copy / "r" / "game-00003")  # a game finished since
     assert view.calls("r", {})["total"] == total + len(records(run)["game-00002"])
     assert sorted(read) == ["game-00001", "game-00002", "game-00003"]
-    trace = copy / "r" / "game-00003" / "trace.jsonl"
-    (copy / "r" / "game-00003" / "result.json").unlink()  # a game still playing: its trace is looked at each time
+    trace = copy / "r" / "game-00003" / TRACE
+    (copy / "r" / "game-00003" / RESULT).unlink()  # a game still playing: its trace is looked at each time
     assert view.calls("r", {})["total"] == total + len(records(run)["game-00002"])
     with open(trace, "a") as f:
         f.write(next(line for line in trace.read_text().splitlines(keepends=True) if '"type":"llm_call"' in line))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from avalon_agents.records.run_dir import PROGRESS, RESULT, read_progress
+from avalon_agents.records.run_dir import HEALTH, META, PROGRESS, RESULT, read_progress
 from avalon_agents.view.catalog import Catalog, UnknownRun, find_runs
 from avalon_agents.view.pages import View
 from tests.view.runs import every_kind, experiment
@@ -42,7 +42,7 @@ def test_every_kind_of_run_is_found_and_named(kinds):
     assert rows["exp"]["models"] == ["random", "rulebot"] and rows["exp"]["usd"] == 0
     assert rows["exp"]["commit"] and rows["exp"]["started"]
     llm = rows["llm"]
-    calls = sum(json.loads(p.read_text())["llm_calls"] for p in runs["llm"].rglob("health.json"))
+    calls = sum(json.loads(p.read_text())["llm_calls"] for p in runs["llm"].rglob(HEALTH))
     assert llm["health"]["llm_calls"] == calls > 0 and llm["models"] == ["scripted"]
     assert llm["input_tokens"] > 0 and 0 <= llm["health"]["valid_response_rate"] <= 1
     assert rows["humans"]["models"] == ["human"]
@@ -117,9 +117,9 @@ def test_a_served_table_is_named_so(tmp_path):
     table = tmp_path / "table"
     game = table / "game-00001"
     shutil.copytree(sorted(run.rglob("game-00001"))[0], game)
-    meta = json.loads((game / "meta.json").read_text())
+    meta = json.loads((game / META).read_text())
     meta["seats"] = {**meta["seats"], "1": "human"}
-    (game / "meta.json").write_text(json.dumps(meta))
+    (game / META).write_text(json.dumps(meta))
     row = Catalog([tmp_path]).row(table)
     assert (row["kind"], row["games_finished"], row["models"]) == ("served table", 1, ["human", "random", "rulebot"])
 

@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from avalon_agents.analysis import stats
 from avalon_agents.analysis.paper import metrics
 from avalon_agents.records.run_dir import write_json_atomic
-from avalon_agents.records.run_record import read_run_record
+from avalon_agents.records.run_record import RUN, read_run_record
 from avalon_agents.view.catalog import UnknownRun
 from avalon_agents.view.pages import View
 from avalon_agents.view.server import ViewServer
@@ -139,7 +139,7 @@ def test_a_warning_names_what_differs_in_the_runs_environments_and_the_run_page_
     kernel = record.environment["blas_kernel"]
     assert view.run("a")["environment"]["blas_kernel"] == kernel and view.run("a")["environment"]["python"]
     assert [w for w in view.compare(["a", "b"])["warnings"] if "environment" in w] == []
-    write_json_atomic(b / "run.json", record.model_copy(update={"environment": {
+    write_json_atomic(b / RUN, record.model_copy(update={"environment": {
         **record.environment, "blas_kernel": "Prescott", "numpy": "0.1"}}).model_dump(mode="json"))
     try:
         (warning,) = [w for w in view.compare(["a", "b"])["warnings"] if "environment" in w]
@@ -147,7 +147,7 @@ def test_a_warning_names_what_differs_in_the_runs_environments_and_the_run_page_
         assert f"blas_kernel: {kernel} -> Prescott" in warning and "numpy: " in warning and "commit" not in warning
         assert view.run("b")["environment"]["blas_kernel"] == "Prescott"
     finally:
-        write_json_atomic(b / "run.json", record.model_dump(mode="json"))
+        write_json_atomic(b / RUN, record.model_dump(mode="json"))
 
 
 @SLOW

@@ -17,6 +17,7 @@ import pytest
 from avalon_agents.view import run_data
 from avalon_agents.view.catalog import Catalog
 from avalon_agents.view.run_data import RunPages, games
+from avalon_agents.records.run_dir import EVENTS, HEALTH
 
 ROOT = Path(__file__).parents[2]
 
@@ -54,13 +55,13 @@ def test_metrics_and_figures_are_computed_again_only_when_a_game_finished(tmp_pa
     done = pages.page(run)
     assert len(computed) == 2 and [g["game"] for g in done["games"]] == [f"main/series-1/game-0000{i}" for i in (1, 2)]
     assert done["games"] == games(run, "llm")  # the winners from the tables: as result.json says
-    calls = json.loads((game / "health.json").read_text())["llm_calls"]
+    calls = json.loads((game / HEALTH).read_text())["llm_calls"]
     assert sum(row["calls"] for row in done["cost"]) == 2 * calls > 0
     wait(pages)
 
     broken = game.parent / "game-00003"  # a finished game that cannot be read: said by the next page, not hidden
     shutil.copytree(game, broken)
-    (broken / "events.jsonl").write_text("not json\n")
+    (broken / EVENTS).write_text("not json\n")
     (run / "progress.json").write_text(json.dumps({**progress, "state": "done", "finished": 3, "planned": 3}))
     assert pages.page(run)["computing"]  # answered at once; counted in a thread, which fails
     wait(pages)

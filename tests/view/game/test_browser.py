@@ -18,6 +18,7 @@ import pytest
 from avalon_agents.analysis.load import game_dirs
 from avalon_agents.view.game import game_data, write_replay
 from avalon_agents.view.game.pages import page_name
+from avalon_agents.records.run_dir import EVENTS, META, RESULT, TRACE
 from tests.browser import assert_accessible, chromium, console_errors
 
 pytestmark = pytest.mark.slow
@@ -59,12 +60,12 @@ def jsonl(path: Path) -> list[dict]:
 
 
 def seat_of(game: Path, role: str) -> int:
-    roles = json.loads((game / "result.json").read_text())["roles"]
+    roles = json.loads((game / RESULT).read_text())["roles"]
     return min(int(s) for s, r in roles.items() if r == role)
 
 
 def seats_of(game: Path, role: str) -> list[int]:
-    roles = json.loads((game / "result.json").read_text())["roles"]
+    roles = json.loads((game / RESULT).read_text())["roles"]
     return sorted(int(s) for s, r in roles.items() if r == role)
 
 
@@ -81,10 +82,10 @@ def test_the_page_shows_every_event_of_the_game(browser, replay_run, tmp_path):
 
     for game in game_dirs(replay_run):
         open_page(browser, replay_run / "replay" / page_name(game.name))
-        events = jsonl(game / "events.jsonl")
+        events = jsonl(game / EVENTS)
         shown = browser.execute_script(SHOWN)
         assert sorted(t for t, _, _, record in shown if not record) == sorted(e["type"] for e in events)
-        records = jsonl(game / "trace.jsonl")
+        records = jsonl(game / TRACE)
         assert len([s for s in shown if s[3]]) == len(records)
         speeches = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".item.ev-speech")]
         assert [s.split(": ", 1)[1] for s in speeches] == [e["text"] for e in events if e["type"] == "speech"]
@@ -95,12 +96,12 @@ def test_the_page_shows_every_event_of_the_game(browser, replay_run, tmp_path):
 def test_a_loyal_servant_sees_only_what_it_could_see(browser, replay_run, tmp_path):
     # a Loyal Servant played by a model (a rule bot's decisions leave no record: only model seats' are recorded)
     game, servant = next((g, s) for g in game_dirs(replay_run) for s in seats_of(g, "Loyal Servant")
-                         if json.loads((g / "meta.json").read_text())["seats"][str(s)] != "rulebot")
+                         if json.loads((g / META).read_text())["seats"][str(s)] != "rulebot")
     open_page(browser, replay_run / "replay" / page_name(game.name))
     everything = view_as(browser, "all")
     assert any(s[3] and int(s[2]) != servant for s in everything)  # other seats' private records exist
     shown = view_as(browser, servant)
-    events = jsonl(game / "events.jsonl")
+    events = jsonl(game / EVENTS)
     visible = [e for e in events if e["visible_to"] == "all" or servant in e["visible_to"]]
     assert sorted(t for t, _, _, record in shown if not record) == sorted(e["type"] for e in visible)
     assert len(visible) < len(events)
@@ -108,7 +109,7 @@ def test_a_loyal_servant_sees_only_what_it_could_see(browser, replay_run, tmp_pa
         assert visible_to == "all" or str(servant) in visible_to.split(","), (kind, visible_to)
         assert not record or seat == str(servant), (kind, seat)
     assert [v for t, v, _, _ in shown if t == "night_info"] == [str(servant)]
-    own = [r for r in jsonl(game / "trace.jsonl") if r["seat"] == servant]
+    own = [r for r in jsonl(game / TRACE) if r["seat"] == servant]
     assert len([s for s in shown if s[3]]) == len(own) > 0
     from selenium.webdriver.common.by import By
 
@@ -128,7 +129,7 @@ def test_merlin_sees_its_own_night_information(browser, replay_run, tmp_path):
     nights = [n for n in browser.find_elements(By.CSS_SELECTOR, ".item.ev-night_info") if n.is_displayed()]
     assert len(nights) == 1 and nights[0].get_attribute("data-visible") == str(merlin)
     browser.find_element(By.ID, "roles-button").click()
-    (night,) = [e for e in jsonl(game / "events.jsonl") if e["type"] == "night_info" and e["seat"] == merlin]
+    (night,) = [e for e in jsonl(game / EVENTS) if e["type"] == "night_info" and e["seat"] == merlin]
     assert night["known_as"] == "evil" and night["seats"]
     assert all(f"Player {s}" in nights[0].text for s in night["seats"])
     screenshot(browser, tmp_path, "replay-merlin")
@@ -139,7 +140,7 @@ def test_the_roles_button_reveals_the_roles(browser, replay_run):
 
     game = game_dirs(replay_run)[1]
     open_page(browser, replay_run / "replay" / page_name(game.name))
-    roles = json.loads((game / "result.json").read_text())["roles"]
+    roles = json.loads((game / RESULT).read_text())["roles"]
     table = browser.find_element(By.ID, "seats")
     assert not [r for r in ROLES if r in table.text]
     dealt = ".item.ev-role_assigned, .item.ev-night_info, .item.ev-game_ended"  # speeches may name roles
@@ -165,7 +166,7 @@ def test_the_index_links_every_game(browser, replay_run, tmp_path):
     for game in games:
         open_page(browser, index)
         row = browser.find_element(By.XPATH, f"//tr[td/a[text()='{game.name}']]")
-        assert json.loads((game / "result.json").read_text())["winner"] in row.text
+        assert json.loads((game / RESULT).read_text())["winner"] in row.text
         row.find_element(By.TAG_NAME, "a").click()
         assert browser.find_element(By.ID, "title").text == f"Avalon replay: {game.name}"
         assert browser.get_log("browser") == []
@@ -311,7 +312,7 @@ def test_search_finds_a_speech_and_enter_steps_through_the_matches(browser, repl
 
     game = game_dirs(replay_run)[0]
     open_page(browser, replay_run / "replay" / page_name(game.name))
-    speeches = [e for e in jsonl(game / "events.jsonl") if e["type"] == "speech"]
+    speeches = [e for e in jsonl(game / EVENTS) if e["type"] == "speech"]
     words = "am wary of"  # a rule bot's words
     said = [e for e in speeches if words in e["text"].lower()]
     assert 0 < len(said) < len(speeches)
@@ -377,19 +378,19 @@ def test_text_that_looks_like_html_is_shown_as_text(browser, replay_run, tmp_pat
 
     game = tmp_path / "game-00001"
     shutil.copytree(game_dirs(replay_run)[0], game)
-    events = jsonl(game / "events.jsonl")
+    events = jsonl(game / EVENTS)
     speeches = [e for e in events if e["type"] == "speech"]
     for e, payload in zip(speeches, PAYLOADS * len(speeches)):
         e["text"] = payload
-    (game / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    trace = jsonl(game / "trace.jsonl")
+    (game / EVENTS).write_text("".join(json.dumps(e) + "\n" for e in events))
+    trace = jsonl(game / TRACE)
     for r in trace:  # the calls' prompts and replies, the module outputs
         if r["type"] == "llm_call":
             r["messages"][-1]["content"] += PAYLOADS[1]
             r["reply"] = PAYLOADS[0]
         if r["type"] == "module":
             r["text"] = PAYLOADS[1]
-    (game / "trace.jsonl").write_text("".join(json.dumps(r) + "\n" for r in trace))
+    (game / TRACE).write_text("".join(json.dumps(r) + "\n" for r in trace))
     page = write_replay(game, tmp_path / "pwned.html")
     open_page(browser, page)  # no console error: no image tried to load
     pwned = "return typeof window.__pwned"
@@ -449,7 +450,7 @@ def test_hidden_roles_hide_each_quest_card_and_what_the_lady_showed(browser, lad
     from selenium.webdriver.common.by import By
 
     game = game_dirs(lady_run)[0]
-    events = jsonl(game / "events.jsonl")
+    events = jsonl(game / EVENTS)
     cards = [e for e in events if e["type"] == "quest_card"]
     shown = [e for e in events if e["type"] == "lady_result"]
     assert cards and shown

@@ -14,6 +14,7 @@ from avalon_agents.analysis.load import game_dirs
 from avalon_agents.cli import cli
 from avalon_agents.view.game import game_data, game_page, timeline
 from avalon_agents.view.game.pages import embed, page_name
+from avalon_agents.records.run_dir import EVENTS, RESULT, TRACE
 
 
 def lines(path: Path) -> list[dict]:
@@ -21,7 +22,7 @@ def lines(path: Path) -> list[dict]:
 
 
 def private_records(game: Path) -> list[dict]:
-    return lines(game / "trace.jsonl")
+    return lines(game / TRACE)
 
 
 def calls(game: Path) -> list[dict]:
@@ -43,7 +44,7 @@ def test_the_timeline_holds_every_event_in_order_and_every_record_once(replay_ru
     for game in game_dirs(replay_run):
         items = game_data(game, game.name)["items"]
         events = [i for i in items if i["item"] == "event"]
-        assert [e["seq"] for e in events] == [e["seq"] for e in lines(game / "events.jsonl")]
+        assert [e["seq"] for e in events] == [e["seq"] for e in lines(game / EVENTS)]
         records = [i for i in items if i["item"] == "record"]
         kinds = Counter(r["type"] for r in records)
         assert kinds == Counter(r["type"] for r in private_records(game))
@@ -169,7 +170,7 @@ def test_the_index_links_every_game_with_its_outcome(replay_run):
     assert sorted(links) == sorted(page_name(g.name) for g in games) == sorted(
         p.name for p in folder.glob("*.html") if p.name != "index.html")
     for game in games:
-        winner = json.loads((game / "result.json").read_text())["winner"]
+        winner = json.loads((game / RESULT).read_text())["winner"]
         row = next(r for r in index.split("<tr") if page_name(game.name) in r)
         assert f"winner-{winner}" in row and f"<td>{winner}</td>" in row
 
