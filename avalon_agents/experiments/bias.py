@@ -314,6 +314,7 @@ class OrderBias(ConfigStudy):
     list treated), a group per condition; measured pair by pair."""
 
     command: ClassVar[str] = "bias"
+    result: ClassVar[dict[str, str]] = {"Paired comparisons": "bias.csv"}
     config_keys: ClassVar[tuple[str, ...]] = COMMAND_KEYS["bias"]
 
     cfg: BiasStudy

@@ -409,6 +409,7 @@ class RedTeamSuite(ConfigStudy):
     command: ClassVar[str] = "redteam"
     config_keys: ClassVar[tuple[str, ...]] = COMMAND_KEYS["redteam"]
     what: ClassVar[str] = "suite"
+    result: ClassVar[dict[str, str]] = {"Attacks": "redteam.csv"}
 
     cfg: RedTeam
     attacks: dict[str, Attack]

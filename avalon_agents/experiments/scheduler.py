@@ -215,6 +215,7 @@ async def conclude(study: Study, out: Path, aborted: list[str] | None = None,
         measured = await measured
     health = study.health(out, measured)
     files = study.report(out, measured, health)
+    study.declare_result(out)
     return Outcome(out=Path(out), measured=measured, health=health, aborted=list(aborted or []),
                    stopped=budget.stopped if budget is not None else None, problems=study.problems(measured),
                    files=files)

@@ -8,7 +8,8 @@ A study (`Study`: `avalon run` and its tournaments, `avalon redteam`, `avalon bi
   lane first plays);
 - its fingerprint: what decides its games (a resume under another one is refused, naming what changed);
 - its measure (what it computes from the finished games, `measure`) and its report (the files it writes,
-  `report`; the lines it prints, `lines`; its JSON, `json`).
+  `report`; the lines it prints, `lines`; its JSON, `json`; which of its files are its result, `result`: the tables
+  `avalon view` shows on the run's page, declared in OUT by `declare_result`, read by records.study_report).
 
 The scheduler (`experiments/scheduler.py`) plays any study: the lock, the fingerprint, resume, concurrency, the
 budget, progress, aborted games, the health line and the verdict. The studies are registered by command in
@@ -33,6 +34,7 @@ from avalon_agents.formats import percent as percent  # every study's reports sh
 from avalon_agents.records.environment import commit  # noqa: F401  (re-exported: the runner and bias read it here)
 from avalon_agents.records.health import HealthLimits, health_line
 from avalon_agents.records.run_dir import STUDY, is_done, write_json_atomic
+from avalon_agents.records.study_report import write_result_tables
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,12 +92,15 @@ class Study(ABC):
         config_keys: the keys only its configs have (a config given to another command names this one).
         record: the file in OUT that holds its fingerprint (`study.json`; `avalon run`'s: `experiment.json`).
         what: the study in words, in its verdict ("suite", "study", "tournament").
+        result: its result tables, {title: CSV path under OUT its `report` writes} (a tournament's leaderboard, a red
+            team's attack table): what `avalon view` shows on the run's page and in its JSON.
     """
 
     command: ClassVar[str]
     config_keys: ClassVar[tuple[str, ...]] = ()
     record: ClassVar[str] = STUDY
     what: ClassVar[str] = "study"
+    result: ClassVar[dict[str, str]] = {}
 
     name: str
     override: ModelSettings | None = None
@@ -188,6 +193,10 @@ class Study(ABC):
     @abstractmethod
     def report(self, out: Path, measured: Any, health: Health) -> Any:
         """Write its files under `out`; returns them (in `Outcome.files`)."""
+
+    def declare_result(self, out: Path) -> None:
+        """OUT/study_result.json: which of the files `report` wrote are its result (`result`), for avalon view."""
+        write_result_tables(out, self.result)
 
     @abstractmethod
     def lines(self, outcome: Outcome) -> list[str]:

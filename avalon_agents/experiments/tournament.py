@@ -90,6 +90,8 @@ class TournamentStudy(ExperimentStudy):
     command: ClassVar[str] = "tournament"
     config_keys: ClassVar[tuple[str, ...]] = COMMAND_KEYS["tournament"]
     what: ClassVar[str] = "tournament"
+    result: ClassVar[dict[str, str]] = {"Leaderboard": "tournament/leaderboard.csv",
+                                        "Head to head": "tournament/head_to_head.csv"}
     unhealthy = Study.unhealthy
 
     @staticmethod

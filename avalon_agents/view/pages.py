@@ -14,6 +14,7 @@ from typing import Any
 from avalon_agents.prices import Prices
 from avalon_agents.records.analysis_dir import analysis_dir, read_judged
 from avalon_agents.records.reader import UnknownGame, open_run
+from avalon_agents.records.study_report import result_files, study_tables
 from avalon_agents.view import calls as call_pages
 from avalon_agents.view.calls import CallIndex
 from avalon_agents.view.catalog import Catalog, UnknownRun
@@ -100,6 +101,7 @@ class View:
         here = self.site.path("run", run=run_id)
         with self._noting(run, "its games"):
             page = {**self.runs.page(run), **environment(run)}  # as its run record says now (a resume rewrites it)
+            page["result"] = self.result(run)
         page["games"] = [{**g, "link": self.site.link(here, "game", run=run_id, game=g["game"])}
                          for g in page["games"]]
         return {**page, "page": "run", "title": f"Run {run_id}", "api": self.site.api("run", run=run_id),
@@ -107,6 +109,18 @@ class View:
                           "compare": None if page.get("computing") and page.get("metrics_of") == 0
                           else self._variants_link(here, run_id)},  # no link until its games are counted
                 "stamp": self.stamp()}
+
+    def result(self, run: Path) -> list[dict[str, Any]]:
+        """The study's result tables (records.study_report: a tournament's leaderboard, a red team's attack table, a
+        bias study's paired table), each file checked as every file a page reads is (confine.py). Raises
+        Unreadable naming a file linking out of the viewed folders or over the size cap."""
+        for path in result_files(run):
+            if path.parent.is_dir():
+                problem = self.catalog.confine.files(path.parent, path.parent.relative_to(run).as_posix()
+                                                     if path.parent != run else "", read=lambda n, f=path.name: n == f)
+                if problem is not None:
+                    raise Unreadable(problem)
+        return study_tables(run)
 
     def calls(self, run_id: str, query: dict[str, Any]) -> dict[str, Any]:
         """A run's Calls page data (view.calls): the calls the query's filters keep (`total`), the page of them

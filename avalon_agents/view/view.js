@@ -141,6 +141,9 @@ const PAGES = {
     if (DATA.computing) out.push(el("p", { class: "warn" }, `The metrics below count ${int(DATA.metrics_of)} of the run's `
       + `${int(r.games_finished)} finished games; the newer ones are being counted (the page follows when done).`));
     out.push(el("p", { class: "muted" }, DATA.provenance));
+    for (const t of DATA.result || []) out.push(el("h2", {}, t.title), el("p", { class: "muted" }, `From ${t.file}` +
+      (t.total > t.rows.length ? ` (its first ${int(t.rows.length)} of ${int(t.total)} rows).` : ".")),
+      table(`r-${t.file.replace(/[^\w-]/g, "-")}`, columnsOf(t.rows), t.rows));
     if (DATA.headline.length) out.push(el("h2", {}, "Headline"), table("headline", headlineColumns(DATA.headline), DATA.headline));
     for (const [name, rows] of Object.entries(DATA.metrics)) {
       if (!rows.length) continue;

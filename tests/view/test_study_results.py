@@ -1,0 +1,120 @@
+"""A study's own result on its run page: a tournament's leaderboard, a red team's attack table and a bias study's
+paired table, in the JSON API and drawn in the page (a real browser), read through records.study_report from the
+files the commands wrote; a declaration naming a file out of the run, or linking out of the viewed folders, is not
+read."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from selenium.webdriver.common.by import By
+
+from avalon_agents.records.study_report import RESULT_TABLES, study_tables
+from avalon_agents.view.pages import View
+from avalon_agents.view.server import ViewServer
+from tests.helpers import avalon
+from tests.view.runs import BIAS, REDTEAM
+
+pytestmark = pytest.mark.slow  # three studies played by their commands
+
+TOURNAMENT = "name: tourney\nentrants:\n  bots: {kind: rulebot}\n  rand: {kind: random}\nblocks: 1\nseries: 1\n"
+EXPECTED = {  # run -> (each table's title, its file, a column and the values it must hold)
+    "tourney": [("Leaderboard", "tournament/leaderboard.csv", "agent", {"bots", "rand"}),
+                ("Head to head", "tournament/head_to_head.csv", "opponent", {"bots", "rand"})],
+    "redteam": [("Attacks", "redteam.csv", "attack", {"host_vote_cancelled"})],
+    "bias": [("Paired comparisons", "bias.csv", "list", {"players"})],
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("studies")
+    for command, name, config in (("tournament", "tourney", TOURNAMENT), ("redteam", "redteam", REDTEAM),
+                                  ("bias", "bias", BIAS)):
+        (folder / f"{name}.yaml").write_text(config)
+        done = avalon(command, str(folder / f"{name}.yaml"), "--out", str(folder / name))
+        assert done.returncode == 0, done.stderr
+    return folder
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_each_study_page_and_its_json_show_its_result(runs):
+    view = View([runs])
+
+    async def go():
+        async with TestClient(TestServer(ViewServer(view, None).app())) as client:
+            for run, tables in EXPECTED.items():
+                answer = await client.get(f"/api/runs/{run}")
+                assert answer.status == 200, run
+                result = (await answer.json())["result"]
+                assert [(t["title"], t["file"]) for t in result] == [(t, f) for t, f, _, _ in tables]
+                for table, (_, file, column, values) in zip(result, tables):
+                    written = csv_rows(runs / run / file)
+                    assert table["total"] == len(written) == len(table["rows"]) > 0
+                    assert table["columns"] == list(written[0]) and {r[column] for r in table["rows"]} == values
+                page = await (await client.get(f"/runs/{run}")).text()
+                assert '"result": [{"title": "' + tables[0][0] in page  # the page holds it for its script
+
+    asyncio.run(go())
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    from tests.browser import chromium
+
+    driver = chromium(1300, 1400)
+    yield driver
+    driver.quit()
+
+
+def test_the_result_tables_are_drawn_in_the_browser(runs, browser, tmp_path):
+    from tests.browser import console_errors
+    from tests.view.test_browser import Served, cells, wait_for
+
+    served = Served(runs)
+    try:
+        for run, tables in EXPECTED.items():
+            browser.get(served.url + f"runs/{run}")
+            for title, file, column, values in tables:
+                table = "r-" + "".join(c if c.isalnum() or c in "_-" else "-" for c in file)
+                rows = wait_for(browser, lambda d, t=table: cells(d, t))
+                heads = [h.text for h in browser.find_elements(By.CSS_SELECTOR, f"#{table} thead th")]
+                assert {r[heads.index(column)] for r in rows} == values, (run, title)
+                assert title in [h.text for h in browser.find_elements(By.CSS_SELECTOR, "#app h2")]
+            assert console_errors(browser) == []
+    finally:
+        served.stop()
+
+
+def test_a_declaration_is_read_only_inside_the_run(runs, tmp_path):
+    """A declared file out of the run (`..`, absolute) is left out; a table linking out of the viewed folders
+    refuses the page (404, naming it), as every file a page reads."""
+    run = tmp_path / "viewed" / "t"
+    run.parent.mkdir()
+    import shutil
+
+    shutil.copytree(runs / "tourney", run)
+    secret = tmp_path / "secret.csv"
+    secret.write_text("password\nhunter2\n")
+    (run / RESULT_TABLES).write_text(json.dumps({"layout": 1, "tables": [
+        {"title": "up", "file": "../../secret.csv"}, {"title": "abs", "file": str(secret)},
+        {"title": "Leaderboard", "file": "tournament/leaderboard.csv"}]}))
+    assert [t["title"] for t in study_tables(run)] == ["Leaderboard"]
+    view = View([tmp_path / "viewed"])
+    assert [t["title"] for t in view.run("t")["result"]] == ["Leaderboard"]
+    (run / "tournament" / "leaderboard.csv").unlink()
+    (run / "tournament" / "leaderboard.csv").symlink_to(secret)
+    from avalon_agents.view.confine import Unreadable
+
+    with pytest.raises(Unreadable, match="leaderboard.csv is a link out of the viewed folders"):
+        View([tmp_path / "viewed"]).run("t")
