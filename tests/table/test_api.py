@@ -225,7 +225,7 @@ def test_avalon_analyze_reads_a_table_game_and_its_fallbacks(tmp_path):
     analyzed = CliRunner().invoke(cli, ["analyze", str(tmp_path), "--out", str(tmp_path / "analysis")])
     assert analyzed.exit_code == 0, analyzed.output
     assert f"program and web seats: 0 protocol errors, {len(faults)} fallbacks" in analyzed.output
-    assert "models none (bots)" in analyzed.output  # the provenance: no seat asked a model
+    assert "models none (people, bots)" in analyzed.output  # the provenance: no seat asked a model
 
 
 @pytest.mark.parametrize("players", [5, 10])

@@ -118,3 +118,13 @@ def test_a_declaration_is_read_only_inside_the_run(runs, tmp_path):
 
     with pytest.raises(Unreadable, match="leaderboard.csv is a link out of the viewed folders"):
         View([tmp_path / "viewed"]).run("t")
+
+
+def test_an_import_of_people_says_so_on_its_page(tmp_path):
+    """The provenance of a run of people says "models none (people)", not "none (bots)"."""
+    from tests.view.runs import ROOT
+
+    done = avalon("import", "avalon-nlu", str(ROOT / "tests/importers/avalon_nlu"), "--out", str(tmp_path / "humans"))
+    assert done.returncode == 0, done.stderr
+    page = View([tmp_path]).run("humans")
+    assert "models none (people);" in page["provenance"] and "bots" not in page["provenance"]

@@ -244,6 +244,16 @@ def _named(what: str, column: pd.Series | None) -> str:
     return f"{what} {', '.join(values)}; " if values else ""
 
 
+def models_text(result: Analysis) -> str:
+    """The models that played, or who played without one: "none (people)", "none (bots)", "none (people, bots)"."""
+    found = ", ".join(map(str, result.data.games["models"].dropna().unique()))
+    if found:
+        return found
+    kinds = set(result.data.seats["kind"].dropna()) if "kind" in result.data.seats else set()
+    who = [w for w, here in (("people", "human" in kinds), ("bots", bool(kinds - {"human"}) or not kinds)) if here]
+    return f"none ({', '.join(who)})"
+
+
 def provenance(result: Analysis) -> str:
     """What produced these numbers: models, judge, rules, games, and the run's commit and config fingerprint
     (paths relative to the working directory where they lie under it, the commit short)."""
@@ -251,7 +261,7 @@ def provenance(result: Analysis) -> str:
     judge = result.judge_spec or "none (the judged behaviour metrics are left out)"
     if plots.canned(result.judge_spec):
         judge += ": canned labels, not a real judgment"
-    text = (f"Produced by: models {', '.join(map(str, games['models'].dropna().unique())) or 'none (bots)'}; "
+    text = (f"Produced by: models {models_text(result)}; "
             f"judge {judge}; rules {', '.join(map(str, games['rules'].dropna().unique()))}; "
             f"{_named('role cards', games.get('cards'))}{_named('extractor', games.get('extractor'))}"
             f"{len(games)} finished game(s)")
@@ -275,7 +285,7 @@ def footer(result: Analysis) -> str:
     if plots.canned(result.judge_spec):
         judge += " (not a real judgment)"
     parts = [f"run {figure_text.relative_paths(str(run.resolve()))}", f"{len(games)} games",
-             f"models {', '.join(map(str, games['models'].dropna().unique())) or 'none (bots)'}", f"judge {judge}"]
+             f"models {models_text(result)}", f"judge {judge}"]
     meta = read_experiment(run) or {}
     parts += [f"commit {str(meta['commit'])[:8]}"] if meta.get("commit") else []
     parts.append(f"rules {', '.join(map(str, games['rules'].dropna().unique()))}")
