@@ -1,6 +1,9 @@
 """How numbers are shown to people, in one place: every command's text (`avalon run`, `analyze`, `play`, the
 studies' reports) and report.md. A share is a whole percentage, its 95% interval in brackets, and the count it
-is over an integer: '33% [16%, 56%] n=18'. JSON keeps the numbers (NaN as null) and never goes through here."""
+is over an integer: '33% [16%, 56%] n=18'; a difference of shares signed, '+20% [-15%, +51%]'; any other number
+`number`'s way ('88,700', '12.35', '0.049'); a p-value 'p=0.087'. `avalon view` shows them the same way (view.js's
+pct, signed, number, pText mirror these), the notebooks through `frame`. JSON keeps the numbers (NaN as null) and
+never goes through here."""
 
 from __future__ import annotations
 
@@ -78,3 +81,46 @@ def difference_text(diff: float | None, low: float | None = None, high: float | 
         return ""
     shown = f"{diff:+.0%}"
     return shown if low is None or high is None or low != low or high != high else f"{shown} [{low:+.0%}, {high:+.0%}]"
+
+
+def number(value: float | None) -> str:
+    """Any other number as people read it: an integer with thousands' commas ('88,700'), from 100 on no decimals,
+    from 1 two ('12.35'), below 1 three ('0.049'); '' for none. view.js's `number` is the same."""
+    if value is None or value != value or isinstance(value, bool):
+        return "" if value is None or value != value else str(value)
+    if float(value).is_integer() or abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3f}"
+
+
+def p_text(p: float | None) -> str:
+    """A p-value: 'p=0.087', 'p<0.001' ('' for none)."""
+    if p is None or p != p:
+        return ""
+    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
+
+
+RATE_COLUMNS = ("value", "ci_low", "ci_high")
+
+
+def frame(table, rates: tuple[str, ...] = (), percents: tuple[str, ...] = ()):
+    """A pandas table as every other output shows it (the notebooks' tables): a rate's columns (value, ci_low,
+    ci_high) as one 'value [95% CI]' column '33% [16%, 56%]', the columns named in `rates` or `percents` as
+    whole percentages, counts as integers, other numbers `number`'s way, NaN blank. Returns a new table of text."""
+    import pandas as pd
+
+    out = table.copy()
+    if all(c in out for c in RATE_COLUMNS):
+        shown = [rate_text(v, lo, hi) for v, lo, hi in zip(out["value"], out["ci_low"], out["ci_high"])]
+        at = list(out.columns).index("value")
+        out = out.drop(columns=list(RATE_COLUMNS))
+        out.insert(at, "value [95% CI]", shown)
+    for column in out.columns:
+        values = out[column]
+        if column in (*rates, *percents):
+            out[column] = [percent(v, nan="") for v in values]
+        elif pd.api.types.is_bool_dtype(values):
+            continue
+        elif pd.api.types.is_numeric_dtype(values):
+            out[column] = [number(v) for v in values]
+    return out

@@ -15,8 +15,13 @@ across sides by their group columns other than the variant (agent, role, side, t
   data with each game as its own variant (`per_game`): the same code, not a second definition;
 - a table that is not rates (cost, health): each number side by side and their difference, without an interval.
 
-A difference whose interval excludes zero is flagged (`excludes_zero`). Where the sides differ in model, rules or
-commit, or their runs' environments differ (records.environment.differences), or a side's run is unhealthy,
+One rule decides a difference (`RULE`): it is flagged (`flagged`) when its 95% interval excludes zero and, where
+it has a test (Fisher's, for a yes/no per game), the test agrees (p < 0.05); where the two disagree it is not
+flagged and `agree` is False. Each difference is counted once: a difference the page already showed (the same
+games seen from the other side, or a role whose games are its side's) carries `same_as` naming where, and is not
+flagged again. The tests' p-values are also adjusted for their number (Holm, `p_adjusted`), and `multiple` says how
+many distinct differences the page holds. Where the sides differ in players, roles, rules, model, commit or
+plugins, or their runs' environments differ (records.environment.differences), or a side's run is unhealthy,
 `warnings` says so.
 """
 
@@ -48,6 +53,12 @@ RATE = ("value", "ci_low", "ci_high", METHOD, "n", "games", "few_games")
 NOT_GROUP = {*RATE, "applies", "variant"}
 BINOMIAL = "wilson"
 """A row's ci_method when it is one yes/no per game (its difference: Newcombe's and Fisher's)."""
+ALPHA = 0.05
+"""A test agrees with a 95% interval that excludes zero when its p-value is below this."""
+RULE = ("flagged where the 95% interval excludes zero and, for a win rate or another yes/no per game, Fisher's "
+        "exact test agrees (p < 0.05); where they disagree, not flagged. Each difference counted once; p adjusted "
+        "(Holm) over the page's tests.")
+"""How the page decides a difference (shown on it, and in its JSON's `rule`)."""
 _SEP = "\x1f"  # joins a variant and a game in `per_game`'s relabelled data
 
 
@@ -126,13 +137,16 @@ class Comparer:
         """The comparison of the sides `names` stand for: `sides`, `reference`, `warnings`, `headline` (win rate
         per side), `metrics` (name -> {`groups`, `rows`}). Raises as `sides`."""
         sides = self.sides(names)
-        headline = [_headline(s) for s in sides]
+        headline = compare_rows([_headline(s) for s in sides], ["side"], None)
+        found = {name: self._metric(name, sides) for name in metrics.OUTCOMES}
         return {
             "sides": [describe(s) for s in sides],
             "reference": sides[0].label,
             "warnings": warnings(sides),
-            "headline": compare_rows(headline, ["side"], None),
-            "metrics": {name: self._metric(name, sides) for name in metrics.OUTCOMES},
+            "rule": RULE,
+            "multiple": once([("headline", headline), *((n, m["rows"]) for n, m in found.items())]),
+            "headline": headline,
+            "metrics": found,
         }
 
     def _metric(self, name: str, sides: list[Side]) -> dict[str, Any]:
@@ -227,9 +241,51 @@ def difference(a: dict[str, Any] | None, b: dict[str, Any] | None,
         (num_a, den_a), (num_b, den_b) = games
         low, high, method = difference_ci(num_a, den_a, num_b, den_b)
         diff = a["value"] - b["value"]
-    low, high = _number(low), _number(high)
-    return {"diff": _number(diff), "ci_low": low, "ci_high": high, "method": method, "p_value": _number(p_value),
-            "excludes_zero": low is not None and high is not None and (low > 0 or high < 0)}
+    low, high, p_value = _number(low), _number(high), _number(p_value)
+    excludes = low is not None and high is not None and (low > 0 or high < 0)
+    agree = p_value is None or excludes == (p_value < ALPHA)
+    return {"diff": _number(diff), "ci_low": low, "ci_high": high, "method": method, "p_value": p_value,
+            "excludes_zero": excludes, "agree": agree, "flagged": excludes and agree, "p_adjusted": None,
+            "same_as": None}
+
+
+def once(tables: list[tuple[str, list[dict[str, Any]]]]) -> dict[str, Any]:
+    """Each difference counted once over the page's `tables` (name, rows): a difference equal to one shown before in
+    the same column (the same games: the other side's win rate mirrored, a role's rows that are its side's) gets
+    `same_as` naming it and is not flagged; the distinct tests' p-values are adjusted together (Holm). Returns what
+    the page says of them: `differences` (distinct ones with an interval), `tests`, `flagged`."""
+    seen: dict[tuple, str] = {}
+    distinct = []
+    for name, rows in tables:
+        for row in rows:
+            for column, d in enumerate(row["differences"]):
+                if d is None or d["ci_low"] is None:
+                    continue
+                ns = (row["values"][column]["n"], row["values"][0]["n"])
+                mark = (column, *ns, *sorted(abs(round(v, 9)) for v in (d["diff"], d["ci_low"], d["ci_high"])))
+                where = f"{name} " + ", ".join(f"{k}={v}" for k, v in row["key"].items() if v is not None)
+                if mark in seen and d["method"] == "newcombe":  # counts: a yes/no per game
+                    d.update(same_as=seen[mark], flagged=False)
+                else:
+                    seen[mark] = where
+                    distinct.append(d)
+    tested = [d for d in distinct if d["p_value"] is not None]
+    if tested:
+        for d, adjusted in zip(tested, holm([d["p_value"] for d in tested])):
+            d["p_adjusted"] = adjusted
+    return {"differences": len(distinct), "tests": len(tested), "flagged": sum(d["flagged"] for d in distinct),
+            "by_chance": len(distinct) * ALPHA}
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjustment of `p_values` (in their order): the k-th smallest times (m - k + 1), kept
+    non-decreasing, at most 1 (statsmodels' multipletests(method="holm") without the dependency)."""
+    order = sorted(range(len(p_values)), key=p_values.__getitem__)
+    adjusted, running = [0.0] * len(p_values), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
 
 
 def number_rows(tables: list[pd.DataFrame], groups: list[str], measures: list[str]) -> list[dict[str, Any]]:
@@ -244,26 +300,31 @@ def number_rows(tables: list[pd.DataFrame], groups: list[str], measures: list[st
                 continue
             diffs = [None] + [None if v is None or values[0] is None else
                               {"diff": v - values[0], "ci_low": None, "ci_high": None, "method": None,
-                               "p_value": None, "excludes_zero": False} for v in values[1:]]
+                               "p_value": None, "excludes_zero": False, "agree": True, "flagged": False,
+                               "p_adjusted": None, "same_as": None} for v in values[1:]]
             out.append({"key": {**dict(zip(groups, key)), "measure": measure}, "values": values, "differences": diffs})
     return out
 
 
 def describe(side: Side) -> dict[str, Any]:
-    """What a side is: its label, run, variant, games, agents by side, models, rules and commit."""
+    """What a side is: its label, run, variant, games, agents by side, players, roles, models, rules, commit and
+    plugins."""
     games = side.analysis.data.games
     mine = games[games["variant"] == side.variant]
+    plugins = [Path(p.key).name for p in open_run(side.run).record.plugins]
     return {"label": side.label, "run": side.run_id, "variant": side.variant, "games": len(mine),
             "good_agents": _values(mine["good_agents"]), "evil_agents": _values(mine["evil_agents"]),
+            "players": _values(mine["players"]), "roles": _roles(side),
             "models": _values(mine["models"]) or ["no LLM"], "rules": _values(mine["rules"]),
-            "commit": side.row.get("commit")}
+            "commit": side.row.get("commit"), "plugins": sorted(plugins) or ["none"]}
 
 
 def warnings(sides: list[Side]) -> list[str]:
-    """Where the sides differ in model, rules or commit (a difference may be theirs), and each unhealthy run."""
+    """Where the sides differ in players, roles, rules, model, commit or plugins (a difference may be theirs), and
+    each unhealthy run."""
     described = [describe(s) for s in sides]
     out = []
-    for field, what in (("models", "model"), ("rules", "rules"), ("commit", "commit")):
+    for field, what in SETUP:
         seen = {d["label"]: ", ".join(d[field]) if isinstance(d[field], list) else _commit(d[field])
                 for d in described}
         if len(set(seen.values())) > 1:
@@ -276,6 +337,9 @@ def warnings(sides: list[Side]) -> list[str]:
     return out
 
 
+SETUP = (("players", "players"), ("roles", "roles"), ("rules", "rules"), ("models", "model"), ("commit", "commit"),
+         ("plugins", "plugins"))
+"""What a side's setup is, as `describe` names it and as the warnings say it: a difference in any is warned of."""
 NOT_COMPARED = ("commit", "started")
 """Environment keys the warnings leave out (the commit has its own warning)."""
 
@@ -339,6 +403,15 @@ def _number(value: Any) -> float | int | None:
         return None
     value = _plain(value)
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _roles(side: Side) -> list[str]:
+    """The role sets `side`'s games were dealt, each as its roles with their counts ('Merlin, 2 Loyal Servant')."""
+    seats = side.analysis.data.seats
+    seats = seats[seats["variant"] == side.variant]
+    dealt = seats.assign(role=seats["role"].astype(str)).sort_values("role").groupby("game")["role"].agg(_SEP.join)
+    counted = ({r: deal.split(_SEP).count(r) for r in deal.split(_SEP)} for deal in dealt.unique())
+    return sorted({", ".join(f"{n} {r}" if n > 1 else r for r, n in c.items()) for c in counted})
 
 
 def _values(column: pd.Series) -> list[str]:

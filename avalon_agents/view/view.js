@@ -19,7 +19,16 @@ function el(tag, attrs, ...children) {
 }
 
 const isNum = (v) => typeof v === "number" && Number.isFinite(v);
-const pct = (v) => (isNum(v) ? `${(100 * v).toFixed(1)}%` : "n/a");
+// Numbers as formats.py shows them everywhere else: a share a whole percentage ("60% [31%, 83%]"), a difference of
+// shares signed ("+20% [-15%, +51%]"), any other number `number`'s way ("88,700", "12.35", "0.049"), "p=0.087".
+const half = (x) => { const r = Math.round(x); return Math.abs(x % 1) === 0.5 && r % 2 ? r - 1 : r; }; // Python's round
+const pct = (v) => (isNum(v) ? `${half(100 * v) || 0}%` : "n/a");
+const signed = (v) => (isNum(v) ? `${half(100 * v) > 0 ? "+" : half(100 * v) < 0 ? "" : "+"}${pct(v)}` : "n/a");
+const number = (v) => (!isNum(v) ? "" : Number.isInteger(v) || Math.abs(v) >= 100
+  ? Math.round(v).toLocaleString("en-US") : v.toFixed(Math.abs(v) >= 1 ? 2 : 3));
+const pText = (p) => (!isNum(p) ? "" : p < 0.001 ? "p<0.001" : `p=${p.toFixed(3)}`);
+const ALPHA = 0.05; // compare.py's: flagged where the interval excludes 0 and the test (where there is one) agrees
+const flagged = (low, high, p) => isNum(low) && (low > 0 || high < 0) && (!isNum(p) || p < ALPHA);
 const int = (v) => (isNum(v) ? Math.round(v).toLocaleString("en-US") : "n/a");
 const usd = (v) => (v === null || v === undefined ? "no price" : `$${Number(v).toFixed(4)}`);
 function interval(row) {
@@ -73,7 +82,7 @@ function columnsOf(rows) {
       { key: "games", label: "games", show: (r) => int(r.games), num: true }];
   }
   return keys.map((k) => ({ key: k, label: k, num: rows.some((r) => isNum(r[k])),
-    show: (r) => (isNum(r[k]) && !Number.isInteger(r[k]) ? r[k].toFixed(3) : r[k] === null ? "" :
+    show: (r) => (isNum(r[k]) ? number(r[k]) : r[k] === null ? "" :
       typeof r[k] === "object" ? JSON.stringify(r[k]) : r[k]) }));
 }
 
@@ -315,16 +324,16 @@ function drawCalls() {
 }
 
 // The Compare page: sides (runs, or a run's variants) side by side, each difference from the first side with its
-// interval; a difference whose interval excludes zero is flagged. "Only flagged" keeps the rows with one.
-const signed = (v) => (isNum(v) ? `${v > 0 ? "+" : ""}${pct(v)}` : "n/a");
-const number = (v) => (isNum(v) ? (Number.isInteger(v) ? int(v) : v.toFixed(3)) : "");
+// interval; a difference is flagged by compare.py's one rule (DATA.rule), once (a repeat names where it was shown).
+// "Only flagged" keeps the rows with one.
 
 function differenceText(d, rates) {
   if (!d) return "";
   const shown = rates ? signed : (v) => `${v > 0 ? "+" : ""}${number(v)}`;
   const text = el("span", { class: "nowrap" }, shown(d.diff) + (isNum(d.ci_low) ? ` [${shown(d.ci_low)}, ${shown(d.ci_high)}]` : ""));
-  const more = [isNum(d.p_value) ? (d.p_value < 0.001 ? "p<0.001" : `p=${d.p_value.toFixed(3)}`) : null, d.excludes_zero ? "not 0" : null].filter(Boolean);
-  return el("span", { class: d.excludes_zero ? "flag" : null, title: d.method ? `interval: ${d.method}` : "no interval" },
+  const more = d.same_as ? [`same games as ${d.same_as}`] : [pText(d.p_value), isNum(d.p_adjusted) ? `Holm ${pText(d.p_adjusted)}` : null,
+    d.flagged ? "not 0" : null, d.agree === false ? "interval and test disagree: not flagged" : null].filter(Boolean);
+  return el("span", { class: d.flagged ? "flag" : d.same_as ? "muted" : null, title: d.method ? `interval: ${d.method}` : "no interval" },
     text, more.length ? el("br") : null, more.length ? el("small", {}, more.join(", ")) : null);
 }
 
@@ -343,17 +352,23 @@ function compareColumns(groups, rates) {
 }
 
 function drawCompare() {
-  const flagged = (rows) => (STATE.flagged ? rows.filter((r) => r.differences.some((d) => d && d.excludes_zero)) : rows);
+  const flagged = (rows) => (STATE.flagged ? rows.filter((r) => r.differences.some((d) => d && d.flagged)) : rows);
   const out = DATA.warnings.map((w) => el("p", { class: "warn", role: "note" }, w));
-  out.push(el("p", {}, `Each difference is a side minus the reference, ${DATA.reference}; flagged (not 0) where its 95% interval `
-    + "excludes zero. Win rates: Newcombe's interval and Fisher's p; other rates: resampling each side's games."));
+  const m = DATA.multiple;
+  out.push(el("p", {}, `Each difference is a side minus the reference, ${DATA.reference}; ${DATA.rule} `
+    + "Win rates: Newcombe's interval and Fisher's p; other rates: resampling each side's games."),
+  el("p", { role: "note" }, `${int(m.differences)} distinct differences on this page, ${int(m.flagged)} flagged; at 95% about `
+    + `${number(m.by_chance)} would exclude zero by chance alone. Holm's adjusted p is beside each test's.`));
   out.push(table("sides", [
     { key: "label", label: "side", show: (s) => el("a", { href: s.link }, s.label) },
     { key: "games", label: "games", num: true, show: (s) => int(s.games) },
     { key: "good_agents", label: "good", show: (s) => s.good_agents.join(", ") },
     { key: "evil_agents", label: "evil", show: (s) => s.evil_agents.join(", ") },
+    { key: "players", label: "players", show: (s) => s.players.join(", ") },
+    { key: "roles", label: "roles", show: (s) => s.roles.join(", ") },
     { key: "models", label: "models", show: (s) => s.models.join(", ") },
     { key: "rules", label: "rules", show: (s) => s.rules.join(", ") },
+    { key: "plugins", label: "plugins", show: (s) => s.plugins.join(", ") },
     { key: "commit", label: "commit", show: (s) => (s.commit || "unknown").slice(0, 12) }], DATA.sides));
   out.push(el("div", { class: "controls" }, el("label", {}, el("input", { type: "checkbox", id: "flagged", checked: !!STATE.flagged,
     onchange: (e) => { STATE.flagged = e.target.checked; draw(); keepFocus("flagged"); } }), " only rows with a flagged difference")));
@@ -372,7 +387,10 @@ function headlineColumns(rows) {
     { key: "win_rate", label: "win rate [95% CI]", num: true, show: (r) => `${pct(r.win_rate)} ${interval(r)}` },
     { key: "games", label: "games", num: true, show: (r) => int(r.games) },
     { key: "diff", label: "diff vs reference [95% CI]", num: true, show: (r) => (isNum(r.diff)
-      ? `${pct(r.diff)} [${pct(r.diff_ci_low)}, ${pct(r.diff_ci_high)}] p=${r.diff_p_value.toFixed(2)}` : (r.vs_variant === r.variant ? "reference" : "")) },
+      ? el("span", { class: flagged(r.diff_ci_low, r.diff_ci_high, r.diff_p_value) ? "flag" : null },
+        `${signed(r.diff)} [${signed(r.diff_ci_low)}, ${signed(r.diff_ci_high)}] ${pText(r.diff_p_value)}`,
+        flagged(r.diff_ci_low, r.diff_ci_high, r.diff_p_value) ? " not 0" : "")
+      : (r.vs_variant === r.variant ? "reference" : "")) },
     ...rates.map((k) => ({ key: k, label: k.replace("_", " ").replaceAll("_", " "), num: true, show: (r) => (isNum(r[k]) ? pct(r[k]) : "") }))];
 }
 

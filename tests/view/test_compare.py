@@ -6,6 +6,7 @@ filter, axe-core)."""
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 
 import numpy as np
@@ -39,6 +40,17 @@ variants:
   reseed: {seed: 9}
 """
 
+FIVE = """\
+name: five
+agents:
+  bots: {kind: rulebot}
+  rand: {kind: random}
+sides: {good: bots, evil: rand}
+players: 5
+games_per_series: 2
+seed: 0
+"""
+
 
 @pytest.fixture(scope="module")
 def view(tmp_path_factory):
@@ -49,6 +61,9 @@ def view(tmp_path_factory):
     done = avalon("run", str(folder / "abl.yaml"), "--out", str(folder / "abl"))
     assert done.returncode == 0, done.stderr
     shutil.copytree(ROOT / "tests/data/replay/run", folder / "llm")  # games with LLM calls
+    (folder / "five.yaml").write_text(FIVE)
+    done = avalon("run", str(folder / "five.yaml"), "--out", str(folder / "five"))
+    assert done.returncode == 0, done.stderr
     return View([folder])
 
 
@@ -216,13 +231,23 @@ def test_the_page_in_chromium(view):
         driver.get(server.url + "runs/abl")  # the run page links the comparison of its variants
         wait_for(driver, lambda d: d.find_elements(By.LINK_TEXT, "compare its variants"))[0].click()
         wait_for(driver, lambda d: d.find_elements(By.ID, "c-headline"))
+        data = view.compare(["abl"])
         assert driver.title == "Compare abl#base, abl#swap, abl#reseed" and not console_errors(driver)
         evil = next(r for r in cells(driver, "c-headline") if r[0] == "evil")
-        assert all("%" in c for c in evil[1:4]) and "not 0" in evil[4] and "not 0" not in evil[5]  # swap flagged
+        assert all("%" in c for c in evil[1:4]) and "not 0" not in evil[5]
+        assert "not 0" not in evil[4] and "interval and test disagree: not flagged" in evil[4]  # one rule
+        assert re.fullmatch(r"[+-]\d+% \[[+-]\d+%, [+-]\d+%\]", evil[4].splitlines()[0])  # formats.difference_text
+        assert "Holm p=" in evil[4]
+        good = next(r for r in cells(driver, "c-headline") if r[0] == "good")
+        assert "same games as headline side=evil" in good[4]  # each difference once
+        note = driver.find_element(By.TAG_NAME, "body").text
+        assert "flagged where the 95% interval excludes zero and" in note and "by chance alone" in note
         every = len(driver.find_elements(By.CSS_SELECTOR, "tbody tr"))
         driver.find_element(By.ID, "flagged").click()
         kept = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
-        assert 3 + 2 <= len(kept) < every  # the sides' rows, both sides' win rates, and only flagged rows
+        flagged = [d for m in [data["headline"], *(m["rows"] for m in data["metrics"].values())] for r in m
+                   for d in r["differences"] if d and d["flagged"]]
+        assert 3 <= len(kept) < every and len(kept) >= 3 + len(flagged) // 2  # the sides' rows and flagged rows
         assert_accessible(driver)
         driver.get(server.url)  # the index: pick two runs, compare them
         for run in ("a", "b"):
@@ -263,3 +288,53 @@ def test_a_run_whose_name_holds_the_variants_mark(view, tmp_path):
     assert [s.label for s in other.comparer.sides(["a#1", "abl#base"])] == ["a#1#main", "abl#base"]
     with pytest.raises(UnknownRun, match="no run 'zz'"):
         other.comparer.sides(["zz#main", "a#1"])
+
+
+def flat(data):
+    """Every difference on a comparison's page, with the row it is in: (table name, row, difference)."""
+    return [(name, r, d) for name, rows in [("headline", data["headline"]),
+                                            *((n, m["rows"]) for n, m in data["metrics"].items())]
+            for r in rows for d in r["differences"] if d is not None]
+
+
+@SLOW
+def test_one_rule_each_difference_once_and_holms_adjustment(view):
+    data = view.compare(["abl"])
+    found = flat(data)
+    assert data["rule"].startswith("flagged where the 95% interval excludes zero and")
+    for _, _, d in found:  # the interval and the test agree on every flagged row, and say where they do not
+        assert d["agree"] == (d["p_value"] is None or d["excludes_zero"] == (d["p_value"] < 0.05))
+        assert d["flagged"] == (d["excludes_zero"] and d["agree"] and d["same_as"] is None)
+    swapped = by_key(data["headline"], side="evil")["differences"][1]  # Newcombe excludes 0, Fisher's p does not
+    assert swapped["excludes_zero"] and swapped["p_value"] >= 0.05 and not swapped["agree"] and not swapped["flagged"]
+    good = by_key(data["headline"], side="good")["differences"][1]  # the same games seen from good: shown once
+    assert good["same_as"] == "headline side=evil" and good["diff"] == pytest.approx(-swapped["diff"])
+    repeats = [d for name, _, d in found if name == "win_rate_by_role" and d["same_as"]]
+    assert repeats and all(d["same_as"].startswith("headline ") for d in repeats)  # a role's rows are its side's
+    distinct = [d for _, _, d in found if d["ci_low"] is not None and d["same_as"] is None]
+    assert data["multiple"]["differences"] == len(distinct) and data["multiple"]["flagged"] == sum(
+        d["flagged"] for d in distinct)
+    tested = [d for d in distinct if d["p_value"] is not None]
+    assert data["multiple"]["tests"] == len(tested) > 2
+    ps = sorted(d["p_value"] for d in tested)  # Holm by hand: the k-th smallest times (m - k), running maximum
+    by_hand = np.minimum(1, np.maximum.accumulate([(len(ps) - k) * p for k, p in enumerate(ps)]))
+    assert sorted(d["p_adjusted"] for d in tested) == pytest.approx(list(by_hand))
+    assert all(d["p_adjusted"] is None for _, _, d in found if d["same_as"] or d["p_value"] is None)
+
+
+@SLOW
+def test_a_warning_for_every_setup_difference(view):
+    data = view.compare(["a", "five"])
+    assert [(s["players"], s["plugins"]) for s in data["sides"]] == [(["6"], ["none"]), (["5"], ["none"])]
+    (players,) = [w for w in data["warnings"] if "differ in players" in w]
+    assert "a#main: 6; five#main: 5" in players
+    (roles,) = [w for w in data["warnings"] if "differ in roles" in w]
+    assert not [w for w in view.compare(["a", "b"])["warnings"] if "differ in" in w]
+    b = view.run_path("b")
+    record = read_run_record(b)
+    write_json_atomic(b / RUN, {**record.model_dump(mode="json"), "plugins": [{"key": "/x/my_plugin.py"}]})
+    try:
+        (plugins,) = [w for w in view.compare(["a", "b"])["warnings"] if "differ in plugins" in w]
+        assert "a#main: none; b#main: my_plugin.py" in plugins
+    finally:
+        write_json_atomic(b / RUN, record.model_dump(mode="json"))
