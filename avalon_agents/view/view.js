@@ -86,6 +86,12 @@ function columnsOf(rows) {
       typeof r[k] === "object" ? JSON.stringify(r[k]) : r[k]) }));
 }
 
+// A list of names in a table's cell: up to SHORT_LIST of them, else their count and the first two (the run's page, and
+// the cell's title, hold them all): a tournament's entrants ran to 275 characters.
+const SHORT_LIST = 3;
+const shortList = (names) => (names.length <= SHORT_LIST ? names.join(", ")
+  : `${names.length}: ${names.slice(0, 2).join(", ")}, …`);
+
 function healthText(h) {
   const vrr = h.valid_response_rate === null ? "n/a" : pct(h.valid_response_rate);
   return `${int(h.llm_calls)} calls, ${int(h.failed_calls)} failed; ${int(h.fallbacks)}/${int(h.decisions)} fallbacks; ` +
@@ -117,7 +123,8 @@ const PAGES = {
       { key: "health", label: "health", sort: (r) => r.health.problems.length, show: (r) => el("span",
         { class: r.health.problems.length ? "bad" : null, title: r.health.problems.join("; ") || "within the limits" },
         (r.health.problems.length ? "unhealthy: " : "") + healthText(r.health)) },
-      { key: "models", label: "models", show: (r) => r.models.join(", ") },
+      { key: "models", label: "models", sort: (r) => r.models.join(", "),
+        show: (r) => el("span", { title: r.models.join(", ") }, shortList(r.models)) },
       { key: "tokens", label: "tokens in/out", num: true, sort: (r) => r.input_tokens + r.output_tokens,
         show: (r) => `${int(r.input_tokens)} / ${int(r.output_tokens)}` },
       { key: "usd", label: "dollars", num: true, show: (r) => usd(r.usd) },
@@ -149,6 +156,7 @@ const PAGES = {
     if (r.health.problems.length) out.push(el("p", { class: "warn" }, `Not a result: ${r.health.problems.join("; ")}`));
     if (DATA.computing) out.push(el("p", { class: "warn" }, `The metrics below count ${int(DATA.metrics_of)} of the run's `
       + `${int(r.games_finished)} finished games; the newer ones are being counted (the page follows when done).`));
+    if (r.models.length > SHORT_LIST) out.push(el("p", {}, `${r.models.length} models: ${r.models.join(", ")}`));
     out.push(el("p", { class: "muted" }, DATA.provenance));
     for (const t of DATA.result || []) out.push(el("h2", {}, t.title), el("p", { class: "muted" }, `From ${t.file}` +
       (t.total > t.rows.length ? ` (its first ${int(t.rows.length)} of ${int(t.total)} rows).` : ".")),

@@ -96,6 +96,35 @@ def test_the_result_tables_are_drawn_in_the_browser(runs, browser, tmp_path):
         served.stop()
 
 
+def test_many_models_are_counted_in_the_index_and_listed_on_the_page(tmp_path, browser):
+    """A run of six agents (a tournament's entrants ran to 275 characters): its index cell is their count and the
+    first two (the whole list its title), its page lists all six."""
+    from avalon_agents.records.run_dir import META
+    from tests.browser import console_errors
+    from tests.view.test_browser import Served, cells, wait_for
+
+    done = avalon("play", "--games", "1", "--seats", ",".join(["rulebot"] * 6), "--out", str(tmp_path / "batch"))
+    assert done.returncode == 0, done.stderr
+    names = [f"entrant-{i}-with-a-long-name" for i in range(1, 7)]
+    meta = next((tmp_path / "batch").rglob(META))
+    data = json.loads(meta.read_text())
+    data["seats"] = dict(zip(data["seats"], names))
+    meta.write_text(json.dumps(data))
+    served = Served(tmp_path)
+    try:
+        browser.get(served.url)
+        rows = wait_for(browser, lambda d: cells(d, "runs"))
+        heads = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "#runs thead th")]
+        cell = rows[0][heads.index("models")]
+        assert cell == f"6: {names[0]}, {names[1]}, …", cell
+        browser.get(served.url + "runs/batch")
+        wait_for(browser, lambda d: d.find_elements(By.ID, "games"))
+        text = browser.find_element(By.ID, "app").text
+        assert "6 models: " + ", ".join(names) in text and console_errors(browser) == []
+    finally:
+        served.stop()
+
+
 def test_a_declaration_is_read_only_inside_the_run(runs, tmp_path):
     """A declared file out of the run (`..`, absolute) is left out; a table linking out of the viewed folders
     refuses the page (404, naming it), as every file a page reads."""
