@@ -229,7 +229,16 @@ def test_the_page_in_chromium(view):
     server, driver = Served(view.roots[0]), chromium(1300, 1400)
     try:
         driver.get(server.url + "runs/abl")  # the run page links the comparison of its variants
-        wait_for(driver, lambda d: d.find_elements(By.LINK_TEXT, "compare its variants"))[0].click()
+        link = wait_for(driver, lambda d: d.find_elements(By.LINK_TEXT, "compare its variants"))[0]
+        shown = [c for r in cells(driver, "headline") for c in r if c.startswith(("+", "-"))]
+        rows = [r for r in view.run("abl")["headline"] if r["diff"] == r["diff"] and r["diff"] is not None]
+        assert len(shown) == len(rows) == 2  # reseed vs base (swap has other agents): the run page's differences: signed, flagged by compare's rule
+        for text in shown:
+            assert re.fullmatch(r"[+-]\d+% \[[+-]\d+%, [+-]\d+%\] p=[\d.]+( not 0)?", text), text
+        assert sorted(t.endswith("not 0") for t in shown) == sorted(
+            (r["diff_ci_low"] > 0 or r["diff_ci_high"] < 0) and r["diff_p_value"] < 0.05 for r in rows)
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#headline .flag")) == sum(t.endswith("not 0") for t in shown)
+        link.click()
         wait_for(driver, lambda d: d.find_elements(By.ID, "c-headline"))
         data = view.compare(["abl"])
         assert driver.title == "Compare abl#base, abl#swap, abl#reseed" and not console_errors(driver)
