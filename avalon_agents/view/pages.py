@@ -143,6 +143,7 @@ class View:
         return {"page": "calls", "title": f"Calls of run {run_id}", "run": run_id,
                 **call_pages.page(found, asked, link, lambda i: self.call_index.entry(found, i)),
                 "run_total": found.size,
+                "run_judge_calls": int((found.columns["source"] != "game").sum()),  # of run_total: said on the page
                 "filters": {**asked.filters, "sort": asked.sort},
                 "options": call_pages.options(found, self.call_index.prices),
                 "held": self.site.export, "export_limit": call_pages.EXPORT_LIMIT,

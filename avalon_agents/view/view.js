@@ -303,6 +303,7 @@ function drawCalls() {
     el("button", { type: "button", id: `calls-next-${where}`, disabled: offset + limit >= total, onclick: () => move(offset + limit) }, "Next"));
   const sums = held ? null : DATA.sums;
   const out = [el("p", {}, el("a", { href: DATA.links.run }, `run ${DATA.run}`), ` · ${int(DATA.run_total)} LLM calls`
+    + (DATA.run_judge_calls ? ` (${int(DATA.run_judge_calls)} of them judges' calls: stage judge)` : "")
     + (sums ? ` · these ${int(total)}: ${int(sums.input_tokens)} in / ${int(sums.output_tokens)} out tokens, `
       + `${sums.latency_s.toFixed(1)} s, $${sums.usd.toFixed(4)}` + (sums.unpriced ? ` (${int(sums.unpriced)} calls without a price)` : "") : ""))];
   if (o.unpriced_models.length) out.push(el("p", { class: "muted" }, `No price for ${o.unpriced_models.join(", ")}: give one with prices: or --prices FILE.`));

@@ -243,6 +243,7 @@ def test_the_judges_calls_are_counted_and_linked_to_their_game(run, tmp_path):
         ("camouflage", "maybe", None, None)]
     page = view.calls("r", {})
     assert page["total"] == games + 3 and "judge" in page["options"]["stages"]
+    assert page["run_judge_calls"] == 3 and page["run_total"] == games + 3  # the page says its total holds them
     assert view.calls("r", {"game": "game-00002", "stage": "judge"})["total"] == 1
 
 

@@ -157,3 +157,25 @@ def test_an_import_of_people_says_so_on_its_page(tmp_path):
     assert done.returncode == 0, done.stderr
     page = View([tmp_path]).run("humans")
     assert "models none (people);" in page["provenance"] and "bots" not in page["provenance"]
+
+
+def test_the_calls_page_says_its_total_holds_judge_calls(tmp_path, browser):
+    """A run whose judges made calls: the calls page's total says how many of its calls are judges'."""
+    import shutil
+
+    from avalon_agents.records.run_dir import JUDGE_TRACE, META
+    from avalon_agents.records.trace import LLMCall, to_line
+    from avalon_agents.view.site import Site, page_html
+    from tests.view.runs import ROOT
+
+    shutil.copytree(ROOT / "tests/data/replay/run", tmp_path / "r")
+    game = sorted(p.parent for p in (tmp_path / "r").rglob(META))[0]
+    (game / JUDGE_TRACE).write_text("".join(to_line(LLMCall(
+        stage="judge", name="goal", prompt_id="judge/x", prompt_hash="h", reply=r, settings={"spec": "scripted"},
+        input_tokens=40, output_tokens=3)) + "\n" for r in ("yes", "no")))
+    page = View([tmp_path], Site(export=True)).calls("r", {})
+    exported = tmp_path / "calls.html"
+    exported.write_text(page_html(page["title"], page))
+    browser.get(exported.as_uri())
+    text = browser.find_element(By.ID, "app").text
+    assert f"{page['run_total']} LLM calls (2 of them judges' calls: stage judge)" in text, text[:300]
