@@ -22,6 +22,11 @@ ECHO_WORDS = 8
 """A speech that repeats this many consecutive words of its own prompt echoes it (the echo rate of the health
 line and of `avalon analyze` counts these, for every profile)."""
 
+OWN_WORDS = 3
+"""A speech with fewer words than this of its own (outside what it copied of its prompt) is a copy whatever its
+length ("Your answer to the host.", "Speak only as yourself.": counted as echoes); a trimmed speech left with fewer
+says prompts/host/no_speech.txt instead."""
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -35,7 +40,9 @@ class Profile:
         stop: stop sequences sent with every call (a small model goes on with the host's or another player's
             line); at most four, OpenAI's limit.
         speech_words: speeches are cut to this many words, at the last sentence end inside them (0: no cap).
-        echo_reask: a speech that copies ECHO_WORDS words of its prompt is asked again once, then trimmed.
+        echo_reask: a speech that copies its prompt (speeches.copies) is asked again once, then trimmed.
+        answer_field: the line naming the speech's answer field in the combined action prompt
+            (prompts/modules/answer_part.yaml): the small profile's offers no line to copy as the speech.
     """
 
     name: ProfileName
@@ -44,12 +51,14 @@ class Profile:
     stop: tuple[str, ...] = ()
     speech_words: int = 0
     echo_reask: bool = False
+    answer_field: str = "speech"
 
 
 PROFILES: dict[str, Profile] = {
     "standard": Profile("standard"),
     "small": Profile("small", rules="system/rules_small", decision_first=True,
-                     stop=("\nHost:", "\nPlayer ", "\nYou:", "\n\n\n"), speech_words=60, echo_reask=True),
+                     stop=("\nHost:", "\nPlayer ", "\nYou:", "\n\n\n"), speech_words=60, echo_reask=True,
+                     answer_field="speech_small"),
 }
 
 

@@ -6,7 +6,9 @@ Words are compared case-blind and without punctuation, so "The host has asked me
 me," word for word. A prompt's instructions are its words in the package's wording (`instructions`): the rules, the
 role cards, the host's lines and questions, every template under prompts/; other players' speeches (quoted) and
 what the seat's own model wrote before (its summary, analysis, plan) are not instructions, so a speech that repeats
-them is no echo.
+some of them among its own words is no echo. A speech with (almost) nothing of its own is another matter
+(`whole_copy`): made of its prompt's wording (a field's description, a line of the rules, however short) or of
+other players' words, it is a copy and counted as an echo; only the seat's own earlier text may be said again.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from string import Formatter
 
-from avalon_agents.profiles import ECHO_WORDS
+from avalon_agents.profiles import ECHO_WORDS, OWN_WORDS
 from avalon_agents.prompting import PROMPTS_DIR, all_templates, data
 
 TOKEN = re.compile(r"\S+")
@@ -111,6 +113,52 @@ def echoes(answer: str, prompt: str) -> bool:
     return copied_run(answer, prompt) >= ECHO_WORDS
 
 
+def _copyable(prompt: str) -> list[tuple[str, bool] | None]:
+    """The prompt's words a speech may not consist of: its instructions (`instructions`: (word, True) for the
+    package's wording, (word, False) for the game's facts between two stretches of it) and other players' speeches
+    (quoted: (word, True)); None for the rest (the seat's own earlier text, anything no template wrote), a break."""
+    marked: list[tuple[str, bool] | None] = []
+    at = 0
+    for match in [*QUOTED_SPEECH.finditer(prompt), None]:
+        marked += [*instructions(prompt[at:match.start() if match else len(prompt)]), None]
+        if match:
+            marked += [*((w, True) for w in words(match.group())), None]
+            at = match.end()
+    return marked
+
+
+def own_words(answer: str, prompt: str) -> tuple[int, int]:
+    """(the words of `answer` in stretches standing consecutively in its prompt's instructions or other players'
+    speeches that hold WORDING_RUN or more words other than the game's facts, the words left: its own)."""
+    marked = _copyable(prompt)
+    given = [m[0] if m else f"\0{i}" for i, m in enumerate(marked)]
+    left, copied = [words(answer)], 0
+    total = len(left[0])
+    while left:
+        part = max(left, key=len)
+        match = SequenceMatcher(None, given, part, autojunk=False).find_longest_match(0, len(given), 0, len(part))
+        if sum(1 for m in marked[match.a:match.a + match.size] if m and m[1]) < WORDING_RUN:
+            break
+        copied += match.size
+        left.remove(part)
+        left += [rest for rest in (part[:match.b], part[match.b + match.size:]) if rest]
+    return copied, total - copied
+
+
+def whole_copy(answer: str, prompt: str) -> bool:
+    """`answer` is its prompt's words and (almost) nothing of its own: WORDING_RUN or more words copied from its
+    instructions (a field's description: "Your answer to the host.") or other players' speeches, and fewer than
+    OWN_WORDS words beside them."""
+    copied, own = own_words(answer, prompt)
+    return copied >= WORDING_RUN and own < OWN_WORDS
+
+
+def copies(answer: str, prompt: str) -> bool:
+    """The answer is a copy of its prompt: ECHO_WORDS or more consecutive words of its instructions (`echoes`), or
+    nothing of its own beside words of its prompt (`whole_copy`)."""
+    return echoes(answer, prompt) or whole_copy(answer, prompt)
+
+
 def sentences(text: str) -> list[str]:
     """The text's sentences (a sentence ends at . ! ? or … followed by a space or the end, or at a line end)."""
     parts = re.split(r"(?<=[.!?…])[\"'”’)\]]*\s+|\n+", text.strip())
@@ -119,10 +167,10 @@ def sentences(text: str) -> list[str]:
 
 def trim_copies(answer: str, prompt: str, run: int = ECHO_WORDS) -> str:
     """`answer` without every sentence that holds a copy of `prompt`'s instructions of `run` or more words
-    (`copied_run`): what is left is the speaker's own sentences, whole (a trimmed fragment would read as
-    nonsense)."""
+    (`copied_run`) or that is a copy as a whole (`whole_copy`: "Speak only as yourself."): what is left is the
+    speaker's own sentences, whole (a trimmed fragment would read as nonsense)."""
     marked = instructions(prompt)
-    parts = sentences(answer)
+    parts = [part for part in sentences(answer) if not whole_copy(part, prompt)]
     flat = [(k, w) for k, part in enumerate(parts) for w in words(part)]  # a copy may cross sentences
     copied: set[int] = set()
     while True:

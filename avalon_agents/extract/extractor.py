@@ -29,11 +29,11 @@ from avalon_agents.decisions.kinds import DecisionKind, kind_of, plain
 from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.llm.settings import ModelSettings
 from avalon_agents.narrate import quote
-from avalon_agents.profiles import ECHO_WORDS, profile
+from avalon_agents.profiles import OWN_WORDS, profile
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Extraction as ExtractionRecord
 from avalon_agents.records.trace import Method, Purpose, SpeechCheck, Tracer
-from avalon_agents.speeches import copied_run, cut_speech, mid_sentence, trim_copies, unlabelled
+from avalon_agents.speeches import copied_run, copies, cut_speech, mid_sentence, trim_copies, unlabelled
 
 if TYPE_CHECKING:
     from avalon_agents.llm.client import LLMClient
@@ -55,7 +55,7 @@ def extractor_settings(extractor: ModelSettings | None, agent: ModelSettings) ->
                                       "profile": None})
     return extractor.over(EXTRACTOR_SETTINGS.over(player))
 
-MIN_OWN_WORDS = 3
+MIN_OWN_WORDS = OWN_WORDS
 """A trimmed speech with fewer words of its own is replaced by prompts/host/no_speech.txt (the speech's fallback)."""
 
 AskAgain = Callable[[str], Awaitable[Reply]]
@@ -92,13 +92,13 @@ async def guard_speech(request: ActionRequest, reply: Reply, ask_again: AskAgain
     shape = profile(reply.profile or None)
     copied = copied_run(text, reply.prompt)
     echo = reasked = trimmed = False
-    if copied >= ECHO_WORDS:
+    if copies(text, reply.prompt):  # ECHO_WORDS of its instructions, or nothing of its own
         echo = True
         if shape.echo_reask and ask_again is not None:
             again = await ask_again(template("host/echo").render())
             reasked, text = True, again.text
             prompt = again.prompt or reply.prompt
-            if copied_run(text, prompt) >= ECHO_WORDS:
+            if copies(text, prompt):
                 text, trimmed = trim_copies(text, prompt), True
     cut = False
     if shape.speech_words:

@@ -20,7 +20,7 @@ from avalon_agents.modules.base import Expected, Module, Timing, Turn, register_
 from avalon_agents.modules.sections import context, with_private
 from avalon_agents.narrate import names
 from avalon_agents.prices import Cost
-from avalon_agents.prompting import template
+from avalon_agents.prompting import data, template
 
 Cadence = Literal["per_round", "per_turn"]
 """Each module's `expected` calls and tokens per game of six seats, and of the input the tokens a prompt cache can
@@ -166,12 +166,11 @@ class ActionModule(Module):
         if decision is not None:  # the answer fields are the decision the host expects
             answer = {k: v for k, v in decision["properties"].items()}
             required = ["action", *decision["required"]]
-            answer_part = (f'The other fields ({", ".join(answer)}) are your answer to the host: your '
-                           f'decision and a short public reason.')
+            answer_part = data("modules/answer_part")["decision"].format(fields=", ".join(answer))
         else:
             answer = {"response": {"type": "string", "maxLength": 800}}
             required = ["action", "response"]
-            answer_part = '"response": your answer to the host.'
+            answer_part = data("modules/answer_part")[turn.mind.profile.answer_field]
         schema = {"type": "object", "properties": {"action": ACTION_FIELD, **answer}, "required": required}
         structured = self.llm is not None and self.llm.settings.schema_style != "none"
         text = template("modules/action_response").render(

@@ -41,16 +41,36 @@ class HealthLimits(BaseModel):
 
 NOT_DATA = 0.5
 """Speeches are not data when more than this share of the LLM seats' speeches are not their own words: the placeholder
-(prompts/host/no_speech.txt, said when nothing of a speech's own was left) or empty (a failed call, an empty
-answer). What is read from speeches (the judged behaviours, persuasion) then measures the guard, not the model."""
+(prompts/host/no_speech.txt, said when nothing of a speech's own was left), empty (a failed call, an empty
+answer) or a copy of the prompt spoken as it came (speeches.copies). What is read from speeches (the judged behaviours, persuasion) then measures the guard, not the model."""
 
 
 def not_data(speeches: int, not_their_own: int) -> str | None:
-    """The warning that a run's speeches are not data (over NOT_DATA of them are placeholders or empty), or None."""
+    """The warning that a run's speeches are not data (over NOT_DATA of them are not their own: placeholders, empty
+    or copies), or None."""
     if not speeches or not_their_own / speeches <= NOT_DATA:
         return None
-    return (f"speeches are not data: {not_their_own} of {speeches} are placeholders or empty, over "
+    return (f"speeches are not data: {not_their_own} of {speeches} are not their own (placeholders, empty or "
+            f"copies), over "
             f"{NOT_DATA:.0%}; what is judged from them measures the speech guard, not the model")
+
+
+def problems(u: dict[str, Any], limits: HealthLimits | None = None) -> list[str]:
+    """Everything a usage summary (records.usage, Health.summary) says is wrong with a run, in words: what is over
+    `limits` (HealthLimits.problems: these make `play` and `run` exit EXIT_UNHEALTHY) and speeches that are not data
+    (`not_data`: counted as not the seats' own, the placeholder, empty or a copy of the prompt). What `avalon view`
+    marks a run with."""
+    found = (limits or HealthLimits()).problems(u)
+    note = not_data(u.get("speeches") or 0, not_their_own(u))
+    return found + ([note] if note else [])
+
+
+def not_their_own(u: dict[str, Any]) -> int:
+    """The speeches of a usage summary that are not the seats' own words: the placeholders, the empty ones and the
+    copies spoken as they came (echoes not asked again; an echo asked again is its second answer, own words or a
+    placeholder)."""
+    return (u.get("placeholder_speeches", 0) + u.get("empty_speeches", 0)
+            + max(0, u.get("echoes", 0) - u.get("echo_reasks", 0)))
 
 
 def health_line(u: dict[str, Any]) -> str:
@@ -64,7 +84,7 @@ def health_line(u: dict[str, Any]) -> str:
     speeches = ""
     if said := u.get("speeches"):
         placeholders, empty = u.get("placeholder_speeches", 0), u.get("empty_speeches", 0)
-        note = not_data(said, placeholders + empty)
+        note = not_data(said, not_their_own(u))
         speeches = (f"; speeches {said}: {u['echoes']} copy their instructions, {placeholders} placeholders, "
                     f"{empty} empty, {u['mid_sentence']} end mid-sentence" + (f"; {note}" if note else ""))
     programs = (f"; program and web seats: {u['seat_faults']} protocol errors, {u['seat_fallbacks']} fallbacks"

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.prices import NoPrice, Prices
-from avalon_agents.records.health import Health, HealthLimits
+from avalon_agents.records.health import Health
+from avalon_agents.records.health import problems as health_problems
 from avalon_agents.records.reader import Game, Run, Tail, find_runs, open_run, stamp
 from avalon_agents.records.run_dir import LayoutError
 from avalon_agents.view.confine import MAX_FILE_BYTES, Confine, Problem, game_file, run_file
@@ -233,7 +234,7 @@ class Catalog:
         summary = {name: getattr(health, name) for name in (
             "llm_calls", "failed_calls", "decisions", "reasks", "fallbacks", "valid_response_rate", "seat_faults",
             "seat_fallbacks", "failed_by_cause")}
-        summary["problems"] = HealthLimits().problems(summary)
+        summary["problems"] = health_problems(health.summary())  # over the limits, and speeches that are not data
         try:
             usd = sum(self.prices.dollars(spec, t.get("input_tokens", 0), t.get("output_tokens", 0),
                                           t.get("cached_tokens", 0)) for spec, t in health.by_model.items())
