@@ -2,27 +2,31 @@
 studies' reports) and report.md. A share is a whole percentage, its 95% interval in brackets, and the count it
 is over an integer: '33% [16%, 56%] n=18'; a difference of shares signed, '+20% [-15%, +51%]'; any other number
 `number`'s way ('88,700', '12.35', '0.049'); a p-value 'p=0.087'. `avalon view` shows them the same way (view.js's
-pct, signed, number, pText mirror these), the notebooks through `frame`. JSON keeps the numbers (NaN as null) and
+pct, signed, number, pText mirror these), the notebooks' tables through `shown_table`. JSON keeps the numbers (NaN as null) and
 never goes through here."""
 
 from __future__ import annotations
 
 import os
 import re
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COMMIT = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{28}\b")
 ABSOLUTE = re.compile(r"(?<![\w.~:/…-])(/[^\s;,()\[\]'\"]+)")
 
 
 def percent(value: float | None, nan: str = "n/a", signed: bool = False) -> str:
-    """A share as a whole percentage ('42%', `nan` for NaN or None); `signed`: a difference of shares in
-    percentage points with one decimal ('+4.2', '-0.5', '+0.0')."""
+    """A share as a whole percentage ('42%', `nan` for NaN or None); `signed`: a difference of shares, signed
+    ('+4%', '-12%', '+0%')."""
     if value is None or value != value:
         return nan
-    if signed:
-        return f"{100 * value:+.1f}" if value < 0 or value > 0 else "+0.0"
-    return f"{value:.0%}"
+    shown = f"{value:+.0%}" if signed else f"{value:.0%}"
+    return "+0%" if shown == "-0%" else shown
 
 
 def interval_text(low: float | None, high: float | None) -> str:
@@ -79,8 +83,10 @@ def difference_text(diff: float | None, low: float | None = None, high: float | 
     """A difference of two rates with its interval, signed whole percentages: '+20% [-15%, +51%]' ('' for none)."""
     if diff is None or diff != diff:
         return ""
-    shown = f"{diff:+.0%}"
-    return shown if low is None or high is None or low != low or high != high else f"{shown} [{low:+.0%}, {high:+.0%}]"
+    shown = percent(diff, signed=True)
+    if low is None or high is None or low != low or high != high:
+        return shown
+    return f"{shown} [{percent(low, signed=True)}, {percent(high, signed=True)}]"
 
 
 def number(value: float | None) -> str:
@@ -93,34 +99,55 @@ def number(value: float | None) -> str:
     return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3f}"
 
 
-def p_text(p: float | None) -> str:
-    """A p-value: 'p=0.087', 'p<0.001' ('' for none)."""
+def p_text(p: float | None, label: str = "p") -> str:
+    """A p-value: 'p=0.087', 'p<0.001' ('' for none); `label` '' in a column of them: '0.087', '<0.001'."""
     if p is None or p != p:
         return ""
-    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
+    return f"{label}<0.001" if p < 0.001 else f"{label}{'=' if label else ''}{p:.3f}"
 
 
-RATE_COLUMNS = ("value", "ci_low", "ci_high")
+RATE = re.compile(r"(^|_)(rate|share)$|^(paper_)?(qer|fvr)_|^(value|ours)$")
+"""The columns that hold a share (shown as a whole percentage)."""
+P_VALUE = re.compile(r"(^|_)(p|q)(_value)?$")
+"""The columns that hold a p-value (or an adjusted one, q): '0.087', '<0.001'."""
 
 
-def frame(table, rates: tuple[str, ...] = (), percents: tuple[str, ...] = ()):
-    """A pandas table as every other output shows it (the notebooks' tables): a rate's columns (value, ci_low,
-    ci_high) as one 'value [95% CI]' column '33% [16%, 56%]', the columns named in `rates` or `percents` as
-    whole percentages, counts as integers, other numbers `number`'s way, NaN blank. Returns a new table of text."""
+def _bounds(columns: list[str], i: int) -> tuple[str, str] | None:
+    """The interval columns of the rate in columns[i]: the ci_low, ci_high right after it, or its own
+    `<name>_low`, `<name>_high` (diff: diff_ci_low, diff_ci_high)."""
+    name = columns[i]
+    for low, high in ((f"{name}_low", f"{name}_high"), (f"{name}_ci_low", f"{name}_ci_high")):
+        if low in columns and high in columns:
+            return low, high
+    if columns[i + 1:i + 3] == ["ci_low", "ci_high"]:
+        return "ci_low", "ci_high"
+    return None
+
+
+def shown_table(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:  # digits: kept for callers
+    """A table as people read it (report.md, `avalon analyze`'s text, the notebooks' tables): each share with its interval in
+    one cell as whole percentages ('33% [16%, 56%]', a difference signed), other shares as percentages, counts as
+    integers, other numbers `number`'s way, blanks for none; the CSVs and JSON keep the numbers."""
     import pandas as pd
 
-    out = table.copy()
-    if all(c in out for c in RATE_COLUMNS):
-        shown = [rate_text(v, lo, hi) for v, lo, hi in zip(out["value"], out["ci_low"], out["ci_high"])]
-        at = list(out.columns).index("value")
-        out = out.drop(columns=list(RATE_COLUMNS))
-        out.insert(at, "value [95% CI]", shown)
-    for column in out.columns:
-        values = out[column]
-        if column in (*rates, *percents):
-            out[column] = [percent(v, nan="") for v in values]
-        elif pd.api.types.is_bool_dtype(values):
+    columns, shown, done = list(table.columns), {}, set()
+    for i, name in enumerate(columns):
+        if name in done:
             continue
-        elif pd.api.types.is_numeric_dtype(values):
-            out[column] = [number(v) for v in values]
-    return out
+        values, bounds = table[name], _bounds(columns, i)
+        numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+        if bounds and numeric:
+            done.update(bounds)
+            text = difference_text if name == "diff" else partial(rate_text, nan="")
+            shown[name] = [text(v, lo, hi) for v, lo, hi in zip(values, table[bounds[0]], table[bounds[1]])]
+        elif numeric and P_VALUE.search(name):
+            shown[name] = [p_text(v, "") for v in values]
+        elif numeric and RATE.search(name):
+            shown[name] = [percent(v, "") for v in values]
+        elif numeric and values.dropna().map(lambda v: float(v).is_integer()).all():
+            shown[name] = [count(v) for v in values]
+        elif pd.api.types.is_float_dtype(values):
+            shown[name] = [number(v) for v in values]
+        else:
+            shown[name] = ["" if v is None or v != v else str(v) for v in values]
+    return pd.DataFrame(shown, index=table.index)

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from avalon_agents.analysis.paper.report import headline_text, markdown_table, shown_table
 from avalon_agents.cli import cli
-from avalon_agents.formats import count, difference_text, percent, provenance_text, rate_text, relative_paths
+from avalon_agents.formats import (count, difference_text, number, p_text, percent, provenance_text, rate_text,
+                                   relative_paths)
 
 NAN = float("nan")
 
@@ -22,7 +23,9 @@ def test_a_rate_is_a_whole_percentage_with_its_interval_and_n():
     assert rate_text(0.5) == "50%" and rate_text(NAN, NAN, NAN) == "n/a" and rate_text(None, nan="") == ""
     assert rate_text(0.25, 0.01, 0.88, 4.0) == "25% [1%, 88%] n=4"  # never 'n=4.0'
     assert count(5.0) == "5" and count(12000) == "12,000" and count(NAN) == "" and count(2.5) == "2.50"
-    assert percent(0.421) == "42%" and percent(-0.005, signed=True) == "-0.5" and percent(None) == "n/a"
+    assert percent(0.421) == "42%" and percent(-0.05, signed=True) == "-5%" and percent(0, signed=True) == "+0%"
+    assert number(88699.9) == "88,700" and number(0.049) == "0.049" and number(12.345) == "12.35" and number(5.0) == "5"
+    assert p_text(0.0871) == "p=0.087" and p_text(0.0001) == "p<0.001" and p_text(0.5, "") == "0.500"
     assert difference_text(0.2, -0.15, 0.51) == "+20% [-15%, +51%]" and difference_text(NAN) == ""
 
 
@@ -47,7 +50,7 @@ def test_tables_show_rates_with_intervals_counts_as_integers_and_blanks_for_none
     shown = shown_table(HEADLINE)
     assert "ci_low" not in shown and "diff_ci_low" not in shown  # each interval is in its rate's cell
     assert list(shown.loc[0, ["win_rate", "n", "diff", "qer_Morgana"]]) == ["33% [16%, 56%]", "18", "", ""]
-    assert list(shown.loc[1, ["diff", "diff_p_value", "qer_Morgana"]]) == ["+17% [-15%, +45%]", "0.5", "40%"]
+    assert list(shown.loc[1, ["diff", "diff_p_value", "qer_Morgana"]]) == ["+17% [-15%, +45%]", "0.500", "40%"]
     md = markdown_table(HEADLINE)
     assert "| full | good | ours | 33% [16%, 56%] | wilson | 18 | 18 | full |  |  |  |" in md
     assert "nan" not in md.lower() and "18.0" not in md

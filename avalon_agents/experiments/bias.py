@@ -64,6 +64,7 @@ from avalon_agents.experiments.study import (
     provenance,
     write_report,
 )
+from avalon_agents.formats import difference_text, p_text
 from avalon_agents.host.job import GameJob
 from avalon_agents.llm.pool import ClientPool
 from avalon_agents.llm.settings import ModelSettings
@@ -267,14 +268,14 @@ def measure(cfg: BiasStudy, out: Path, pairs: Sequence[tuple[str, int]]) -> tupl
 def table_lines(summary: pd.DataFrame) -> list[str]:
     """The printed table: per list, agent and measure, the two rates and the difference with its interval."""
     lines = [f"{'list':<9} {'agent':<12} {'measure':<19} {'pairs':>5} {'fixed':>13} {'treated':>13} "
-             f"{'diff (pp) [95% CI]':>28}     p     q  note"]
+             f"{'diff [95% CI]':>22}      p      q  note"]
     for r in summary.to_dict("records"):
         fixed = f"{r['fixed_k']}/{r['fixed_n']}"
         treated = f"{r['treated_k']}/{r['treated_n']}"
-        ci = f"{_pp(r['diff'])} [{_pp(r['ci_low'])}, {_pp(r['ci_high'])}]"
-        p, q = (f"{v:5.2f}" if v == v else "  n/a" for v in (r["p_value"], r["q_value"]))
+        ci = difference_text(r["diff"], r["ci_low"], r["ci_high"])
+        p, q = (p_text(v, "") or "n/a" for v in (r["p_value"], r["q_value"]))
         lines.append(f"{r['list']:<9} {r['agent'][:12]:<12} {r['measure']:<19} {r['pairs']:>5} {fixed:>13} "
-                     f"{treated:>13} {ci:>28} {p} {q}  {_note(r)}".rstrip())
+                     f"{treated:>13} {ci:>22} {p:>6} {q:>6}  {_note(r)}".rstrip())
     lines.append(INTERVALS)
     if _few(summary):
         lines.append(FEW_NOTE)
@@ -286,15 +287,15 @@ INTERVALS = ("95% CI: bootstrap resampling whole pairs; p: the two games of each
 FEW_NOTE = (f"few pairs: fewer than {SMALL} pairs; the interval is widened to Newcombe's over the pooled counts, "
             "which counts a game's votes as independent: a floor, not a result. Run more pairs (--games N).")
 INTRO = ("Pairs of games from one seed: every listing order fixed, and one list {treatment}. Per list, agent and "
-         "measure: the pooled counts in each condition and the difference (treated minus fixed, percentage points) "
+         "measure: the pooled counts in each condition and the difference (treated minus fixed, signed percentages) "
          "with its 95% interval. " + INTERVALS + " See docs/analysis.md#intervals and "
          "docs/reliability.md#order-effects-measured.")
-MD_COLUMNS = ("list", "agent", "measure", "pairs", "fixed", "treated", "diff (pp)", "95% CI", "p", "q (BH)", "method",
+MD_COLUMNS = ("list", "agent", "measure", "pairs", "fixed", "treated", "diff", "95% CI", "p", "q (BH)", "method",
               "note")
 
 
 def _pp(value: float) -> str:
-    return percent(value, signed=True)
+    return percent(value, signed=True)  # formats': a difference of shares, '+4%'
 
 
 def _note(row: dict[str, Any]) -> str:
@@ -360,7 +361,7 @@ class OrderBias(ConfigStudy):
         md = markdown_head(f"Order effects: {self.cfg.name}", INTRO.format(treatment=self.cfg.treatment),
                            one_health(health), MD_COLUMNS)
         for r in summary.to_dict("records"):
-            p, q = ("n/a" if v != v else f"{v:.3f}" for v in (r["p_value"], r["q_value"]))
+            p, q = (p_text(v, "") or "n/a" for v in (r["p_value"], r["q_value"]))
             md.append(markdown_row((r["list"], r["agent"], r["measure"], r["pairs"], f"{r['fixed_k']}/{r['fixed_n']}",
                                     f"{r['treated_k']}/{r['treated_n']}", _pp(r["diff"]),
                                     f"[{_pp(r['ci_low'])}, {_pp(r['ci_high'])}]", p, q, r["method"], _note(r))))

@@ -5,6 +5,7 @@ flagged), and the command resumes, refuses a changed config and prints one line 
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -24,6 +25,7 @@ from avalon_agents.experiments.bias import (
     table_lines,
 )
 from avalon_agents.experiments.guard import ConfigChanged
+from avalon_agents.formats import difference_text
 from avalon_agents.llm import ModelSettings
 from avalon_agents.llm.loopback import openai_server
 from avalon_agents.records import LLMCall, read_events
@@ -139,6 +141,8 @@ def test_one_pair_is_flagged_too_few_and_never_significant():
     lines = table_lines(pd.DataFrame([{"list": "seats", "agent": "cognitive", "measure": "wins", **one,
                                        "q_value": 1.0}]))
     assert lines[1].endswith("few pairs") and any(line.startswith("few pairs: fewer than 5") for line in lines)
+    shown = difference_text(one["diff"], one["ci_low"], one["ci_high"])  # formats': '+100% [-21%, +100%]'
+    assert re.fullmatch(r"[+-]\d+% \[[+-]\d+%, [+-]\d+%\]", shown) and f" {shown}  1.000  1.000  few pairs" in lines[1]
 
 
 def test_seats_of_one_game_are_not_independent_trials():

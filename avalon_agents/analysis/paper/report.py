@@ -5,15 +5,14 @@ figure with the numbers behind it, in the analysis folder (its files, manifest a
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 
 from avalon_agents import __version__, formats
+from avalon_agents.formats import shown_table  # noqa: F401 (moved to formats: the notebooks show tables with it)
 from avalon_agents.analysis import figure_text, plots
 from avalon_agents.analysis.humans import players
 from avalon_agents.analysis.judges.registry import JUDGES
@@ -172,47 +171,6 @@ def write(result: Analysis) -> Analysis:
         version=__version__, written=folder.now(), run=str(result.run_dir), games=list(result.data.games["game"]),
         judge=result.judge_spec, tables=list(tables))))
     return result
-
-
-RATE = re.compile(r"(^|_)(rate|share)$|^(paper_)?(qer|fvr)_|^(value|ours)$")
-"""The columns that hold a share (shown as a whole percentage)."""
-
-
-def _bounds(columns: list[str], i: int) -> tuple[str, str] | None:
-    """The interval columns of the rate in columns[i]: the ci_low, ci_high right after it, or its own
-    `<name>_low`, `<name>_high` (diff: diff_ci_low, diff_ci_high)."""
-    name = columns[i]
-    for low, high in ((f"{name}_low", f"{name}_high"), (f"{name}_ci_low", f"{name}_ci_high")):
-        if low in columns and high in columns:
-            return low, high
-    if columns[i + 1:i + 3] == ["ci_low", "ci_high"]:
-        return "ci_low", "ci_high"
-    return None
-
-
-def shown_table(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
-    """A table as people read it (report.md, `avalon analyze`'s text; formats.py): each share with its interval in
-    one cell as whole percentages ('33% [16%, 56%]', a difference signed), other shares as percentages, counts as
-    integers, other numbers rounded to `digits`, blanks for none; the CSVs and JSON keep the numbers."""
-    columns, shown, done = list(table.columns), {}, set()
-    for i, name in enumerate(columns):
-        if name in done:
-            continue
-        values, bounds = table[name], _bounds(columns, i)
-        numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
-        if bounds and numeric:
-            done.update(bounds)
-            text = formats.difference_text if name == "diff" else partial(formats.rate_text, nan="")
-            shown[name] = [text(v, lo, hi) for v, lo, hi in zip(values, table[bounds[0]], table[bounds[1]])]
-        elif numeric and RATE.search(name):
-            shown[name] = [formats.percent(v, "") for v in values]
-        elif numeric and values.dropna().map(lambda v: float(v).is_integer()).all():
-            shown[name] = [formats.count(v) for v in values]
-        elif pd.api.types.is_float_dtype(values):
-            shown[name] = ["" if v != v else str(round(v, digits)) for v in values]
-        else:
-            shown[name] = ["" if v is None or v != v else str(v) for v in values]
-    return pd.DataFrame(shown, index=table.index)
 
 
 def markdown_table(table: pd.DataFrame, digits: int = 3) -> str:
