@@ -27,7 +27,7 @@ from avalon_agents.analysis.load import RunData, load_run
 from avalon_agents.analysis.paper import metrics
 from avalon_agents.analysis.paper.report import Analysis, compute, figures, provenance, sections
 from avalon_agents.prices import Prices, cost_rows
-from avalon_agents.records.analysis_dir import analysis_dir, metrics_json, read_metrics, written_at
+from avalon_agents.records.analysis_dir import analysis_dir, metrics_json, read_manifest, read_metrics, written_at
 from avalon_agents.records.health import Health
 from avalon_agents.records.reader import Game, open_run
 from avalon_agents.records.run_dir import HEALTH
@@ -84,7 +84,7 @@ class RunPages:
         self.prices = prices or catalog.prices
         self._pages: dict[Path, tuple[Any, dict[str, Any], Analysis | None]] = {}
         self._rows: dict = {}  # analysis.load's cache: each run's tables
-        self._computed: dict[Path, tuple[RunData, Analysis, list[dict[str, Any]]]] = {}  # its metrics and figures
+        self._computed: dict[Path, tuple[RunData, Analysis, list[dict[str, Any]], Any]] = {}  # metrics, figures
         self._health: dict[Path, tuple[Any, Health]] = {}  # each game's health by its health.json's stamp
         self._took: dict[Path, float] = {}  # seconds its metrics and figures took to count
         self._computing: set[Path] = set()  # runs counted again in a thread now
@@ -191,11 +191,13 @@ class RunPages:
         except FileNotFoundError:
             return None, []
         done = self._computed.get(run)
-        if done is None or done[0] is not data:
+        behaviour = judged(run)  # the judges' tables analyze wrote: their figures drawn too
+        if done is None or done[0] is not data or done[3] != behaviour.get("written"):
             result = compute(data, run, analysis_dir(run), reference="auto")
+            result.judge_spec = behaviour.get("model")  # the provenance and figures name the judges' model
             with DRAWING:
-                drawn = figure_list(result)
-            done = self._computed[run] = (data, result, drawn)
+                drawn = figure_list(result, behaviour.get("tables", {}))
+            done = self._computed[run] = (data, result, drawn, behaviour.get("written"))
             self._took[run] = time.perf_counter() - started
         return done[1], done[2]
 
@@ -242,26 +244,32 @@ def _winners(result: Analysis | None) -> dict[str, tuple[str, str]]:
     return dict(zip(games["game"], zip(games["winner"], games["reason"])))
 
 
-def figure_list(result: Analysis) -> list[dict[str, Any]]:
-    """Every figure of the report, in its order, with its title and its SVG."""
+def figure_list(result: Analysis, judged_tables: dict[str, list[dict[str, Any]]] | None = None
+                ) -> list[dict[str, Any]]:
+    """Every figure of the report, in its order, with its title and its SVG (the judged ones from the tables
+    `avalon analyze --judge-model` wrote, `judged_tables`)."""
     titles = sections()
+    tables = {**{name: pd.DataFrame(rows) for name, rows in (judged_tables or {}).items()}, **result.tables}
     return [{"name": name, "title": titles.get(name, (name,))[0], "src": svg(fig)}
-            for name, fig in figures(result.tables).items()]
+            for name, fig in figures(tables).items()]
 
 
 def judged(run: Path) -> dict[str, Any]:
     """The behaviour metrics `avalon analyze --judge-model` wrote for this run (its metrics.json's judged tables,
-    records.analysis_dir), with the time they were written; {} when the run was not judged."""
+    records.analysis_dir), each table's judge (`judges`), the judges' model (`model`: the manifest's; None in a
+    folder written before manifests were kept) and the time they were written; {} when the run was not judged."""
     from avalon_agents.analysis.paper.report import judged_figures
 
     folder = analysis_dir(run)
     written = read_metrics(folder) or {}
-    tables = {f.table: written[f.table] for _, f in judged_figures() if written.get(f.table)}
-    when = written_at(folder) if tables else None
+    judges = {f.table: judge for judge, f in judged_figures() if written.get(f.table)}
+    when = written_at(folder) if judges else None
     if when is None:
         return {}
-    return {"tables": tables, "written": when.isoformat(timespec="seconds"),
-            "file": metrics_json(folder).relative_to(run).as_posix()}
+    manifest = read_manifest(folder)
+    return {"tables": {table: written[table] for table in judges}, "judges": judges,
+            "model": manifest.judge if manifest is not None else None,
+            "written": when.isoformat(timespec="seconds"), "file": metrics_json(folder).relative_to(run).as_posix()}
 
 
 def games(run: Path, run_id: str, loaded: dict[str, tuple[str, str]] | None = None,

@@ -168,8 +168,11 @@ const PAGES = {
     }
     if (DATA.behaviour && DATA.behaviour.tables) {
       out.push(el("h2", {}, "Behaviour (judged)"), el("p", { class: "muted" },
-        `From ${DATA.behaviour.file}, written ${DATA.behaviour.written} by avalon analyze --judge-model.`));
-      for (const [name, rows] of Object.entries(DATA.behaviour.tables)) out.push(el("h3", {}, name), table(`b-${name}`, columnsOf(rows), rows));
+        `From ${DATA.behaviour.file}, written ${DATA.behaviour.written} by avalon analyze --judge-model `
+        + `${DATA.behaviour.model || "(its model not recorded)"}.`));
+      for (const [name, rows] of Object.entries(DATA.behaviour.tables)) out.push(el("h3", {}, `${name} · judge `
+        + `${(DATA.behaviour.judges || {})[name] || "unknown"}, model ${DATA.behaviour.model || "not recorded"}`),
+        table(`b-${name}`, columnsOf(rows), rows));
     } else {
       out.push(el("h2", {}, "Behaviour (judged)"), el("p", { class: "muted" }, "Not judged: run avalon analyze --judge-model MODEL on this run."));
     }

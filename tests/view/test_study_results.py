@@ -179,3 +179,33 @@ def test_the_calls_page_says_its_total_holds_judge_calls(tmp_path, browser):
     browser.get(exported.as_uri())
     text = browser.find_element(By.ID, "app").text
     assert f"{page['run_total']} LLM calls (2 of them judges' calls: stage judge)" in text, text[:300]
+
+
+def test_a_judged_run_shows_every_figure_and_labels_its_judged_tables(tmp_path, browser):
+    """A run judged by `avalon analyze --judge-model scripted`: its page draws every figure the report drew (as many
+    as analysis/figures holds), names the judges' model in its provenance and each judged table's judge and model."""
+    import shutil
+
+    from avalon_agents.records.analysis_dir import FIGURES, analysis_dir
+    from tests.browser import console_errors
+    from tests.view.runs import ROOT
+    from tests.view.test_browser import Served, wait_for
+
+    shutil.copytree(ROOT / "tests/data/replay/run", tmp_path / "r")
+    done = avalon("analyze", str(tmp_path / "r"), "--judge-model", "scripted")
+    assert done.returncode == 0, done.stderr
+    drawn = sorted(p.stem for p in (analysis_dir(tmp_path / "r") / FIGURES).glob("*.png"))
+    assert len(drawn) == 9
+    served = Served(tmp_path)
+    try:
+        browser.get(served.url + "runs/r")
+        images = wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "figure img")) == len(drawn)
+                          and d.find_elements(By.CSS_SELECTOR, "figure img"))
+        assert all(browser.execute_script("return arguments[0].naturalWidth", i) > 100 for i in images)
+        text = browser.find_element(By.ID, "app").text
+        assert "judge scripted: canned labels" in text and "judge none" not in text
+        labels = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "#app h3")]
+        assert "camouflage_shares · judge camouflage, model scripted" in labels, labels
+        assert console_errors(browser) == []
+    finally:
+        served.stop()
