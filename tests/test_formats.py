@@ -8,6 +8,7 @@ import json
 import math
 
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 
 from avalon_agents.analysis.paper.report import headline_text, markdown_table, shown_table
@@ -68,3 +69,7 @@ def test_play_prints_each_sides_win_rate_with_its_interval_and_json_stays_numeri
     data = json.loads(CliRunner().invoke(cli, ["play", "--games", "4", "--seats", "rulebot", "--seed", "3",
                                                "--json"]).output)
     assert data["good_wins"] == good and isinstance(data["games"], int) and not math.isnan(data["games"])
+    rate = data["win_rates"]["good"]  # the interval the text shows, beside the counts
+    assert rate_text(rate["value"], rate["ci_low"], rate["ci_high"], rate["n"]) in line and rate["n"] == 4
+    assert rate["ci_low"] <= rate["value"] == good / 4 <= rate["ci_high"]
+    assert data["win_rates"]["evil"]["value"] == pytest.approx(1 - good / 4)

@@ -210,8 +210,8 @@ def play(preset: str, players: int | None, role_set: str | None, assassin: str |
     outcome = Outcome(out=Path(), measured={"summary": batch_summary(study.games, played, order), "played": played},
                       health={})
     summary = outcome.measured["summary"]
-    if as_json:
-        click.echo(json.dumps(summary))
+    if as_json:  # the counts and each side's win rate with its interval (PlayStudy.json, as with --out)
+        click.echo(json.dumps(study.json(outcome)))
         lines = []
     else:
         lines = study.lines(outcome)

@@ -84,24 +84,33 @@ class PlayStudy(Study):
         return lines
 
     def json(self, outcome: Outcome) -> dict[str, Any]:
-        return outcome.measured["summary"]
+        return {**outcome.measured["summary"], "win_rates": win_rates(outcome.measured["summary"])}
 
     def unhealthy(self, health: Health) -> str:
         return "unhealthy run, not a result: " + "; ".join(p for _, problems in health.values() for p in problems)
 
 
+def win_rates(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each side's win rate over the batch's games with Wilson's 95% interval: {side: {value, ci_low, ci_high, n}}
+    (what the text shows and --json carries beside the counts)."""
+    from avalon_agents.analysis.stats import wilson
+
+    g = summary["games"]
+    rates = {side: (summary[f"{side}_wins"] / g, *wilson(summary[f"{side}_wins"], g), g) for side in ("good", "evil")
+             } if g else {}
+    return {side: dict(zip(("value", "ci_low", "ci_high", "n"), rate)) for side, rate in rates.items()}
+
+
 def summary_lines(summary: dict[str, Any]) -> list[str]:
     """The batch's outcome: each side's win rate with Wilson's 95% interval over the games (formats.py), and the
     end reasons."""
-    from avalon_agents.analysis.stats import wilson
     from avalon_agents.formats import percent, rate_text
 
     g = summary["games"]
     lady = " with the Lady of the Lake" if summary.get("lady_of_the_lake") else ""
     lines = [f"{g} games, {summary['rules']} rules{lady}, {summary['players']} players",
-             "; ".join(f"{side} wins {summary[f'{side}_wins']}: "
-                       f"{rate_text(summary[f'{side}_wins'] / g, *wilson(summary[f'{side}_wins'], g), g)}"
-                       for side in ("good", "evil"))]
+             "; ".join(f"{side} wins {summary[f'{side}_wins']}: {rate_text(*rate.values())}"
+                       for side, rate in win_rates(summary).items())]
     return lines + [f"  {reason:<22} {count:>6} {percent(count / g):>5}" for reason, count in summary["reasons"].items()]
 
 
