@@ -22,7 +22,7 @@ import click
 from avalon_agents.core.actions import RequestKind
 from avalon_agents.core.types import Seat, seat_name
 from avalon_agents.decisions.kinds import KINDS, kind_of
-from avalon_agents.records.transcript import transcript
+from avalon_agents.records.transcript import Decided, transcript
 
 if TYPE_CHECKING:
     from avalon_agents.core.actions import ActionRequest
@@ -83,6 +83,8 @@ class LiveView:
         self.tick = TICK if tick is None else tick
         self.clock = clock
         self.events: list[GameEvent] = []
+        self.decided: Decided = frozenset()
+        """The decisions a fallback made so far (records.transcript.fell_back), marked on their lines."""
         self.printed = 0
         """How many lines of the game's transcript have been printed."""
         self._pending: dict[tuple[Seat, RequestKind], float] = {}
@@ -116,7 +118,7 @@ class LiveView:
             self._quiet_since = self.clock()
         if self.out is None:
             return
-        lines = transcript(self.events)
+        lines = transcript(self.events, decided=self.decided)
         if len(lines) > self.printed:
             with self._lock:
                 shown = self._erase()

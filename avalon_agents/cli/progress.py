@@ -24,6 +24,7 @@ from rich.text import Text
 from avalon_agents.cli.live import THINKING, LiveView, waiting_line
 from avalon_agents.records.run_dir import Tail
 from avalon_agents.records.trace import LLMCall
+from avalon_agents.records.transcript import fell_back
 
 if TYPE_CHECKING:
     from avalon_agents.core.actions import ActionRequest
@@ -37,9 +38,15 @@ ROUND_SHARE = 0.2
 """The share of a game one quest stands for, when no calls say how far a game is (rule bots)."""
 
 
+def new_records(tail: Tail) -> list[Any]:
+    """The LLM calls and the fallbacks' records appended to a game's trace since the tail's last read
+    (records.run_dir.Tail)."""
+    return tail.read(keep=lambda line: '"llm_call"' in line or '"fallback"' in line)
+
+
 def new_calls(tail: Tail) -> list[LLMCall]:
-    """The LLM calls appended to a game's trace since the tail's last read (records.run_dir.Tail)."""
-    return [r for r in tail.read(keep=lambda line: '"llm_call"' in line) if isinstance(r, LLMCall)]
+    """The LLM calls appended to a game's trace since the tail's last read."""
+    return [r for r in new_records(tail) if isinstance(r, LLMCall)]
 
 
 class Tally:
@@ -91,12 +98,17 @@ class GameFollower:
         self.quest, self.attempt = last.quest, last.attempt
         self.quiet_since = self.board.clock()
         if self.view is not None:
+            with self.board.lock:  # the decisions a fallback made are traced before their events: marked on them
+                self.poll()
             self.view.delivered(events)
         self.board.moved()
 
     def poll(self) -> None:
         if self.tail is not None:
-            self.tally.add(new_calls(self.tail))
+            records = new_records(self.tail)
+            self.tally.add([r for r in records if isinstance(r, LLMCall)])
+            if self.view is not None and (decided := fell_back(records)):
+                self.view.decided |= decided
 
     def share(self, per_game: float | None) -> float:
         """How far into the game it is (0 to 0.95): its calls of those a game takes, else its quests."""

@@ -20,7 +20,7 @@ from avalon_agents.experiments.study import Health, Lane, Outcome, Study
 from avalon_agents.host.batch import Played, batch_fingerprint, batch_summary
 from avalon_agents.host.job import GameJob
 from avalon_agents.records.run_dir import game_dir, is_done, read_events, read_result
-from avalon_agents.records.transcript import transcript
+from avalon_agents.records.transcript import fell_back, transcript
 
 GROUP = ""
 """Its one group (the budget's and the health's: the whole batch)."""
@@ -74,7 +74,7 @@ class PlayStudy(Study):
         if self.human is not None or not played:
             pass  # the person has seen the game as the seat saw it; the transcript would show what it may not see
         elif len(self.games) == 1:
-            lines += transcript(played[-1].events)[self.shown():]  # those a live view has not printed
+            lines += transcript(played[-1].events, decided=fell_back(played[-1].ledger()))[self.shown():]  # those a live view has not printed
         else:
             lines += summary_lines(summary)
         if "usage" in summary:

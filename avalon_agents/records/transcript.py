@@ -25,6 +25,7 @@ from avalon_agents.core.events import (
     VotesRevealed,
 )
 from avalon_agents.core.types import seat_name
+from avalon_agents.records.trace import Extraction, SeatFault
 
 REASONS = {
     "three_successes": "three quests succeeded",
@@ -59,8 +60,34 @@ UNLISTED = ("role_assigned", "vote_cast", "quest_card", "assassination_declined"
 a declined assassination changes nothing); every other event is a line."""
 
 
-def transcript(events: Iterable[GameEvent], speeches: bool = True) -> list[str]:
-    """One line per game event (private night information included, marked as such)."""
+Decided = frozenset[tuple[str, int, int, int]]
+"""The decisions a fallback made: (request kind, seat, quest, attempt)."""
+
+
+def fell_back(records: Iterable[object]) -> Decided:
+    """The decisions of a game's trace records that its fallback made, not its seat: an LLM seat's answer no stage
+    could read (an Extraction by `fallback`), a program's or a person's after its errors or its time
+    (a SeatFault `fallback`)."""
+    return frozenset((r.kind, r.seat, r.quest, r.attempt) for r in records
+                     if (isinstance(r, Extraction) and r.method == "fallback")
+                     or (isinstance(r, SeatFault) and r.problem == "fallback" and r.kind and r.quest is not None
+                         and r.attempt is not None))
+
+
+def _fallback(decided: Decided, kind: str, seats: Iterable[int], quest: int | None, attempt: int | None = None,
+              what: str = "") -> str:
+    """The mark of a transcript line whose decision, or some seats' part of it, a fallback made ("" if none; a
+    None quest or attempt: any)."""
+    fell = [s for s in seats if any(k == kind and seat == s and quest in (None, q) and attempt in (None, a)
+                                    for k, seat, q, a in decided)]
+    if not fell:
+        return ""
+    return f"  [fallback, no answer could be read: the {what} of {_names(fell)}]"
+
+
+def transcript(events: Iterable[GameEvent], speeches: bool = True, decided: Decided = frozenset()) -> list[str]:
+    """One line per game event (private night information included, marked as such); a decision a fallback made
+    (`decided`, from the game's trace: `fell_back`) marked on its line, so a game a fallback decided says so."""
     lines: list[str] = []
     holder = "Assassin"  # the role that carries the assassination, as the rules name it
     for e in events:
@@ -82,24 +109,30 @@ def transcript(events: Iterable[GameEvent], speeches: bool = True) -> list[str]:
                 lines.append(f"  {seat_name(e.seat)}: {printable(e.text)}")
         elif isinstance(e, TeamProposed):
             how = "assigns" if e.assigned else "proposes"
-            lines.append(f"  {seat_name(e.leader)} {how} {_names(e.team)}")
+            lines.append(f"  {seat_name(e.leader)} {how} {_names(e.team)}"
+                         + _fallback(decided, "propose", [e.leader], e.quest, e.attempt, "team"))
         elif isinstance(e, VotesRevealed):
             verdict = "approved" if e.approved else "rejected"
             who = f" (approve: {_names(e.approvals) or 'none'})" if e.approvals or e.rejections else ""
-            lines.append(f"  vote {e.approve_count}-{e.reject_count}: {verdict}{who}")
+            lines.append(f"  vote {e.approve_count}-{e.reject_count}: {verdict}{who}"
+                         + _fallback(decided, "vote", sorted([*e.approvals, *e.rejections]), e.quest, e.attempt,
+                                     "vote"))
         elif isinstance(e, (VoteCast, QuestCardPlayed, AssassinationDeclined)):
             continue
         elif isinstance(e, QuestCompleted):
             verdict = "SUCCESS" if e.success else "FAIL"
             score = f"score good {e.good_points} - evil {e.evil_points}"
-            lines.append(f"  quest {e.quest} {verdict} with {e.fails} fail card(s); {score}")
+            lines.append(f"  quest {e.quest} {verdict} with {e.fails} fail card(s); {score}"
+                         + _fallback(decided, "quest", e.team, e.quest, None, "card"))
         elif isinstance(e, AssassinationAttempted):
             verdict = "hit: it was Merlin" if e.hit else "missed"
-            lines.append(f"{holder} {seat_name(e.assassin)} names {seat_name(e.target)} as Merlin: {verdict}")
+            lines.append(f"{holder} {seat_name(e.assassin)} names {seat_name(e.target)} as Merlin: {verdict}"
+                         + _fallback(decided, "assassinate", [e.assassin], None, None, "target"))
         elif isinstance(e, LadyGiven):
             lines.append(f"  {seat_name(e.holder)} holds the Lady of the Lake")
         elif isinstance(e, LadyExamined):
-            lines.append(f"  Lady of the Lake: {seat_name(e.holder)} examines {seat_name(e.target)}")
+            lines.append(f"  Lady of the Lake: {seat_name(e.holder)} examines {seat_name(e.target)}"
+                         + _fallback(decided, "lady", [e.holder], e.quest, None, "choice"))
         elif isinstance(e, LadyRevealed):
             lines.append(f"  (private) the Lady shows {seat_name(e.holder)}: {seat_name(e.target)} is "
                          f"{e.loyalty.value}")
