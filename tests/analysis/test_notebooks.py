@@ -7,6 +7,7 @@ without it."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -58,6 +59,9 @@ def test_notebooks_execute(name, analysis_run, monkeypatch):
     assert images(outputs) == FIGURES[name]
     assert "sample run" not in printed(outputs)  # the run it was given, no sample
     assert os.environ["AVALON_RUN"] == str(analysis_run)
+    tables = "".join(o.get("data", {}).get("text/plain", "") for o in outputs if o.get("output_type") != "stream")
+    assert re.search(r"\d+% \[\d+%, \d+%\]", tables)  # a rate with its interval, as every output shows it
+    assert not re.search(r"\d\.\d{4,}", tables)  # formats.shown_table: no raw float (0.206549) in a table
 
 
 @pytest.mark.parametrize("name", ["social_behavior", "ablation_results"])
