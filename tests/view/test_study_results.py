@@ -1,7 +1,8 @@
 """A study's own result on its run page: a tournament's leaderboard, a red team's attack table and a bias study's
 paired table, in the JSON API and drawn in the page (a real browser), read through records.study_report from the
 files the commands wrote; a declaration naming a file out of the run, or linking out of the viewed folders, is not
-read."""
+read. And the run page's other labels: a run of many models counted in its index cell, a run of people said so,
+the calls page's judges' calls said, a judged run's every figure and each judged table's judge and model."""
 
 from __future__ import annotations
 
@@ -93,6 +94,7 @@ def test_the_result_tables_are_drawn_in_the_browser(runs, browser, tmp_path):
                 assert title in [h.text for h in browser.find_elements(By.CSS_SELECTOR, "#app h2")]
             assert console_errors(browser) == []
     finally:
+        browser.get("about:blank")  # its page polls no stopped server (a console error in the next test)
         served.stop()
 
 
@@ -122,6 +124,7 @@ def test_many_models_are_counted_in_the_index_and_listed_on_the_page(tmp_path, b
         text = browser.find_element(By.ID, "app").text
         assert "6 models: " + ", ".join(names) in text and console_errors(browser) == []
     finally:
+        browser.get("about:blank")  # its page polls no stopped server (a console error in the next test)
         served.stop()
 
 
@@ -208,4 +211,5 @@ def test_a_judged_run_shows_every_figure_and_labels_its_judged_tables(tmp_path, 
         assert "camouflage_shares · judge camouflage, model scripted" in labels, labels
         assert console_errors(browser) == []
     finally:
+        browser.get("about:blank")  # its page polls no stopped server (a console error in the next test)
         served.stop()
