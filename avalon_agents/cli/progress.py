@@ -22,6 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.text import Text
 
 from avalon_agents.cli.live import THINKING, LiveView, waiting_line
+from avalon_agents.core.types import seat_name
 from avalon_agents.records.run_dir import Tail
 from avalon_agents.records.trace import LLMCall
 from avalon_agents.records.transcript import fell_back
@@ -33,6 +34,15 @@ if TYPE_CHECKING:
 
 POLL = 0.5
 """Seconds between reads of the games' new trace lines while the bar is drawn (calls come between events)."""
+
+STABLE_CALLS = 20
+"""The time left is said once this many calls were answered after the run's first answer (the first waits for the
+model to load, a few calls at a round's start share a prompt cache): before, it is 'unknown yet', never a guess
+that swings from hours to minutes."""
+
+PLAIN_EVERY = 30.0
+"""Seconds between progress lines when stderr is no terminal (piped, `2>&1 | tee`, a batch job's log): the bar
+cannot be drawn in place there, so a line is printed instead, and one at each game's end."""
 
 ROUND_SHARE = 0.2
 """The share of a game one quest stands for, when no calls say how far a game is (rule bots)."""
@@ -75,6 +85,7 @@ class GameFollower:
         self.tail: Tail | None = None
         self.path = path
         self.tally = Tally()
+        self.last_call: LLMCall | None = None  # the last call read: whom and what the seats think about
         self.quest = self.attempt = 0
         self.pending: dict[tuple[int, Any], float] = {}  # (seat, kind) -> since when (the bar reads it: no lock)
         self.quiet_since = board.clock()  # since when nothing was asked or told
@@ -106,7 +117,9 @@ class GameFollower:
     def poll(self) -> None:
         if self.tail is not None:
             records = new_records(self.tail)
-            self.tally.add([r for r in records if isinstance(r, LLMCall)])
+            calls = [r for r in records if isinstance(r, LLMCall)]
+            self.tally.add(calls)
+            self.last_call = calls[-1] if calls else self.last_call
             if self.view is not None and (decided := fell_back(records)):
                 self.view.decided |= decided
 
@@ -121,14 +134,19 @@ class GameFollower:
         return f"quest {self.quest}.{self.attempt}" if self.quest else "starting"
 
     def waited_for(self) -> str:
-        """Whom the game waits for ('waiting for Player 4 to vote, 6 s'; 'the seats think, 40 s' while every seat
-        prepares a round, is probed or learns: nothing asked or told for THINKING seconds). Kept here, not read
-        from the view, whose lock its printing holds while the bar is drawn."""
+        """Whom the game waits for ('waiting for Player 4 to vote, 6 s'; while every seat prepares a round, is
+        probed or learns, nothing asked or told for THINKING seconds, the step and seat of the last call read:
+        'the seats think: Player 3's planning, 40 s'). Kept here, not read from the view, whose lock its printing
+        holds while the bar is drawn."""
         pending, now = dict(self.pending), self.board.clock()
         if pending:
             return waiting_line(list(pending), now - min(pending.values()))
         quiet = now - self.quiet_since
-        return f"the seats think, {int(quiet)} s" if self.quest and quiet >= THINKING else ""
+        if not self.quest or quiet < THINKING:
+            return ""
+        call = self.last_call
+        what = "" if call is None else f": {seat_name(call.seat)}'s {call.name}" if call.seat else f": {call.name}"
+        return f"the seats think{what}, {int(quiet)} s"
 
 
 class RunBoard:
@@ -143,11 +161,13 @@ class RunBoard:
         planned_seconds: the least seconds a game is planned to take (the plan's time: the bar's time left, marked
             "planned", until a call of the run was answered); None: unknown.
         stream: stream each game's transcript (a prefix names the game when the run plays several).
+        plain: where a progress line goes every PLAIN_EVERY seconds and at each game's start and end (stderr when it
+            is no terminal: the bar is not drawn there); None: none.
     """
 
     def __init__(self, progress: Progress, total: int, done: int, to_play: int | None = None,
                  per_game: float | None = None, stream: bool = False, clock: Any = time.monotonic,
-                 planned_seconds: float | None = None) -> None:
+                 planned_seconds: float | None = None, plain: Any = None, every: float = PLAIN_EVERY) -> None:
         self.progress, self.total, self.done = progress, total, done
         self.planned_seconds = planned_seconds
         self.to_play = total - done if to_play is None else to_play
@@ -160,6 +180,26 @@ class RunBoard:
         self.lock = threading.RLock()
         self.overall = progress.add_task("all games", total=total, completed=done)
         self.bars: dict[str, int] = {}
+        self.first_answer: tuple[float, int] | None = None  # when the run's first call was answered, calls then
+        self.plain, self.every = plain, every
+        self._quiet = threading.Event()
+        self._liner: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ progress lines where no bar is drawn
+
+    def plain_line(self) -> None:
+        """Print the progress line (`plain`): the games done, the bar's words and the time left."""
+        if self.plain is None:
+            return
+        with self.lock:
+            status = self.status(self.overall)
+            line = f"{self.done} of {self.total} games" + (f", {status}" if status else "") + f"; {self.left_text()}"
+        self.plain.write(line + "\n")
+        self.plain.flush()
+
+    def _lines(self) -> None:
+        while not self._quiet.wait(self.every):
+            self.plain_line()
 
     # ------------------------------------------------------------------ the scheduler's hooks
 
@@ -173,6 +213,11 @@ class RunBoard:
             self.playing[lane.label] = follower
             if len(lane.paths) > 1 and lane.label not in self.bars:
                 self.bars[lane.label] = self.progress.add_task(lane.label, total=len(lane.paths), completed=n - 1)
+        if self.plain is not None:
+            self.plain_line()
+            if self._liner is None:  # a daemon: a run that stops at once leaves nothing to join
+                self._liner = threading.Thread(target=self._lines, name="progress-lines", daemon=True)
+                self._liner.start()
         return follower
 
     def on_game(self, lane: Lane, n: int, path: Path) -> None:
@@ -190,6 +235,9 @@ class RunBoard:
             if lane.label in self.bars:
                 self.progress.update(self.bars[lane.label], completed=n)
         self.moved()
+        self.plain_line()
+        if not self.to_play:
+            self._quiet.set()
 
     # ------------------------------------------------------------------ what the bars say
 
@@ -199,6 +247,8 @@ class RunBoard:
             self.polled = self.clock()
             for follower in self.playing.values():
                 follower.poll()
+            if self.first_answer is None and (asked := self.calls().calls - self.calls().replayed):
+                self.first_answer = (self.polled, asked)
             share = sum(f.share(self.per_game()) for f in self.playing.values())
             self.progress.update(self.overall, completed=self.done + share)
             for label, bar in self.bars.items():
@@ -261,17 +311,31 @@ class RunBoard:
         return left if left > 0 else None
 
     def left(self) -> float | None:
-        """Seconds left at the run's measured pace (wall seconds per call asked so far) for the calls still
-        expected (calls per game x games left, less those the games playing made); None: no pace yet."""
+        """Seconds left at the run's stable pace (wall seconds per call answered since the run's first answer, once
+        STABLE_CALLS were: the wait for the first, a model loading, is no call's pace) for the calls still expected
+        (calls per game x games left, less those the games playing made); None: no stable pace yet."""
         with self.lock:
             t = self.calls()
             asked = t.calls - t.replayed
             per_game = self.per_game()
-            if not asked or not per_game:
+            if not asked or not per_game or self.first_answer is None:
+                return None
+            since, before = self.first_answer
+            if asked - before < STABLE_CALLS:
                 return None
             made = sum(f.tally.calls for f in self.playing.values())
             remaining = max(0.0, per_game * self.to_play - made)
-            return remaining * (self.clock() - self.started) / asked
+            return remaining * (self.clock() - since) / (asked - before)
+
+    def left_text(self) -> str:
+        """The time left in words: at the stable pace ('12 min left'), else the plan's ('~12 min left
+        (planned)') until a call is answered, else 'time left unknown yet'."""
+        seconds = self.left()
+        if seconds is not None:
+            return f"{_duration(seconds)} left"
+        if self.first_answer is None and (planned := self.planned_left()) is not None:
+            return f"~{_duration(planned)} left (planned)"
+        return "time left unknown yet"
 
 
 class LeftColumn(ProgressColumn):
@@ -286,14 +350,7 @@ class LeftColumn(ProgressColumn):
         if board is None or task.id != board.overall or task.finished:
             return Text("")
         board.poll()
-        seconds = board.left()
-        if seconds is None and (planned := board.planned_left()) is not None:
-            return Text(f"~{_duration(planned)} left (planned)", style="progress.remaining")
-        if seconds is None:
-            seconds = task.time_remaining
-        if seconds is None:
-            return Text("-:--:--", style="progress.remaining")
-        return Text(f"{_duration(seconds)} left", style="progress.remaining")
+        return Text(board.left_text(), style="progress.remaining")
 
 
 class StatusColumn(ProgressColumn):
@@ -311,9 +368,11 @@ def run_board(total: int, done: int, to_play: int | None, pace: tuple[float, flo
     start it with `with board.progress:`."""
     per_game, planned_seconds = pace or (None, None)
     left, status = LeftColumn(), StatusColumn()
+    console = console or Console(stderr=True)
     progress = Progress(TextColumn("{task.description}"), BarColumn(bar_width=20), MofNCompleteColumn(), left,
-                        status, console=console or Console(stderr=True))
-    board = RunBoard(progress, total, done, to_play, per_game, stream, planned_seconds=planned_seconds)
+                        status, console=console)
+    board = RunBoard(progress, total, done, to_play, per_game, stream, planned_seconds=planned_seconds,
+                     plain=None if console.is_terminal else console.file)
     left.board = status.board = board
     return board
 

@@ -104,9 +104,9 @@ def test_calls_their_pace_and_the_time_left_come_from_the_trace_as_it_grows(tmp_
     trace.write_text(_call(2.0) + _call(4.0) + _call(0.0, replayed=True) + late[:30])  # a line half written
     follower.delivered([_event(quest=1, attempt=1)])
     assert board.status(board.overall) == "quest 1.1, 3 calls (1 replayed), 3.0 s/call, 360 tokens"
-    now[0] = 10.0  # 2 calls asked in 10 s: 5 s a call, for 20 x 2 - 3 calls still to come
-    assert board.left() == pytest.approx((40 - 3) * 5.0)
-    assert board.status(board.overall).endswith("360 tokens; the seats think, 10 s")  # a round's preparation
+    now[0] = 10.0  # 2 calls asked: no stable pace yet (STABLE_CALLS after the first answer)
+    assert board.left() is None and board.left_text() == "time left unknown yet"
+    assert board.status(board.overall).endswith("360 tokens; the seats think: llm, 10 s")  # the last call's step
     vote = ActionRequest(seat=2, kind=RequestKind.VOTE, quest=1, attempt=1)
     follower.waiting(vote)
     now[0] = 13.0
@@ -157,4 +157,69 @@ def test_before_its_first_answer_the_time_left_is_the_plans(tmp_path):
     column = LeftColumn(board)
     assert column.render(board.progress.tasks[0]).plain == "~12 min left (planned)"
     now[0] = 900.0  # past the plan: nothing is guessed
-    assert board.planned_left() is None and column.render(board.progress.tasks[0]).plain == "-:--:--"
+    assert board.planned_left() is None
+    assert column.render(board.progress.tasks[0]).plain == "time left unknown yet"
+
+
+def test_the_time_left_waits_for_a_stable_pace_and_leaves_out_the_wait_for_the_first_answer(tmp_path):
+    """README command 1's time left swung from 7 h 53 min to 4 min (issue 41): the first answer waits for the model
+    to load. The time left is 'unknown yet' until STABLE_CALLS calls were answered after the first, then the pace
+    of those alone."""
+    from rich.progress import Progress
+
+    from avalon_agents.cli.progress import STABLE_CALLS
+
+    now = [0.0]
+    board = RunBoard(Progress(console=Console(file=io.StringIO())), total=1, done=0, to_play=1, per_game=100,
+                     clock=lambda: now[0])
+    game = tmp_path / "g"
+    game.mkdir()
+    follower = board.on_start(_Lane, 1, game)
+    trace = game / TRACE
+    now[0] = 600.0  # the model loads: the first answer after 10 minutes
+    trace.write_text(_call(600.0))
+    follower.delivered([_event(quest=1, attempt=1)])
+    seen = []
+    for n in range(1, STABLE_CALLS + 1):  # then a call every 2 s
+        now[0] = 600.0 + 2 * n
+        with open(trace, "a") as f:
+            f.write(_call(2.0))
+        board.moved()
+        seen.append(board.left_text())
+    assert set(seen[:-1]) == {"time left unknown yet"}
+    assert board.left() == pytest.approx((100 - 1 - STABLE_CALLS) * 2.0)  # not (600 + 40) s / 21 calls a call
+    assert seen[-1] == "3 min left"  # 158 s
+
+
+def test_the_seats_thinking_names_the_step_and_the_seat(tmp_path):
+    from rich.progress import Progress
+
+    now = [0.0]
+    board = RunBoard(Progress(console=Console(file=io.StringIO())), total=1, done=0, to_play=1, clock=lambda: now[0])
+    game = tmp_path / "g"
+    game.mkdir()
+    follower = board.on_start(_Lane, 1, game)
+    (game / TRACE).write_text(to_line(LLMCall(seat=3, stage="agent", name="planning", prompt_id="p",
+                                              prompt_hash="h", latency_s=1.0)) + "\n")
+    follower.delivered([_event(quest=2, attempt=1)])
+    now[0] = 622.0
+    assert follower.waited_for() == "the seats think: Player 3's planning, 622 s"
+
+
+@pytest.mark.slow  # a run of the command with its output piped: 3 s
+def test_progress_lines_are_printed_when_the_output_is_piped(tmp_path):
+    """`avalon run ... 2>&1 | tee log`: stderr is no terminal, so the bar is not drawn; a progress line is printed at
+    each game's start and end (and every PLAIN_EVERY seconds) instead of nothing after the plan."""
+    import subprocess
+    import sys
+
+    config = _config(tmp_path, BOTS.replace("games_per_series: 1", "games_per_series: 2"))
+    done = subprocess.run([sys.executable, "-m", "avalon_agents.cli", "run", str(config), "--out",
+                           str(tmp_path / "o")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout
+    lines = done.stdout.splitlines()
+    progress = [line for line in lines if " games" in line and (" of 2 games" in line)]
+    assert [p.split(",")[0].split(";")[0] for p in progress] == ["0 of 2 games", "1 of 2 games", "1 of 2 games",
+                                                                  "2 of 2 games"], lines
+    assert all("left" in p for p in progress)  # "time left unknown yet": rule bots make no call
