@@ -74,7 +74,8 @@ class PlayStudy(Study):
         if self.human is not None or not played:
             pass  # the person has seen the game as the seat saw it; the transcript would show what it may not see
         elif len(self.games) == 1:
-            lines += transcript(played[-1].events, decided=fell_back(played[-1].ledger()))[self.shown():]  # those a live view has not printed
+            decided = fell_back(played[-1].ledger())  # the decisions its fallback made, marked on their lines
+            lines += transcript(played[-1].events, decided=decided)[self.shown():]  # those a live view has not printed
         else:
             lines += summary_lines(summary)
         if "usage" in summary:

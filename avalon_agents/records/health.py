@@ -42,7 +42,8 @@ class HealthLimits(BaseModel):
 NOT_DATA = 0.5
 """Speeches are not data when more than this share of the LLM seats' speeches are not their own words: the placeholder
 (prompts/host/no_speech.txt, said when nothing of a speech's own was left), empty (a failed call, an empty
-answer) or a copy of the prompt spoken as it came (speeches.copies). What is read from speeches (the judged behaviours, persuasion) then measures the guard, not the model."""
+answer) or a copy of the prompt spoken as it came (speeches.copies). What is read from speeches (the judged
+behaviours, persuasion) then measures the guard, not the model."""
 
 
 def not_data(speeches: int, not_their_own: int) -> str | None:

@@ -90,16 +90,20 @@ class _Lane:
         return "main/series-1"
 
 
-def test_calls_their_pace_and_the_time_left_come_from_the_trace_as_it_grows(tmp_path):
+def _following(tmp_path, now: list[float], games: int = 1, per_game: float | None = None):
+    """A board on a clock the test moves (`now`), following one game in tmp_path: (board, follower, its trace)."""
     from rich.progress import Progress
 
-    now = [0.0]
-    board = RunBoard(Progress(console=Console(file=io.StringIO())), total=2, done=0, to_play=2, per_game=20,
-                     clock=lambda: now[0])
+    board = RunBoard(Progress(console=Console(file=io.StringIO())), total=games, done=0, to_play=games,
+                     per_game=per_game, clock=lambda: now[0])
     game = tmp_path / "g"
     game.mkdir()
-    follower = board.on_start(_Lane, 1, game)
-    trace = game / TRACE
+    return board, board.on_start(_Lane, 1, game), game / TRACE
+
+
+def test_calls_their_pace_and_the_time_left_come_from_the_trace_as_it_grows(tmp_path):
+    now = [0.0]
+    board, follower, trace = _following(tmp_path, now, games=2, per_game=20)
     late = _call(1.0)
     trace.write_text(_call(2.0) + _call(4.0) + _call(0.0, replayed=True) + late[:30])  # a line half written
     follower.delivered([_event(quest=1, attempt=1)])
@@ -165,17 +169,10 @@ def test_the_time_left_waits_for_a_stable_pace_and_leaves_out_the_wait_for_the_f
     """README command 1's time left swung from 7 h 53 min to 4 min (issue 41): the first answer waits for the model
     to load. The time left is 'unknown yet' until STABLE_CALLS calls were answered after the first, then the pace
     of those alone."""
-    from rich.progress import Progress
-
     from avalon_agents.cli.progress import STABLE_CALLS
 
     now = [0.0]
-    board = RunBoard(Progress(console=Console(file=io.StringIO())), total=1, done=0, to_play=1, per_game=100,
-                     clock=lambda: now[0])
-    game = tmp_path / "g"
-    game.mkdir()
-    follower = board.on_start(_Lane, 1, game)
-    trace = game / TRACE
+    board, follower, trace = _following(tmp_path, now, per_game=100)
     now[0] = 600.0  # the model loads: the first answer after 10 minutes
     trace.write_text(_call(600.0))
     follower.delivered([_event(quest=1, attempt=1)])
@@ -192,14 +189,9 @@ def test_the_time_left_waits_for_a_stable_pace_and_leaves_out_the_wait_for_the_f
 
 
 def test_the_seats_thinking_names_the_step_and_the_seat(tmp_path):
-    from rich.progress import Progress
-
     now = [0.0]
-    board = RunBoard(Progress(console=Console(file=io.StringIO())), total=1, done=0, to_play=1, clock=lambda: now[0])
-    game = tmp_path / "g"
-    game.mkdir()
-    follower = board.on_start(_Lane, 1, game)
-    (game / TRACE).write_text(to_line(LLMCall(seat=3, stage="agent", name="planning", prompt_id="p",
+    _, follower, trace = _following(tmp_path, now)
+    trace.write_text(to_line(LLMCall(seat=3, stage="agent", name="planning", prompt_id="p",
                                               prompt_hash="h", latency_s=1.0)) + "\n")
     follower.delivered([_event(quest=2, attempt=1)])
     now[0] = 622.0

@@ -41,5 +41,6 @@ def test_the_decisions_a_fallback_made_are_marked_on_their_lines():
         {(q, a) for _, q, a in voted})
     if any(isinstance(e, AssassinationAttempted) for e in host.engine.events) and any(r.kind == "assassinate"
                                                                                 for r in fallbacks):
-        assert any("as Merlin" in line and "[fallback, no answer could be read: the target of Player" in line for line in lines)
+        assert any("as Merlin" in line and "[fallback, no answer could be read: the target of Player" in line
+                   for line in lines)
     assert not any("[fallback" in line for line in transcript(host.engine.events))
