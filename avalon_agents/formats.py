@@ -99,6 +99,14 @@ def number(value: float | None) -> str:
     return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3f}"
 
 
+def dollars(usd: float | None) -> str:
+    """Dollars: cents from a cent up ('$12.35', '$0.00'), four decimals below ('$0.0042'); 'no price' for none
+    (experiments/spend.py's and plan.py's way; view.js's `usd` is the same)."""
+    if usd is None or usd != usd:
+        return "no price"
+    return f"${usd:,.2f}" if usd >= 0.01 or usd == 0 else f"${usd:.4f}"
+
+
 def p_text(p: float | None, label: str = "p") -> str:
     """A p-value: 'p=0.087', 'p<0.001' ('' for none); `label` '' in a column of them: '0.087', '<0.001'."""
     if p is None or p != p:

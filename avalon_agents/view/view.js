@@ -30,7 +30,8 @@ const pText = (p) => (!isNum(p) ? "" : p < 0.001 ? "p<0.001" : `p=${p.toFixed(3)
 const ALPHA = 0.05; // compare.py's: flagged where the interval excludes 0 and the test (where there is one) agrees
 const flagged = (low, high, p) => isNum(low) && (low > 0 || high < 0) && (!isNum(p) || p < ALPHA);
 const int = (v) => (isNum(v) ? Math.round(v).toLocaleString("en-US") : "n/a");
-const usd = (v) => (v === null || v === undefined ? "no price" : `$${Number(v).toFixed(4)}`);
+const usd = (v) => (!isNum(v) ? "no price" : v >= 0.01 || v === 0
+  ? `$${v.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}` : `$${v.toFixed(4)}`); // formats.dollars
 function interval(row) {
   if (!isNum(row.ci_low) || !isNum(row.ci_high)) return "";
   return `[${pct(row.ci_low)}, ${pct(row.ci_high)}]`;

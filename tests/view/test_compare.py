@@ -238,6 +238,15 @@ def test_the_page_in_chromium(view):
         assert sorted(t.endswith("not 0") for t in shown) == sorted(
             (r["diff_ci_low"] > 0 or r["diff_ci_high"] < 0) and r["diff_p_value"] < 0.05 for r in rows)
         assert len(driver.find_elements(By.CSS_SELECTOR, "#headline .flag")) == sum(t.endswith("not 0") for t in shown)
+        driver.get(server.url + "runs/llm")  # cost, health and judged tables: formats.py's numbers, no raw float
+        wait_for(driver, lambda d: d.find_elements(By.ID, "headline"))
+        text = driver.find_element(By.ID, "app").text
+        numbers = "\n".join(" ".join(r) for t in ("headline", "cost", "health") for r in cells(driver, t))
+        assert re.search(r"\d+% \[\d+%, \d+%\]", numbers) and re.search(r"\d,\d{3}\b", numbers)  # not 54773.0
+        assert not re.search(r"\d{2,}\.\d{3}|\d\.\d{4,}|\d\.\d%|\$\d+\.\d{4}", numbers), numbers
+        assert " · $0.00 · " in text  # formats.dollars
+        driver.get(server.url + "runs/abl")
+        link = wait_for(driver, lambda d: d.find_elements(By.LINK_TEXT, "compare its variants"))[0]
         link.click()
         wait_for(driver, lambda d: d.find_elements(By.ID, "c-headline"))
         data = view.compare(["abl"])
