@@ -1,9 +1,9 @@
 """How numbers are shown to people, in one place: every command's text (`avalon run`, `analyze`, `play`, the
 studies' reports) and report.md. A share is a whole percentage, its 95% interval in brackets, and the count it
 is over an integer: '33% [16%, 56%] n=18'; a difference of shares signed, '+20% [-15%, +51%]'; any other number
-`number`'s way ('88,700', '12.35', '0.049'); a p-value 'p=0.087'. `avalon view` shows them the same way (view.js's
-pct, signed, number, pText mirror these), the notebooks' tables through `shown_table`. JSON keeps the numbers (NaN as null) and
-never goes through here."""
+`number`'s way ('88,700', '12.35', '0.049'); a p-value 'p=0.087'; dollars '$0.42'. `avalon view` shows them the
+same way (view.js's pct, signed, number, pText, usd mirror these), the notebooks' tables through `shown_table`. JSON
+keeps the numbers (NaN as null) and never goes through here."""
 
 from __future__ import annotations
 
@@ -133,9 +133,10 @@ def _bounds(columns: list[str], i: int) -> tuple[str, str] | None:
 
 
 def shown_table(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:  # digits: kept for callers
-    """A table as people read it (report.md, `avalon analyze`'s text, the notebooks' tables): each share with its interval in
-    one cell as whole percentages ('33% [16%, 56%]', a difference signed), other shares as percentages, counts as
-    integers, other numbers `number`'s way, blanks for none; the CSVs and JSON keep the numbers."""
+    """A table as people read it (report.md, `avalon analyze`'s text, the notebooks' tables): each share with its
+    interval in one cell as whole percentages ('33% [16%, 56%]', a difference signed), other shares as percentages,
+    p-values '0.087', counts as integers, other numbers `number`'s way, blanks for none; the CSVs and JSON keep the
+    numbers."""
     import pandas as pd
 
     columns, shown, done = list(table.columns), {}, set()

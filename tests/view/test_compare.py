@@ -22,7 +22,7 @@ from avalon_agents.view.pages import View
 from avalon_agents.view.server import ViewServer
 from avalon_agents.view.site import Site
 from tests.helpers import avalon
-from tests.view.runs import ROOT, experiment
+from tests.view.runs import BOTS, ROOT, experiment
 
 SLOW = pytest.mark.slow  # runs made by `avalon run`, each run page's metrics and figures
 
@@ -40,17 +40,6 @@ variants:
   reseed: {seed: 9}
 """
 
-FIVE = """\
-name: five
-agents:
-  bots: {kind: rulebot}
-  rand: {kind: random}
-sides: {good: bots, evil: rand}
-players: 5
-games_per_series: 2
-seed: 0
-"""
-
 
 @pytest.fixture(scope="module")
 def view(tmp_path_factory):
@@ -61,7 +50,7 @@ def view(tmp_path_factory):
     done = avalon("run", str(folder / "abl.yaml"), "--out", str(folder / "abl"))
     assert done.returncode == 0, done.stderr
     shutil.copytree(ROOT / "tests/data/replay/run", folder / "llm")  # games with LLM calls
-    (folder / "five.yaml").write_text(FIVE)
+    (folder / "five.yaml").write_text(BOTS.format(name="five", games=2, seed=0) + "players: 5\n")
     done = avalon("run", str(folder / "five.yaml"), "--out", str(folder / "five"))
     assert done.returncode == 0, done.stderr
     return View([folder])
@@ -232,7 +221,7 @@ def test_the_page_in_chromium(view):
         link = wait_for(driver, lambda d: d.find_elements(By.LINK_TEXT, "compare its variants"))[0]
         shown = [c for r in cells(driver, "headline") for c in r if c.startswith(("+", "-"))]
         rows = [r for r in view.run("abl")["headline"] if r["diff"] == r["diff"] and r["diff"] is not None]
-        assert len(shown) == len(rows) == 2  # reseed vs base (swap has other agents): the run page's differences: signed, flagged by compare's rule
+        assert len(shown) == len(rows) == 2  # reseed vs base (swap: other agents), signed, flagged by compare's rule
         for text in shown:
             assert re.fullmatch(r"[+-]\d+% \[[+-]\d+%, [+-]\d+%\] p=[\d.]+( not 0)?", text), text
         assert sorted(t.endswith("not 0") for t in shown) == sorted(
