@@ -199,6 +199,8 @@ class RunBoard:
 
     def _lines(self) -> None:
         while not self._quiet.wait(self.every):
+            if not self.progress.live.is_started:  # the run has stopped, however it ended
+                return
             self.plain_line()
 
     # ------------------------------------------------------------------ the scheduler's hooks

@@ -215,3 +215,24 @@ def test_progress_lines_are_printed_when_the_output_is_piped(tmp_path):
     assert [p.split(",")[0].split(";")[0] for p in progress] == ["0 of 2 games", "1 of 2 games", "1 of 2 games",
                                                                   "2 of 2 games"], lines
     assert all("left" in p for p in progress)  # "time left unknown yet": rule bots make no call
+
+
+def test_a_progress_line_comes_every_so_often_while_the_run_plays_and_stops_with_it(tmp_path):
+    import time
+
+    from rich.progress import Progress
+
+    plain = io.StringIO()
+    board = RunBoard(Progress(console=Console(file=io.StringIO())), total=1, done=0, to_play=1, plain=plain,
+                     every=0.01)
+    (tmp_path / "g").mkdir()
+    with board.progress:
+        board.on_start(_Lane, 1, tmp_path / "g")
+        for _ in range(500):  # awaited, not timed: a busy machine only takes longer
+            if plain.getvalue().count("\n") >= 3:
+                break
+            time.sleep(0.01)
+    lines = plain.getvalue().splitlines()
+    assert len(lines) >= 3 and all(line.startswith("0 of 1 games, starting; ") for line in lines)
+    board._liner.join(timeout=30)
+    assert not board._liner.is_alive()  # the run stopped: so did its lines
