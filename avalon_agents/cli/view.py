@@ -33,8 +33,8 @@ DEFAULT_FOLDER = Path("runs")
               help="Write the site as plain files into this new folder (they open from disk or any static host) "
                    "instead of serving it.")
 @click.option("--compare", "comparisons", multiple=True, metavar="RUN,RUN[,...]",
-              help="With --export: also write this comparison of runs (their ids as the index shows them). "
-                   "Repeatable.")
+              help="With --export: also write this comparison of runs (their ids as the index shows them); with "
+                   "--json: print it (the Compare page's JSON). Repeatable.")
 @click.option("--max-file-mb", "max_file_mb", default=512, show_default=True, type=click.IntRange(1),
               help="The largest file read (MB): a run holding a larger one is listed unreadable, naming it.")
 @click.option("--no-run-plugins", "no_run_plugins", is_flag=True, help=RUN_PLUGINS_HELP)
@@ -79,8 +79,22 @@ def view(folders: tuple[Path, ...], port: int, host: str, export_to: Path | None
                 click.echo(f"wrote {len(files)} files; open {export_to / 'index.html'}")
             return
         if comparisons:
-            raise UserError("compare: --compare goes with --export (live, pick the runs on the index)")
+            if not as_json:
+                raise UserError("compare: --compare goes with --export or --json (live, pick the runs on the index)")
+            _compare_json(roots, comparisons, max_file_mb * 2**20)
+            return
         asyncio.run(_serve(roots, host, port, as_json, max_file_mb * 2**20))
+
+
+def _compare_json(roots: list[Path], comparisons: tuple[str, ...], max_bytes: int) -> None:
+    """`--compare A,B --json`: each comparison's data as the Compare page's JSON (a list, in the order given)."""
+    from avalon_agents.view.pages import View
+
+    view = View(roots, max_bytes=max_bytes)
+    try:
+        echo_json([view.compare([r for r in c.split(",") if r]) for c in comparisons])
+    except LookupError as exc:  # an unknown run or variant
+        raise UserError(f"compare: {exc.args[0] if exc.args else exc}") from None
 
 
 async def _serve(roots: list[Path], host: str, port: int, as_json: bool, max_bytes: int) -> None:

@@ -345,3 +345,19 @@ def test_a_warning_for_every_setup_difference(view):
         assert "a#main: none; b#main: my_plugin.py" in plugins
     finally:
         write_json_atomic(b / RUN, record.model_dump(mode="json"))
+
+
+@SLOW
+def test_avalon_view_compare_json(view):
+    import json
+
+    folder = str(view.roots[0])
+    done = avalon("view", folder, "--compare", "abl", "--compare", "a,five", "--json")
+    assert done.returncode == 0, done.stderr
+    abl, five = json.loads(done.stdout)
+    assert abl["rule"].startswith("flagged where") and abl["multiple"] == view.compare(["abl"])["multiple"]
+    assert [d["flagged"] for _, _, d in flat(abl)] == [d["flagged"] for _, _, d in flat(view.compare(["abl"]))]
+    assert any("differ in players" in w for w in five["warnings"])
+    wrong = avalon("view", folder, "--compare", "a,nope", "--json")
+    assert wrong.returncode == 2 and wrong.stderr.strip().splitlines() == ["error: compare: no run 'nope' under "
+                                                                           f"{folder}"]
