@@ -309,7 +309,7 @@ function drawCalls() {
   const out = [el("p", {}, el("a", { href: DATA.links.run }, `run ${DATA.run}`), ` · ${int(DATA.run_total)} LLM calls`
     + (DATA.run_judge_calls ? ` (${int(DATA.run_judge_calls)} of them judges' calls: stage judge)` : "")
     + (sums ? ` · these ${int(total)}: ${int(sums.input_tokens)} in / ${int(sums.output_tokens)} out tokens, `
-      + `${sums.latency_s.toFixed(1)} s, $${sums.usd.toFixed(4)}` + (sums.unpriced ? ` (${int(sums.unpriced)} calls without a price)` : "") : ""))];
+      + `${number(sums.latency_s)} s, ${usd(sums.usd)}` + (sums.unpriced ? ` (${int(sums.unpriced)} calls without a price)` : "") : ""))];
   if (o.unpriced_models.length) out.push(el("p", { class: "muted" }, `No price for ${o.unpriced_models.join(", ")}: give one with prices: or --prices FILE.`));
   if (held) {
     out.push(el("p", { class: "warn" }, `This exported page holds the run's first ${int(DATA.calls.length)} of its ${int(DATA.run_total)} calls `
@@ -326,7 +326,7 @@ function drawCalls() {
     { key: "model", label: "model" },
     { key: "tokens", label: "tokens in / out", num: true, sort: (c) => c.input_tokens + c.output_tokens,
       show: (c) => `${int(c.input_tokens)} / ${int(c.output_tokens)}` + (c.cached_tokens ? ` (${int(c.cached_tokens)} cached)` : "") },
-    { key: "latency_s", label: "seconds", num: true, show: (c) => c.latency_s.toFixed(2) },
+    { key: "latency_s", label: "seconds", num: true, show: (c) => number(c.latency_s) },
     { key: "usd", label: "dollars", num: true, show: (c) => usd(c.usd) },
     { key: "outcome", label: "outcome", show: (c) => el("span", { class: c.outcome === "ok" ? null : "bad" },
       c.outcome + (c.attempts > 1 ? ` (${c.attempts} attempts)` : "") + (c.replayed ? " replayed" : "")) },

@@ -339,6 +339,10 @@ def test_the_page_in_chromium_live_and_exported(run, tmp_path):
                    and f"of {total}" in d.find_element(By.CSS_SELECTOR, ".pager span").text)
         rows = driver.find_elements(By.CSS_SELECTOR, shown)
         assert rows and all(r.find_elements(By.TAG_NAME, "td")[2].text == "3" for r in rows)
+        seconds = wait.until(lambda d: d.execute_script(  # in one read: a live page may draw itself again
+            "return [...document.querySelectorAll(arguments[0])].map(r => r.innerText)",
+            f"{shown} td[data-label=seconds]"))
+        assert seconds and all(re.fullmatch(r"0\.\d{3}|[1-9]\d?\.\d{2}|\d{1,3}(,\d{3})*", t) for t in seconds), seconds
         assert_accessible(driver)
         link = driver.find_element(By.CSS_SELECTOR, f"{shown} td a")
         anchor = link.get_attribute("href").rsplit("#", 1)[1]
