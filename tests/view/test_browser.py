@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from avalon_agents.records.run_dir import HEALTH
 from selenium.webdriver.common.by import By
+
+from avalon_agents.records.run_dir import HEALTH
+from avalon_agents.records.run_record import RUN
 
 from tests.browser import assert_accessible, chromium, console_errors
 from tests.helpers import AVALON, avalon
@@ -41,6 +43,7 @@ def runs(tmp_path_factory) -> Path:
     import shutil
 
     shutil.copytree(ROOT / "tests/data/replay/run", folder / "llm")
+    (folder / "llm" / RUN).unlink()  # as a run recorded before run.json: read by what its other files say
     health = sorted((folder / "llm").rglob(HEALTH))[0]
     data = json.loads(health.read_text())
     data["by_model"] = {HOSTILE: next(iter(data["by_model"].values()))}
