@@ -390,6 +390,8 @@ def cli() -> None:
     avalon tournament      entrants against each other in every role; openskill ratings, a leaderboard
     avalon redteam         injected instructions: paired games with and without an attacker's wrapper
     avalon bias            order effects: paired games that differ in one listing order or the seating
+    avalon study           any registered study type from its config (a plugin's too): avalon study NAME CONFIG
+    avalon view            every run under some folders as one local site: live, comparable, exportable
     avalon replay          any recorded game as a self-contained HTML page (a timeline, a seat filter)
     avalon extract         turn one free-text answer into an action, as the host does
     avalon import          human games (avalongame.online logs, Avalon-NLU) as run directories

@@ -7,6 +7,7 @@ import json
 import subprocess
 
 import pytest
+from click.testing import CliRunner
 
 from avalon_agents.records.run_dir import EVENTS, META, RESULT
 from tests.helpers import AVALON, avalon, avalon_process
@@ -76,6 +77,14 @@ def test_the_installed_script_exits_0_on_success_and_2_on_bad_input(tmp_path):
 def test_help_explains():
     out = run("play", "--help")
     assert out.returncode == 0 and "--seats" in out.stdout and "Examples" in out.stdout
+
+
+def test_the_top_help_names_every_command():
+    from avalon_agents.cli import cli
+
+    top = CliRunner().invoke(cli, ["--help"]).output.split("Exit codes")[0]
+    missing = [name for name in cli.commands if f"avalon {name} " not in top and f"avalon {name}:" not in top]
+    assert not missing, f"avalon --help's summary leaves out {missing}"
 
 
 def test_bench_engine_prints_games_per_second():
