@@ -108,15 +108,16 @@ class ScoredPool:
         return self.found[:n]
 
 
-def baseline_with_pool(scored: list[tuple[str, float]], role: Role = Role.PERCIVAL):
-    """A baseline seat (Player 2, on the scripted model) that has reflected and finds `scored` in its pool."""
+def baseline_with_pool(scored: list[tuple[str, float]], role: Role = Role.PERCIVAL, **options):
+    """A baseline seat (Player 2, on the scripted model) that has reflected and finds `scored` in its pool
+    (`options`: the agent's, e.g. prompt_layout)."""
     from avalon_agents.agents.baseline import BaselineAgent
     from avalon_agents.core import make_rules
 
     setup = scripted_setup()
     context = setup.context(setup.clients.for_game(None))
     context.pool = lambda: ScoredPool(scored)
-    agent = BaselineAgent(seat=2, context=context)
+    agent = BaselineAgent(seat=2, context=context, **options)
     agent.rules, agent.role, agent.reflection = make_rules(), role, "Player 3 looks evil."
     return agent
 

@@ -108,6 +108,15 @@ def exercise_everything() -> None:
     agent = baseline_with_pool([("I approve.", 1.0), ("I reject.", -1.0)])
     asyncio.run(agent._suggest(SUGGEST_REQUEST))
     assert agent.suggestion
+    # the paper's prompt layout (prompt_layout: paper): each LLM kind's own templates, the small profile's too
+    paper = {"prompt_layout": "paper"}
+    for kinds, settings in ((["cognitive"] * 6, None), (["baseline", "llm"] * 3, None),
+                            (["baseline", "llm"] * 3, ModelSettings(spec="scripted", profile="small"))):
+        setup = scripted_setup(options=paper, **({"settings": settings} if settings else {}))
+        asyncio.run(play_one(make_rules(), kinds, 0, setups=setup))
+    agent = baseline_with_pool([("I approve.", 1.0), ("I reject.", -1.0)], **paper)
+    asyncio.run(agent._suggest(SUGGEST_REQUEST))
+    assert agent.suggestion
     # the behavior judges, over a recorded game
     with tempfile.TemporaryDirectory() as run:
         asyncio.run(play_one(make_rules(), ["llm"] * 6, 0, Path(run) / "game-00001", setups=scripted_setup()))
