@@ -176,6 +176,7 @@ register_metric("hopeless", hopeless)
 """
 
 
+@pytest.mark.slow  # seconds of child processes or a flood: the fast suite keeps its minute
 def test_check_plugin_fails_closed_on_what_it_cannot_exercise_and_on_a_nan_metric(tmp_path):
     result = check(tmp_path, UNCHECKED_AND_NAN)
     assert result.exit_code == 1, result.output
@@ -207,6 +208,7 @@ register_agent("stuck", Stuck)
 """
 
 
+@pytest.mark.slow  # seconds of child processes or a flood: the fast suite keeps its minute
 def test_a_plugin_that_hangs_fails_in_bounded_time_naming_where(tmp_path):
     import time
 

@@ -4,6 +4,8 @@ by hypothesis (never 500, always JSON, and the game goes on)."""
 
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 import gzip
 import json
@@ -259,6 +261,7 @@ def test_a_client_that_leaves_mid_body_is_one_log_line(tmp_path):
     assert request["kind"]
 
 
+@pytest.mark.slow  # seconds of child processes or a flood: the fast suite keeps its minute
 def test_a_flooding_client_waits_its_turn_and_the_other_seats_do_not(tmp_path):
     """One seat's client asking hundreds of times at once: over its share it waits, then is answered 429 (JSON,
     Retry-After); the other seat's page is answered 200 all along."""
