@@ -101,7 +101,7 @@ async def _serve(roots: list[Path], host: str, port: int, as_json: bool, max_byt
     from aiohttp import web
 
     from avalon_agents.web.hosts import reachable
-    from avalon_agents.web.serving import RUNNER
+    from avalon_agents.web.serving import runner as site_runner
     from avalon_agents.view.pages import View
     from avalon_agents.view.server import ViewServer, loopback, new_token
     from avalon_agents.view.site import Site
@@ -112,7 +112,7 @@ async def _serve(roots: list[Path], host: str, port: int, as_json: bool, max_byt
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(32, thread_name_prefix="view"))
     token = None if loopback(host) else new_token()
     server = ViewServer(View(roots, Site(token=token), max_bytes=max_bytes), token, host)
-    runner = web.AppRunner(server.app(), **RUNNER)
+    runner = site_runner(server.app())
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     try:

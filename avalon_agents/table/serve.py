@@ -22,7 +22,7 @@ from avalon_agents.table.desk import WebDesk
 from avalon_agents.table.server import Table
 from avalon_agents.table.watch import Spectator
 from avalon_agents.web.hosts import reachable
-from avalon_agents.web.serving import RUNNER
+from avalon_agents.web.serving import runner as site_runner
 
 LINGER = 30.0
 """Seconds the table stays up after the game by default, so people see the end and open the replay."""
@@ -77,7 +77,7 @@ async def serve_table(game: TableGame, out: Path, *, host: str = "127.0.0.1", po
     desks = {seat: WebDesk(seat, game.rules, game.decision_timeout) for seat in game.humans}
     spectator = Spectator(game.rules)
     table = Table(desks, spectator, game.games)
-    runner = web.AppRunner(table.app(host), **RUNNER)
+    runner = site_runner(table.app(host))
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)

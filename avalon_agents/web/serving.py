@@ -9,8 +9,9 @@ answers to (`Host`; bound to a loopback address, loopback names only, so a web p
 127.0.0.1 cannot read it: DNS rebinding), from its own pages or from no page at all (`Origin`, when sent, the same
 as `Host`); and within its client's pace (`Pace`: a client asking faster than its share waits, then is answered
 429). A client that leaves mid-request is one line in the diagnostic log. A body is read as sent: the servers run
-with `RUNNER`'s settings (no Content-Encoding decoded, so a compressed body is the handler's JSON refusal, after
-its token check, never aiohttp's plain-text one).
+with `runner` (no Content-Encoding decoded, so a compressed body is the handler's JSON refusal, after its token
+check, never aiohttp's plain-text one; and a request aiohttp cannot read as HTTP, which no middleware sees, is
+answered JSON too).
 """
 
 from __future__ import annotations
@@ -18,13 +19,17 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import inspect
 import re
 import secrets
 import time
 from collections import OrderedDict
 from typing import Any
 
+from aiohttp import __version__ as aiohttp_version
 from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
 from loguru import logger
 from yarl import URL
 
@@ -87,11 +92,15 @@ def guard(what: str, bound: str = "127.0.0.1", pace: Pace | None = None):
         except Exception:  # a bug: the client learns nothing of the code, the log keeps the traceback
             logger.opt(exception=True).error(f"{what}: {request.method} {request.path} failed")
             response = error(500, f"{what} failed to answer this request (its log has the details)")
-        response.headers.update({"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
-                                 "X-Content-Type-Options": "nosniff"})
+        response.headers.update(HEADERS)
         return response
 
     return middleware
+
+
+HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"}
+"""What every response of a local site carries: no caching (the tokens are in the addresses), no referrer sent on,
+no content sniffing."""
 
 
 def foreign(request: web.Request, bound: str) -> str | None:
@@ -195,8 +204,75 @@ HTTP_LOG = _HttpLog()
 
 RUNNER: dict[str, Any] = {"access_log": None, "handle_signals": False, "logger": HTTP_LOG,
                           "auto_decompress": False}
-"""How a local site's aiohttp runner is made (`web.AppRunner(app, **RUNNER)`): no access log, aiohttp's own
-refusals one line in the diagnostic log, and a body read as sent (a Content-Encoding is the handler's refusal)."""
+"""How a local site's aiohttp runner is made (`runner`): no access log, aiohttp's own refusals one line in the
+diagnostic log, and a body read as sent (a Content-Encoding is the handler's refusal)."""
+
+
+def runner(app: web.Application) -> web.AppRunner:
+    """The runner of a local site (`RUNNER`'s settings) whose every answer is JSON, aiohttp's own too: a request
+    it cannot read as HTTP (garbage, a bad request line or header, TLS on the plain port, a line over 8 KB) is
+    answered 400 `{"error": "the request cannot be read as HTTP: ..."}`, not aiohttp's plain text."""
+    return _JsonRunner(app, **RUNNER)
+
+
+# aiohttp (3.14) answers a request it cannot parse in RequestHandler.handle_error, before any middleware, as plain
+# text, and has no supported hook to change it: web.Server builds a RequestHandler of its own class. The one place
+# this code reaches in: the runner's Server is given a protocol factory (`__call__`) building _JsonRefusals, whose
+# handle_error lets aiohttp's log it, check nothing is sent yet and close the connection, then answers JSON instead.
+# `hooked` says whether aiohttp still has that shape; if not, the site serves on with aiohttp's plain text and one
+# warning in the log (tests/web/test_unparsed.py fails loudly).
+
+
+class _JsonRefusals(RequestHandler):
+    __slots__ = ()
+
+    def handle_error(self, request: BaseRequest, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        super().handle_error(request, status, exc, message)  # logged; ConnectionError if an answer went out
+        if status == 400:
+            why = f"the request cannot be read as HTTP: {_one_line(message or str(exc or 'malformed'))}"
+        elif status == 504:
+            why = "this site took too long to answer this request"
+        else:
+            why = "this site failed to answer this request (its log has the details)"
+        response = error(status, why)
+        response.headers.update(HEADERS)
+        response.force_close()
+        return response
+
+
+class _JsonServer(web.Server):
+    def __call__(self) -> RequestHandler:
+        return _JsonRefusals(self, loop=self._loop, **self._kwargs)
+
+
+class _JsonRunner(web.AppRunner):
+    async def _make_server(self) -> web.Server:
+        server = await super()._make_server()
+        if hooked(server):
+            server.__class__ = _JsonServer
+        else:
+            logger.warning(f"web: aiohttp {aiohttp_version} changed its request handler; a request it cannot parse "
+                           "is answered as plain text")
+        return server
+
+
+def hooked(server: object) -> bool:
+    """Whether aiohttp still has the shape `_JsonRunner` relies on: the runner's server a `web.Server` itself,
+    holding the loop and keyword arguments it builds each connection's `RequestHandler` with, whose `handle_error`
+    takes (request, status, exc, message)."""
+    try:
+        parameters = list(inspect.signature(RequestHandler.handle_error).parameters)
+    except (TypeError, ValueError):
+        return False
+    return (type(server) is web.Server and isinstance(getattr(server, "_kwargs", None), dict)
+            and hasattr(server, "_loop") and parameters == ["self", "request", "status", "exc", "message"])
+
+
+def _one_line(message: str) -> str:
+    """aiohttp's words for a request it cannot parse, on one line (its caret line under the bytes left out)."""
+    words = " ".join(line.strip() for line in message.splitlines() if line.strip().strip("^"))
+    return words if len(words) <= 200 else words[:200] + "..."
 
 
 def token_is(request: web.Request, token: str) -> bool:
