@@ -94,8 +94,8 @@ async def serve_table(game: TableGame, out: Path, *, host: str = "127.0.0.1", po
 
         jobs = batch(game.rules, game.kinds, game.seed, game.games, seat_setups(game, desks))
         with watching(spectator):
-            played = await play_batch(jobs, out, on_game=lambda p: table.game_over(_replay(out, p.index + 1)),
-                                      before=before)
+            played = await play_batch(jobs, out, before=before,
+                                      on_game=lambda p: table.game_over(p.index + 1, _replay(out, p.index + 1)))
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.sleep(linger)
         return played

@@ -1,8 +1,11 @@
-"""The web table's HTTP side (aiohttp): each person's seat page and its JSON API, the spectator's, and the replay
-once the game is over.
+"""The web table's HTTP side (aiohttp): each person's seat page and its JSON API, the spectator's, and each game's
+replay once that game is over.
 
-Every address needs its token (`?token=`, made with `secrets`); a wrong or missing one is 403, whatever the
-seat. The pages are one self-contained file (table/page.html: no external resource) served with a Content
+Every address of the live game needs its token (`?token=`, made with `secrets`); a wrong or missing one is 403,
+whatever the seat. A finished game's replay (`/replay/N`) asks none, so its link can be shared and carries no
+token: once a game has ended its roles are shown to everyone at the table (the spectator's view too), and the
+replay opens with them hidden until its reader asks; a game not over has no replay (404), so nothing private of
+a live game is served without its seat's token. The pages are one self-contained file (table/page.html: no external resource) served with a Content
 Security Policy that lets only its own script run, so nothing a person typed can ever run as a script (the page
 also shows every line as text). Request bodies are JSON objects of at most MAX_BODY bytes.
 
@@ -45,8 +48,7 @@ class Table:
         self.spectator = spectator
         self.tokens = {seat: secrets.token_urlsafe(18) for seat in desks}
         self.watch_token = secrets.token_urlsafe(18)
-        self.replay_token = secrets.token_urlsafe(18)  # opens the replay alone: its link carries no seat's token
-        self.replay_page: str | None = None
+        self.replays: dict[int, str] = {}  # game number (1, 2, ...) -> its replay page, once the game is over
         self.page = page()
         self.joined: set[Seat] = set()  # the seats whose page has asked for their state
         self.everyone_joined = asyncio.Event()
@@ -59,7 +61,7 @@ class Table:
         app = web.Application(client_max_size=MAX_BODY, middlewares=[middleware])
         app.add_routes([web.get("/seat/{n}", self._seat_page), web.get("/api/seat/{n}", self._seat_state),
                         web.post("/api/seat/{n}/answer", self._answer), web.get("/watch", self._watch_page),
-                        web.get("/api/watch", self._watch_state), web.get("/replay", self._replay)])
+                        web.get("/api/watch", self._watch_state), web.get("/replay/{n:[0-9]{1,6}}", self._replay)])
         return app
 
     def seat_path(self, seat: Seat) -> str:
@@ -68,13 +70,18 @@ class Table:
     def watch_path(self) -> str:
         return f"/watch?token={self.watch_token}"
 
-    def game_over(self, replay_page: str | None) -> None:
-        """The replay is written: every view links it."""
-        self.replay_page = replay_page
+    @staticmethod
+    def replay_path(game: int) -> str:
+        """Game `game`'s replay (no token: see the module's docstring)."""
+        return f"/replay/{game}"
+
+    def game_over(self, game: int, replay_page: str | None) -> None:
+        """Game `game` (1, 2, ...) is over and its replay written: served from now on, and every view links it."""
         if replay_page is not None:
+            self.replays[game] = replay_page
             for desk in self.desks.values():
-                desk.replay = f"/replay?token={self.replay_token}"
-            self.spectator.replay = f"/replay?token={self.replay_token}"
+                desk.replay = self.replay_path(game)
+            self.spectator.replay = self.replay_path(game)
 
     def _join(self, seat: Seat) -> None:
         self.joined.add(seat)
@@ -128,12 +135,11 @@ class Table:
         return error(422, reason) if reason else web.json_response({"ok": True})
 
     async def _replay(self, request: web.Request) -> web.Response:
-        allowed = any(token_is(request, t) for t in (self.replay_token, self.watch_token, *self.tokens.values()))
-        if not allowed:
-            return error(403, "wrong or missing token")
-        if self.replay_page is None:
-            return error(404, "the replay is written when the game is over")
-        return html_response(self.replay_page)
+        n = int(request.match_info["n"])
+        page = self.replays.get(n)
+        if page is None:
+            return error(404, f"no replay of game {n}: a game's replay is written when the game is over")
+        return html_response(page)
 
 
 SHAPE = 'the body is one JSON object: {"answer": "<your answer as text>"}, optionally with "id": "<the request\'s id>"'

@@ -49,8 +49,7 @@ def test_two_people_play_a_whole_game_over_http(tmp_path):
         return people, ends, spectator_states, replay, played, table
 
     people, ends, spectator_states, replay, played, table = run(main())
-    replay_token, tokens = table.replay_token, {table.watch_token, *table.tokens.values()}
-    assert table.spectator.replay == f"/replay?token={replay_token}"  # the spectator's link too
+    assert table.spectator.replay == "/replay/1"  # the spectator's link too
     for person, end in zip(people, ends):
         assert not person.states[0]["started"] or person.states[0]["joined"] == [2, 5]  # the lobby waited
         assert STATE_KEYS <= set(end) and end["over"] is True and end["seat"] == person.seat
@@ -66,8 +65,8 @@ def test_two_people_play_a_whole_game_over_http(tmp_path):
                 assert s["request"]["type"] == "request" and s["request"]["id"].startswith(f"{person.seat}-")
         assert any(SPEECH in line for line in end["lines"])
         assert any(s["waiting"] for s in person.states)  # whom the table waits for, as the spectator sees it
-        # the link opens the replay alone: no seat's token (shared, it gives no seat to whoever gets it)
-        assert end["replay"] == f"/replay?token={replay_token}" and replay_token not in tokens
+        # the link carries no token (shared, it gives no seat to whoever gets it): a finished game's replay
+        assert end["replay"] == "/replay/1"
     # the game is recorded like any other, the people's seats as `human`
     game = tmp_path / "game-00001"
     meta, result = read_meta(game), read_result(game)
@@ -101,7 +100,6 @@ def test_tokens_guard_every_address(tmp_path):
                 ("answer, another seat's token", "POST", "/api/seat/1/answer", {"token": other}),
                 ("a bot's seat", "GET", "/api/seat/3", {"token": other}),
                 ("watch, seat token", "GET", "/api/watch", {"token": other}),
-                ("replay, no token", "GET", "/replay", {}),
                 ("the page itself", "GET", "/seat/1", {"token": table.tokens[1]}),
                 ("the spectator's page", "GET", "/watch", {"token": table.watch_token}),
             ]:
@@ -264,3 +262,48 @@ def test_a_session_plays_its_games_at_the_same_addresses(tmp_path):
         assert read_meta(game).seats[4] == "human" and read_meta(game).seed == 5 + n - 1
         assert read_result(game) == p.result
     assert (tmp_path / "replay" / "game-00002.html").is_file()
+
+
+def test_a_finished_games_replay_needs_no_token_and_a_live_games_is_not_served(tmp_path):
+    """Each game's replay at /replay/N, asked with no token: 404 JSON while game N is played (nothing of a live
+    game without its seat's token), its page once it is over, game 1's while game 2 is played; every link to it
+    carries no token."""
+    async def main():
+        task, table, base = await open_table(tmp_path, humans=(4,), games=2, seed=5)
+        seen: list[tuple[tuple, list[tuple[int, str, str]]]] = []  # (the game, over) -> each replay's answer
+
+        def moment() -> tuple:
+            return table.spectator.game, table.spectator.result is not None
+
+        async with aiohttp.ClientSession() as session:
+            async def probe() -> None:
+                while not task.done():
+                    before, answers = moment(), []
+                    try:
+                        for n in (1, 2):
+                            async with session.get(f"{base}/replay/{n}") as r:
+                                answers.append((r.status, r.content_type, await r.text()))
+                    except aiohttp.ClientConnectionError:  # the table closed after its last game's linger
+                        return
+                    if moment() == before:  # no game ended while asked: the answers are that moment's
+                        seen.append((before, answers))
+                    await asyncio.sleep(0.005)
+
+            person = Browser(session, base, 4, table.tokens[4])
+            _, end, _ = await asyncio.gather(probe(), person.play(), task)
+        return seen, person, end
+
+    seen, person, end = run(main())
+    live = {game: [answers for (g, over), answers in seen if g == game and not over] for game in (1, 2)}
+    assert live[1] and live[2], [m for m, _ in seen]  # both games were asked about while played
+    for answers in live[1]:
+        assert [(status, kind) for status, kind, _ in answers] == [(404, "application/json")] * 2
+        assert "no replay of game 1: a game's replay is written when the game is over" in answers[0][2]
+    for (status, kind, page), (status_2, _, text_2) in live[2]:
+        assert (status, kind, status_2) == (200, "text/html", 404) and "game-00001" in page, page[:200]
+        assert "game-00002" not in page and "no replay of game 2" in text_2
+    over = [answers for (g, over), answers in seen if (g, over) == (2, True)]
+    assert all(answers[1][0] == 200 and "game-00002" in answers[1][2] for answers in over)
+    links = {(s["game"], s["replay"]) for s in person.states if s["over"]}
+    assert links == {(1, "/replay/1"), (2, "/replay/2")} and end["replay"] == "/replay/2"
+    assert all(s["replay"] is None for s in person.states if not s["over"])

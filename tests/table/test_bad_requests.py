@@ -82,7 +82,10 @@ def cases(token: str, watch: str, open_id: str) -> dict[str, tuple[str, str, dic
         "DELETE on the page": ("DELETE", "/seat/1", own, None, {}, 405, "DELETE is not taken"),
         "an unknown path under /api/": ("GET", "/api/seats", own, None, {}, 404, "no such address: /api/seats"),
         "an unknown path": ("GET", "/favicon.ico", {}, None, {}, 404, "no such address"),
-        "the replay before the end": ("GET", "/replay", {"token": watch}, None, {}, 404, "when the game is over"),
+        "the replay before the end": ("GET", "/replay/1", {}, None, {}, 404, "when the game is over"),
+        "the replay of a game not played": ("GET", "/replay/7", {"token": watch}, None, {}, 404,
+                                            "no replay of game 7"),
+        "a replay not named by number": ("GET", "/replay/x", {}, None, {}, 404, "no such address"),
     }
 
 
@@ -313,7 +316,7 @@ def test_another_site_is_refused_on_every_route_of_the_table(tmp_path):
         seat, watch = {"token": table.tokens[1]}, {"token": table.watch_token}
         routes = [("GET", "/seat/1", seat, None), ("GET", "/api/seat/1", seat, None),
                   ("POST", ANSWER, seat, {"answer": "approve"}), ("GET", "/watch", watch, None),
-                  ("GET", "/api/watch", watch, None), ("GET", "/replay", watch, None), ("GET", "/nope", {}, None)]
+                  ("GET", "/api/watch", watch, None), ("GET", "/replay/1", {}, None), ("GET", "/nope", {}, None)]
         async with aiohttp.ClientSession() as session:
             refused = [await _send(session, base, method, path, query, body, {**JSON, **headers})
                        for method, path, query, body in routes

@@ -274,6 +274,39 @@ def test_the_page_says_what_the_host_answered_when_time_ran_out(browsers, tmp_pa
     assert_accessible(driver)
 
 
+def test_a_finished_games_replay_opens_without_a_token(browsers, tmp_path):
+    """A browser that was never given a token: the replay's address while the game is played is a JSON 404 (no
+    replay of a live game); once the game is over the seat's page links the replay with no token in the link, and
+    that browser opens it there, its roles hidden until asked."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    rules = make_rules("official", 5)
+    game = TableGame(rules=rules, kinds=("human",) + ("rulebot",) * 4, seed=1, setup=AgentSetup(),
+                     decision_timeout=0.3)  # the person never answers: the fallback plays the seat
+    addresses, _ = serve(game, tmp_path / "table")
+    seat, stranger = browsers
+    seat.get(addresses[1])
+    WebDriverWait(seat, 60).until(lambda d: d.find_element(By.ID, "notice").is_displayed())  # the game is on
+    base = addresses[1].split("/seat/")[0]
+    stranger.get(f"{base}/replay/1")
+    refused = json.loads(stranger.find_element(By.TAG_NAME, "body").text)
+    assert seat.find_element(By.TAG_NAME, "body").get_attribute("data-over") != "yes"  # still on when asked
+    assert refused == {"error": "no replay of game 1: a game's replay is written when the game is over"}
+    loads = {e["message"].split(" - ")[0] for e in console_errors(stranger)}  # the 404 (and Chrome's favicon's)
+    assert f"{base}/replay/1" in loads and loads <= {f"{base}/replay/1", f"{base}/favicon.ico"}, loads
+    WebDriverWait(seat, 120).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-over") == "yes")
+    link = seat.find_element(By.ID, "replay-link").get_attribute("href")
+    assert link == f"{base}/replay/1" and "token" not in link
+    stranger.get(link)
+    WebDriverWait(stranger, 10).until(lambda d: d.title == "Avalon replay: game-00001")
+    assert stranger.find_elements(By.CSS_SELECTOR, "#timeline > *")
+    assert stranger.execute_script("return document.body.classList.contains('roles-shown')") is False
+    assert stranger.find_element(By.ID, "roles-button").text == "Show roles"
+    assert_accessible(stranger)
+    assert console_errors(stranger) == []
+
+
 def told(desk, spectator, rules, *events) -> None:
     """Show `events` to a seat's desk as its HumanAgent would (the role card as the system prompt, every other
     event narrated), and the public ones to the spectator."""
