@@ -43,6 +43,10 @@ class Profile:
         echo_reask: a speech that copies its prompt (speeches.copies) is asked again once, then trimmed.
         answer_field: the line naming the speech's answer field in the combined action prompt
             (prompts/modules/answer_part.yaml): the small profile's offers no line to copy as the speech.
+        standing: in the `cache` layout, the steps' standing instructions are said once in the system message and
+            each prompt ends with a short line naming its step (a prefix cache then serves the instructions
+            too); False: each prompt carries its step's whole task at its end, next to what it asks (a small
+            model loses an instruction read far from its question).
     """
 
     name: ProfileName
@@ -52,13 +56,14 @@ class Profile:
     speech_words: int = 0
     echo_reask: bool = False
     answer_field: str = "speech"
+    standing: bool = True
 
 
 PROFILES: dict[str, Profile] = {
     "standard": Profile("standard"),
     "small": Profile("small", rules="system/rules_small", decision_first=True,
                      stop=("\nHost:", "\nPlayer ", "\nYou:", "\n\n\n"), speech_words=60, echo_reask=True,
-                     answer_field="speech_small"),
+                     answer_field="speech_small", standing=False),
 }
 
 

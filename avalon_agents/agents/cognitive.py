@@ -21,6 +21,7 @@ from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAs
 from avalon_agents.decisions.kinds import decision_schema
 from avalon_agents.modules.base import SLOTS, Mind, Module, Slots, Turn
 from avalon_agents.modules.config import AgentConfig
+from avalon_agents.modules.sections import standing
 from avalon_agents.narrate import check_layout, decision_first
 from avalon_agents.records.trace import ModuleOutput
 from avalon_agents.stores.book import experience_without_seats
@@ -52,6 +53,8 @@ class CognitiveAgent(AgentBase):
         self.slots = Slots()
         self.tracer = context.clients.tracer
         self.modules: dict[str, Module] = self.config.build(context.clients, context.settings)
+        if self.mind.layout == "cache" and self.mind.profile.standing:
+            self.mind.steps = standing(self.modules.values())
         self._last_request: ActionRequest | None = None
 
     @staticmethod

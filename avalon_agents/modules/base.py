@@ -55,6 +55,10 @@ class Mind:
     profile: Profile = field(default_factory=lambda: profile_named(None))  # its model's (avalon_agents.profiles)
     layout: str = "cache"  # how its prompts are laid out (narrate.LAYOUTS: cache, paper)
     prompt: str = ""  # the last prompt a module sent (the speech guard reads a speech against it)
+    steps: str = ""
+    """The standing instructions of the seat's steps, said once at the end of its system message (the `cache`
+    layout with a profile that keeps them there: modules.sections.standing); "": each prompt carries its whole
+    task."""
     summarized: int = 0  # rounds 1..summarized are folded into the summary
     round: int = 0  # the round the round-phase modules last ran for
 
@@ -74,8 +78,9 @@ class Mind:
         return max((e.quest for e in self.memory.entries), default=1)
 
     def system(self) -> str:
-        return system_prompt(self.rules, self.seat, self.role, strategy=self.strategy, cards=self.cards,
-                             rules_text=self.profile.rules)
+        system = system_prompt(self.rules, self.seat, self.role, strategy=self.strategy, cards=self.cards,
+                               rules_text=self.profile.rules)
+        return system + "\n\n" + self.steps if self.steps else system
 
     def known_evil(self) -> set[Seat]:
         """Seats this seat knows to be evil (its evil teammates, or Merlin's sight)."""
@@ -233,6 +238,11 @@ class Module:
     name: ClassVar[str] = ""
     slot: ClassVar[str] = ""
     prompt: ClassVar[str | None] = None  # template id under prompts/
+    standing: ClassVar[str | None] = None
+    """Its step's standing instruction (a template id, prompts/modules/standing/): in the `cache` layout the seat's
+    system message says it once (`Mind.steps`) and each of its prompts ends with a short line naming the step
+    (`task_prompt`: prompts/modules/steps/). None: its prompts carry their whole task, as a plugin module's do
+    unless it declares one."""
     expected: ClassVar[Expected | None] = None
     """Its calls and tokens per game (what `avalon run --check` counts); None: not declared, counted as none
     (and --check says so). A module that calls no model declares `Expected(Cost(), Cost())`."""
@@ -250,6 +260,16 @@ class Module:
     def __init__(self, *, llm: LLMClient | None = None, options: BaseModel | None = None) -> None:
         self.llm = llm
         self.options = options if options is not None else self.Options()
+
+    def standing_text(self) -> str | None:
+        """Its step's standing instruction as the system message says it (None: it declares none)."""
+        return template(self.standing).render() if self.standing else None
+
+    def task_prompt(self, mind: Mind, name: str, full: str | None = None) -> str:
+        """The template of this call's task: the short line naming the step (prompts/modules/steps/`name`) when
+        the seat's system message holds the steps' standing instructions, else `full` (default: `prompt`). (The
+        response's step line is whole: it answers alone only when a combined action wrote nothing.)"""
+        return f"modules/steps/{name}" if mind.steps else (full or self.prompt or "")
 
     @property
     def phase(self) -> Timing:

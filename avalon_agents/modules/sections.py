@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from avalon_agents.modules.base import SLOTS, Mind, Turn
+from avalon_agents.modules.base import SLOTS, Mind, Module, Turn
 from avalon_agents.modules.memory import Memory
 from avalon_agents.narrate import private_section
+from avalon_agents.prompting import template
 
 HISTORY_TOKENS = 1500
 """Raw memory entries shown in a prompt (the current round's, or the most recent ones without a summary)."""
@@ -16,6 +17,13 @@ HISTORY_TOKENS = 1500
 
 def section(title: str, body: str | None) -> str:
     return f"{title}:\n{body.strip()}" if body and body.strip() else ""
+
+
+def standing(modules: Iterable[Module]) -> str:
+    """The "How you work" section of a seat's system message: the standing instruction of each module that
+    declares one (`Module.standing`), in the order they run; "" if none does."""
+    steps = [text for text in (m.standing_text() for m in modules) if text]
+    return template("modules/standing/header").render(steps="\n".join(steps)) if steps else ""
 
 
 def earlier_slots(upto: str | None, leave_out: Iterable[str] = ()) -> list[str]:

@@ -39,8 +39,9 @@ class SummaryModule(Module):
     """Eq. 1: S_t = summarize(S_{t-1} + the entries of the rounds since). Runs when the round changes."""
 
     slot = "summary"
-    expected = Expected(Cost(16.8, 26_674, 349, 11_520), Cost(14.4, 15_721, 115, 870))
+    expected = Expected(Cost(15.6, 29_336, 381, 21_274), Cost(18.0, 27_704, 400, 21_146))
     prompt = "modules/summary"
+    standing = "modules/standing/summary"
 
     class Options(_Options):
         max_words: int = Field(150, ge=20, le=1000)
@@ -55,7 +56,7 @@ class SummaryModule(Module):
         if done <= mind.summarized:
             return
         if mind.layout == "cache":  # the game so far as every prompt of the seat has it, then the task
-            prompt = "modules/cache/summary"
+            prompt = self.task_prompt(mind, "summary", "modules/cache/summary")
             text = template(prompt).render(context=context(turn, upto=self.slot), name=seat_name(mind.seat),
                                            done=done, max_words=self.options.max_words)
         else:
@@ -81,8 +82,9 @@ class AnalysisModule(Module):
     possible adversaries, following what the seat knows."""
 
     slot = "analysis"
-    expected = Expected(Cost(22.8, 18_373, 480, 0), Cost(75.4, 75_624, 645, 14_029))
+    expected = Expected(Cost(21.6, 25_913, 520, 15_974), Cost(77.8, 108_216, 1_734, 85_120))
     prompt = "modules/analysis"
+    standing = "modules/standing/analysis"
 
     class Options(_Options):
         cadence: Cadence = "per_round"
@@ -102,14 +104,16 @@ class AnalysisModule(Module):
         if not targets:
             return
         mind = turn.mind
-        text = template(self.prompt).render(
+        prompt = self.task_prompt(mind, "analysis")
+        text = template(prompt).render(
             context=context(turn, upto=self.slot),
             name=seat_name(mind.seat),
             role=mind.role.value,
             targets=names(targets),
             max_words=self.options.max_words,
         )
-        turn.slots.analysis = await self.ask(mind, text, quest=turn.quest, attempt=turn.attempt) or turn.slots.analysis
+        turn.slots.analysis = await self.ask(mind, text, quest=turn.quest, attempt=turn.attempt,
+                                             prompt=prompt) or turn.slots.analysis
 
 
 @register_module("plan", "planning")
@@ -117,8 +121,9 @@ class PlanningModule(Module):
     """Eq. 3: a plan from goal, strategy, the previous plan, the summary and the analysis."""
 
     slot = "plan"
-    expected = Expected(Cost(22.8, 20_065, 427, 0), Cost(75.4, 79_740, 631, 19_558))
+    expected = Expected(Cost(21.6, 26_266, 511, 23_219), Cost(77.8, 109_528, 1_735, 99_200))
     prompt = "modules/planning"
+    standing = "modules/standing/plan"
 
     class Options(_Options):
         cadence: Cadence = "per_round"
@@ -126,14 +131,13 @@ class PlanningModule(Module):
 
     async def run(self, turn: Turn) -> None:
         mind = turn.mind
-        text = template(self.prompt).render(
-            context=context(turn, upto=self.slot),
-            goal=mind.card["goal"],
-            strategy=mind.strategy,
-            previous_plan=turn.slots.plan or "(none yet)",
-            max_words=self.options.max_words,
-        )
-        turn.slots.plan = await self.ask(mind, text, quest=turn.quest, attempt=turn.attempt) or turn.slots.plan
+        prompt = self.task_prompt(mind, "planning")
+        values = {"context": context(turn, upto=self.slot), "goal": mind.card["goal"], "strategy": mind.strategy,
+                  "previous_plan": turn.slots.plan or "(none yet)", "max_words": self.options.max_words}
+        found = template(prompt)  # the short step line leaves the goal and strategy to the system message's card
+        text = found.render(**{k: v for k, v in values.items() if k in found.variables})
+        turn.slots.plan = await self.ask(mind, text, quest=turn.quest, attempt=turn.attempt,
+                                         prompt=prompt) or turn.slots.plan
 
 
 @register_module("action")
@@ -145,8 +149,9 @@ class ActionModule(Module):
     response on. `combine: false` makes them two calls, as in the paper's code."""
 
     slot = "action"
-    expected = Expected(Cost(), Cost(75.4, 82_254, 505, 21_760))
+    expected = Expected(Cost(), Cost(77.8, 112_225, 929, 101_658))
     prompt = "modules/action"
+    standing = "modules/standing/action"
 
     class Options(_Options):
         combine: bool = True
@@ -158,8 +163,13 @@ class ActionModule(Module):
         if self.options.combine:
             await self._combined(turn)
             return
-        text = template(self.prompt).render(context=context(turn, upto=self.slot), instruction=turn.instruction)
-        turn.slots.action = await self.ask(turn.mind, text, quest=turn.quest, attempt=turn.attempt)
+        prompt = self.task_prompt(turn.mind, "action")
+        text = template(prompt).render(context=context(turn, upto=self.slot), instruction=turn.instruction)
+        turn.slots.action = await self.ask(turn.mind, text, quest=turn.quest, attempt=turn.attempt, prompt=prompt)
+
+    def standing_text(self) -> str | None:
+        """Combined, the step is the action and the answer in one JSON object."""
+        return template("modules/standing/action_response" if self.options.combine else self.standing).render()
 
     async def _combined(self, turn: Turn) -> None:
         decision = turn.decision_schema
@@ -173,11 +183,12 @@ class ActionModule(Module):
             answer_part = data("modules/answer_part")[turn.mind.profile.answer_field]
         schema = {"type": "object", "properties": {"action": ACTION_FIELD, **answer}, "required": required}
         structured = self.llm is not None and self.llm.settings.schema_style != "none"
-        text = template("modules/action_response").render(
+        prompt = self.task_prompt(turn.mind, "action_response", "modules/action_response")
+        text = template(prompt).render(
             context=context(turn, upto=self.slot), instruction=turn.instruction, answer_part=answer_part,
             max_words=self.options.max_words)
         reply = await self.ask(turn.mind, text, name="action+response", request=turn.request,
-                               prompt="modules/action_response", quest=turn.quest, attempt=turn.attempt,
+                               prompt=prompt, quest=turn.quest, attempt=turn.attempt,
                                schema=schema if structured else None)
         value = load_json(reply or "")
         if not value or not value.get("action"):
@@ -202,8 +213,9 @@ class ResponseModule(Module):
     the action); `analysis: true` shows it here too."""
 
     slot = "response"
-    expected = Expected(Cost(77.2, 115_283, 5_673, 43_213), Cost(75.4, 78_496, 1_591, 19_789))
+    expected = Expected(Cost(60.8, 104_537, 4_422, 79_616), Cost(77.8, 115_387, 2_077, 99_277))
     prompt = "modules/response"
+    standing = "modules/standing/response"
 
     class Options(_Options):
         max_words: int = Field(100, ge=10, le=500)
@@ -213,13 +225,14 @@ class ResponseModule(Module):
         request = turn.request
         if request is None or turn.slots.response is not None:  # a combined action already answered
             return
-        text = template(self.prompt).render(
+        prompt = self.task_prompt(turn.mind, "response")
+        text = template(prompt).render(
             context=context(turn, upto=self.slot, leave_out=() if self.options.analysis else ("analysis",)),
             instruction=turn.instruction,
             max_words=self.options.max_words,
             fit=" Keep it consistent with the action you chose." if turn.slots.action else "",
         )
-        turn.slots.response = await self.ask(turn.mind, text, request=request, quest=turn.quest,
+        turn.slots.response = await self.ask(turn.mind, text, request=request, quest=turn.quest, prompt=prompt,
                                              attempt=turn.attempt, schema=turn.decision_schema) or ""
         if turn.decision_schema is not None:
             turn.decision = kind_of(request).read_json(turn.slots.response)

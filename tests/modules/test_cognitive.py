@@ -71,7 +71,8 @@ def test_slots_fill_and_later_prompts_carry_them():
                         for c in late)
     summary_call = next(c for c in calls(records) if c.name == "summary")
     assert "The game since then:" not in user_prompt(summary_call)  # its first: nothing summarized yet
-    assert "Task: you are Player" in user_prompt(summary_call).split("The game so far:")[1]  # the game, then the task
+    assert "Now: Summary, as Player" in user_prompt(summary_call).split("The game so far:")[1]  # the game, the step
+    assert "How you work" in summary_call.messages[0].content  # the steps' standing instructions: the system's
     _, records = play(layout="paper")
     summary_call = next(c for c in calls(records) if c.name == "summary")
     assert '"message_type": "public"' in user_prompt(summary_call)  # the paper's JSON conversation shape
@@ -91,7 +92,7 @@ def test_a_seats_prompts_start_with_its_previous_ones_stable_part():
                 continue
             pairs += 1
             head = re.split(r"\n\n(?:Your analysis of|Your current plan|The action you chose|The host's instruction"
-                            r"|Task:)", user_prompt(a))[0]
+                            r"|Your previous plan|Now:)", user_prompt(a))[0]
             grown += user_prompt(b).startswith(head) and a.messages[0].content == b.messages[0].content
     assert pairs > 40 and grown / pairs > 0.8  # the rest: the round outgrew the history budget
 
@@ -267,3 +268,44 @@ def test_mixed_table_with_rule_bots_and_vanilla_llm():
     host, records = play(kinds=["cognitive", "rulebot", "llm", "cognitive", "random", "rulebot"])
     assert host.engine.is_over
     assert {c.seat for c in calls(records)} == {1, 3, 4}
+
+
+def steps_of(config: AgentConfig) -> list[str]:
+    """The step names the "How you work" section lists for these modules (modules.sections.standing)."""
+    from avalon_agents.modules.sections import standing
+
+    text = standing(config.build(None, None).values())
+    return [line[2:].split(":")[0].split(" (")[0].split(",")[0] for line in text.splitlines() if line.startswith("- ")]
+
+
+def test_the_system_message_says_each_enabled_steps_standing_instruction_once():
+    """The cache layout's system message ends with the standing instruction of each step the seat's modules take,
+    in the order they run; an ablated module's step is not there; the uncombined action is its own step."""
+    assert steps_of(AgentConfig()) == ["Summary", "Analysis", "Plan", "Action and answer", "Answer"]
+    assert steps_of(AgentConfig().without("analysis", "summary")) == ["Plan", "Action and answer", "Answer"]
+    assert steps_of(AgentConfig.model_validate({"action": {"options": {"combine": False}}}))[3] == "Action"
+    _, records = play(AgentConfig().without("analysis"))
+    system = calls(records, 1)[0].messages[0].content
+    assert system.count("How you work") == 1 and "\n- Plan:" in system and "\n- Analysis:" not in system
+    sent = calls(records, 1)
+    assert all(user_prompt(c).splitlines()[-1].startswith("Now: ") for c in sent if c.name != "experience")
+    assert all("Task:" not in user_prompt(c) for c in sent if c.name != "experience")  # the task is the system's
+
+
+@pytest.mark.parametrize("how", ["paper layout", "small profile"])
+def test_the_paper_layout_and_the_small_profile_keep_each_task_whole_at_the_end(how):
+    """The paper's layout, and the small model's profile in either layout (a small model loses an instruction read
+    far from its question), carry each step's whole task at the end of its prompt, no standing section."""
+    from avalon_agents.llm import ModelSettings
+
+    setup = {"layout": "paper"} if how == "paper layout" else {}
+    if how == "small profile":
+        pool_setup = scripted_setup(None, settings=ModelSettings(spec="scripted", profile="small"),
+                                    experience=ExperienceBook())
+        host = asyncio.run(play_one(make_rules("official", 6), ["cognitive"] * 6, 3, setups=pool_setup))
+        records = host.tracer.records
+    else:
+        _, records = play(**setup)
+    sent = [c for c in calls(records, 1) if c.name in ("analysis", "plan", "summary")]
+    assert sent and all("How you work" not in c.messages[0].content for c in sent)
+    assert all("\nNow: " not in user_prompt(c) and len(user_prompt(c).split("\n\n")[-1]) > 150 for c in sent)
