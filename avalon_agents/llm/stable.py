@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import BaseMessage, HumanMessage
+if TYPE_CHECKING:  # langchain is imported where a message is made: the CLI's checks and --help stay light
+    from langchain_core.messages import BaseMessage, HumanMessage
 
 STABLE = "avalon_stable_chars"
 """The key of a message's `additional_kwargs` holding how many of its content's characters are stable."""
@@ -31,6 +32,8 @@ REMEMBERED = 256
 def stable_message(text: str, stable: str) -> HumanMessage:
     """The user message `text`, its first `len(stable)` characters marked stable (`stable` must begin `text`;
     if it does not, nothing is marked)."""
+    from langchain_core.messages import HumanMessage
+
     return HumanMessage(text, additional_kwargs={STABLE: len(stable)} if stable and text.startswith(stable) else {})
 
 
