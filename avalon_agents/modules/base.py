@@ -55,6 +55,9 @@ class Mind:
     profile: Profile = field(default_factory=lambda: profile_named(None))  # its model's (avalon_agents.profiles)
     layout: str = "cache"  # how its prompts are laid out (narrate.LAYOUTS: cache, paper)
     prompt: str = ""  # the last prompt a module sent (the speech guard reads a speech against it)
+    stable: str = ""
+    """The stable start of the last context rendered in the `cache` layout (`modules.sections.game_so_far`): the
+    next prompt marks it for a provider that caches only where told (llm.stable)."""
     steps: str = ""
     """The standing instructions of the seat's steps, said once at the end of its system message (the `cache`
     layout with a profile that keeps them there: modules.sections.standing); "": each prompt carries its whole
@@ -294,7 +297,9 @@ class Module:
         The call is recorded as this module's (or `name`'s), with its `part` and the request it serves."""
         if self.llm is None:
             return None
-        from langchain_core.messages import HumanMessage, SystemMessage
+        from langchain_core.messages import SystemMessage
+
+        from avalon_agents.llm.stable import stable_message
 
         template_id = prompt or self.prompt
         found = template(template_id) if template_id else None
@@ -302,7 +307,7 @@ class Module:
         mind.prompt = system + "\n\n" + text
         try:
             return await self.llm.call(
-                [SystemMessage(system), HumanMessage(text)],
+                [SystemMessage(system), stable_message(text, mind.stable)],
                 purpose=Purpose(stage="module", name=name or self.name, part=part,
                                 request=request.kind.value if request else None),
                 prompt_id=found.id if found else self.name,

@@ -68,7 +68,8 @@ def context(turn: Turn, *, upto: str | None = None, leave_out: Iterable[str] = (
     that change within a round (`Slot.late`). A section is left out when its slot is empty."""
     mind, slots = turn.mind, turn.slots
     if mind.layout == "cache":
-        return "\n\n".join(p for p in (game_so_far(turn, history_tokens), *(
+        mind.stable = game_so_far(turn, history_tokens)
+        return "\n\n".join(p for p in (mind.stable, *(
             section(SLOTS[n].section, getattr(slots, n, None))
             for n in earlier_slots(upto, leave_out) if not SLOTS[n].summarizes)) if p)
     memory = mind.memory

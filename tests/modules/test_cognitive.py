@@ -309,3 +309,35 @@ def test_the_paper_layout_and_the_small_profile_keep_each_task_whole_at_the_end(
     sent = [c for c in calls(records, 1) if c.name in ("analysis", "plan", "summary")]
     assert sent and all("How you work" not in c.messages[0].content for c in sent)
     assert all("\nNow: " not in user_prompt(c) and len(user_prompt(c).split("\n\n")[-1]) > 150 for c in sent)
+
+
+def test_a_provider_that_caches_at_breakpoints_gets_one_where_each_prompts_game_so_far_ends():
+    """The cognitive seat marks the stable part of its prompts (what it privately knows, the notes, the summary
+    and the game so far): a provider that caches only at breakpoints (Anthropic) gets one at the system message's
+    end and one where that part ends, before the module outputs and the step."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from avalon_agents.llm import ModelSettings, register_provider
+
+    seen = []
+    scripted = ScriptedChatModel()
+
+    def respond(messages, kwargs):
+        seen.append([m.model_copy() for m in messages])
+        plain = [type(m)(content="".join(b["text"] for b in m.content) if isinstance(m.content, list) else m.content)
+                 for m in messages]
+        return scripted._default([SystemMessage(plain[0].content), HumanMessage(plain[1].content)], kwargs)
+
+    register_provider("cog-breaks", lambda model, settings: ScriptedChatModel(respond=respond),
+                      cache_breakpoints=True)
+    setup = scripted_setup(None, settings=ModelSettings(spec="cog-breaks:m"), experience=ExperienceBook())
+    asyncio.run(play_one(make_rules("official", 6), ["cognitive"] * 6, 3, setups=setup))
+    answers = [m for m in seen if "Now: Action and answer" in m[1].content[-1]["text"]]
+    assert len(answers) > 20
+    for system, user in answers:
+        assert system.content[-1]["cache_control"] == {"type": "ephemeral"}
+        marked = "".join(b["text"] for b in user.content if "cache_control" in b)
+        rest = user.content[-1]["text"]
+        assert "cache_control" not in user.content[-1] and rest.startswith(("\n\nYour analysis", "\n\nYour current",
+                                                                             "\n\nThe host's instruction:"))
+        assert "The game so far:\n" in marked or "The game since then:\n" in marked
