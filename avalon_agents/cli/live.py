@@ -1,5 +1,8 @@
 """`avalon play`'s live view of one game: the transcript printed as the game goes, and on a terminal one line,
-kept up to date in place, naming who the game is waiting for ("waiting for Player 3 to vote, 12 s").
+kept up to date in place, naming who the game is waiting for ("waiting for Player 3 to vote, 12 s"), or, while
+every seat thinks at once (a round's preparation, the belief probes, the learning at the end), the step and seat
+of the game's last LLM call ("the seats think: Player 3's plan, 40 s"), read from the game's trace as it is
+written (the host's `tracing`).
 
 The view is the host's `GameWatcher` (host.watching). Its transcript lines are the end-of-game transcript's
 (records.transcript), printed as their events arrive, so `avalon play` prints at the end only those not yet
@@ -22,11 +25,13 @@ import click
 from avalon_agents.core.actions import RequestKind
 from avalon_agents.core.types import Seat, seat_name
 from avalon_agents.decisions.kinds import KINDS, kind_of
+from avalon_agents.records.trace import LLMCall
 from avalon_agents.records.transcript import Decided, transcript
 
 if TYPE_CHECKING:
     from avalon_agents.core.actions import ActionRequest
     from avalon_agents.core.events import GameEvent
+    from avalon_agents.records.trace import Record
 
 TICK = 0.5
 """Seconds between redraws of the waiting line (its clock counts whole seconds)."""
@@ -61,6 +66,23 @@ def waiting_line(pending: Sequence[tuple[Seat, RequestKind]], seconds: float) ->
     return f"waiting for {'; '.join(parts)}, {int(seconds)} s"
 
 
+def thinking_line(call: LLMCall | None, seconds: float) -> str:
+    """"the seats think: Player 3's plan, 40 s": what every seat is busy with while none is asked, named by the
+    game's last LLM call (its seat and its step, the module's or stage's registered name: `LLMCall.name`), or
+    "the seats think, 40 s" before any call."""
+    what = "" if call is None else f": {seat_name(call.seat)}'s {call.name}" if call.seat else f": {call.name}"
+    return f"the seats think{what}, {int(seconds)} s"
+
+
+def last_call(records: Sequence[Record], start: int, call: LLMCall | None) -> tuple[LLMCall | None, int]:
+    """The last LLM call among `records[start:]` (else `call`), and where the next read starts."""
+    end = len(records)
+    for record in reversed(records[start:end]):
+        if isinstance(record, LLMCall):
+            return record, end
+    return call, end
+
+
 class LiveView:
     """Follows one game (a host.GameWatcher): prints its transcript as it goes and draws the waiting line.
 
@@ -88,6 +110,9 @@ class LiveView:
         self.printed = 0
         """How many lines of the game's transcript have been printed."""
         self._pending: dict[tuple[Seat, RequestKind], float] = {}
+        self._trace: Sequence[Record] = ()  # the game's trace records as they are written (`tracing`)
+        self._read = 0  # how many of them were read
+        self._last_call: LLMCall | None = None
         self._quiet_since: float | None = None  # since when nothing was asked or told (None: not running)
         self._shown = ""
         self._lock = threading.RLock()
@@ -109,6 +134,10 @@ class LiveView:
             if not self._pending and self._quiet_since is not None:
                 self._quiet_since = self.clock()
             self._draw()
+
+    def tracing(self, records: Sequence[Record]) -> None:
+        with self._lock:
+            self._trace, self._read, self._last_call = records, 0, None
 
     def delivered(self, events: Sequence[GameEvent]) -> None:
         self.events.extend(events)
@@ -175,12 +204,17 @@ class LiveView:
                 self._draw(again=True)
 
     def line(self) -> str:
-        """The waiting line as it reads now: the seats asked, or that all are thinking when nothing was asked or
-        told for THINKING seconds ("" otherwise, or while a human seat is asked)."""
+        """The waiting line as it reads now: the seats asked, or, when nothing was asked or told for THINKING
+        seconds, that all are thinking and on what (`thinking_line`; with a person at the terminal, not on what:
+        which seat thinks on which step could tell them a role, an Assassin's strike say) ("" otherwise, or while
+        a human seat is asked)."""
         with self._lock:
             if not self._pending:
                 quiet = self.clock() - self._quiet_since if self._quiet_since is not None else 0.0
-                return f"waiting for the seats to think, {int(quiet)} s" if quiet >= THINKING else ""
+                if quiet < THINKING:
+                    return ""
+                self._last_call, self._read = last_call(self._trace, self._read, self._last_call)
+                return thinking_line(self._last_call if self.human is None else None, quiet)
             if any(seat == self.human for seat, _ in self._pending):
                 return ""
             started = min(self._pending.values())

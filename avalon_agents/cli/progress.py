@@ -21,8 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn
 from rich.text import Text
 
-from avalon_agents.cli.live import THINKING, LiveView, waiting_line
-from avalon_agents.core.types import seat_name
+from avalon_agents.cli.live import THINKING, LiveView, thinking_line, waiting_line
 from avalon_agents.records.run_dir import Tail
 from avalon_agents.records.trace import LLMCall
 from avalon_agents.records.transcript import fell_back
@@ -102,6 +101,9 @@ class GameFollower:
             self.view.answered(request)
         self.board.moved()
 
+    def tracing(self, records: Sequence[Any]) -> None:
+        """The calls are read from the game's trace.jsonl as it grows (`poll`), as for every game of a run."""
+
     def delivered(self, events: Sequence[GameEvent]) -> None:
         if self.tail is None:  # the recorder has started the game's files (an earlier attempt's put aside)
             self.tail = Tail.of(self.path)
@@ -144,9 +146,7 @@ class GameFollower:
         quiet = now - self.quiet_since
         if not self.quest or quiet < THINKING:
             return ""
-        call = self.last_call
-        what = "" if call is None else f": {seat_name(call.seat)}'s {call.name}" if call.seat else f": {call.name}"
-        return f"the seats think{what}, {int(quiet)} s"
+        return thinking_line(self.last_call, quiet)
 
 
 class RunBoard:

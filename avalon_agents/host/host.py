@@ -21,7 +21,7 @@ from avalon_agents.extract.extractor import AskAgain
 from avalon_agents.host.eager import gather_eager
 from avalon_agents.host.probe import BeliefProbe
 from avalon_agents.orders import FIXED, Orders, using
-from avalon_agents.records import GameRecorder, Tracer
+from avalon_agents.records import GameRecorder, Record, Tracer
 from avalon_agents.records.usage import usage
 
 
@@ -53,6 +53,10 @@ class GameWatcher(Protocol):
 
     def delivered(self, events: Sequence[GameEvent]) -> None:
         """New game events, in order: all of them, private ones included."""
+
+    def tracing(self, records: Sequence[Record]) -> None:
+        """The game's trace records as they are written (its tracer's own list, which grows as the game goes: its
+        LLM calls, extractions, fallbacks), told once as the game starts if it has a tracer; read, never changed."""
 
 
 _watcher: ContextVar[GameWatcher | None] = ContextVar("game_watcher", default=None)
@@ -155,6 +159,8 @@ class GameHost:
             orders = {} if self.orders.fixed else {"orders": self.orders.meta()}
             self.recorder.start({"version": __version__, "seed": self.seed,
                                  "rules": self.rules.model_dump(mode="json"), **orders, **self.meta})
+        if self.watcher is not None and self.tracer is not None:
+            self.watcher.tracing(self.tracer.records)  # the recorder's list, or memory's (play.trace_of)
         try:
             await self._deliver(self.engine.reset())
             await self._step(self._prepare(), "the first round's preparation")

@@ -43,6 +43,9 @@ class Spectator:
     def answered(self, request: ActionRequest) -> None:
         self.waiting_on.pop(id(request), None)
 
+    def tracing(self, records: Sequence[Any]) -> None:
+        """The trace (LLM calls, extractions) is no spectator's business."""
+
     def delivered(self, events: Sequence[GameEvent]) -> None:
         for e in events:
             if isinstance(e, GameStarted):

@@ -32,7 +32,7 @@ from avalon_agents.llm.scripted import YOU_ARE, ScriptedChatModel
 from tests.helpers import avalon
 
 LLM_GAME = ("play", "--seats", "llm", "--model", "scripted", "--players", "5")
-DRAWN = re.compile(r"\r\x1b\[K(waiting for [^\r\n]*?, \d+ s(?=\r))?")
+DRAWN = re.compile(r"\r\x1b\[K((?:waiting for|the seats think)[^\r\n]*?, \d+ s(?=\r))?")
 """The waiting line as drawn (back to the line's start, erase, its text up to the next redraw or erasure), or
 erased."""
 WAIT = 10.0
@@ -206,7 +206,7 @@ def test_the_waiting_line_is_not_drawn_while_a_person_is_asked_and_says_when_all
     with view.running():
         assert view.line() == ""
         now[0] += 2  # a round's preparation: every seat thinks, none is asked
-        assert view.line() == "waiting for the seats to think, 2 s"
+        assert view.line() == "the seats think, 2 s"  # not on what: a person is at the terminal
         view.waiting(vote[1])
         now[0] += 5
         assert view.line() == "waiting for Player 1 to vote, 5 s"
@@ -218,6 +218,85 @@ def test_the_waiting_line_is_not_drawn_while_a_person_is_asked_and_says_when_all
         assert view.line() == ""
         now[0] += 0.5
         assert view.line() == ""  # answers and events come in a stream: no line in between
+
+
+def test_while_every_seat_thinks_the_line_names_the_last_calls_step_and_seat():
+    """The game's trace as the host tells it (`tracing`: the tracer's list, growing): the line names its last LLM
+    call's seat and step (what is not an LLM call passes by); with a person at the terminal, neither."""
+    from avalon_agents.records.trace import Extraction, LLMCall
+
+    now = [100.0]
+    records: list = []
+    views = [live.LiveView(status=Tty(), tick=60, clock=lambda: now[0]),
+             live.LiveView(status=Tty(), human=2, tick=60, clock=lambda: now[0])]
+    for view in views:
+        view.tracing(records)
+    with views[0].running(), views[1].running():
+        now[0] += 2
+        assert [view.line() for view in views] == ["the seats think, 2 s"] * 2  # no call yet
+        records.append(LLMCall(seat=3, stage="module", name="analysis", prompt_id="p", prompt_hash="h"))
+        records.append(LLMCall(seat=4, stage="module", name="plan", prompt_id="p", prompt_hash="h"))
+        records.append(Extraction(seat=4, kind="vote", quest=1, attempt=1, method="rule", valid=True))
+        now[0] += 1
+        assert [view.line() for view in views] == ["the seats think: Player 4's plan, 3 s", "the seats think, 3 s"]
+        records.append(LLMCall(stage="judge", name="speeches", prompt_id="p", prompt_hash="h"))
+        assert views[0].line() == "the seats think: speeches, 3 s"  # a call of no seat: its step alone
+
+
+def test_the_host_tells_the_view_its_trace_as_it_is_written():
+    """The host hands its watcher the tracer's own list at the start: a call traced later is named."""
+    from avalon_agents.agents.rulebot import RuleBot
+    from avalon_agents.core.rules import make_rules
+    from avalon_agents.host.host import GameHost
+    from avalon_agents.records.trace import LLMCall, MemoryTracer
+
+    now = [100.0]
+    rules, tracer = make_rules("official", 5), MemoryTracer()
+    view = live.LiveView(status=Tty(), tick=60, clock=lambda: now[0])
+    host = GameHost(rules=rules, agents={s: RuleBot(seat=s, seed=s) for s in rules.seats}, seed=1, tracer=tracer,
+                    watcher=view)
+    with view.running():
+        asyncio.run(host.run())
+        tracer.records.append(LLMCall(seat=2, stage="module", name="reflection", prompt_id="p", prompt_hash="h"))
+        now[0] += 5
+        assert view.line() == "the seats think: Player 2's reflection, 5 s"
+
+
+@pytest.mark.slow  # two cognitive games on a terminal: seconds
+def test_avalon_play_names_the_step_and_seat_while_the_seats_prepare(monkeypatch, tmp_path):
+    """A cognitive game on a terminal, Player 3's second call (its plan in the first round's preparation) held:
+    with nothing asked for a second the line names the seat and step of the last call answered, one of that
+    preparation's calls as the game's trace records them; in memory as with --out."""
+    from avalon_agents.records.run_dir import read_trace
+    from avalon_agents.records.trace import LLMCall
+
+    def named(*extra: str) -> tuple[int, str]:
+        """The seat and step the line names while Player 3's second call is held, in a game of `extra`."""
+        calls = [0]
+
+        def hold(prompt: str, last: str) -> bool:
+            seat = YOU_ARE.search(prompt)
+            calls[0] += seat is not None and seat.group(1) == "3"
+            return seat is not None and seat.group(1) == "3" and calls[0] == 2
+
+        with monkeypatch.context() as patch:
+            gate = Gate(patch, hold)
+            args = ("play", "--seats", "cognitive", "--model", "scripted", "--players", "5", *extra)
+            with terminal(patch) as screen, running(*args) as result:
+                said = screen.wait_for(r"the seats think: Player (\d)'s ([\w+]+), \d+ s")
+                assert gate.holding(1) == [3] and "Roles:" not in screen.text  # the game still runs
+                gate.release()
+                screen.wait_for(r"Roles: ", timeout=60)
+            assert result.get("code") == 0, result
+            assert "waiting for the seats to think" not in screen.text
+        return int(said.group(1)), said.group(2)
+
+    kept = named("--out", str(tmp_path / "run"))
+    in_memory = named()
+    trace = read_trace(tmp_path / "run" / "game-00001")
+    preparation = {(r.seat, r.name) for r in trace if isinstance(r, LLMCall) and r.step == 1}
+    assert {name for _, name in preparation} == {"analysis", "plan"}  # the cognitive seats' registered steps
+    assert {kept, in_memory} <= preparation, (kept, in_memory, preparation)
 
 
 def test_a_person_at_the_terminal_never_learns_whom_an_assassination_is_asked_of():

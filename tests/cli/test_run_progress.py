@@ -64,6 +64,9 @@ def test_the_bar_moves_per_round_within_a_game(tmp_path):
         def answered(self, request):
             self.inner.answered(request)
 
+        def tracing(self, records):
+            self.inner.tracing(records)
+
         def delivered(self, events):
             self.inner.delivered(events)
             seen.append((board.status(board.overall), board.progress.tasks[0].completed))
