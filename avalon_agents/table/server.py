@@ -5,9 +5,10 @@ Every address of the live game needs its token (`?token=`, made with `secrets`);
 whatever the seat. A finished game's replay (`/replay/N`) asks none, so its link can be shared and carries no
 token: once a game has ended its roles are shown to everyone at the table (the spectator's view too), and the
 replay opens with them hidden until its reader asks; a game not over has no replay (404), so nothing private of
-a live game is served without its seat's token. The pages are one self-contained file (table/page.html: no external resource) served with a Content
-Security Policy that lets only its own script run, so nothing a person typed can ever run as a script (the page
-also shows every line as text). Request bodies are JSON objects of at most MAX_BODY bytes.
+a live game is served without its seat's token. The pages are one self-contained file (table/page.html: no
+external resource) served with a Content Security Policy that lets only its own script run, so nothing a person
+typed can ever run as a script (the page also shows every line as text). Request bodies are JSON objects of at
+most MAX_BODY bytes.
 
 Every refusal is one JSON object `{"error": "<why>"}` with its status, whatever refused it (this module's checks or
 aiohttp's routing: no such address, a wrong method, a body too large); a bug is a JSON 500 with the traceback in

@@ -42,6 +42,13 @@ async def sent(port: int, raw: bytes) -> tuple[int, dict[str, str], bytes]:
     return int(lines[0].split()[1]), headers, body
 
 
+async def garbage_then(port: int, raw: bytes, path: str) -> tuple[tuple, tuple]:
+    """What the site at `port` answers `raw`, then a GET of `path` on a new connection."""
+    garbage = await sent(port, raw)
+    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    return garbage, await sent(port, request.encode())
+
+
 def assert_json_refusal(answer: tuple[int, dict[str, str], bytes], words: str) -> None:
     status, headers, body = answer
     assert status == 400 and headers["content-type"] == "application/json; charset=utf-8", answer
@@ -83,12 +90,9 @@ def test_the_web_table_answers_garbage_as_json(tmp_path, name):
         task, table, base = await open_table(tmp_path, humans=(1,), lobby=True)
         port = int(base.rsplit(":", 1)[1])
         try:
-            garbage = await sent(port, raw)
-            after = await sent(port, f"GET /api/seat/1?token={table.tokens[1]} HTTP/1.1\r\nHost: 127.0.0.1:{port}"
-                                     f"\r\nConnection: close\r\n\r\n".encode())
+            return await garbage_then(port, raw, f"/api/seat/1?token={table.tokens[1]}")
         finally:
             task.cancel()
-        return garbage, after
 
     garbage, after = asyncio.run(main())
     assert_json_refusal(garbage, words)
@@ -112,12 +116,9 @@ def test_avalon_view_answers_garbage_as_json(tmp_path, capsys, name):
             await asyncio.sleep(0.05)
         port = int(re.search(r":(\d+)/", json.loads(told)["url"]).group(1))
         try:
-            garbage = await sent(port, raw)
-            after = await sent(port, f"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close"
-                                     f"\r\n\r\n".encode())
+            return await garbage_then(port, raw, "/api/runs")
         finally:
             task.cancel()
-        return garbage, after
 
     garbage, after = asyncio.run(main())
     assert_json_refusal(garbage, words)
