@@ -1,9 +1,10 @@
 """LLMAgent: the vanilla LLM baseline. One LLM call per decision, nothing else.
 
-Each call gets the system prompt (rules and role card), what the seat privately knows (its night sight, a Lady of
-the Lake result, its own cards: every event only it may see), everything the seat has seen as the host's words,
-and the host's instruction, in that order: each prompt starts with the previous one (`prompt_layout: cache`, the
-default, whose history holds the public events only; `paper` keeps the private ones in the history too). Decisions ask for JSON-schema constrained output where the model's
+Each call gets the system prompt (rules and role card), everything the seat has seen as the host's words, what the
+seat privately knows (its night sight, a Lady of the Lake result, its own cards: every event only it may see) and the
+host's instruction, in that order (`prompt_layout: cache`, the default): each prompt starts with the previous one's
+history, and a new private fact changes only what follows it. `paper` puts the private section first and keeps the
+private events in the history too. Decisions ask for JSON-schema constrained output where the model's
 server supports it. The paper's modular agent builds on the same pieces.
 """
 
@@ -19,6 +20,7 @@ from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat
 from avalon_agents.decisions.kinds import kind_of
 from avalon_agents.llm.health import LLMCallFailed
+from avalon_agents.llm.stable import stable_message
 from avalon_agents.llm.tokens import count_tokens, newest_that_fit
 from avalon_agents.narrate import announce, check_layout, decision_first, private_section, system_prompt, told_privately
 from avalon_agents.prices import Cost
@@ -39,7 +41,7 @@ class LLMAgent(AgentBase):
     """
 
     needs_llm = True
-    expected = Cost(99.2, 199_533, 4_917, 134_656)
+    expected = Cost(83.0, 164_526, 4_066, 117_965)
     """Calls and tokens per game of six seats of this kind (`avalon bench cost --seats llm --games 5`,
     2026-11-28; the fourth figure: the input a prompt cache serves),
     what `avalon run --check` counts."""
@@ -77,25 +79,34 @@ class LLMAgent(AgentBase):
         check_layout(options.get("prompt_layout", "cache"))
 
     def history(self) -> str:
-        """What the seat privately knows, then what it has seen since `self.start`. When that outgrows the token
-        budget, the oldest lines are dropped down to a third of the budget at once: between such cuts each prompt
-        extends the previous one, so a server's prompt cache (llama.cpp, a provider's) resumes instead of
-        re-reading."""
-        private = private_section(self.private)
-        budget = self.history_tokens - count_tokens(private)
+        """What the seat has seen since `self.start`, as the host told it. When that outgrows the token budget
+        (the model's, less the private section), the oldest lines are dropped down to a third of the budget at
+        once: between such cuts each history extends the previous one, so a server's prompt cache (llama.cpp, a
+        provider's) resumes instead of re-reading."""
+        budget = self.history_tokens - count_tokens(private_section(self.private))
         while len(self.sizes) < len(self.seen):
             self.sizes.append(count_tokens(self.seen[len(self.sizes)]))
         held = sum(self.sizes[self.start:])
-        # a new private fact changes the prompt near its start: a cut due soon is made now, at the same cost
-        if held > budget or (len(self.private) != self.told and held > budget * 3 // 4):
+        # paper: a new private fact changes the prompt near its start: a cut due soon is made now, at the same cost
+        if held > budget or (self.layout == "paper" and len(self.private) != self.told and held > budget * 3 // 4):
             self.start = newest_that_fit(self.seen, budget // 3)
         self.told = len(self.private)
-        seen = "What has happened so far, as the host told you:\n" + ("\n".join(self.seen[self.start:]) or
-                                                                       "(nothing yet)")
-        return "\n\n".join(p for p in (private, seen) if p)
+        return "What has happened so far, as the host told you:\n" + ("\n".join(self.seen[self.start:]) or
+                                                                     "(nothing yet)")
+
+    def sections(self) -> tuple[str, str]:
+        """The user message's part before the host's instruction, and its stable part (what the seat's next
+        prompts begin with too: llm.stable). `cache`: the history, then what the seat privately knows (a new
+        private fact, a card it played or a Lady result, changes no token before it, so the history stays
+        cached); `paper`: the private section first."""
+        history, private = self.history(), private_section(self.private)
+        if self.layout == "paper":
+            text = "\n\n".join(p for p in (private, history) if p)
+            return text, text
+        return "\n\n".join(p for p in (history, private) if p), history if self.seen[self.start:] else ""
 
     async def act(self, request: ActionRequest, instruction: str) -> Reply:
-        from langchain_core.messages import HumanMessage, SystemMessage
+        from langchain_core.messages import SystemMessage
 
         prompt = template("agent/vanilla")
         shape = self.llm.settings.shape
@@ -104,8 +115,9 @@ class LLMAgent(AgentBase):
         if shape.decision_first and schema is None:
             instruction = decision_first(instruction, request.kind.value)
         system = system_prompt(self.rules, self.seat, self.role, cards=self.cards, rules_text=shape.rules)
-        asked = prompt.render(history=self.history(), instruction=instruction)
-        messages = [SystemMessage(system), HumanMessage(asked)]
+        before, stable = self.sections()
+        asked = prompt.render(history=before, instruction=instruction)
+        messages = [SystemMessage(system), stable_message(asked, stable)]
         try:
             text = await self.llm.call(messages, purpose=Purpose(stage="agent", name="vanilla",
                                                                  request=request.kind.value),

@@ -12,10 +12,11 @@ from avalon_agents.core import make_rules
 from avalon_agents.host.play import play_one
 from avalon_agents.llm import ClientPool, ModelSettings, ScriptedChatModel
 from avalon_agents.llm.tokens import count_tokens
-from avalon_agents.narrate import private_section
+from avalon_agents.narrate import announce, private_section, told_privately
 from tests.helpers import scripted_setup
 
 SEEN = "What has happened so far, as the host told you:"
+SECTION = "What only you know (private facts"
 
 
 def game(settings: ModelSettings, model=None, seed: int = 1):
@@ -27,31 +28,99 @@ def calls_of(host, seat: int) -> list[dict]:
     return [r for r in host.tracer.records if r.type == "llm_call" and r.seat == seat]
 
 
-def test_prompts_extend_each_other_between_history_cuts():
-    """Each user prompt starts with the previous one's history (so a prompt cache resumes), except at the
-    rare cuts and where a private fact came (its section leads the prompt), and never exceeds the budget by more
-    than one line."""
+def parts(call) -> tuple[str, str, str]:
+    """A cache-layout call's user message as (history, private section, instruction)."""
+    history, rest = call.messages[1].content.split("\n\n" + SECTION, 1)
+    private, instruction = rest.split("\n\nHost: ", 1)
+    return history, SECTION + private, instruction
+
+
+def test_prompts_extend_each_other_between_history_cuts_and_a_private_fact_changes_nothing_before_it():
+    """The cache layout: each user prompt is the history, then the private section, then the host's instruction;
+    each history starts with the previous one's (so a prompt cache resumes) except at the rare cuts, whose history
+    starts later in the game; a call whose private section gained a fact (a card it played) still extends the
+    previous one's history; no history exceeds the budget by more than one line."""
     host = game(ModelSettings(spec="scripted"))
+    extended_past_a_fact = 0
     for seat in range(1, 7):
-        histories = [c.messages[1].content.rsplit("\nHost: ", 1)[0] for c in calls_of(host, seat)]
-        private = [h.split(SEEN, 1)[0] for h in histories]
-        extended = sum(b.startswith(a) or p != q for a, b, p, q in zip(histories, histories[1:], private, private[1:]))
-        assert extended >= len(histories) - 1 - 3, seat  # at most a few cuts in a game
-        assert all(len(h.split()) < 2500 * 1.2 for h in histories)
+        calls = [parts(c) for c in calls_of(host, seat)]
+        seen = [announce(e, host.rules) for e in host.engine.events if e.visible(seat) and not told_privately(e)]
+        seen = [text for text in seen if text is not None]
+        cuts = 0
+        for (history, private, _), (later, later_private, _) in zip(calls, calls[1:]):
+            assert history.startswith(SEEN) and later.startswith(SEEN)
+            if later.startswith(history):
+                extended_past_a_fact += later_private != private
+                continue
+            cuts += 1
+            first, then = (h.split("\n")[1] for h in (history, later))
+            assert seen.index(first) < seen.index(then), seat  # the oldest lines were dropped
+        assert cuts <= 3, seat  # at most a few cuts in a game
+        for history, private, instruction in calls:
+            lines = history.split("\n")[1:]
+            assert count_tokens("\n".join(lines[1:])) < 2500 and SEEN not in instruction
+            assert private.split("\n")[1:] == [l for l in private.split("\n")[1:] if l]  # facts, one a line
+    assert extended_past_a_fact >= 3  # facts came in the game, and the history went on being extended
 
 
 def test_history_is_cut_to_a_third_of_the_budget_and_keeps_what_only_it_knows():
     host = game(ModelSettings(spec="scripted"))
     agent = LLMAgent(seat=1, context=scripted_setup().context(ClientPool().for_game(None)), history_tokens=300)
     asyncio.run(agent.observe([e for e in host.engine.events if e.visible(1)]))
-    text = agent.history()
-    private = text.split(SEEN, 1)[0].splitlines()[1:-1]
-    assert private == agent.private and private[0].startswith("Night:")
+    text, stable = agent.sections()
+    history, private = text.split("\n\n" + SECTION, 1)
+    assert stable == history and history.startswith(SEEN)  # the history is what the next prompts begin with
+    assert private.splitlines()[1:] == agent.private and agent.private[0].startswith("Night:")
     assert not set(agent.private) & set(agent.seen)  # its history holds the public events
     third = (300 - count_tokens(private_section(agent.private))) // 3
     kept = sum(agent.sizes[agent.start:])
     assert agent.start > 0 and kept <= third < kept + agent.sizes[agent.start - 1]  # the newest lines that fit
     assert agent.seen[-1] in text and agent.seen[agent.start - 1] not in text.splitlines()
+
+
+def test_the_paper_layout_puts_the_private_section_first_and_keeps_private_events_in_the_history():
+    host = game(ModelSettings(spec="scripted"))
+    context = scripted_setup().context(ClientPool().for_game(None))
+    agent = LLMAgent(seat=1, context=context, prompt_layout="paper")
+    asyncio.run(agent.observe([e for e in host.engine.events if e.visible(1)]))
+    text, stable = agent.sections()
+    private, history = text.split("\n\n" + SEEN, 1)
+    assert stable == text and private == private_section(agent.private)
+    assert history.splitlines()[1:] == agent.seen[agent.start:] and set(agent.private) <= set(agent.seen)
+
+
+def test_a_provider_caching_at_breakpoints_gets_one_after_the_history_and_one_where_the_last_ended():
+    """Anthropic's way (a provider declaring cache_breakpoints): a seat's user message goes as blocks, the history
+    ending at a breakpoint (split where the seat's previous history ended, when it extends it), the private section
+    and the instruction after the last breakpoint, uncached; the trace keeps the plain text."""
+    from avalon_agents.llm import register_provider
+    from avalon_agents.llm.scripted import YOU_ARE
+
+    model, sent = ScriptedChatModel(), []
+
+    def respond(messages, kwargs):
+        sent.append([m.model_copy() for m in messages])
+        plain = [m.model_copy(update={"content": "".join(b["text"] for b in m.content)}) for m in messages]
+        return model._default(plain, kwargs)
+
+    register_provider("breaks", lambda name, settings: ScriptedChatModel(respond=respond), cache_breakpoints=True)
+    host = game(ModelSettings(spec="breaks:m"))
+    traced = [c for c in host.tracer.records if c.type == "llm_call"]
+    assert len(sent) == len(traced) > 0
+    previous: dict[int, str] = {}
+    resumed = 0
+    for messages, call in zip(sent, traced):
+        blocks = messages[1].content
+        seat = int(YOU_ARE.search(messages[0].content[0]["text"]).group(1))
+        history, private, instruction = parts(call)
+        assert "".join(b["text"] for b in blocks) == call.messages[1].content  # the same text, in blocks
+        assert "".join(b["text"] for b in blocks if "cache_control" in b) == history
+        assert "cache_control" not in blocks[-1] and blocks[-1]["text"].startswith("\n\n" + SECTION)
+        if history.startswith(previous.get(seat, "\0")):
+            assert blocks[0]["text"] == previous[seat]  # its first breakpoint: where the previous history ended
+            resumed += 1
+        previous[seat] = history
+    assert resumed >= len(sent) - 6 - 6 * 3  # all but each seat's first call and its few cuts
 
 
 def test_decisions_ask_for_json_and_speeches_for_text():
