@@ -16,19 +16,25 @@ between games as the cognitive agent's is (the paper's App. A.5 updates it "for 
 baseline"): at game end, three suggestions for its role from the game, then an improved strategy of at most two
 sentences, with the experience module's prompts, named by role and kept in its pool; the next game's seat of that
 role plays with it in its system prompt. Unlike the code the paper used, its system prompt is filled in (seat,
-role, player count), its informative messages are ranked by score, and its window of recent messages moves
-RECENT_STEP messages at a time (it holds `recent` to `recent` + RECENT_STEP - 1 of them): between moves each
-answer's prompt extends the previous one, so a server's prompt cache (llama.cpp) resumes it instead of reading
-it again.
+role, player count) and its informative messages are ranked by score.
 
-Options (agent `options:` in an experiment config): `recent` (RECENT) and `informative` (INFORMATIVE), the two
-windows (the paper's code: 15 and 15, what the paper configs set); `respond_temperature`, the temperature of the
+Options (agent `options:` in an experiment config): `recent` and `informative` (INFORMATIVE), the two windows
+(the paper's code: 15 and 15, what the paper configs set); `respond_temperature`, the temperature of the
 final answer (None: the agent's own; the paper's code: 0, what the paper configs set); `improve_strategy`
 (default true), the strategy update between games; `embeddings`, where retrieval's vectors come from;
-`prompt_layout` (narrate.LAYOUTS): `cache` (default) starts every step's prompt (questions, reflection,
-suggestion, answer, the strategy update) with what the seat privately knows and the window of recent public
-messages, whose start moves `recent` messages at a time, the step's own material after it; `paper` gives only the
-answer's prompt the recent messages, as the paper's baseline did. Both hold the private facts in every prompt.
+`prompt_layout` (narrate.LAYOUTS), both holding the private facts in every prompt:
+- `cache` (default): the three steps of a request (questions, reflection, answer; a suggestion too) share one
+  start, the game so far (the public messages from a start that moves in large steps, numbered), the private
+  facts, then the host's question, and add only their own material after it; at game end the strategy update
+  begins with the same game so far. A message the game so far holds is cited by its number in a step's
+  retrieved and informative messages instead of repeated; one from before it is quoted once. The game so far is
+  cut to the newest public messages in WINDOW_KEEP tokens (at least `recent`, if set) when it holds more than
+  WINDOW_SLACK tokens before them; between cuts each request's prompts extend the previous request's, so a
+  prompt cache serves them (OpenAI's from 1,024 tokens: the window is sized to reach that after the 600-token
+  system message, and no larger, since each of its tokens is read three times a request).
+- `paper`: only the answer's prompt holds the recent messages, at least `recent` (default RECENT) and up to
+  RECENT_STEP - 1 more (the start moves RECENT_STEP messages at a time, so a server's prompt cache, llama.cpp,
+  resumes the answers between moves), as the paper's baseline did.
 """
 
 from __future__ import annotations
@@ -48,7 +54,8 @@ from avalon_agents.core.events import GameEvent, GameResult, GameStarted, RoleAs
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat, Team, seat_name
 from avalon_agents.llm.health import LLMCallFailed
-from avalon_agents.llm.tokens import newest_that_fit
+from avalon_agents.llm.stable import stable_message
+from avalon_agents.llm.tokens import count_tokens, newest_that_fit
 from avalon_agents.modules.experience import LOG_TOKENS, role_map
 from avalon_agents.narrate import (
     announce,
@@ -65,9 +72,11 @@ from avalon_agents.records.trace import Purpose
 from avalon_agents.stores.book import Experience, experience_without_seats, name_roles
 from avalon_agents.stores.similarity import ranked
 
-RECENT = 10  # freshest messages in every prompt (at least); option `recent`
-RECENT_STEP = 5  # the window's start moves this many messages at a time
-INFORMATIVE = 5  # top-scored messages in every prompt; option `informative`
+RECENT = 10  # the paper layout: freshest messages in the answer's prompt (at least); option `recent`
+RECENT_STEP = 5  # the paper layout: the window's start moves this many messages at a time
+INFORMATIVE = 5  # top-scored messages in every answer's prompt; option `informative`
+WINDOW_KEEP = 500  # the cache layout: a cut keeps the newest public messages in this many tokens (or `recent`) ...
+WINDOW_SLACK = 300  # ... and the next cut comes when the game so far holds more than this many tokens before them
 EVIDENCE = 3  # messages retrieved per question
 EXTRA_QUESTIONS = 2  # questions the model proposes per answer
 REFLECTION_WORDS = 80
@@ -132,16 +141,16 @@ class BaselineAgent(AgentBase):
     read it). The options are the module docstring's."""
 
     needs_llm = True
-    expected = Cost(281.8, 499_674, 11_310, 305_562)
+    expected = Cost(230.8, 332_652, 7_853, 210_714)
     """Calls and tokens per game of six seats of this kind (`avalon bench cost --seats baseline --games 5`,
     2026-11-28, the strategy update between games included; the fourth figure: the input a prompt cache serves),
     what `avalon run --check` counts."""
-    learning = Cost(12.0, 19_329, 96, 8_653)
+    learning = Cost(12.0, 16_728, 96, 11_418)
     """The part of `expected` spent at game end (the suggestions and the strategy update: `baseline suggestions`
     and `baseline strategy` in the same measurement), which a series' last game does not spend."""
 
     def __init__(self, *, seat: Seat, seed: int = 0, context: SeatContext, embeddings: str = "local:minilm",
-                 recent: int = RECENT, informative: int = INFORMATIVE, respond_temperature: float | None = None,
+                 recent: int | None = None, informative: int = INFORMATIVE, respond_temperature: float | None = None,
                  improve_strategy: bool = True, prompt_layout: str = "cache") -> None:
         self.seat = seat
         self.embeddings = embeddings
@@ -169,6 +178,8 @@ class BaselineAgent(AgentBase):
         self.reflection = ""
         self.suggestion: tuple[int, str] | None = None  # (round, text)
         self._last: ActionRequest | None = None
+        self.start = 0  # the cache layout: the first public message of the game so far
+        self._asked = ""  # the cache layout: the request's header, after the game so far and the private facts
 
     # ------------------------------------------------------------------ protocol
 
@@ -189,12 +200,16 @@ class BaselineAgent(AgentBase):
     async def act(self, request: ActionRequest, instruction: str) -> Reply:
         if request is not self._last:  # a re-ask only repeats the final answer
             self._last = request
+            self._move_window()
+            self._asked = template("baseline/cache/asked").render(name=seat_name(self.seat), role=self.role.value,
+                                                                   instruction=instruction)
             questions = await self._questions(instruction)
             self.reflection = await self._reflect(questions, request)
             await self._suggest(request)
+        plain = instruction
         if self.shape.decision_first and request.kind is not RequestKind.SPEAK:
             instruction = decision_first(instruction, request.kind.value)
-        found, asked = self._respond_prompt(instruction)
+        found, asked = self._respond_prompt(instruction, first=instruction[len(plain):].strip())
         text = await self._call(asked, "respond", request, prompt=found)
         answer = concise(text or "")
         self.turns.append((self.reflection, answer))
@@ -238,8 +253,9 @@ class BaselineAgent(AgentBase):
 
         found = template(prompt or f"baseline/{step}")  # its id and hash go to the trace
         llm = self.respond_llm if step == "respond" else self.llm
+        user = stable_message(text, self.game_so_far()) if self.layout == "cache" else HumanMessage(text)
         try:
-            return await llm.call([SystemMessage(self.system()), HumanMessage(text)],
+            return await llm.call([SystemMessage(self.system()), user],
                                   purpose=Purpose(stage="agent", name="baseline", part=step,
                                                   request=request.kind.value if request else None),
                                   prompt_id=found.id, prompt_hash=found.hash, seat=self.seat,
@@ -260,6 +276,7 @@ class BaselineAgent(AgentBase):
         three suggestions for its role from the game, then the improved strategy; None if no suggestion came."""
         name, role = seat_name(self.seat), self.role.value
         won = result.winner is self.role.side
+        self._move_window()
         quest = len(result.quests)
         found, text = self._prompt(
             "modules/experience_suggestions", name=name, role=role, roles=role_map(result), log=self._game_log(),
@@ -289,6 +306,8 @@ class BaselineAgent(AgentBase):
         that cannot name an embedder: ModelSpecError)."""
         for key, least in (("recent", 1), ("informative", 0)):
             value = options.get(key, least)
+            if key == "recent" and value is None:  # the layout's own window
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"{key}: a whole number of messages, at least {least} (got {value!r})")
         temperature = options.get("respond_temperature")
@@ -310,10 +329,14 @@ class BaselineAgent(AgentBase):
         return embedder(self.embeddings)
 
     async def _retrieve(self, questions: list[str], messages: list[Message] | None = None) -> list[list[str]]:
-        """For each question, the history messages (`messages`, default: all so far) most similar to it
-        (cosine similarity of the embedder's vectors, the same on every machine: stores.similarity; an
-        in-process encoder runs on a worker thread, so the loop plays other seats meanwhile)."""
+        """For each question, the history messages (`messages`, default: all so far) most similar to it."""
         messages = list(self.messages if messages is None else messages)
+        return [[messages[i].text for i in found] for found in await self._related(questions, messages)]
+
+    async def _related(self, questions: list[str], messages: list[Message]) -> list[list[int]]:
+        """For each question, the indices of the `messages` most similar to it (cosine similarity of the
+        embedder's vectors, the same on every machine: stores.similarity; an in-process encoder runs on a worker
+        thread, so the loop plays other seats meanwhile)."""
         model = self._embedder()
         if len(self.vectors) < len(messages):
             new = await model.aencode([m.text for m in messages[len(self.vectors):]])
@@ -321,15 +344,40 @@ class BaselineAgent(AgentBase):
         if not messages:
             return [[] for _ in questions]
         texts = [m.text for m in messages]
-        return [[texts[i] for i, _ in ranked(texts, self.vectors[:len(messages)], q)[:EVIDENCE]]
+        return [[i for i, _ in ranked(texts, self.vectors[:len(messages)], q)[:EVIDENCE]]
                 for q in await model.aencode(questions)]
 
+    def _lines(self, indices: Sequence[int], shown: set[int]) -> list[str]:
+        """The messages at `indices` of self.messages as lines of a step's material. The `cache` layout cites a
+        public message the prompt already holds by its number (the game so far's and those in `shown`, which
+        the quoted ones join), the text of the others with their number; the `paper` layout quotes each."""
+        if self.layout != "cache":
+            return [self.messages[i].text for i in indices]
+        numbers = self._numbers()
+        lines = []
+        for i in indices:
+            number = numbers.get(i)
+            if number is None:  # a private fact (in the private section too; a line, it is quoted)
+                lines.append(self.messages[i].text)
+            elif number > self.start or number in shown:
+                lines.append(f"[{number}]")
+            else:
+                shown.add(number)
+                lines.append(f"[{number}] {self.messages[i].text}")
+        return lines
+
+    def _numbers(self) -> dict[int, int]:
+        """The number (from 1) of each public message, by its index in self.messages."""
+        public = [i for i, m in enumerate(self.messages) if m.public]
+        return {i: n for n, i in enumerate(public, 1)}
+
     async def _reflect(self, questions: list[str], request: ActionRequest) -> str:
-        related = await self._retrieve(questions)
-        evidence = "\n\n".join(f"Question: {q}\nRelated messages:\n" + ("\n".join(found) or "(none yet)")
-                               for q, found in zip(questions, related))
+        related = await self._related(questions, list(self.messages))
+        shown: set[int] = set()
+        parts = [f"Question: {question}\nRelated messages:\n" + ("\n".join(self._lines(found, shown)) or "(none yet)")
+                 for question, found in zip(questions, related)]
         found, text = self._prompt("baseline/reflect", name=seat_name(self.seat), role=self.role.value,
-                                   evidence=evidence, max_words=REFLECTION_WORDS)
+                                   evidence="\n\n".join(parts), max_words=REFLECTION_WORDS)
         reply = await self._call(text, "reflect", request, prompt=found) or ""
         at = reply.lower().rfind("reflection:")
         return (reply[at + len("reflection:"):] if at >= 0 else reply).strip()
@@ -354,36 +402,52 @@ class BaselineAgent(AgentBase):
         if reply:
             self.suggestion = (request.quest, reply.strip())
 
-    def _respond_prompt(self, instruction: str) -> tuple[str, str]:
-        recent = [m.text for m in self.messages[recent_start(len(self.messages), self.recent):]]
+    def _respond_prompt(self, instruction: str, first: str = "") -> tuple[str, str]:
+        """The answer's prompt; `first`, the small profile's line asking for the decision first (the `cache`
+        layout asks the host's question before the step's material, and this line with the task)."""
+        recent = [m.text for m in self.messages[recent_start(len(self.messages), self.recent or RECENT):]]
         ranked = sorted(range(len(self.messages)), key=lambda i: (-self.messages[i].score, -i))
-        informative = [self.messages[i].text for i in ranked[:self.informative] if self.messages[i].score > 0]
+        informative = self._lines([i for i in ranked[:self.informative] if self.messages[i].score > 0], set())
         suggestion = f"Suggestion from earlier games: {self.suggestion[1]}\n" if self.suggestion else ""
         # the small profile asks for the concise answer first, so that a short cap cuts the thinking, not it
         return self._prompt(
             "baseline/respond_small" if self.shape.decision_first else "baseline/respond",
             recent="\n".join(recent) or "(none yet)", informative="\n".join(informative) or "(none yet)",
-            reflection=self.reflection or "(none)", suggestion=suggestion, instruction=instruction)
+            reflection=self.reflection or "(none)", suggestion=suggestion, instruction=instruction,
+            first=f"{first}\n" if first else "")
+
+    def _move_window(self) -> None:
+        """The `cache` layout, at a request's start (and at game end): a cut starts the game so far at the newest
+        public messages in WINDOW_KEEP tokens (at least one; at least `recent` if that option is set); it comes
+        when the game so far holds more than WINDOW_SLACK tokens before where a cut would start it. Between two
+        cuts each prompt's game so far extends the one before, so a prompt cache serves it again."""
+        public = [m.text for m in self.messages if m.public]
+        cut = min(max(0, len(public) - 1), newest_that_fit(public, WINDOW_KEEP),
+                  max(0, len(public) - (self.recent or 0)))
+        if sum(count_tokens(t) for t in public[self.start:cut]) > WINDOW_SLACK:
+            self.start = cut
 
     def game_so_far(self) -> str:
-        """The `cache` layout's stable part of every prompt: what the seat privately knows, then the window of
-        recent public messages, whose start moves `recent` messages at a time (between moves each prompt's window
-        extends the one before)."""
+        """The `cache` layout's stable part of every prompt: the public messages from `start` on, numbered (a
+        step's material cites them by number)."""
         public = [m.text for m in self.messages if m.public]
-        window = public[recent_start(len(public), self.recent, step=self.recent):]
-        return "\n\n".join(p for p in (private_section(self.private), "The game so far (the most recent messages):\n"
-                                         + ("\n".join(window) or "(nothing yet)")) if p)
+        if not public:
+            return "The game so far: nothing yet."
+        lines = "\n".join(f"[{n}] {text}" for n, text in enumerate(public[self.start:], self.start + 1))
+        head = "The game so far:" if not self.start else f"The game so far (from message {self.start + 1} on):"
+        return f"{head}\n{lines}"
 
     def _prompt(self, prompt_id: str, /, **values: object) -> tuple[str, str]:
         """(template id, text) of the prompt `prompt_id` ("baseline/reflect", "modules/experience_strategy", ...) in the
-        seat's layout: `cache`, the prompts/<folder>/cache/ version after `game_so_far()` (at game end with its
-        last reflection); `paper`, the paper's prompt after the section of what the seat privately knows."""
+        seat's layout: `cache`, the prompts/<folder>/cache/ version after `game_so_far()`, the private section and
+        (a request's steps) the host's question (at game end with its last reflection); `paper`, the paper's prompt
+        after the section of what the seat privately knows."""
         if self.layout == "cache":
             folder, _, leaf = prompt_id.partition("/")
             found = template(f"{folder}/cache/{leaf}")
-            context = self.game_so_far()
-            if folder == "modules" and self.reflection:  # the strategy update reads its last reflection too
-                context += f"\n\nYour last reflection: {self.reflection}"
+            after = self._asked if folder == "baseline" else (
+                f"Your last reflection: {self.reflection}" if self.reflection else "")
+            context = "\n\n".join(p for p in (self.game_so_far(), private_section(self.private), after) if p)
             return found.id, found.render(context=context, **{k: v for k, v in values.items() if k in found.variables})
         found = template(prompt_id)
         text = found.render(**{k: v for k, v in values.items() if k in found.variables})

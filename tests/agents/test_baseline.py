@@ -5,13 +5,26 @@ an experience pool that the next game draws suggestions from."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
-from avalon_agents.agents.baseline import RECENT, RECENT_STEP, BaselineAgent, concise, informativeness, recent_start
+from avalon_agents.agents.baseline import (
+    RECENT,
+    RECENT_STEP,
+    WINDOW_KEEP,
+    BaselineAgent,
+    Message,
+    concise,
+    informativeness,
+    recent_start,
+)
 from avalon_agents.core import Role, make_rules
+from avalon_agents.core.types import seat_name
 from avalon_agents.host.play import AgentSetup, play_one
 from avalon_agents.llm import ClientPool, ScriptedChatModel
+from avalon_agents.llm.stable import stable_chars
+from avalon_agents.llm.tokens import count_tokens
 from avalon_agents.narrate import system_prompt
 from avalon_agents.stores.experience import ExperienceStore
 from tests.helpers import SUGGEST_REQUEST, baseline_with_pool, scripted_setup
@@ -71,20 +84,105 @@ def test_recent_window_moves_a_step_at_a_time():
         assert RECENT <= n - recent_start(n) < RECENT + RECENT_STEP or (n < RECENT and recent_start(n) == 0)
 
 
+def game_so_far(prompt: str) -> str:
+    """The cache layout's stable part of a baseline prompt: the game so far, before the private section."""
+    assert prompt.startswith("The game so far"), prompt[:100]
+    return prompt.split("\n\nWhat only you know", 1)[0]
+
+
+def resolved(prompt: str, line: str) -> str:
+    """A line of a step's material with a cited message ("[12]") replaced by that message's text, which the
+    prompt holds earlier (in the game so far, or quoted with its number); a quoted one's text."""
+    if quoted := re.fullmatch(r"\[\d+\] (.+)", line):
+        return quoted.group(1)
+    if not re.fullmatch(r"\[\d+\]", line):
+        return line
+    before = prompt[:prompt.index("\n" + line + "\n")]
+    quoted = re.search(rf"^{re.escape(line)} (.+)$", before, re.MULTILINE)
+    assert quoted, f"{line} cited before it is shown"
+    return quoted.group(1)
+
+
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
-def test_answers_prompts_extend_each_other_between_window_moves(mixed_game):
-    """A seat's answer prompts keep the same window start for several answers, so a server's prompt cache
-    resumes them: many answer prompts begin with the whole recent block of the one before."""
+def test_a_requests_steps_share_one_prefix_and_requests_extend_each_other(mixed_game):
+    """The three steps of a request (questions, reflection, answer) begin with the same text: the game so far, the
+    private facts and the host's question; the next request's game so far extends it until a cut, which is rare."""
     _, records = mixed_game
     extended = pairs = 0
     for seat in (2, 4, 6):
-        prompts = [c.messages[1].content for c in baseline_calls(records, seat)
-                   if c.part == "respond"]
-        for before, after in zip(prompts, prompts[1:]):
-            block = before.split("\n\nInformative messages")[0]
+        calls = [c for c in baseline_calls(records, seat) if c.part in ("questions", "reflect", "respond")]
+        prompts = [c.messages[1].content for c in calls]
+        for i in range(0, len(prompts) - 2, 3):
+            assert [c.part for c in calls[i:i + 3]] == ["questions", "reflect", "respond"]
+            shared = prompts[i].split("\n\nQuestions " + seat_name(seat) + " always considers")[0]
+            assert "\nThe host asks " + seat_name(seat) in shared
+            assert prompts[i + 1].startswith(shared) and prompts[i + 2].startswith(shared)
+        for before, after in zip(prompts[::3], prompts[3::3]):
             pairs += 1
-            extended += after.startswith(block)
-    assert pairs >= 9 and extended / pairs > 0.35, (extended, pairs)  # a window moving every message: 10%
+            if after.startswith(game_so_far(before)):
+                extended += 1
+                continue
+            # else a cut: the game so far starts later, at the newest messages in WINDOW_KEEP tokens
+            starts = [int(re.match(r"The game so far(?: \(from message (\d+) on\))?:", p).group(1) or 1)
+                      for p in (before, after)]
+            assert starts[0] < starts[1], starts
+            kept = game_so_far(after).splitlines()[2:]  # after its first message
+            assert sum(count_tokens(line.split("] ", 1)[1]) for line in kept) <= WINDOW_KEEP
+    # a cut every other request at most (a window moving at every request: none extended)
+    assert pairs >= 9 and extended / pairs > 0.45, (extended, pairs)
+
+
+def test_every_message_a_step_cites_is_in_its_prompt():
+    """The cache layout cites a message of the game so far by its number, quotes an earlier one once (with its
+    number) and cites it after that: every number a step's material names resolves to a message of the prompt."""
+    agent = BaselineAgent(seat=1, context=scripted_setup().context(ClientPool().for_game(None)))
+    agent.rules, agent.role = make_rules("official", 6), Role.MERLIN
+    agent.messages = [Message(f"Player {i % 6 + 1} said: \"{'I doubt Player 3. ' * 12}\"" if i % 3 else
+                              f"Quest {i // 3 + 1} failed: 1 fail card(s).", 1, 5 * (i % 3 == 0)) for i in range(30)]
+    agent._move_window()
+    assert agent.start > 0
+
+    async def related(questions, messages):
+        return [[29, 2, 5], [5, 28, 2], [0, 1, 29]]  # two of the game so far, three from before it (5 and 2 twice)
+
+    prompts = []
+
+    async def call(text, step, request=None, **_):
+        prompts.append(text)
+        return "Reflection: Player 3 is evil."
+
+    agent._related, agent._call = related, call
+    asyncio.run(agent._reflect(["Who is evil?", "Who failed?", "Who leads?"], SUGGEST_REQUEST))
+    evidence = prompts[0].split("\nQuestion: ", 1)[1].split("\n\nTask:", 1)[0]
+    lines = [line for line in evidence.splitlines() if line.startswith("[")]
+    assert lines == ["[30]", f"[3] {agent.messages[2].text}", f"[6] {agent.messages[5].text}", "[6]", "[29]", "[3]",
+                     f"[1] {agent.messages[0].text}", f"[2] {agent.messages[1].text}", "[30]"]
+    for line in lines:
+        number, _, text = line[1:].partition("] ")
+        assert (text or resolved(prompts[0], line)) == agent.messages[int(number.rstrip("]")) - 1].text
+    _, answer = agent._respond_prompt("Vote.")
+    top = answer.split("alone: message N above):\n", 1)[1].split("\n\nYour reflection:", 1)[0].splitlines()
+    assert [resolved(answer, line) for line in top] == [agent.messages[i].text for i in (27, 24, 21, 18, 15)]
+
+
+@pytest.mark.parametrize("layout", ["cache", "paper"])
+def test_its_user_message_marks_the_game_so_far_stable(layout):
+    """A provider that caches at breakpoints (Anthropic: llm.stable) is told where the stable part ends: the game
+    so far, which the seat's next prompts begin with too; the paper layout marks nothing."""
+    agent = BaselineAgent(seat=1, context=scripted_setup().context(ClientPool().for_game(None)), prompt_layout=layout)
+    agent.rules, agent.role = make_rules("official", 6), Role.MERLIN
+    agent.messages = [Message(f"Player {i % 6 + 1} said: \"I doubt Player 3.\"", 1, 3) for i in range(12)]
+    sent = []
+
+    async def call(messages, **_):
+        sent.append(messages)
+        return "Which team failed?"
+
+    agent.llm.call = call
+    asyncio.run(agent._questions("Vote on the team."))
+    text = sent[0][1].content
+    assert stable_chars(sent[0][1]) == (len(agent.game_so_far()) if layout == "cache" else 0)
+    assert text.startswith(agent.game_so_far()) == (layout == "cache")
 
 
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
@@ -134,8 +232,8 @@ def test_informative_messages_are_ranked_by_score(mixed_game):
     assert late
     for call in late:
         prompt = call.messages[-1].content
-        block = prompt.split("Informative messages (most informative first):\n", 1)[1].split("\n\nYour reflection:")[0]
-        lines = [line for line in block.splitlines() if line.strip()]
+        block = prompt.split("Informative messages (most informative first", 1)[1].split("):\n", 1)[1]
+        lines = [resolved(prompt, line) for line in block.split("\n\nYour reflection:")[0].splitlines()]
         scores = [informativeness(line) for line in lines]
         assert scores == sorted(scores, reverse=True) and scores[0] > 0
 
@@ -143,8 +241,6 @@ def test_informative_messages_are_ranked_by_score(mixed_game):
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_reflection_questions_retrieve_related_messages():
     agent = BaselineAgent(seat=1, context=scripted_setup().context(ClientPool().for_game(None)))
-    from avalon_agents.agents.baseline import Message
-
     agent.messages = [Message(t, 1, informativeness(t)) for t in (
         "Quest 1 failed with 1 fail card; the team was Player 2 and Player 5.",
         "Player 4 said: \"I like pizza and sunny weather.\"",
@@ -231,12 +327,12 @@ def test_suggestion_contrasts_two_answers_with_different_scores():
 @pytest.mark.slow  # seconds of end-to-end play: the fast suite keeps its minute
 def test_its_night_information_is_in_every_answer_it_gives(mixed_game):
     """The paper's baseline keeps what its role card showed it: the night line is in every prompt (its private
-    section leads each), also when it has left the windows of recent and informative messages."""
+    section: after the game so far in the cache layout), also when it has left the windows of messages."""
     host, records = mixed_game
     night = {e.seat: e for e in host.engine.events if e.type == "night_info"}
     for call in baseline_calls(records):
         prompt = call.messages[-1].content
-        head = prompt.split("\n\n")[0]
-        assert head.startswith("What only you know (private facts"), head[:200]
-        assert head.splitlines()[1].startswith("Night: "), head[:200]
-        assert bool(night[call.seat].seats) == ("no one" not in head)
+        assert prompt.count("What only you know (private facts") == 1, prompt[:200]
+        section = prompt.split("What only you know (private facts", 1)[1].split("\n\n")[0]
+        assert section.splitlines()[1].startswith("Night: "), section[:200]
+        assert bool(night[call.seat].seats) == ("no one" not in section)

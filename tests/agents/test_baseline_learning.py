@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from avalon_agents.agents.baseline import INFORMATIVE, RECENT, RECENT_STEP, BaselineAgent, Message
+from avalon_agents.agents.baseline import INFORMATIVE, RECENT, RECENT_STEP, WINDOW_KEEP, BaselineAgent, Message
 from avalon_agents.core import Role, make_rules
 from avalon_agents.core.actions import ActionRequest, RequestKind
 from avalon_agents.core.events import GameResult
@@ -18,6 +18,7 @@ from avalon_agents.core.types import EndReason, Team
 from avalon_agents.engine import AvalonEngine
 from avalon_agents.experiments import load_experiments
 from avalon_agents.llm import ScriptedChatModel
+from avalon_agents.llm.tokens import count_tokens
 from avalon_agents.narrate import role_card
 from avalon_agents.records.trace import MemoryTracer
 from avalon_agents.stores.book import ExperienceBook
@@ -185,17 +186,27 @@ def test_final_answer_temperature_is_an_option_recorded_in_the_trace():
     assert calls(tracer)[0].settings["temperature"] == 0.3
 
 
-@pytest.mark.parametrize(("recent", "informative"), [(RECENT, INFORMATIVE), (15, 15), (3, 0)])
+@pytest.mark.parametrize(("recent", "informative"), [(None, INFORMATIVE), (RECENT, INFORMATIVE), (15, 15), (3, 0)])
 def test_windows_are_options(recent, informative):
     agent = baseline(1, MemoryTracer(), None, recent=recent, informative=informative)
-    agent.messages = [Message(f"Quest {i} failed." if i % 2 else f"Message {i}.", 1, i % 2 * 5) for i in range(40)]
-    _, prompt = agent._respond_prompt("Vote.")  # the cache layout: the window leads, its start moves `recent` at once
-    block = prompt.split("(the most recent messages):\n", 1)[1].split("\n\nInformative messages", 1)[0].splitlines()
-    assert recent <= len(block) < 2 * recent and block[-1] == "Quest 39 failed."
+    agent.messages = [Message(f"Quest {i} failed." if i % 2 else f"Message {i}: {'a long speech ' * 20}", 1,
+                              i % 2 * 5) for i in range(40)]
+    agent._move_window()  # a request's start
+    _, prompt = agent._respond_prompt("Vote.")  # the cache layout: the game so far leads, numbered
+    head, block = prompt.split("\n\n", 1)[0].split("\n", 1)
+    block = block.splitlines()
+    assert head == f"The game so far (from message {41 - len(block)} on):"
+    assert block[-1] == "[40] Quest 39 failed." and len(block) >= (recent or 1)
+    # a cut keeps the newest messages in WINDOW_KEEP tokens, or the newest `recent` if they are more
+    assert sum(count_tokens(line.split("] ", 1)[1]) for line in block[1:]) <= WINDOW_KEEP or len(block) == recent
+    top = prompt.split("alone: message N above):\n", 1)[1].split("\n\nYour reflection:", 1)[0].splitlines()
+    shown = 41 - len(block)  # the informative messages the game so far holds are cited by their number
+    assert top == ([f"[{n}]" if n >= shown else f"[{n}] Quest {n - 1} failed."
+                    for n in range(40, 40 - 2 * informative, -2)] or ["(none yet)"])
     agent.layout = "paper"
     _, prompt = agent._respond_prompt("Vote.")
     block = prompt.split("Recent messages:\n", 1)[1].split("\n\nInformative messages", 1)[0].splitlines()
-    assert recent <= len(block) < recent + RECENT_STEP and block[-1] == "Quest 39 failed."
+    assert (recent or RECENT) <= len(block) < (recent or RECENT) + RECENT_STEP and block[-1] == "Quest 39 failed."
     top = prompt.split("(most informative first):\n", 1)[1].split("\n\nYour reflection:", 1)[0].splitlines()
     assert top == ([f"Quest {i} failed." for i in range(39, 39 - 2 * informative, -2)] or ["(none yet)"])
 
