@@ -12,8 +12,8 @@ Then times, each in a new process (nothing cached in memory; the files in the sy
   is not there (`--rebuild` removes it first), as the run's own summary does when it ends;
 - `load_run` of run-a with the copy there (every later read): `--repeats` times;
 - `avalon view`'s comparison of run-a and run-b from a new View (view.pages.View(OUT/big).compare): both runs
-  loaded and analyzed as their run pages are, then the comparison (the per-game sums of every rate metric):
-  `--repeats` times;
+  loaded and their metrics counted (in two threads at once, as the Compare page does; their run pages' figures are
+  not drawn), then the comparison (the per-game sums of every rate metric and their intervals): `--repeats` times;
 - with `--huge`: `load_run` of the huge run (from the games' files when it has no copy, then from the copy) and
   `avalon analyze`'s computation over its tables (analysis.paper.report.compute), with the process's peak memory.
 
@@ -58,10 +58,11 @@ LOAD = ("from avalon_agents.analysis.load import load_run",
         "data = load_run({run!r})\nextra = {{'rows': sum(len(t) for t in data.tables().values())}}")
 COMPARE = ("from avalon_agents.view.pages import View",
            "view = View([{root!r}])\n"
-           "for name in ('run-a', 'run-b'):\n    view.runs.analysis(view.catalog.path(name))\n"
-           "analyzed = time.perf_counter() - wall\n"
+           "view.comparer.sides(['run-a', 'run-b'])  # both runs' metrics, counted in two threads at once\n"
+           "analyzed, analyzed_cpu = time.perf_counter() - wall, time.process_time() - cpu\n"
            "page = view.compare(['run-a', 'run-b'])\n"
-           "extra = {{'analyses': analyzed, 'rows': sum(len(m['rows']) for m in page['metrics'].values())}}")
+           "extra = {{'analyses': analyzed, 'analyses_cpu': analyzed_cpu,\n"
+           "         'rows': sum(len(m['rows']) for m in page['metrics'].values())}}")
 ANALYZE = ("from pathlib import Path\nfrom avalon_agents.analysis.load import load_run\n"
            "from avalon_agents.analysis.paper.report import compute",
            "data = load_run({run!r})\nloaded = time.perf_counter() - wall\n"
@@ -116,8 +117,8 @@ def measure(args: argparse.Namespace, run: Path, big: Path, huge: Path | None) -
     rows.append((f"{run.name}: load_run, the copy there", [child(*LOAD, run=str(run)) for _ in range(args.repeats)]))
     compared = [child(*COMPARE, root=str(big)) for _ in range(args.repeats)]
     rows.append(("compare run-a and run-b, a new View", compared))
-    rows.append(("  ... of which both runs loaded and analyzed", [{**c, "wall": c["analyses"], "cpu": None}
-                                                                  for c in compared]))
+    rows.append(("  ... of which both runs loaded and analyzed", [{**c, "wall": c["analyses"],
+                                                                   "cpu": c["analyses_cpu"]} for c in compared]))
     if huge is not None:
         first_read(huge, args.rebuild, rows)
         rows.append((f"{huge.name}: load_run, the copy there", [child(*LOAD, run=str(huge))]))

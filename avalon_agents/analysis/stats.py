@@ -4,7 +4,8 @@
   games: its interval is Wilson's score interval (scipy), never zero width.
 - Any other rate's interval is the bootstrap resampling whole games (`game_interval`: rows of one game are not
   independent: the same players, the same table talk; a judged speech is such a row), seeded so a table is
-  reproducible.
+  reproducible. From LARGE games whose values are whole numbers, a resample weighs each game by a Poisson(1) count
+  (`poisson_ratios`: one stream of weights per seed for every interval, summed in integers), not by picking games.
 - The difference of a rate between the two games of paired games (the order-bias study) resamples whole pairs
   (`paired_interval`, scipy's paired bootstrap); its p-value swaps the two games of each pair
   (`paired_p`, scipy's permutation test: exact up to 13 pairs).
@@ -35,6 +36,9 @@ import numpy as np
 import pandas as pd
 
 BOOTSTRAP = 2000
+LARGE = 1000
+"""From this many games (units) an interval's resamples weigh each game by a Poisson(1) count (`poisson_ratios`),
+where the games' values are whole numbers; below it, and for other values, the games are picked with replacement."""
 LEVEL = 0.95
 SMALL = 5
 """Fewer games (or pairs) than this: an interval also covers the score interval of the pooled counts as one trial a
@@ -47,7 +51,8 @@ WILSON, BOOTSTRAPPED, POOLED, PER_GAME = ("wilson", "bootstrap", "pooled wilson 
                                           "pooled wilson, one trial a game (floor)")
 METHODS = {
     WILSON: "one yes/no per game: Wilson's score interval over games",
-    BOOTSTRAPPED: f"resampling whole games ({BOOTSTRAP:,} seeded resamples), which covered its floor",
+    BOOTSTRAPPED: f"resampling whole games ({BOOTSTRAP:,} seeded resamples; from {LARGE:,} games each game "
+                  "weighed by a Poisson(1) count), which covered its floor",
     POOLED: f"from {SMALL} to {FLOOR - 1} games: widened to Wilson's interval of the pooled counts",
     PER_GAME: f"fewer than {SMALL} games, or no spread between games: widened to Wilson's interval of the pooled "
               "counts taken as one trial a game",
@@ -90,11 +95,17 @@ BLOCK = 2**20
 
 
 def resampled_ratios(num: np.ndarray, den: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """sum(num) / sum(den) of BOOTSTRAP resamples of the units (NaN where a resample's den is 0). The resamples are
-    drawn a block of rows at a time (BLOCK picks), the same draws as all at once, so 10,000 games do not make a
-    2,000 x 10,000 array of picks and two of values (480 MB) per interval. The picks of a generator's state and a
-    number of units are kept (`_picks`): every interval of a run's games draws the same ones (each starts from
-    `seed`), so they are drawn once, and the generator is left where drawing them would leave it."""
+    """sum(num) / sum(den) of BOOTSTRAP resamples of the units (NaN where a resample's den is 0). From LARGE units
+    whose values are whole numbers, each unit's weight in a resample is a Poisson(1) count (`poisson_ratios`);
+    otherwise the units are picked with replacement: the picks are drawn a block of rows at a time (BLOCK picks),
+    the same draws as all at once, so 10,000 games do not make a 2,000 x 10,000 array of picks and two of values
+    (480 MB) per interval. The picks of a generator's state and a number of units are kept (`_picks`): every
+    interval of a run's games draws the same ones (each starts from `seed`), so they are drawn once, and the
+    generator is left where drawing them would leave it."""
+    if len(num) >= LARGE:
+        found = poisson_ratios(num, den, rng)
+        if found is not None:
+            return found
     ratios = np.empty(BOOTSTRAP)
     rows = max(1, BLOCK // max(1, len(num)))
     for start, picks in zip(range(0, BOOTSTRAP, rows), _picks(rng, len(num), rows)):
@@ -130,6 +141,125 @@ def _picks(rng: np.random.Generator, units: int, rows: int) -> list[np.ndarray]:
         while sum(BOOTSTRAP * k[1] for k in _PICKS) > PICKS_KEPT:
             del _PICKS[next(iter(_PICKS))]
     return kept[0]
+
+
+POISSON_COLUMNS = 4096
+"""Games drawn a block at a time by `_poisson_weights` (each block from its own seed: a longer run extends the
+weights without changing those drawn)."""
+POISSON_KEPT = 2**28
+"""Bytes of weights `_poisson_weights` keeps at most (the oldest stream goes first): two streams of 10,000 games take
+160 MB."""
+_POISSON: dict[int, np.ndarray] = {}
+_POISSON_LOCK = threading.Lock()
+
+
+def _poisson_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Poisson(1) distribution on 32-bit uniform integers, in exact integer arithmetic (Python's fractions, so
+    the same on every machine): `thresholds` (the count of a draw u is the number of thresholds <= u: floor(2**32
+    P(X <= k)) for k = 0, 1, ... while below 2**32; the mass past the last, under 2**-32 a draw, is its count), and
+    a table over u's top 16 bits (`by_top`: the count of every u with those bits, `straddles`: where a threshold
+    falls inside, those few read against the thresholds)."""
+    import math
+    from fractions import Fraction
+
+    e_inv = sum(Fraction((-1) ** i, math.factorial(i)) for i in range(40))  # within 10**-47 of 1/e
+    found: list[int] = []
+    cumulative = Fraction(0)
+    for k in range(64):
+        cumulative += e_inv / math.factorial(k)
+        threshold = math.floor(cumulative * 2**32)
+        if threshold >= 2**32 or (found and threshold == found[-1]):
+            break
+        found.append(threshold)
+    thresholds = np.array(found, dtype=np.uint32)
+    starts = np.arange(2**16, dtype=np.uint32) << np.uint32(16)
+    by_top = np.searchsorted(thresholds, starts, side="right").astype(np.uint8)
+    straddles = np.searchsorted(thresholds, starts | np.uint32(0xFFFF), side="right") != by_top
+    return thresholds, by_top, straddles
+
+
+_TABLE: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+
+def poisson_counts(uniform: np.ndarray) -> np.ndarray:
+    """Poisson(1) counts (uint8) of 32-bit uniform integers (`_poisson_table`): integer comparisons only."""
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = _poisson_table()
+    thresholds, by_top, straddles = _TABLE
+    top = (uniform >> np.uint32(16)).astype(np.uint16)
+    counts = by_top[top]
+    near = straddles[top]
+    if near.any():
+        counts[near] = np.searchsorted(thresholds, uniform[near], side="right")
+    return counts
+
+
+def _poisson_weights(stream: int, units: int) -> np.ndarray:
+    """The cumulative Poisson(1) weights of `stream`'s resamples: row r, column j is the sum of the counts of units
+    0..j-1 in resample r, less j (int16 while it fits, else int32); at least `units` + 1 columns. Drawn POISSON_COLUMNS
+    units at a time, block b from SeedSequence(stream, spawn_key=(b,)) as 32-bit integers, and kept (POISSON_KEPT)."""
+    with _POISSON_LOCK:
+        kept = _POISSON.pop(stream, None)
+        if kept is None or kept.shape[1] <= units:
+            kept = _extend(stream, kept, -(-units // POISSON_COLUMNS))
+        _POISSON[stream] = kept  # the newest
+        while len(_POISSON) > 1 and sum(w.nbytes for w in _POISSON.values()) > POISSON_KEPT:
+            del _POISSON[next(iter(_POISSON))]
+        return kept
+
+
+def _extend(stream: int, kept: np.ndarray | None, blocks: int) -> np.ndarray:
+    """`stream`'s cumulative weights (`_poisson_weights`) of `blocks` blocks, those of `kept` as they are."""
+    have = 0 if kept is None else (kept.shape[1] - 1) // POISSON_COLUMNS
+    found = np.zeros((BOOTSTRAP, blocks * POISSON_COLUMNS + 1), dtype=np.int16 if kept is None else kept.dtype)
+    if kept is not None:
+        found[:, :kept.shape[1]] = kept
+    less = np.arange(1, POISSON_COLUMNS + 1, dtype=np.int32)
+    for block in range(have, blocks):
+        seeded = np.random.default_rng(np.random.SeedSequence(stream, spawn_key=(block,)))
+        drawn = seeded.integers(0, 2**32, size=(BOOTSTRAP, POISSON_COLUMNS), dtype=np.uint32)
+        weights = np.cumsum(poisson_counts(drawn), axis=1, dtype=np.int32)
+        first = block * POISSON_COLUMNS
+        weights -= less
+        weights += found[:, first:first + 1]
+        if found.dtype == np.int16 and not (-2**15 <= weights.min() and weights.max() < 2**15):
+            found = found.astype(np.int32)
+        found[:, first + 1:first + POISSON_COLUMNS + 1] = weights
+    return found
+
+
+def _whole(values: np.ndarray) -> np.ndarray | None:
+    """`values` as int64 when every one is a whole number of magnitude under 2**30; else None."""
+    if not len(values) or not np.isfinite(values).all() or np.abs(values).max() >= 2**30:
+        return None
+    whole = values.astype(np.int64)
+    return whole if (whole == values).all() else None
+
+
+def poisson_ratios(num: np.ndarray, den: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
+    """sum(w num) / sum(w den) of BOOTSTRAP resamples, w each unit's Poisson(1) weight in the resample (the Poisson
+    bootstrap, for LARGE units: a resample of whole games, each game in it as many times as a Poisson(1) draw, which
+    for thousands of games resamples as picking n of n with replacement does), in integer arithmetic: the units are
+    put in order of their (num, den), so each distinct pair's total weight is the difference of two columns of the
+    stream's cumulative weights (`_poisson_weights`), and a resample's sums are whole numbers, exact on every CPU.
+    The stream is one 64-bit draw of `rng` (so the same seed gives the same stream: every interval of a run's games
+    draws from one, a comparison's second side from the next). None where num or den are not whole numbers (the
+    caller picks units instead; `rng` untouched)."""
+    whole_num, whole_den = _whole(np.asarray(num)), _whole(np.asarray(den))
+    if whole_num is None or whole_den is None:
+        return None
+    low, span = whole_den.min(), int(whole_den.max() - whole_den.min()) + 1
+    keys, sizes = np.unique(whole_num * span + (whole_den - low), return_counts=True)  # each distinct (num, den)
+    pairs = np.stack([keys // span, keys % span + low], axis=1)
+    edges = np.concatenate([[0], np.cumsum(sizes)])
+    stream = int(rng.integers(0, 2**63, dtype=np.int64))
+    weights = _poisson_weights(stream, len(num))
+    at = weights[:, edges].astype(np.int64) + edges  # the cumulative counts at each pair's edges
+    counts = np.diff(at, axis=1)  # resample x distinct pair: how many times its games are in the resample
+    sums = counts @ pairs  # integer matrix product (no BLAS): exact
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums[:, 0] / sums[:, 1]
 
 
 def wilson(successes: float, trials: float, level: float = LEVEL) -> tuple[float, float]:

@@ -39,7 +39,7 @@ import pandas as pd
 
 from avalon_agents.analysis.load import RunData
 from avalon_agents.analysis.paper import metrics
-from avalon_agents.analysis.paper.report import Analysis
+from avalon_agents.analysis.paper.report import Analysis, coded
 from avalon_agents.analysis.stats import METHOD, difference_ci, fisher_p, newcombe, sums_only
 from avalon_agents.records.environment import differences
 from avalon_agents.records.reader import open_run
@@ -59,7 +59,6 @@ RULE = ("flagged where the 95% interval excludes zero and, for a win rate or ano
         "exact test agrees (p < 0.05); where they disagree, not flagged. Each difference counted once; p adjusted "
         "(Holm) over the page's tests.")
 """How the page decides a difference (shown on it, and in its JSON's `rule`)."""
-_SEP = "\x1f"  # joins a variant and a game in `per_game`'s relabelled data
 
 
 @dataclass
@@ -96,9 +95,9 @@ class Comparer:
         """The sides `names` stand for (see the module's docstring), each once, in order. Raises UnknownRun for a
         run or variant not found, ValueError for fewer than two sides."""
         found: list[Side] = []
-        for name in dict.fromkeys(n.strip() for n in names if n.strip()):  # a big run's first page counts it in a
+        for name in dict.fromkeys(n.strip() for n in names if n.strip()):  # a big run's metrics are counted in a
             with contextlib.suppress(UnknownRun):                          # thread: every side's at once
-                self.runs.page(self._run(name)[2])
+                self.runs.start(self._run(name)[2])
         for name in dict.fromkeys(n.strip() for n in names if n.strip()):
             run_id, variant, run = self._run(name)
             analysis = self.runs.analysis(run)
@@ -139,10 +138,11 @@ class Comparer:
         sides = self.sides(names)
         headline = compare_rows([_headline(s) for s in sides], ["side"], None)
         found = {name: self._metric(name, sides) for name in metrics.OUTCOMES}
+        described = [describe(s) for s in sides]
         return {
-            "sides": [describe(s) for s in sides],
+            "sides": described,
             "reference": sides[0].label,
-            "warnings": warnings(sides),
+            "warnings": warnings(sides, described),
             "rule": RULE,
             "multiple": once([("headline", headline), *((n, m["rows"]) for n, m in found.items())]),
             "headline": headline,
@@ -171,19 +171,19 @@ class Comparer:
         key = (side.variant, name)
         if key not in kept[1]:
             each = kept[1].get(side.variant) or kept[1].setdefault(side.variant,
-                                                                   each_game(side.analysis.data, side.variant))
+                                                                   each_game(coded(side.analysis.data), side.variant))
             kept[1][key] = per_game(side.analysis.data, side.variant, metrics.OUTCOMES[name], groups, each)
         return kept[1][key]
 
 
 def each_game(data: RunData, variant: str) -> RunData:
-    """`variant`'s rows of `data`, each game its own variant (`variant`, _SEP and the game)."""
+    """`variant`'s rows of `data`, each game its own variant (its variant column the game column: no new label)."""
     frames = {}
     for table, frame in data.tables().items():
         if "variant" in frame and "game" in frame:
-            frame = frame[frame["variant"] == variant]
-            labels = {g: f"{variant}{_SEP}{g}" for g in frame["game"].unique()}  # a label per game, not per row
-            frame = frame.assign(variant=frame["game"].map(labels).astype(str))
+            mine = frame["variant"] == variant
+            frame = frame if mine.all() else frame[mine]
+            frame = frame.assign(variant=frame["game"])
         frames[table] = frame
     return type(data)(**frames)
 
@@ -199,12 +199,12 @@ def per_game(data: RunData, variant: str, metric: Callable[[RunData], pd.DataFra
     table = table.assign(**{g: None for g in groups if g not in table})  # a group another side's table has
     dens = table["n"].astype(float).to_numpy() if len(table) else np.zeros(0)
     values = pd.to_numeric(table["value"], errors="coerce").to_numpy(dtype=float) if len(table) else dens
-    nums = [round(v, 9) for v in np.where((dens == 0) | np.isnan(values), 0.0, values * dens).tolist()]
+    nums = np.round(np.where((dens == 0) | np.isnan(values), 0.0, values * dens), 9)  # value x n: the sum again
     rows = table.groupby(groups, dropna=False, sort=False).indices.items() if groups else [((), range(len(table)))]
     found = {}
     for key, at in rows:
         key = key if isinstance(key, tuple) else (key,)
-        found[tuple(None if _missing(k) else _plain(k) for k in key)] = (np.array([nums[i] for i in at]), dens[at])
+        found[tuple(None if _missing(k) else _plain(k) for k in key)] = (nums[at], dens[at])
     return found
 
 
@@ -319,10 +319,10 @@ def describe(side: Side) -> dict[str, Any]:
             "commit": side.row.get("commit"), "plugins": sorted(plugins) or ["none"]}
 
 
-def warnings(sides: list[Side]) -> list[str]:
+def warnings(sides: list[Side], described: list[dict[str, Any]] | None = None) -> list[str]:
     """Where the sides differ in players, roles, rules, model, commit or plugins (a difference may be theirs), and
-    each unhealthy run."""
-    described = [describe(s) for s in sides]
+    each unhealthy run (`described`: the sides' `describe`, when made)."""
+    described = described or [describe(s) for s in sides]
     out = []
     for field, what in SETUP:
         seen = {d["label"]: ", ".join(d[field]) if isinstance(d[field], list) else _commit(d[field])
@@ -409,9 +409,9 @@ def _roles(side: Side) -> list[str]:
     """The role sets `side`'s games were dealt, each as its roles with their counts ('Merlin, 2 Loyal Servant')."""
     seats = side.analysis.data.seats
     seats = seats[seats["variant"] == side.variant]
-    dealt = seats.assign(role=seats["role"].astype(str)).sort_values("role").groupby("game")["role"].agg(_SEP.join)
-    counted = ({r: deal.split(_SEP).count(r) for r in deal.split(_SEP)} for deal in dealt.unique())
-    return sorted({", ".join(f"{n} {r}" if n > 1 else r for r, n in c.items()) for c in counted})
+    dealt = seats.groupby([seats["game"], seats["role"].astype(str)]).size().unstack(fill_value=0)  # game x role
+    counted = dealt[sorted(dealt.columns)].drop_duplicates().to_dict(orient="records")
+    return sorted({", ".join(f"{n} {r}" if n > 1 else r for r, n in c.items() if n) for c in counted})
 
 
 def _values(column: pd.Series) -> list[str]:

@@ -84,26 +84,54 @@ class RunPages:
         self.prices = prices or catalog.prices
         self._pages: dict[Path, tuple[Any, dict[str, Any], Analysis | None]] = {}
         self._rows: dict = {}  # analysis.load's cache: each run's tables
-        self._computed: dict[Path, tuple[RunData, Analysis, list[dict[str, Any]], Any]] = {}  # metrics, figures
+        self._computed: dict[Path, tuple[RunData, Analysis, Any, float]] = {}  # metrics, by tables and judged, s
         self._health: dict[Path, tuple[Any, Health]] = {}  # each game's health by its health.json's stamp
         self._took: dict[Path, float] = {}  # seconds its metrics and figures took to count
         self._computing: set[Path] = set()  # runs counted again in a thread now
         self._threads: dict[Path, threading.Thread] = {}  # the thread counting a big run's first page
+        self._counting: dict[Path, threading.Thread] = {}  # the thread counting a run's metrics alone (`start`)
+        self._counted: dict[Path, tuple[Any, Analysis | None]] = {}  # `analysis`'s, by the run's row (`_key`)
+        self._drawn: dict[Path, tuple[Analysis, list[dict[str, Any]]]] = {}  # the figures of a run's metrics
+        self._run_locks: dict[Path, threading.Lock] = {}  # one count of a run's metrics at a time
         self._lock = threading.Lock()
 
     def analysis(self, run: Path) -> Analysis | None:
-        """The run's metrics (None: no finished game yet), computed once per change (here, if its first page is
-        still counting them)."""
-        self.page(run)
-        _, page, result = self._pages[run]
-        if result is None and page.get("computing"):
-            counting = self._threads.get(run)
-            if counting is not None:
-                counting.join()  # its first page's thread counts it: not twice at once
-            if self._pages.get(run, (None, {}, None))[2] is None:
-                row = self.catalog.row(run)
-                self._build(run, row, _key(row))
-        return self._pages[run][2]
+        """The run's metrics (None: no finished game yet), computed once per change of its tables (a thread already
+        counting them is waited for, not counted beside: `_metrics`); not its page: a comparison needs no figures."""
+        key = _key(self.catalog.row(run))
+        cached = self._pages.get(run)
+        if cached is not None and cached[0] == key and cached[2] is not None:
+            return cached[2]
+        counted = self._counted.get(run)
+        if counted is not None and counted[0] == key:
+            return counted[1]
+        counting = self._counting.get(run)
+        if counting is not None:
+            counting.join()
+        result = self._metrics(run)[0]
+        self._counted[run] = (key, result)
+        return result
+
+    def start(self, run: Path) -> None:
+        """A big run's metrics (over FIRST_IN_THREAD games, not yet counted) counted in a thread, so that several
+        runs' are counted at once (a comparison's sides; `analysis` then waits for it)."""
+        row = self.catalog.row(run)
+        cached, counted = self._pages.get(run), self._counted.get(run)
+        if row["games_finished"] <= FIRST_IN_THREAD or (cached is not None and cached[0] == _key(row)
+                                                        and cached[2] is not None) or (
+                counted is not None and counted[0] == _key(row)):
+            return
+        with self._lock:
+            if run not in self._counting or not self._counting[run].is_alive():
+                self._counting[run] = threading.Thread(target=self._quietly, args=(run,), daemon=True,
+                                                       name=f"view metrics {run.name}")
+                self._counting[run].start()
+
+    def _quietly(self, run: Path) -> None:
+        try:
+            self._metrics(run)
+        except Exception:  # the caller's own `analysis` counts it again, and says why
+            logger.opt(exception=True).debug(f"view: counting {run}'s metrics failed")
 
     def page(self, run: Path) -> dict[str, Any]:
         """The run page's data: `run` (its index row), `metrics` (name -> rows), `headline`, `behaviour`,
@@ -185,21 +213,37 @@ class RunPages:
     def _analysis(self, run: Path) -> tuple[Analysis | None, list[dict[str, Any]]]:
         """The run's metrics and figures: computed again only when its finished games changed (a run playing
         changes its row with every call, not its tables)."""
-        started = time.perf_counter()
-        try:
-            data = load_run(run, cache=self._rows, write=False)  # a viewer writes nothing into a run
-        except FileNotFoundError:
+        result, behaviour = self._metrics(run)
+        if result is None:
             return None, []
-        done = self._computed.get(run)
-        behaviour = judged(run)  # the judges' tables analyze wrote: their figures drawn too
-        if done is None or done[0] is not data or done[3] != behaviour.get("written"):
+        drawn = self._drawn.get(run)
+        if drawn is None or drawn[0] is not result:
+            started = time.perf_counter()
+            with DRAWING:
+                drawn = self._drawn[run] = (result, figure_list(result, behaviour.get("tables", {})))
+            self._took[run] = self._computed[run][3] + time.perf_counter() - started
+        return result, drawn[1]
+
+    def _metrics(self, run: Path) -> tuple[Analysis | None, dict[str, Any]]:
+        """The run's metrics (None: no finished game) and the judges' tables analyze wrote (`judged`): computed
+        again only when its finished games or judged tables changed, one thread at a time per run (another waits,
+        then finds them counted)."""
+        with self._lock:
+            lock = self._run_locks.setdefault(run, threading.Lock())
+        with lock:
+            started = time.perf_counter()
+            try:
+                data = load_run(run, cache=self._rows, write=False)  # a viewer writes nothing into a run
+            except FileNotFoundError:
+                return None, {}
+            done = self._computed.get(run)
+            behaviour = judged(run)  # the judges' tables analyze wrote: their figures drawn too
+            if done is not None and done[0] is data and done[2] == behaviour.get("written"):
+                return done[1], behaviour
             result = compute(data, run, analysis_dir(run), reference="auto")
             result.judge_spec = behaviour.get("model")  # the provenance and figures name the judges' model
-            with DRAWING:
-                drawn = figure_list(result, behaviour.get("tables", {}))
-            done = self._computed[run] = (data, result, drawn, behaviour.get("written"))
-            self._took[run] = time.perf_counter() - started
-        return done[1], done[2]
+            self._computed[run] = (data, result, behaviour.get("written"), time.perf_counter() - started)
+            return result, behaviour
 
     def cost(self, run: Path, result: Analysis) -> list[dict[str, Any]]:
         """Per variant and model: calls, tokens and dollars, from the games' health.json (experiments.spend's

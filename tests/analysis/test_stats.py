@@ -188,3 +188,51 @@ def test_kept_picks_give_the_draws_and_leave_the_generator_as_drawing_them_would
             assert np.array_equal(stats.resampled_ratios(values, den, kept), drawn(values, den, fresh), equal_nan=True)
         assert (kept.integers(0, 100, 5) == fresh.integers(0, 100, 5)).all()
     assert len(stats._PICKS) == 4  # 3 and 1,000 units, from seed 0 and from where each left it
+
+
+def test_poisson_counts_are_poisson_1_in_integer_arithmetic_the_same_on_every_machine():
+    """stats.poisson_counts: the thresholds are floor(2**32 P(X <= k)) of Poisson(1), computed in fractions; a
+    stream's block is fixed by its seed (these sums are what any CPU draws: a change here changes every interval
+    from LARGE games)."""
+    thresholds, _, _ = stats._poisson_table()
+    assert thresholds[:3].tolist() == [math.floor(2**32 * sum(math.exp(-1) / math.factorial(i) for i in range(k + 1)))
+                                       for k in range(3)]
+    drawn = np.random.default_rng(np.random.SeedSequence(123, spawn_key=(0,))).integers(
+        0, 2**32, size=(stats.BOOTSTRAP, stats.POISSON_COLUMNS), dtype=np.uint32)
+    counts = stats.poisson_counts(drawn)
+    assert (counts == np.searchsorted(thresholds, drawn, side="right")).all()  # the table's shortcut is exact
+    assert int(counts.sum()) == 8187940 and np.bincount(counts.ravel())[:4].tolist() == [3016486, 3011965, 1506510,
+                                                                                            500991]
+    assert counts.mean() == pytest.approx(1, abs=0.002) and counts.var() == pytest.approx(1, abs=0.005)
+
+
+def test_from_large_games_the_resamples_weigh_each_game_by_a_poisson_count_exactly():
+    """From stats.LARGE games of whole numbers, a resample's sums are each game's Poisson weight times its values,
+    summed as integers (the games in order of their values): checked against the weights drawn by hand; a longer
+    run's weights extend a shorter one's; the interval is close to picking the games with replacement."""
+    rng = np.random.default_rng(4)
+    games = 5000
+    num = rng.integers(0, 4, games).astype(float)
+    den = num + rng.integers(0, 3, games)
+    stats._POISSON.clear()
+    ratios = stats.resampled_ratios(num, den, np.random.default_rng(0))
+    stream = int(np.random.default_rng(0).integers(0, 2**63, dtype=np.int64))
+    blocks = [stats.poisson_counts(np.random.default_rng(np.random.SeedSequence(stream, spawn_key=(b,))).integers(
+        0, 2**32, size=(stats.BOOTSTRAP, stats.POISSON_COLUMNS), dtype=np.uint32)) for b in range(2)]
+    weights = np.concatenate(blocks, axis=1)[:, :games].astype(np.int64)
+    order = np.lexsort((den, num))
+    by_hand = (weights @ num[order].astype(np.int64)) / (weights @ den[order].astype(np.int64))
+    assert np.array_equal(ratios, by_hand)
+    shorter = stats._POISSON[stream][:, :games + 1].copy()
+    stats._POISSON.clear()
+    stats._poisson_weights(stream, 3 * stats.POISSON_COLUMNS)  # drawn at once, longer
+    assert np.array_equal(stats._POISSON[stream][:, :games + 1], shorter)
+    picks = np.random.default_rng(1).integers(0, games, size=(stats.BOOTSTRAP, games))
+    picked = num[picks].sum(axis=1) / den[picks].sum(axis=1)
+    width = np.percentile(picked, 97.5) - np.percentile(picked, 2.5)
+    assert np.percentile(ratios, [2.5, 97.5]) == pytest.approx(np.percentile(picked, [2.5, 97.5]), abs=0.15 * width)
+    smaller = stats.resampled_ratios(num[:999], den[:999], np.random.default_rng(0))  # below LARGE: picked
+    first = np.random.default_rng(0).integers(0, 999, size=(max(1, stats.BLOCK // 999), 999))
+    assert np.array_equal(smaller[:len(first)], num[:999][first].sum(axis=1) / den[:999][first].sum(axis=1))
+    halves = num + 0.5  # not whole numbers: picked, as below LARGE
+    assert stats.poisson_ratios(halves, den, np.random.default_rng(0)) is None

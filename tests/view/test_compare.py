@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
+import time
 
 import numpy as np
 import pytest
@@ -361,3 +362,28 @@ def test_avalon_view_compare_json(view):
     wrong = avalon("view", folder, "--compare", "a,nope", "--json")
     assert wrong.returncode == 2 and wrong.stderr.strip().splitlines() == ["error: compare: no run 'nope' under "
                                                                            f"{folder}"]
+
+
+@SLOW
+def test_the_compare_page_counts_each_runs_metrics_once_in_threads_without_their_pages_figures(view, monkeypatch):
+    """From a new View, the Compare page counts every big run's metrics (over run_data.FIRST_IN_THREAD games) in a
+    thread of its own, all at once, and draws none of their run pages' figures; a run page opened after it draws its
+    figures from those metrics, not counting them again, and its numbers are the page's."""
+    from avalon_agents.view import run_data
+
+    monkeypatch.setattr(run_data, "FIRST_IN_THREAD", 1)
+    fresh = View(view.catalog.roots)
+    counted = []
+    real = run_data.compute
+    monkeypatch.setattr(run_data, "compute", lambda data, run, *a, **k: counted.append(run.name) or real(data, run,
+                                                                                                         *a, **k))
+    data = fresh.compare(["a", "b"])
+    assert sorted(counted) == ["a", "b"] and sorted(t.name for t in fresh.runs._counting.values()) == [
+        "view metrics a", "view metrics b"]
+    assert fresh.runs._drawn == {}  # the Compare page draws no run page's figures
+    deadline = time.monotonic() + 60
+    while (page := fresh.run("a"))["computing"] and time.monotonic() < deadline:  # a big run's page: in a thread
+        time.sleep(0.1)
+    assert page["figures"] and sorted(counted) == ["a", "b"]  # drawn from the metrics counted for the comparison
+    (good,) = [r for r in page["headline"] if r["side"] == "good"]
+    assert by_key(data["headline"], side="good")["values"][0]["value"] == good["win_rate"]

@@ -58,7 +58,8 @@ def paper_six(data: RunData) -> bool:
     """Whether every game of the run has the paper's six roles (the human figures' role set)."""
     if data.seats.empty:
         return False
-    return all(Counter(g["role"]) == PAPER_SIX for _, g in data.seats.groupby("game"))
+    dealt = data.seats.groupby(["game", "role"]).size().unstack(fill_value=0)  # game x role: seats (vectorized)
+    return set(dealt.columns) == set(PAPER_SIX) and all((dealt[role] == n).all() for role, n in PAPER_SIX.items())
 
 
 def human_table(data: RunData, by: Sequence[str] = metrics.GROUP) -> pd.DataFrame:

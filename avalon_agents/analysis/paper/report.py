@@ -129,6 +129,7 @@ def compute(data: RunData, run_dir: Path, out: Path, judge: LLMClient | None = N
             reference: Literal["auto", "human", "none"] = "auto") -> Analysis:
     """Every metric of a loaded run, as `analyze` computes them (its arguments), writing nothing but the judges'
     cache and calls under `out` (only with a `judge`): what `avalon view` shows is computed here too."""
+    counted, data = data, coded(data)  # the metrics group by the games' codes; the analysis keeps `data` as loaded
     tables = outcome_metrics(data)
     judgments = None
     if judge is not None:
@@ -142,8 +143,28 @@ def compute(data: RunData, run_dir: Path, out: Path, judge: LLMClient | None = N
         tables["human_reference"] = players.human_table(data)
     headline = paper_table(data, order=variant_order(run_dir))
     tables = {"headline": headline, **tables}
-    return Analysis(data=data, tables=tables, headline=headline, judgments=judgments, out=out, run_dir=run_dir,
+    return Analysis(data=counted, tables=tables, headline=headline, judgments=judgments, out=out, run_dir=run_dir,
                     judge_spec=judge.settings.spec if judge is not None else None)
+
+
+def coded(data: RunData) -> RunData:
+    """`data` with every table's game column categorical over the run's games (its games table's, sorted as a string
+    column sorts): the same values and groups, which the metrics' groupbys (every rate groups by game) take from the
+    codes rather than hashing each game's name again (10,000 names a table and metric in a big run). As loaded where
+    a table names a game the games table does not, or the names do not sort together."""
+    try:
+        games = pd.CategoricalDtype(sorted(data.games["game"].dropna().unique()))
+    except (TypeError, KeyError):
+        return data
+    tables = {}
+    for name, table in data.tables().items():
+        if "game" in table and len(table):
+            codes = games.categories.get_indexer(table["game"])
+            if ((codes < 0) & table["game"].notna().to_numpy()).any():  # a game the games table does not hold
+                return data
+            table = table.assign(game=pd.Categorical.from_codes(codes, dtype=games))
+        tables[name] = table
+    return type(data)(**tables)
 
 
 def write(result: Analysis) -> Analysis:
