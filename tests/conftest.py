@@ -8,10 +8,18 @@ Jupyter notebooks, Ray, the kill -9 resume, the 10,000-game invariants) and `liv
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# pytest keeps each test module, its asserts rewritten, as bytecode beside it (and Python the project's modules),
+# unless PYTHONDONTWRITEBYTECODE is set, as on this machine: then every worker of every run rewrote and compiled
+# every test module again (4-5 s of CPU a worker, the fast suite's collection twice over). The suite keeps its
+# bytecode as setup.sh's compileall keeps the project's; processes it starts still only read it.
+sys.dont_write_bytecode = False
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects anything: every run checks every test
@@ -22,6 +30,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
              if item.get_closest_marker("serial") and not item.get_closest_marker("slow")]
     if stray:
         raise pytest.UsageError(f"marked serial but not slow (serial tests are slow tests): {', '.join(stray)}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fsync_not_awaited() -> Iterator[None]:
+    """The suite does not wait for the disk: os.fsync (the records' atomic JSON writes, the judges' cache) guards
+    against the machine losing power, which no test does; every write, rename and their order are as they were, and
+    a bad file descriptor is still refused. About 2,000 fsyncs of 3-4 ms each were 7 s of the fast suite's wall. A
+    test of what fsync does patches it itself (tests/records/test_recorder.py)."""
+
+    def fsync(fd) -> None:
+        os.fstat(fd if isinstance(fd, int) else fd.fileno())
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "fsync", fsync)
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -59,7 +82,6 @@ def analysis_run(tmp_path_factory) -> Path:
     tests and the notebooks read it. Treat it as read-only. Under pytest-xdist the workers share one: the first
     that needs it makes it (in the run's temporary folder, under a lock), the others wait for it and read it."""
     import fcntl
-    import os
 
     from click.testing import CliRunner
 

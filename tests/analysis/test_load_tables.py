@@ -15,6 +15,7 @@ import json
 import math
 import shutil
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,7 @@ def differences(got: dict[str, Any], expected: dict[str, Any]) -> list[str]:
     return found
 
 
+@cache  # read once a process (tests compare against it, never change it)
 def expected() -> dict[str, Any]:
     return json.loads(gzip.decompress(EXPECTED.read_bytes()))
 
