@@ -36,6 +36,7 @@ SENTENCE_END = re.compile(r"[.!?…](?:[\"'”’)\]]*)(?=\s|$)")
 ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’)\]*]*\s*$")
 
 
+@lru_cache(maxsize=65536)  # a prompt's few hundred distinct tokens, normalized again for every speech checked
 def _norm(token: str) -> str:
     return "".join(WORD.findall(token.lower()))
 
