@@ -170,8 +170,8 @@ class Comparer:
             kept = self._games[side.run] = (side.analysis, {})
         key = (side.variant, name)
         if key not in kept[1]:
-            each = kept[1].get(side.variant) or kept[1].setdefault(side.variant,
-                                                                   each_game(coded(side.analysis.data), side.variant))
+            codes = side.analysis.codes if side.analysis.codes is not None else coded(side.analysis.data)
+            each = kept[1].get(side.variant) or kept[1].setdefault(side.variant, each_game(codes, side.variant))
             kept[1][key] = per_game(side.analysis.data, side.variant, metrics.OUTCOMES[name], groups, each)
         return kept[1][key]
 

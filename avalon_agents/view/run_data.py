@@ -25,7 +25,7 @@ from loguru import logger
 
 from avalon_agents.analysis.load import RunData, load_run
 from avalon_agents.analysis.paper import metrics
-from avalon_agents.analysis.paper.report import Analysis, compute, figures, provenance, sections
+from avalon_agents.analysis.paper.report import Analysis, complete, compute, figures, provenance, sections
 from avalon_agents.prices import Prices, cost_rows
 from avalon_agents.records.analysis_dir import analysis_dir, metrics_json, read_manifest, read_metrics, written_at
 from avalon_agents.records.health import Health
@@ -108,7 +108,7 @@ class RunPages:
         counting = self._counting.get(run)
         if counting is not None:
             counting.join()
-        result = self._metrics(run)[0]
+        result = self._metrics(run, whole=False)[0]
         self._counted[run] = (key, result)
         return result
 
@@ -129,7 +129,7 @@ class RunPages:
 
     def _quietly(self, run: Path) -> None:
         try:
-            self._metrics(run)
+            self._metrics(run, whole=False)
         except Exception:  # the caller's own `analysis` counts it again, and says why
             logger.opt(exception=True).debug(f"view: counting {run}'s metrics failed")
 
@@ -224,10 +224,11 @@ class RunPages:
             self._took[run] = self._computed[run][3] + time.perf_counter() - started
         return result, drawn[1]
 
-    def _metrics(self, run: Path) -> tuple[Analysis | None, dict[str, Any]]:
+    def _metrics(self, run: Path, whole: bool = True) -> tuple[Analysis | None, dict[str, Any]]:
         """The run's metrics (None: no finished game) and the judges' tables analyze wrote (`judged`): computed
         again only when its finished games or judged tables changed, one thread at a time per run (another waits,
-        then finds them counted)."""
+        then finds them counted). `whole` False: what a comparison reads (report.compute's), the rest added when a
+        page asks (report.complete)."""
         with self._lock:
             lock = self._run_locks.setdefault(run, threading.Lock())
         with lock:
@@ -239,8 +240,8 @@ class RunPages:
             done = self._computed.get(run)
             behaviour = judged(run)  # the judges' tables analyze wrote: their figures drawn too
             if done is not None and done[0] is data and done[2] == behaviour.get("written"):
-                return done[1], behaviour
-            result = compute(data, run, analysis_dir(run), reference="auto")
+                return (complete(done[1]) if whole else done[1]), behaviour
+            result = compute(data, run, analysis_dir(run), reference="auto", whole=whole)
             result.judge_spec = behaviour.get("model")  # the provenance and figures name the judges' model
             self._computed[run] = (data, result, behaviour.get("written"), time.perf_counter() - started)
             return result, behaviour

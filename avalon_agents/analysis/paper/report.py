@@ -73,6 +73,11 @@ class Analysis:
     files: list[Path] = field(default_factory=list)
     run_dir: Path = Path(".")
     judge_spec: str | None = None
+    codes: RunData | None = None
+    """`data` with its games as codes (`coded`), as the metrics were counted from it."""
+    whole: bool = True
+    """False: the headline, outcome and judged tables alone (`compute(whole=False)`), until `complete`."""
+    reference: Literal["auto", "human", "none"] = "auto"
 
 
 def behavior_tables(judgments: Judgments, data: RunData) -> dict[str, pd.DataFrame]:
@@ -126,25 +131,39 @@ def analyze(run_dir: str | Path, out: str | Path | None = None, judge: LLMClient
 
 
 def compute(data: RunData, run_dir: Path, out: Path, judge: LLMClient | None = None, progress: Progress | None = None,
-            reference: Literal["auto", "human", "none"] = "auto") -> Analysis:
+            reference: Literal["auto", "human", "none"] = "auto", whole: bool = True) -> Analysis:
     """Every metric of a loaded run, as `analyze` computes them (its arguments), writing nothing but the judges'
-    cache and calls under `out` (only with a `judge`): what `avalon view` shows is computed here too."""
-    counted, data = data, coded(data)  # the metrics group by the games' codes; the analysis keeps `data` as loaded
-    tables = outcome_metrics(data)
+    cache and calls under `out` (only with a `judge`): what `avalon view` shows is computed here too. `whole` False:
+    the headline, the outcome metrics and the judged tables alone (what a comparison reads), `complete` adds the rest."""
+    codes = coded(data)  # the metrics group by the games' codes; the analysis keeps `data` as loaded
+    tables = outcome_metrics(codes)
     judgments = None
     if judge is not None:
         client = judge.with_tracer(JsonlTracer(folder.judge_calls(out)))  # every judge call, recorded
         judgments = judge_run(data, client=client, cache_dir=folder.judgments_dir(out), progress=progress)
         tables.update(behavior_tables(judgments, data))
+    headline = paper_table(codes, order=variant_order(run_dir))
+    result = Analysis(data=data, tables={"headline": headline, **tables}, headline=headline, judgments=judgments,
+                      out=out, run_dir=run_dir, judge_spec=judge.settings.spec if judge is not None else None,
+                      codes=codes, whole=False, reference=reference)
+    return complete(result) if whole else result
+
+
+def complete(result: Analysis) -> Analysis:
+    """`result` with the tables a comparison does not read added (once): the belief probes' scores, the paper's
+    figures beside ours and, with the human reference (`reference`), the human figures beside ours."""
+    if result.whole:
+        return result
+    data = result.codes if result.codes is not None else result.data
+    tables = {}
     if not data.probes.empty:
         tables["probe_scores"] = score_probes(data.probes)
-    tables["paper_figures"] = figure_table(data, judgments)
-    if reference == "human" or (reference == "auto" and players.paper_six(data)):
+    tables["paper_figures"] = figure_table(data, result.judgments)
+    if result.reference == "human" or (result.reference == "auto" and players.paper_six(data)):
         tables["human_reference"] = players.human_table(data)
-    headline = paper_table(data, order=variant_order(run_dir))
-    tables = {"headline": headline, **tables}
-    return Analysis(data=counted, tables=tables, headline=headline, judgments=judgments, out=out, run_dir=run_dir,
-                    judge_spec=judge.settings.spec if judge is not None else None)
+    result.tables.update(tables)
+    result.whole = True
+    return result
 
 
 def coded(data: RunData) -> RunData:
