@@ -292,20 +292,20 @@ def test_the_system_message_says_each_enabled_steps_standing_instruction_once():
     assert all("Task:" not in user_prompt(c) for c in sent if c.name != "experience")  # the task is the system's
 
 
-@pytest.mark.parametrize("how", ["paper layout", "small profile"])
-def test_the_paper_layout_and_the_small_profile_keep_each_task_whole_at_the_end(how):
-    """The paper's layout, and the small model's profile in either layout (a small model loses an instruction read
-    far from its question), carry each step's whole task at the end of its prompt, no standing section."""
-    from avalon_agents.llm import ModelSettings
+@pytest.mark.parametrize("how", ["paper layout", "a profile without standing instructions"])
+def test_the_paper_layout_and_a_profile_without_standing_keep_each_task_whole_at_the_end(how, monkeypatch):
+    """The paper's layout, and a profile that keeps the steps out of the system message (`Profile.standing`
+    False), carry each step's whole task at the end of its prompt, no standing section."""
+    import dataclasses
 
-    setup = {"layout": "paper"} if how == "paper layout" else {}
-    if how == "small profile":
-        pool_setup = scripted_setup(None, settings=ModelSettings(spec="scripted", profile="small"),
-                                    experience=ExperienceBook())
-        host = asyncio.run(play_one(make_rules("official", 6), ["cognitive"] * 6, 3, setups=pool_setup))
-        records = host.tracer.records
+    from avalon_agents import profiles
+
+    if how == "paper layout":
+        _, records = play(layout="paper")
     else:
-        _, records = play(**setup)
+        monkeypatch.setitem(profiles.PROFILES, "standard",
+                            dataclasses.replace(profiles.PROFILES["standard"], standing=False))
+        _, records = play()
     sent = [c for c in calls(records, 1) if c.name in ("analysis", "plan", "summary")]
     assert sent and all("How you work" not in c.messages[0].content for c in sent)
     assert all("\nNow: " not in user_prompt(c) and len(user_prompt(c).split("\n\n")[-1]) > 150 for c in sent)

@@ -20,7 +20,7 @@ from avalon_agents.extract import extractor
 from avalon_agents.host import probe
 from avalon_agents.host.play import play_one
 from avalon_agents.llm import ClientPool, ModelSettings
-from avalon_agents.modules import AgentConfig, base, experience, standard
+from avalon_agents.modules import AgentConfig, base, experience, sections, standard
 from tests.helpers import SUGGEST_REQUEST, baseline_with_pool, scripted_setup
 
 CUSTOM_SETS = [
@@ -40,7 +40,8 @@ def used(monkeypatch):
         seen.add(template_id)
         return real(template_id)
 
-    for module in (narrate, standard, experience, extractor, llm_agent, baseline, probe, judges, kinds, base):
+    for module in (narrate, standard, experience, extractor, llm_agent, baseline, probe, judges, kinds, base,
+                   sections):
         monkeypatch.setattr(module, "template", recording)
     return seen
 
@@ -114,6 +115,19 @@ def exercise_everything() -> None:
                             (["baseline", "llm"] * 3, ModelSettings(spec="scripted", profile="small"))):
         setup = scripted_setup(options=paper, **({"settings": settings} if settings else {}))
         asyncio.run(play_one(make_rules(), kinds, 0, setups=setup))
+    apart = AgentConfig.model_validate({"action": {"options": {"combine": False}}})  # the paper's own action prompt
+    asyncio.run(play_one(make_rules(), ["cognitive"] * 6, 0, setups=scripted_setup(options=paper, agent_config=apart)))
+    # a profile that keeps each step's whole task at the end of its prompt (Profile.standing False)
+    import dataclasses
+
+    from avalon_agents import profiles
+
+    kept = profiles.PROFILES["standard"]
+    profiles.PROFILES["standard"] = dataclasses.replace(kept, standing=False)
+    try:
+        asyncio.run(play_one(make_rules(), ["cognitive", "baseline"] * 3, 0, setups=scripted_setup()))
+    finally:
+        profiles.PROFILES["standard"] = kept
     agent = baseline_with_pool([("I approve.", 1.0), ("I reject.", -1.0)], **paper)
     asyncio.run(agent._suggest(SUGGEST_REQUEST))
     assert agent.suggestion
