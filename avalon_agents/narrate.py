@@ -263,10 +263,12 @@ def announce(event: GameEvent, rules: RuleSet) -> str | None:
 
 LAYOUTS = ("cache", "paper")
 """How an LLM seat's prompts are laid out (agent option `prompt_layout`, docs/paper.md). `cache` (the default):
-the system message, then what the seat privately knows, then the game so far in the same words every time, then the
-step's own material (module outputs, retrieved experience, the instruction) last, so each prompt starts with the
-seat's previous one and a provider's prompt cache serves that prefix. `paper`: the paper's order (the analysis and
-the plan before the game's log; each step's prompt its own)."""
+the system message (rules, role card and, for a seat that works in steps, each step's standing instruction), then
+the game so far in the same words every time, then the step's own material last, so each prompt starts with the
+seat's previous one and a provider's prompt cache serves that prefix; what the seat privately knows is in every
+prompt, before the game so far where it is known from the start (the cognitive seat's night sight and notes), after
+it where it grows during the game (the vanilla and baseline seats: a new fact then changes no token before it).
+`paper`: the paper's order (the analysis and the plan before the game's log; each step's prompt its own)."""
 
 
 def check_layout(layout: object) -> str:
