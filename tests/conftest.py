@@ -15,11 +15,20 @@ from pathlib import Path
 
 import pytest
 
-# pytest keeps each test module, its asserts rewritten, as bytecode beside it (and Python the project's modules),
-# unless PYTHONDONTWRITEBYTECODE is set, as on this machine: then every worker of every run rewrote and compiled
-# every test module again (4-5 s of CPU a worker, the fast suite's collection twice over). The suite keeps its
-# bytecode as setup.sh's compileall keeps the project's; processes it starts still only read it.
-sys.dont_write_bytecode = False
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session):
+    """Collecting keeps the bytecode of what it imports: pytest keeps each test module, its asserts rewritten,
+    beside it (and Python the project's modules), unless PYTHONDONTWRITEBYTECODE is set, as on this machine: then
+    every worker of every run rewrote and compiled every test module again (4-5 s of CPU a worker). Kept as
+    setup.sh's compileall keeps the project's; what the tests themselves import (a plugin file a test writes) and
+    the processes they start write none, as the environment asks."""
+    asked = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = asked
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects anything: every run checks every test
