@@ -30,8 +30,14 @@ final answer (None: the agent's own; the paper's code: 0, what the paper configs
   retrieved and informative messages instead of repeated; one from before it is quoted once. The game so far is
   cut to the newest public messages in WINDOW_KEEP tokens (at least `recent`, if set) when it holds more than
   WINDOW_SLACK tokens before them; between cuts each request's prompts extend the previous request's, so a
-  prompt cache serves them (OpenAI's from 1,024 tokens: the window is sized to reach that after the 600-token
-  system message, and no larger, since each of its tokens is read three times a request).
+  prompt cache serves them. With a profile that keeps them there (Profile.standing), the steps' standing
+  instructions are said once, at the end of the system message ("How you work": `steps`, with the questions its
+  side always considers, and the strategy update's two steps when it learns at game end), and each prompt ends
+  with a short "Now:" line naming its step: the system message (1,090 to 1,130 tokens for a seat that learns;
+  970 to 1,010 for one that does not) then passes OpenAI's 1,024-token minimum by itself, so a cut costs only
+  the game so far, and the window is sized for the model (the newest messages of the round, 200 to 500 tokens)
+  rather than for that minimum, each of its tokens being read three times a request. A profile with
+  `standing` False keeps each task whole at its end (prompts/baseline/cache/).
 - `paper`: only the answer's prompt holds the recent messages, at least `recent` (default RECENT) and up to
   RECENT_STEP - 1 more (the start moves RECENT_STEP messages at a time, so a server's prompt cache, llama.cpp,
   resumes the answers between moves), as the paper's baseline did.
@@ -57,6 +63,7 @@ from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.llm.stable import stable_message
 from avalon_agents.llm.tokens import count_tokens, newest_that_fit
 from avalon_agents.modules.experience import LOG_TOKENS, role_map
+from avalon_agents.modules.sections import how_you_work
 from avalon_agents.narrate import (
     announce,
     check_layout,
@@ -75,8 +82,13 @@ from avalon_agents.stores.similarity import ranked
 RECENT = 10  # the paper layout: freshest messages in the answer's prompt (at least); option `recent`
 RECENT_STEP = 5  # the paper layout: the window's start moves this many messages at a time
 INFORMATIVE = 5  # top-scored messages in every answer's prompt; option `informative`
-WINDOW_KEEP = 500  # the cache layout: a cut keeps the newest public messages in this many tokens (or `recent`) ...
+WINDOW_KEEP = 200  # the cache layout: a cut keeps the newest public messages in this many tokens (or `recent`) ...
 WINDOW_SLACK = 300  # ... and the next cut comes when the game so far holds more than this many tokens before them
+STEPS = ("questions", "reflect", "suggest", "respond")
+"""Its steps of a request, in order: the cache layout's system message says each one's standing instruction once
+(prompts/baseline/standing/) when its profile keeps them there (Profile.standing)."""
+LEARNING_STEPS = ("suggestions", "strategy")
+"""Its steps at game end when it learns (its strategy update), said in the system message too."""
 EVIDENCE = 3  # messages retrieved per question
 EXTRA_QUESTIONS = 2  # questions the model proposes per answer
 REFLECTION_WORDS = 80
@@ -141,11 +153,11 @@ class BaselineAgent(AgentBase):
     read it). The options are the module docstring's."""
 
     needs_llm = True
-    expected = Cost(230.8, 332_652, 7_853, 210_714)
+    expected = Cost(283.6, 470_620, 10_044, 373_658)
     """Calls and tokens per game of six seats of this kind (`avalon bench cost --seats baseline --games 5`,
     2026-11-28, the strategy update between games included; the fourth figure: the input a prompt cache serves),
     what `avalon run --check` counts."""
-    learning = Cost(12.0, 16_728, 96, 11_418)
+    learning = Cost(12.0, 19_103, 439, 16_103)
     """The part of `expected` spent at game end (the suggestions and the strategy update: `baseline suggestions`
     and `baseline strategy` in the same measurement), which a series' last game does not spend."""
 
@@ -179,6 +191,7 @@ class BaselineAgent(AgentBase):
         self.suggestion: tuple[int, str] | None = None  # (round, text)
         self._last: ActionRequest | None = None
         self.start = 0  # the cache layout: the first public message of the game so far
+        self._steps: tuple[Role | None, str] = (None, "")  # `steps`, for the role it was written for
         self._asked = ""  # the cache layout: the request's header, after the game so far and the private facts
 
     # ------------------------------------------------------------------ protocol
@@ -239,11 +252,35 @@ class BaselineAgent(AgentBase):
         """The strategy it plays with: what earlier games taught its role, else its role card's."""
         return self.learned.strategy or role_card(self.role, self.cards)["strategy"]
 
+    @property
+    def steps(self) -> str:
+        """How it works: its steps' standing instructions (prompts/baseline/standing/, with what they hold for the
+        whole game: the questions its side always considers, the word limits), at the end of its system message in
+        the cache layout when its profile keeps them there (Profile.standing); each prompt then ends with a short
+        "Now:" line naming its step (prompts/baseline/steps/). "": each prompt carries its whole task."""
+        if self.layout != "cache" or not self.shape.standing or self.role is None:
+            return ""
+        if self._steps[0] is not self.role:
+            learns = self.pool is not None and self.end_learning and self.improve_strategy
+            steps = [f"{step}_small" if step == "respond" and self.shape.decision_first else step for step in
+                     (STEPS + LEARNING_STEPS if learns else STEPS)]  # the small profile's answer comes first
+            self._steps = (self.role, how_you_work(self._standing(step) for step in steps))
+        return self._steps[1]
+
+    def _standing(self, step: str) -> str:
+        """One step's standing instruction, filled with what holds for the whole game."""
+        found = template(f"baseline/standing/{step}")
+        values = {"fixed": " ".join(FIXED_QUESTIONS[self.role.side]), "count": EXTRA_QUESTIONS,
+                  "max_words": {"reflect": REFLECTION_WORDS, "suggest": SUGGESTION_WORDS}.get(step)}
+        return found.render(**{k: v for k, v in values.items() if k in found.variables})
+
     def system(self) -> str:
         """The same system prompt as every LLM seat's: the rules of the active preset and the role card (the
-        paper gave both agents the same rules text), with the strategy earlier games taught its role."""
-        return system_prompt(self.rules, self.seat, self.role, strategy=self.learned.strategy, cards=self.cards,
-                             rules_text=self.shape.rules)
+        paper gave both agents the same rules text), with the strategy earlier games taught its role; in the cache
+        layout, then how it works (its steps' standing instructions: `steps`)."""
+        system = system_prompt(self.rules, self.seat, self.role, strategy=self.learned.strategy, cards=self.cards,
+                               rules_text=self.shape.rules)
+        return system + "\n\n" + self.steps if self.steps else system
 
     async def _call(self, text: str, step: str, request: ActionRequest | None = None, *, prompt: str | None = None,
                     quest: int | None = None) -> str | None:
@@ -278,15 +315,17 @@ class BaselineAgent(AgentBase):
         won = result.winner is self.role.side
         self._move_window()
         quest = len(result.quests)
+        prompts = ("baseline/suggestions", "baseline/strategy") if self.steps else (
+            "modules/experience_suggestions", "modules/experience_strategy")
         found, text = self._prompt(
-            "modules/experience_suggestions", name=name, role=role, roles=role_map(result), log=self._game_log(),
+            prompts[0], name=name, role=role, roles=role_map(result), log=self._game_log(),
             outcome=f"{result.winner.value} won ({result.reason.value}); {name} {'won' if won else 'lost'}",
             goal=role_card(self.role, self.cards)["goal"], strategy=self.strategy,
             previous=self.learned.suggestions or "(none)")
         suggestions = await self._call(text, "suggestions", prompt=found, quest=quest)
         if not suggestions:
             return None
-        found, text = self._prompt("modules/experience_strategy", name=name, role=role, strategy=self.strategy,
+        found, text = self._prompt(prompts[1], name=name, role=role, strategy=self.strategy,
                                    suggestions=suggestions)
         improved = await self._call(text, "strategy", prompt=found, quest=quest)
         return Experience(strategy=improved or self.learned.strategy, suggestions=suggestions)
@@ -439,13 +478,15 @@ class BaselineAgent(AgentBase):
 
     def _prompt(self, prompt_id: str, /, **values: object) -> tuple[str, str]:
         """(template id, text) of the prompt `prompt_id` ("baseline/reflect", "modules/experience_strategy", ...) in the
-        seat's layout: `cache`, the prompts/<folder>/cache/ version after `game_so_far()`, the private section and
-        (a request's steps) the host's question (at game end with its last reflection); `paper`, the paper's prompt
-        after the section of what the seat privately knows."""
+        seat's layout: `cache`, after `game_so_far()`, the private section and (a request's steps) the host's
+        question (at game end its last reflection), the step's short "Now:" version (prompts/baseline/steps/) when
+        the system message holds its standing instruction (`steps`), else the prompts/<folder>/cache/ version with
+        the whole task; `paper`, the paper's prompt after the section of what the seat privately knows."""
         if self.layout == "cache":
             folder, _, leaf = prompt_id.partition("/")
-            found = template(f"{folder}/cache/{leaf}")
-            after = self._asked if folder == "baseline" else (
+            found = template(f"baseline/steps/{leaf}" if self.steps and folder == "baseline" else
+                             f"{folder}/cache/{leaf}")
+            after = self._asked if leaf in STEPS or leaf == "respond_small" else (
                 f"Your last reflection: {self.reflection}" if self.reflection else "")
             context = "\n\n".join(p for p in (self.game_so_far(), private_section(self.private), after) if p)
             return found.id, found.render(context=context, **{k: v for k, v in values.items() if k in found.variables})

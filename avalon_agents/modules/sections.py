@@ -22,7 +22,13 @@ def section(title: str, body: str | None) -> str:
 def standing(modules: Iterable[Module]) -> str:
     """The "How you work" section of a seat's system message: the standing instruction of each module that
     declares one (`Module.standing`), in the order they run; "" if none does."""
-    steps = [text for text in (m.standing_text() for m in modules) if text]
+    return how_you_work(m.standing_text() for m in modules)
+
+
+def how_you_work(instructions: Iterable[str | None]) -> str:
+    """The "How you work" section from steps' standing instructions (one line each; None: a step without one), in
+    order; "" if there is none. (The baseline seat's steps are not modules: it passes its own.)"""
+    steps = [text for text in instructions if text]
     return template("modules/standing/header").render(steps="\n".join(steps)) if steps else ""
 
 

@@ -5,11 +5,13 @@ an experience pool that the next game draws suggestions from."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 
 import pytest
 
 from avalon_agents.agents.baseline import (
+    FIXED_QUESTIONS,
     RECENT,
     RECENT_STEP,
     WINDOW_KEEP,
@@ -19,10 +21,12 @@ from avalon_agents.agents.baseline import (
     informativeness,
     recent_start,
 )
+from avalon_agents import profiles
 from avalon_agents.core import Role, make_rules
 from avalon_agents.core.types import seat_name
 from avalon_agents.host.play import AgentSetup, play_one
-from avalon_agents.llm import ClientPool, ScriptedChatModel
+from avalon_agents.llm import ClientPool, ModelSettings, ScriptedChatModel
+from avalon_agents.llm.prefix_cache import MIN_PREFIX
 from avalon_agents.llm.stable import stable_chars
 from avalon_agents.llm.tokens import count_tokens
 from avalon_agents.narrate import system_prompt
@@ -114,7 +118,7 @@ def test_a_requests_steps_share_one_prefix_and_requests_extend_each_other(mixed_
         prompts = [c.messages[1].content for c in calls]
         for i in range(0, len(prompts) - 2, 3):
             assert [c.part for c in calls[i:i + 3]] == ["questions", "reflect", "respond"]
-            shared = prompts[i].split("\n\nQuestions " + seat_name(seat) + " always considers")[0]
+            shared = prompts[i].split("\n\nNow: Questions.")[0]
             assert "\nThe host asks " + seat_name(seat) in shared
             assert prompts[i + 1].startswith(shared) and prompts[i + 2].startswith(shared)
         for before, after in zip(prompts[::3], prompts[3::3]):
@@ -153,7 +157,7 @@ def test_every_message_a_step_cites_is_in_its_prompt():
 
     agent._related, agent._call = related, call
     asyncio.run(agent._reflect(["Who is evil?", "Who failed?", "Who leads?"], SUGGEST_REQUEST))
-    evidence = prompts[0].split("\nQuestion: ", 1)[1].split("\n\nTask:", 1)[0]
+    evidence = prompts[0].split("\nQuestion: ", 1)[1].split("\n\nNow: Reflection.", 1)[0]
     lines = [line for line in evidence.splitlines() if line.startswith("[")]
     assert lines == ["[30]", f"[3] {agent.messages[2].text}", f"[6] {agent.messages[5].text}", "[6]", "[29]", "[3]",
                      f"[1] {agent.messages[0].text}", f"[2] {agent.messages[1].text}", "[30]"]
@@ -161,8 +165,58 @@ def test_every_message_a_step_cites_is_in_its_prompt():
         number, _, text = line[1:].partition("] ")
         assert (text or resolved(prompts[0], line)) == agent.messages[int(number.rstrip("]")) - 1].text
     _, answer = agent._respond_prompt("Vote.")
-    top = answer.split("alone: message N above):\n", 1)[1].split("\n\nYour reflection:", 1)[0].splitlines()
+    top = answer.split("\nInformative messages:\n", 1)[1].split("\n\nYour reflection:", 1)[0].splitlines()
     assert [resolved(answer, line) for line in top] == [agent.messages[i].text for i in (27, 24, 21, 18, 15)]
+
+
+def test_its_steps_standing_instructions_are_said_once_in_its_system_message():
+    """The cache layout: the system message ends with how it works (each step's standing instruction, the
+    questions its side always considers, the game-end steps when it learns), which brings it past OpenAI's 1,024-
+    token minimum for every role, so a cut of the game so far leaves the system message cached; each prompt ends
+    with a short line naming its step. The small profile and the paper layout keep each task whole at its end."""
+    agent = baseline_with_pool([])
+    rules = agent.rules
+    for role in set(rules.roles):
+        agent.role = role
+        system = agent.system()
+        assert system.startswith(system_prompt(rules, 2, role)) and system.count("How you work.") == 1
+        assert all(question in system for question in FIXED_QUESTIONS[role.side])
+        assert "- Suggestions (when the game is over)" in system and "- Strategy (after the suggestions)" in system
+        assert count_tokens(system) >= MIN_PREFIX, role
+    agent.role, agent.messages = Role.PERCIVAL, [Message("Player 1 said: \"I doubt Player 3.\"", 1, 3)]
+    _, text = agent._respond_prompt("Vote.")
+    assert text.endswith("Your reflection: Player 3 looks evil.\n\nNow: Answer.") and "Think it through" not in text
+    # no pool (nothing learned at game end): its request's steps alone
+    context = scripted_setup().context(ClientPool().for_game(None))
+    context.pool = None
+    plain = BaselineAgent(seat=1, context=context)
+    plain.rules, plain.role = rules, Role.PERCIVAL
+    assert plain.steps.count("\n- ") == 4 and "- Suggestions (when" not in plain.steps
+    # the small profile: its answer first, in its standing instruction; the host's form of the decision first
+    small = scripted_setup(settings=ModelSettings(spec="scripted", profile="small"))
+    first = BaselineAgent(seat=1, context=small.context(small.clients.for_game(None)))
+    first.rules, first.role, first.messages = rules, Role.PERCIVAL, agent.messages
+    assert 'Answer first, in a few sentences, then explain your thinking, in exactly this form: "My concise' in \
+        first.system()
+    _, text = first._respond_prompt("Vote.", first="Give your vote first.")
+    assert text.endswith("\nGive your vote first.\nNow: Answer.")
+
+
+def test_without_standing_instructions_each_prompt_carries_its_whole_task(monkeypatch):
+    """A profile that keeps each task whole (Profile.standing False) and the paper layout: no "How you work" in the
+    system message, the whole task at the end of each prompt."""
+    rules = make_rules("official", 6)
+    monkeypatch.setitem(profiles.PROFILES, "standard", dataclasses.replace(profiles.PROFILES["standard"],
+                                                                          standing=False))
+    for layout in ("cache", "paper"):
+        other = BaselineAgent(seat=1, context=scripted_setup().context(ClientPool().for_game(None)),
+                              prompt_layout=layout)
+        other.rules, other.role = rules, Role.PERCIVAL
+        other.messages = [Message("Player 1 said: \"I doubt Player 3.\"", 1, 3)]
+        assert other.steps == "" and other.system() == system_prompt(rules, 1, Role.PERCIVAL)
+        _, text = other._respond_prompt("Vote.")
+        assert text.rstrip().endswith("My step-by-step thought process: ...\nMy concise talking content: ...")
+        assert "Now:" not in text
 
 
 @pytest.mark.parametrize("layout", ["cache", "paper"])
@@ -193,7 +247,13 @@ def test_system_prompt_is_every_llm_seats(mixed_game):
     for call in baseline_calls(records):
         system = call.messages[0].content
         role = host.engine.roles[call.seat]
-        assert system == system_prompt(host.engine.rules, call.seat, role)
+        # then how it works (the cache layout): its steps' standing instructions; its prompt names the step
+        rules_and_card, _, steps = system.partition("\n\nHow you work.")
+        assert rules_and_card == system_prompt(host.engine.rules, call.seat, role)
+        assert steps.count("\n- ") == 6 and "\n- Answer: answer the host" in steps  # with the strategy update
+        step = {"questions": "Questions", "reflect": "Reflection", "suggest": "Suggestion", "respond": "Answer",
+                "suggestions": "Suggestions", "strategy": "Strategy"}[call.part]
+        assert call.messages[1].content.endswith(f"\n\nNow: {step}.")
         assert "{" not in system and "}" not in system
         assert f"You are Player {call.seat}, and your role is {role.value}." in system
         assert "2, 3, 4, 3, 4 members" in system and "Good players can only play success" in system
@@ -212,7 +272,7 @@ def test_host_hears_only_the_concise_talking_content():
     model = ScriptedChatModel()
 
     def script(messages, kwargs):
-        if messages[-1].content.rstrip().endswith("My concise talking content: ..."):
+        if messages[-1].content.endswith("\nNow: Answer."):  # the answer's step (its form: the system message's)
             return "My step-by-step thought process: secret musing.\nMy concise talking content: I approve."
         return model._default(messages, kwargs)
 
@@ -232,7 +292,7 @@ def test_informative_messages_are_ranked_by_score(mixed_game):
     assert late
     for call in late:
         prompt = call.messages[-1].content
-        block = prompt.split("Informative messages (most informative first", 1)[1].split("):\n", 1)[1]
+        block = prompt.split("\nInformative messages:\n", 1)[1]
         lines = [resolved(prompt, line) for line in block.split("\n\nYour reflection:")[0].splitlines()]
         scores = [informativeness(line) for line in lines]
         assert scores == sorted(scores, reverse=True) and scores[0] > 0

@@ -55,9 +55,9 @@ def model() -> ScriptedChatModel:
 
     def answer(messages, kwargs):
         last = str(messages[-1].content)
-        if "Give exactly 3 suggestions" in last:
+        if "Give exactly 3 suggestions" in last or last.endswith("Now: Suggestions."):  # its whole task, or its step
             return SUGGESTIONS
-        if "Write only the strategy" in last:
+        if "Write only the strategy" in last or last.endswith("Now: Strategy."):
             return IMPROVED
         return scripted._default(messages, kwargs)
 
@@ -107,12 +107,21 @@ def test_second_games_system_prompt_carries_the_improved_strategy():
     assert len(suggest) == len(improve) == 1 and len(calls(first_calls)) == 2  # IS: two calls at game end
     card = role_card(Role.PERCIVAL)
     assert [c.stage for c in (*suggest, *improve)] == ["agent", "agent"]
-    assert suggest[0].name == "baseline" and suggest[0].prompt_id == "modules/cache/experience_suggestions"
-    prompt = suggest[0].messages[-1].content  # the experience module's prompt, on the baseline's game
-    assert card["goal"] in prompt and card["strategy"] in prompt and "Your last reflection: Player 5" in prompt
+    # the cache layout: the system message says the game-end steps' tasks (a seat that learns); each prompt names
+    # its step, after the game so far and its last reflection; the role card holds the goal and the strategy
+    assert suggest[0].name == "baseline" and suggest[0].prompt_id == "baseline/steps/suggestions"
+    system, prompt = (m.content for m in suggest[0].messages)
+    assert "- Suggestions (when the game is over): give exactly 3 suggestions" in system
+    assert "- Strategy (after the suggestions): rewrite your strategy" in system
+    assert f"Goal: {card['goal']}" in system and f"Strategy: {card['strategy']}" in system
+    assert "Your last reflection: Player 5" in prompt and prompt.endswith("Now: Suggestions.")
     assert f"Result: evil won (three_fails); Player {suggest[0].seat} lost" in prompt
-    assert f"in this game: {card['strategy']}" in improve[0].messages[-1].content
-    assert SUGGESTIONS in improve[0].messages[-1].content
+    assert improve[0].messages[0].content == system and SUGGESTIONS in improve[0].messages[-1].content
+    # the paper layout: the experience module's prompts, each task whole
+    paper_calls, _ = play_first_game(Pool(), prompt_layout="paper")
+    paper = calls(paper_calls, "suggestions")[0]
+    assert paper.prompt_id == "modules/experience_suggestions" and "How you work" not in paper.messages[0].content
+    assert card["goal"] in paper.messages[-1].content and "Give exactly 3 suggestions" in paper.messages[-1].content
 
     learned = pool.get(Role.PERCIVAL)  # kept named by role: seats hold other roles in the next game
     assert learned.strategy == "Lead with Merlin's picks, and keep " + \
@@ -129,7 +138,7 @@ def test_second_games_system_prompt_carries_the_improved_strategy():
     assert f"Strategy: {learned.strategy}" in system and card["strategy"] not in system
     # its next learning starts from what it plays with
     asyncio.run(agent.on_game_end(result(engine)))
-    second = calls(tracer, "suggestions")[0].messages[-1].content
+    second = "\n".join(m.content for m in calls(tracer, "suggestions")[0].messages)
     assert learned.strategy in second and f"Suggestions from the game before: {learned.suggestions}" in second
 
 

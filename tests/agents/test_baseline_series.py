@@ -61,15 +61,16 @@ def model() -> ScriptedChatModel:
 
     def answer(messages, kwargs):
         last = str(messages[-1].content)
-        if "Give exactly 3 suggestions" in last:
+        if "Give exactly 3 suggestions" in last or last.endswith("Now: Suggestions."):  # whole task, or its step
             return SUGGESTIONS
-        if "Write only the strategy" in last:
+        if "Write only the strategy" in last or last.endswith("Now: Strategy."):
             return STRATEGY
         if "each role other than" in last:
             return OTHER_ROLES
-        if last.rstrip().endswith("Reflection: ..."):  # situations that differ, so the pool finds other games'
+        # situations that differ, so the pool finds other games'
+        if last.rstrip().endswith(("Reflection: ...", "Now: Reflection.")):
             return f"{REFLECTION} {scripted._default(messages, kwargs)}"
-        if "Your turn to speak" in last and last.rstrip().endswith("My concise talking content: ..."):
+        if "Your turn to speak" in last and last.rstrip().endswith(("My concise talking content: ...", "Now: Answer.")):
             return SPEECH
         return scripted._default(messages, kwargs)
 

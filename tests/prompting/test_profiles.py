@@ -199,7 +199,9 @@ def test_a_small_profile_baseline_is_asked_for_its_concise_answer_first():
     agent = BaselineAgent(seat=2, context=setup.context(ClientPool().for_game(None)))
     agent.rules, agent.role = make_rules("official", 5), Role.MERLIN
     assert agent.system().startswith("You play The Resistance: Avalon")  # the short rules text
-    form = agent._respond_prompt("Vote on the team.")[1].splitlines()[-2:]
-    assert form == ["My concise talking content: ...", "My step-by-step thought process: ..."]
+    # the answer's form, in its standing instruction (the system message's "How you work"), the answer first
+    form = agent.system().split("\n- Answer: ", 1)[1]
+    assert form.index('"My concise talking content: ..."') < form.index('"My step-by-step thought process: ..."')
+    assert agent._respond_prompt("Vote on the team.")[1].endswith("\nNow: Answer.")
     assert concise("My concise talking content: I approve. My step-by-step thought process: it is") == "I approve."
     assert concise("My step-by-step thought process: hm. My concise talking content: Reject.") == "Reject."

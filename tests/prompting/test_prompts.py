@@ -122,12 +122,15 @@ def exercise_everything() -> None:
 
     from avalon_agents import profiles
 
-    kept = profiles.PROFILES["standard"]
-    profiles.PROFILES["standard"] = dataclasses.replace(kept, standing=False)
+    kept = dict(profiles.PROFILES)
+    profiles.PROFILES.update({name: dataclasses.replace(p, standing=False) for name, p in kept.items()})
     try:
         asyncio.run(play_one(make_rules(), ["cognitive", "baseline"] * 3, 0, setups=scripted_setup()))
+        asyncio.run(play_one(make_rules(), ["baseline", "rulebot"] * 3, 0, setups=small))  # the answer first
+        agent = baseline_with_pool([("I approve.", 1.0), ("I reject.", -1.0)])
+        asyncio.run(agent._suggest(SUGGEST_REQUEST))
     finally:
-        profiles.PROFILES["standard"] = kept
+        profiles.PROFILES.update(kept)
     agent = baseline_with_pool([("I approve.", 1.0), ("I reject.", -1.0)], **paper)
     asyncio.run(agent._suggest(SUGGEST_REQUEST))
     assert agent.suggestion
