@@ -14,7 +14,6 @@ other players' words, it is a copy and counted as an echo; only the seat's own e
 from __future__ import annotations
 
 import re
-from difflib import SequenceMatcher
 from functools import lru_cache
 from string import Formatter
 
@@ -75,6 +74,10 @@ def instructions(prompt: str) -> list[tuple[str, bool] | None]:
     seat's own earlier text; anything no template wrote); (word, True) for the package's wording; (word, False) for
     placeholders' values between two stretches of it (FILLED: "Player 1 and Player 2 for quest 1"), which join the
     stretches but are the game's facts, not its wording."""
+    return list(_instructions(prompt).marked)
+
+
+def _marked(prompt: str) -> list[tuple[str, bool] | None]:
     given = words(QUOTED_SPEECH.sub("said: ", prompt))
     wording = _wording()
     ours = [False] * len(given)
@@ -92,21 +95,67 @@ def instructions(prompt: str) -> list[tuple[str, bool] | None]:
     return marked
 
 
-def _longest(said: list[str], marked: list[tuple[str, bool] | None]) -> tuple[int, int, int]:
+class _Read:
+    """A prompt's words as a speech is matched against them: `marked` (instructions' or `_copyable`'s), `given` (each
+    marked word, a break for None) and where each run of 1 and of WORDING_RUN words of `given` starts."""
+
+    def __init__(self, marked: list[tuple[str, bool] | None]) -> None:
+        self.marked = tuple(marked)
+        self.given = [m[0] if m else None for m in marked]  # None: not instructions, a break no word matches
+        self.at: dict[int, dict[tuple[str, ...], list[int]]] = {}
+
+    def starts(self, n: int) -> dict[tuple[str, ...], list[int]]:
+        """Where in `given` each run of n words (none holding a break) starts, in order."""
+        if n not in self.at:
+            at: dict[tuple[str, ...], list[int]] = {}
+            for i, run in enumerate(zip(*(self.given[k:] for k in range(n)))):
+                if None not in run:
+                    at.setdefault(run, []).append(i)  # type: ignore[arg-type]
+            self.at[n] = at
+        return self.at[n]
+
+    def longest(self, said: list[str], least: int = 1) -> tuple[int, int, int]:
+        """(where in `given` the longest run of `said`'s words standing consecutively in it starts, where in `said`,
+        its length): difflib's SequenceMatcher(None, given, said, autojunk=False).find_longest_match, its ties
+        alike (the earliest in `given`, then in `said`), found from the runs of `least` words the two share (a
+        longest match shorter than `least` words: (0, 0, 0), as SequenceMatcher's when nothing matches)."""
+        given, starts = self.given, self.starts(least)
+        best = (0, 0, 0)
+        for j in range(len(said) - least + 1):
+            for i in starts.get(tuple(said[j:j + least]), ()):
+                if i and j and given[i - 1] == said[j - 1]:
+                    continue  # inside a match found from its start
+                k = least
+                while i + k < len(given) and j + k < len(said) and given[i + k] == said[j + k]:
+                    k += 1
+                if k > best[2] or (k == best[2] and (i, j) < best[:2]):
+                    best = (i, j, k)
+        return best
+
+    def wording(self, start: int, size: int) -> int:
+        """The words of the package's wording in `size` words of `given` from `start`."""
+        return sum(1 for m in self.marked[start:start + size] if m and m[1])
+
+
+@lru_cache(maxsize=8)  # the guard reads a speech, and the same seat's next, against the same prompt several times
+def _instructions(prompt: str) -> _Read:
+    return _Read(_marked(prompt))
+
+
+def _longest(said: list[str], read: _Read) -> tuple[int, int, int]:
     """(where in `said` the longest copy of the instructions starts, its length in words, the words of the
     package's wording in it)."""
-    given = [m[0] if m else f"\0{i}" for i, m in enumerate(marked)]  # a word that is not instructions: a break
-    if not said or not given:
+    if not said or not read.given:
         return 0, 0, 0
-    match = SequenceMatcher(None, given, said, autojunk=False).find_longest_match(0, len(given), 0, len(said))
-    return match.b, match.size, sum(1 for m in marked[match.a:match.a + match.size] if m and m[1])
+    start, at, size = read.longest(said)
+    return at, size, read.wording(start, size)
 
 
 def copied_run(answer: str, prompt: str) -> int:
     """How many words of the package's wording the longest stretch of `answer` standing consecutively in `prompt`'s
     instructions holds (`instructions`: never other players' words nor the seat's own earlier text; the game's
     facts between two stretches of wording join them but are not counted)."""
-    return _longest(words(answer), instructions(prompt))[2]
+    return _longest(words(answer), _instructions(prompt))[2]
 
 
 def echoes(answer: str, prompt: str) -> bool:
@@ -114,35 +163,35 @@ def echoes(answer: str, prompt: str) -> bool:
     return copied_run(answer, prompt) >= ECHO_WORDS
 
 
-def _copyable(prompt: str) -> list[tuple[str, bool] | None]:
+@lru_cache(maxsize=8)
+def _copyable(prompt: str) -> _Read:
     """The prompt's words a speech may not consist of: its instructions (`instructions`: (word, True) for the
     package's wording, (word, False) for the game's facts between two stretches of it) and other players' speeches
     (quoted: (word, True)); None for the rest (the seat's own earlier text, anything no template wrote), a break."""
     marked: list[tuple[str, bool] | None] = []
     at = 0
     for match in [*QUOTED_SPEECH.finditer(prompt), None]:
-        marked += [*instructions(prompt[at:match.start() if match else len(prompt)]), None]
+        marked += [*_marked(prompt[at:match.start() if match else len(prompt)]), None]
         if match:
             marked += [*((w, True) for w in words(match.group())), None]
             at = match.end()
-    return marked
+    return _Read(marked)
 
 
 def own_words(answer: str, prompt: str) -> tuple[int, int]:
     """(the words of `answer` in stretches standing consecutively in its prompt's instructions or other players'
     speeches that hold WORDING_RUN or more words other than the game's facts, the words left: its own)."""
-    marked = _copyable(prompt)
-    given = [m[0] if m else f"\0{i}" for i, m in enumerate(marked)]
+    read = _copyable(prompt)
     left, copied = [words(answer)], 0
     total = len(left[0])
     while left:
         part = max(left, key=len)
-        match = SequenceMatcher(None, given, part, autojunk=False).find_longest_match(0, len(given), 0, len(part))
-        if sum(1 for m in marked[match.a:match.a + match.size] if m and m[1]) < WORDING_RUN:
+        start, at, size = read.longest(part, WORDING_RUN)  # a shorter copy holds fewer than WORDING_RUN words
+        if read.wording(start, size) < WORDING_RUN:
             break
-        copied += match.size
+        copied += size
         left.remove(part)
-        left += [rest for rest in (part[:match.b], part[match.b + match.size:]) if rest]
+        left += [rest for rest in (part[:at], part[at + size:]) if rest]
     return copied, total - copied
 
 
@@ -170,7 +219,7 @@ def trim_copies(answer: str, prompt: str, run: int = ECHO_WORDS) -> str:
     """`answer` without every sentence that holds a copy of `prompt`'s instructions of `run` or more words
     (`copied_run`) or that is a copy as a whole (`whole_copy`: "Speak only as yourself."): what is left is the
     speaker's own sentences, whole (a trimmed fragment would read as nonsense)."""
-    marked = instructions(prompt)
+    marked = _instructions(prompt)
     parts = [part for part in sentences(answer) if not whole_copy(part, prompt)]
     flat = [(k, w) for k, part in enumerate(parts) for w in words(part)]  # a copy may cross sentences
     copied: set[int] = set()
