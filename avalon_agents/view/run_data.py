@@ -88,7 +88,8 @@ class RunPages:
         self._health: dict[Path, tuple[Any, Health]] = {}  # each game's health by its health.json's stamp
         self._took: dict[Path, float] = {}  # seconds its metrics and figures took to count
         self._computing: set[Path] = set()  # runs counted again in a thread now
-        self._threads: dict[Path, threading.Thread] = {}  # the thread counting a big run's first page
+        self._again: set[Path] = set()  # runs changed again while their thread counts an older change
+        self._threads: dict[Path, threading.Thread] = {}  # the last thread started counting a run's page
         self._counting: dict[Path, threading.Thread] = {}  # the thread counting a run's metrics alone (`start`)
         self._counted: dict[Path, tuple[Any, Analysis | None]] = {}  # `analysis`'s, by the run's row (`_key`)
         self._drawn: dict[Path, tuple[Analysis, list[dict[str, Any]]]] = {}  # the figures of a run's metrics
@@ -158,11 +159,7 @@ class RunPages:
                 "computing": True, "provenance": f"counting the metrics of {row['games_finished']:,} games"}
         with self._lock:
             self._pages[run] = (key, page, None)
-            if run not in self._computing:
-                self._computing.add(run)
-                counting = self._threads[run] = threading.Thread(target=self._behind, args=(run,), daemon=True,
-                                                                 name=f"view {run.name}")
-                counting.start()
+            self._count_behind(run)
         return page
 
     def _build(self, run: Path, row: dict[str, Any], key: Any) -> dict[str, Any]:
@@ -192,23 +189,41 @@ class RunPages:
         with self._lock:
             if self._pages.get(run) is cached:  # not already replaced by a thread's
                 self._pages[run] = (key, page, result)
-            if run not in self._computing:
-                self._computing.add(run)
-                threading.Thread(target=self._behind, args=(run,), daemon=True, name=f"view {run.name}").start()
+            self._count_behind(run)
         return page
 
+    def _count_behind(self, run: Path) -> None:
+        """The run's page counted in a thread (`_behind`), one per run: a thread already counting an older change
+        counts again when it is done (under `_lock`)."""
+        if run in self._computing:
+            self._again.add(run)
+            return
+        self._computing.add(run)
+        thread = self._threads[run] = threading.Thread(target=self._behind, args=(run,), daemon=True,
+                                                       name=f"view {run.name}")
+        thread.start()
+
     def _behind(self, run: Path) -> None:
-        try:
-            row = self.catalog.row(run)
-            self._build(run, row, _key(row))
-        except Exception:  # a run that cannot be read now: the next page is built in the request, and says why
-            logger.opt(exception=True).debug(f"view: counting {run} again failed")
+        """Count the run's page from its row as it is now, again while a page asked for a newer one meanwhile (the
+        thread's page is stored under the row it read, older than the page a change asked for: it would leave that
+        one `computing` with no thread counting it)."""
+        while True:
+            try:
+                row = self.catalog.row(run)
+                self._build(run, row, _key(row))
+            except Exception:  # a run that cannot be read now: the next page is built in the request, and says why
+                logger.opt(exception=True).debug(f"view: counting {run} again failed")
+                with self._lock:
+                    if self._pages.get(run, (None, {}))[1].get("computing"):
+                        del self._pages[run]
+                    self._computing.discard(run)
+                    self._again.discard(run)
+                return
             with self._lock:
-                if self._pages.get(run, (None, {}))[1].get("computing"):
-                    del self._pages[run]
-        finally:
-            with self._lock:
-                self._computing.discard(run)
+                if run not in self._again:
+                    self._computing.discard(run)
+                    return
+                self._again.discard(run)
 
     def _analysis(self, run: Path) -> tuple[Analysis | None, list[dict[str, Any]]]:
         """The run's metrics and figures: computed again only when its finished games changed (a run playing

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -69,9 +69,46 @@ def test_metrics_and_figures_are_computed_again_only_when_a_game_finished(tmp_pa
         pages.page(run)
 
 
+@pytest.mark.slow  # the run page's metrics and figures, three times
+def test_a_change_asked_while_the_thread_counts_an_older_one_is_counted_before_it_ends(tmp_path, monkeypatch):
+    """On a loaded machine a page's thread can still be counting one change when the next is asked (the first count
+    took over BEHIND): the page it leaves counts the newest, not `computing` with no thread counting it."""
+    run = tmp_path / "llm"
+    shutil.copytree(ROOT / "tests/data/replay/run", run)
+    pages = RunPages(Catalog([tmp_path]))
+    assert pages.page(run)["metrics_of"] == 1
+    monkeypatch.setattr(run_data, "BEHIND", -1.0)  # every change counted in a thread
+    holding, go, build = threading.Event(), threading.Event(), pages._build
+
+    def held(*args):  # the thread has read its row (the first change's): it counts once the second is asked
+        if threading.current_thread() is not threading.main_thread():
+            holding.set()
+            go.wait()
+        return build(*args)
+
+    monkeypatch.setattr(pages, "_build", held)
+    progress = {"command": "run", "name": "llm", "state": "playing", "planned": 2, "finished": 1, "aborted": [],
+                "pid": os.getpid(), "updated": "2026-11-27T05:00:00+00:00"}
+    (run / "progress.json").write_text(json.dumps(progress))
+    try:
+        assert pages.page(run)["computing"]
+        assert holding.wait(timeout=900)  # the thread holds the first change's row
+        game = run / "main/series-1/game-00001"
+        shutil.copytree(game, game.parent / "game-00002")
+        (run / "progress.json").write_text(json.dumps({**progress, "finished": 2,
+                                                       "updated": "2026-11-27T05:01:00+00:00"}))
+        meanwhile = pages.page(run)
+        assert meanwhile["computing"] and meanwhile["metrics_of"] == 1 and meanwhile["run"]["games_finished"] == 2
+    finally:
+        go.set()
+    wait(pages)
+    counted = pages.page(run)
+    assert not counted["computing"] and counted["metrics_of"] == 2 and counted["run"]["games_finished"] == 2
+
+
 def wait(pages: RunPages) -> None:
-    for _ in range(600):
-        if not pages._computing:
-            return
-        time.sleep(0.1)
-    raise AssertionError("the page's thread did not end")
+    """Until the page's threads end: each joined (an event, not a clock; the bound only ends a hung test)."""
+    for thread in list(pages._threads.values()):
+        thread.join(timeout=900)
+        assert not thread.is_alive(), f"{thread.name} did not end in 15 minutes"
+    assert not pages._computing
