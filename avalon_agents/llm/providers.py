@@ -34,6 +34,7 @@ from avalon_agents.llm.scripted import ScriptedChatModel
 from avalon_agents.llm.settings import (
     COLD_START, ModelSettings, ModelSpecError, check_spec, compatible_parts, key_of, split,
 )
+from avalon_agents.llm.tls import tls
 
 
 def make_model(settings: ModelSettings | str) -> BaseChatModel:
@@ -95,7 +96,7 @@ def _chat_openai(model: str, settings: ModelSettings, *, url: str | None, key: s
         extra_body={"max_tokens": settings.max_tokens} if server else None,
         # its own connections (langchain-openai shares one cached client, bound to the first event loop)
         # (and every answer's headers, 429s included, reach the pacer through capture_headers)
-        http_async_client=http_client or httpx.AsyncClient(timeout=settings.timeout * COLD_START,
+        http_async_client=http_client or httpx.AsyncClient(timeout=settings.timeout * COLD_START, verify=tls(),
                                                             event_hooks={"response": [capture_headers]}),
         **_limits(settings),
         **kwargs,
