@@ -181,8 +181,7 @@ class GameHost:
             for seat in self.agents:
                 await self._flush(seat)
             self._next_step()
-            await self._step(asyncio.gather(*(agent.on_game_end(result) for agent in self.agents.values())),
-                             "the learning at game end")
+            await self._step(self._game_end(result), "the learning at game end")
             if self.recorder:
                 self._finish(result)
             return result
@@ -192,6 +191,12 @@ class GameHost:
             finally:
                 if self.recorder:
                     self.recorder.close()
+
+    async def _game_end(self, result: GameResult) -> None:
+        """Every agent's `on_game_end` at once. (A coroutine, not the bare gather: the watchdog's wait_for cancels a
+        task awaiting it on Ctrl-C or SIGTERM, which retrieves the gather's CancelledError; a bare gather future
+        cancelled there printed "_GatheringFuture exception was never retrieved" after the stop line.)"""
+        await asyncio.gather(*(agent.on_game_end(result) for agent in self.agents.values()))
 
     async def _close_agents(self) -> None:
         """Every agent's `close` (if it has one), however the game ended: a program's process never outlives it."""

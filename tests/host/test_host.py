@@ -176,3 +176,39 @@ def test_only_model_seats_count_in_the_valid_response_rate():
     bot_decisions = [e for e in host.engine.events if e.type == "team_proposed" and e.leader not in (1, 4)]
     assert bot_decisions  # the bots did decide: they are only not counted
     assert usage(host.tracer.records)["decisions"] == len(extractions)
+
+
+class SlowLearner(RuleBot):
+    """A rule bot whose learning at game end waits until it is cancelled."""
+
+    learning = None
+
+    async def on_game_end(self, result):
+        SlowLearner.learning.set()
+        await asyncio.Event().wait()
+
+
+def test_a_run_stopped_during_the_learning_at_game_end_leaves_no_unretrieved_error():
+    """Ctrl-C or SIGTERM while the seats learn at game end cancels the game under its watchdog: every error of the
+    seats' gathered work is retrieved (it printed "_GatheringFuture exception was never retrieved" after the stop
+    line when the watchdog waited on the bare gather)."""
+    import gc
+
+    rules = make_rules("official", 5)
+    unretrieved = []
+
+    async def stopped() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: unretrieved.append(context))
+        SlowLearner.learning = asyncio.Event()
+        agents = {s: SlowLearner(seat=s, seed=s) for s in rules.seats}
+        game = asyncio.ensure_future(GameHost(rules=rules, agents=agents, seed=1, watchdog=60).run())
+        await SlowLearner.learning.wait()
+        game.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await game
+        del game
+        gc.collect()
+        await asyncio.sleep(0)
+
+    asyncio.run(stopped())
+    assert unretrieved == []
