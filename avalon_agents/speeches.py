@@ -96,41 +96,33 @@ def _marked(prompt: str) -> list[tuple[str, bool] | None]:
 
 
 class _Read:
-    """A prompt's words as a speech is matched against them: `marked` (instructions' or `_copyable`'s), `given` (each
-    marked word, a break for None) and where each run of 1 and of WORDING_RUN words of `given` starts."""
+    """A prompt's words as a speech is matched against them: `marked` (instructions' or `_copyable`'s) and `given`
+    (each marked word, None for a break)."""
 
     def __init__(self, marked: list[tuple[str, bool] | None]) -> None:
         self.marked = tuple(marked)
         self.given = [m[0] if m else None for m in marked]  # None: not instructions, a break no word matches
-        self.at: dict[int, dict[tuple[str, ...], list[int]]] = {}
-
-    def starts(self, n: int) -> dict[tuple[str, ...], list[int]]:
-        """Where in `given` each run of n words (none holding a break) starts, in order."""
-        if n not in self.at:
-            at: dict[tuple[str, ...], list[int]] = {}
-            for i, run in enumerate(zip(*(self.given[k:] for k in range(n)))):
-                if None not in run:
-                    at.setdefault(run, []).append(i)  # type: ignore[arg-type]
-            self.at[n] = at
-        return self.at[n]
 
     def longest(self, said: list[str], least: int = 1) -> tuple[int, int, int]:
         """(where in `given` the longest run of `said`'s words standing consecutively in it starts, where in `said`,
         its length): difflib's SequenceMatcher(None, given, said, autojunk=False).find_longest_match, its ties
-        alike (the earliest in `given`, then in `said`), found from the runs of `least` words the two share (a
+        alike (the earliest in `given`, then in `said`), found from where `said`'s words stand in `given` (a
         longest match shorter than `least` words: (0, 0, 0), as SequenceMatcher's when nothing matches)."""
-        given, starts = self.given, self.starts(least)
+        given = self.given
+        at: dict[str, list[int]] = {}
+        for j, word in enumerate(said):
+            at.setdefault(word, []).append(j)
         best = (0, 0, 0)
-        for j in range(len(said) - least + 1):
-            for i in starts.get(tuple(said[j:j + least]), ()):
+        for i in [i for i, word in enumerate(given) if word in at]:
+            for j in at[given[i]]:  # type: ignore[index]
                 if i and j and given[i - 1] == said[j - 1]:
                     continue  # inside a match found from its start
-                k = least
+                k = 1
                 while i + k < len(given) and j + k < len(said) and given[i + k] == said[j + k]:
                     k += 1
-                if k > best[2] or (k == best[2] and (i, j) < best[:2]):
+                if k > best[2]:  # ties: the earliest in `given` came first, then the earliest in `said`
                     best = (i, j, k)
-        return best
+        return best if best[2] >= least else (0, 0, 0)
 
     def wording(self, start: int, size: int) -> int:
         """The words of the package's wording in `size` words of `given` from `start`."""
