@@ -1,6 +1,7 @@
-"""The speech guard's matcher (speeches._Read.longest: runs of words looked up where they start in the prompt) gives
-what difflib's SequenceMatcher gave before it, on real speeches and prompts: the recorded replay game's calls, each
-reply against its own prompt and against other calls' prompts (which quote it), and stretches cut from the prompts."""
+"""The speech guard's matcher (speeches._Read.longest: a match grown from each place a speech's word stands in the
+prompt) gives what difflib's SequenceMatcher gave before it, on real speeches and prompts: the recorded replay game's
+calls, each reply against its own prompt and against other calls' prompts (which quote it), and stretches cut from
+the prompts."""
 
 from __future__ import annotations
 
