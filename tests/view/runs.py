@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 from avalon_agents.records.run_record import RUN
+from avalon_agents.view.run_data import RunPages
 from tests.helpers import avalon
 
 ROOT = Path(__file__).parents[2]
@@ -82,3 +83,12 @@ def every_kind(folder: Path) -> dict[str, Path]:
            str(folder / "again"))  # a replay (its games may diverge on another machine: a replay run all the same)
     runs["replay"] = folder / "again"
     return runs
+
+
+def settled(pages: RunPages) -> None:
+    """Until the pages' threads end (each joined: an event, not a clock, so a slow machine only waits longer; the
+    bound only ends a hung test) and no run is being counted."""
+    for thread in list(pages._threads.values()):
+        thread.join(timeout=900)
+        assert not thread.is_alive(), f"{thread.name} did not end in 15 minutes"
+    assert not pages._computing

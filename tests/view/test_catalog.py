@@ -13,7 +13,7 @@ import pytest
 from avalon_agents.records.run_dir import HEALTH, META, PROGRESS, RESULT, read_progress
 from avalon_agents.view.catalog import Catalog, UnknownRun, find_runs
 from avalon_agents.view.pages import View
-from tests.view.runs import every_kind, experiment
+from tests.view.runs import every_kind, experiment, settled
 
 
 @pytest.fixture(scope="module")
@@ -149,8 +149,6 @@ def test_a_game_page_holds_the_judges_labels_after_each_speech(tmp_path):
 def test_a_big_run_s_first_page_answers_at_once_and_fills_in(tmp_path, monkeypatch):
     """Over FIRST_IN_THREAD finished games, the first page holds the run's row and games at once, no metrics yet
     (`computing`), and the metrics once a thread counted them; asking for the analysis itself waits for it."""
-    import time
-
     import avalon_agents.view.run_data as run_data
 
     experiment(tmp_path, name="big", games=2)
@@ -159,9 +157,7 @@ def test_a_big_run_s_first_page_answers_at_once_and_fills_in(tmp_path, monkeypat
     first = view.run("big")
     assert first["computing"] is True and first["metrics"] == {} and len(first["games"]) == 2
     assert first["run"]["games_finished"] == 2 and "counting the metrics of 2 games" in first["provenance"]
-    deadline = time.monotonic() + 60
-    while view.run("big")["computing"] and time.monotonic() < deadline:
-        time.sleep(0.2)
+    settled(view.runs)
     done = view.run("big")
     assert done["computing"] is False and done["metrics_of"] == 2 and done["metrics"]["win_rate"]
     assert View([tmp_path]).runs.analysis(View([tmp_path]).run_path("big")) is not None

@@ -175,7 +175,7 @@ def test_one_runs_slow_page_holds_no_other_page(folders, monkeypatch):
     def slow(run: Path):
         if run.name == "big":
             entered.set()
-            release.wait(60)
+            release.wait()  # until the other pages answered (set however the test ends): not a clock
         return page(run)
 
     monkeypatch.setattr(view.runs, "page", slow)
@@ -184,8 +184,8 @@ def test_one_runs_slow_page_holds_no_other_page(folders, monkeypatch):
     async def go():
         async with served(view) as client:
             held = asyncio.ensure_future(get(client, "/api/runs/big"))
-            assert await asyncio.to_thread(entered.wait, 60)
             try:
+                assert await asyncio.to_thread(entered.wait, 60)
                 others = await asyncio.wait_for(asyncio.gather(
                     get(client, "/api/runs"), get(client, "/api/runs/ok"), get(client, "/api/runs/ok/calls")), 60)
                 still_held = not held.done()

@@ -18,6 +18,7 @@ from avalon_agents.view import run_data
 from avalon_agents.view.catalog import Catalog
 from avalon_agents.view.run_data import RunPages, games
 from avalon_agents.records.run_dir import EVENTS, HEALTH
+from tests.view.runs import settled
 
 ROOT = Path(__file__).parents[2]
 
@@ -47,7 +48,7 @@ def test_metrics_and_figures_are_computed_again_only_when_a_game_finished(tmp_pa
     meanwhile = pages.page(run)
     assert meanwhile["computing"] and meanwhile["metrics_of"] == 1 and len(meanwhile["games"]) == 2
     assert meanwhile["run"]["games_finished"] == 2 and meanwhile["metrics"] == first["metrics"]
-    wait(pages)
+    settled(pages)
     counted = pages.page(run)
     assert not counted["computing"] and counted["metrics_of"] == 2 and len(computed) == 2
 
@@ -57,14 +58,14 @@ def test_metrics_and_figures_are_computed_again_only_when_a_game_finished(tmp_pa
     assert done["games"] == games(run, "llm")  # the winners from the tables: as result.json says
     calls = json.loads((game / HEALTH).read_text())["llm_calls"]
     assert sum(row["calls"] for row in done["cost"]) == 2 * calls > 0
-    wait(pages)
+    settled(pages)
 
     broken = game.parent / "game-00003"  # a finished game that cannot be read: said by the next page, not hidden
     shutil.copytree(game, broken)
     (broken / EVENTS).write_text("not json\n")
     (run / "progress.json").write_text(json.dumps({**progress, "state": "done", "finished": 3, "planned": 3}))
     assert pages.page(run)["computing"]  # answered at once; counted in a thread, which fails
-    wait(pages)
+    settled(pages)
     with pytest.raises(ValueError, match="game-00003 cannot be read"):
         pages.page(run)
 
@@ -101,14 +102,7 @@ def test_a_change_asked_while_the_thread_counts_an_older_one_is_counted_before_i
         assert meanwhile["computing"] and meanwhile["metrics_of"] == 1 and meanwhile["run"]["games_finished"] == 2
     finally:
         go.set()
-    wait(pages)
+    settled(pages)
     counted = pages.page(run)
     assert not counted["computing"] and counted["metrics_of"] == 2 and counted["run"]["games_finished"] == 2
 
-
-def wait(pages: RunPages) -> None:
-    """Until the page's threads end: each joined (an event, not a clock; the bound only ends a hung test)."""
-    for thread in list(pages._threads.values()):
-        thread.join(timeout=900)
-        assert not thread.is_alive(), f"{thread.name} did not end in 15 minutes"
-    assert not pages._computing
