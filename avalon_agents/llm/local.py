@@ -115,10 +115,11 @@ class LocalServer:
             # Big buffers straight from mmap, so the cache's freed states go back to the system
             # (with glibc's adaptive threshold they fragmented the heap: twice the budget in RSS).
             env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(1 << 20)}
-            # llama.cpp's threads (OpenMP) wait at each step's barrier by sleeping, not spinning: on cores shared
-            # with the framework and anything else, a spinning thread holds a core its partner needs; with
-            # the machine loaded a prompt and answer took 7.9 s instead of 24.3 (docs/benchmarks.md)
-            env.setdefault("OMP_WAIT_POLICY", "passive")
+            # llama.cpp's threads (GNU OpenMP) spin briefly at each step's barrier, then sleep: spinning without
+            # end holds a core its partner needs when the cores are shared (with two busy loops, 100-117 ms a
+            # written token against 66), sleeping at once makes every barrier a wake-up (idle, 48-53 ms a token
+            # against 32): 1,000 spins are as fast as either at its best (docs/benchmarks.md)
+            env.setdefault("GOMP_SPINCOUNT", "1000")
             self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                             preexec_fn=_die_with_parent, env=env)
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
