@@ -46,8 +46,10 @@ class Profile:
         standing: in the `cache` layout, the steps' standing instructions are said once in the system message and
             each prompt ends with a short line naming its step (a prefix cache then serves the instructions
             too); False: each prompt carries its step's whole task at its end. Both profiles say them once: on
-            the embedded model the cognitive seats read 269 instead of 419 new tokens a call, and no more of their
-            speeches copied their prompt (docs/benchmarks.md, quickstart timings).
+            the embedded model the cognitive seats read 269 instead of 419 new tokens a call, fewer speeches copied
+            their prompt (3 of 18, 8 of 18 against 21 of 36) and fewer decisions fell back, but a few more of the
+            small model's combined JSON answers ran to max_tokens (3 and 6 calls of 130 and 148 failed after their
+            retries, against none of 245; the response module then answers alone): docs/benchmarks.md.
     """
 
     name: ProfileName
