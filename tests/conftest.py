@@ -68,11 +68,12 @@ def restored_registries() -> Iterator[None]:
 
 
 # A small scripted experiment with two variants, probes on, cognitive (good) against baseline (evil):
-# two games, every record kind the analysis reads.
+# two games, every record kind the analysis reads (seed 1: both games end in an assassination, one missed).
 ANALYSIS_CONFIG = """\
 name: tiny
 model: scripted
 probes: true
+seed: 1
 agents:
   ours: {kind: cognitive}
   baseline: {kind: baseline}

@@ -167,7 +167,9 @@ def test_per_turn_cadence_runs_analysis_and_planning_before_every_answer():
     assert all(seq[i - 2: i] == ["analysis", "plan"] for i in answers)
 
 
-SCOPE = re.compile(r"the strategy of each of these players: (.+?)\. Point out")
+# the players named: in the whole task (the paper layout) or in the step's line (the cache layout)
+SCOPE = re.compile(r"(?:the strategy of each of these players: |Now: Analysis, as Player \d+, the [^,]+, of )(.+?)"
+                   r"(?:\. Point out|, in at most)")
 
 
 @pytest.mark.parametrize("scope", ["all", "teammates", "adversaries"])

@@ -292,8 +292,10 @@ def test_a_link_opens_its_entry(browser, replay_run, tmp_path):
     assert current(browser)["id"] == "e-5" and current(browser)["seen"]
     link = browser.find_element(By.CSS_SELECTOR, f"#e-{n} a.link")  # each entry links to itself
     assert link.get_attribute("href") == page.as_uri() + f"#e-{n}"
-    link.click()
-    assert current(browser)["id"] == f"e-{n}"
+    link.click()  # the page follows the hash on its hashchange event: waited for, not read at once
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 30).until(lambda d: current(d)["id"] == f"e-{n}")
 
     servant = seat_of(game, "Loyal Servant")  # a link to an entry the seat filter hides shows everyone
     hidden = next(i for i, item in enumerate(items) if item["item"] == "record" and item["seat"] != servant) + 1
