@@ -184,7 +184,8 @@ class BaselineAgent(AgentBase):
         self.rules: RuleSet | None = None
         self.role: Role | None = None
         self.messages: list[Message] = []
-        self.private: list[str] = []  # what only it saw (narrate.told_privately): in every prompt, whatever the windows hold
+        # what only it saw (narrate.told_privately): in every prompt, whatever the windows hold
+        self.private: list[str] = []
         self.vectors = np.zeros((0, 0), dtype=np.float32)
         self.turns: list[tuple[str, str]] = []  # (reflection, answer) of this game, for the pool
         self.reflection = ""

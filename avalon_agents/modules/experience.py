@@ -43,7 +43,8 @@ def role_map(result: GameResult) -> str:
 class ExperienceModule(Module):
     slot = "experience"
     prompt = "modules/experience_suggestions"
-    expected = Expected(Cost(18.0, 37_593, 144, 30_541), Cost(18.0, 32_252, 144, 26_522))  # per game of six seats (standard.py)
+    # per game of six seats (standard.py)
+    expected = Expected(Cost(18.0, 37_593, 144, 30_541), Cost(18.0, 32_252, 144, 26_522))
     PARTS: ClassVar[dict[str, int]] = {"improve_strategy": 2, "other_roles": 1}
     """Calls per seat and game of each part: the suggestions and the improved strategy; the notes on the others."""
 
