@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from avalon_agents.agents.protocol import MAX_LINE, Answer, ProtocolError, SeatDown, dumps, read_line
+from avalon_agents.aio import within
 
 EXIT_WAIT = 1.0
 """Seconds a program has to exit after its `end` message (and its input closed) before it is killed."""
@@ -82,7 +83,7 @@ class Pipes:
             return
         try:
             self.proc.stdin.write((dumps(message) + "\n").encode())
-            await asyncio.wait_for(self.proc.stdin.drain(), self.timeout)
+            await within(self.proc.stdin.drain(), self.timeout)
         except TimeoutError:
             raise SeatDown("timeout", f"took in no message for {self.timeout:g} s") from None
         except (BrokenPipeError, ConnectionResetError, RuntimeError, OSError):
@@ -96,7 +97,7 @@ class Pipes:
         deadline = loop.time() + self.timeout
         while True:
             try:
-                item = await asyncio.wait_for(self._inbox.get(), max(deadline - loop.time(), 0))
+                item = await within(self._inbox.get(), max(deadline - loop.time(), 0))
             except TimeoutError:
                 raise SeatDown("timeout", f"no answer to {kind} request {id} in {self.timeout:g} s") from None
             if item is _EOF:
@@ -123,13 +124,13 @@ class Pipes:
                 with contextlib.suppress(Exception):
                     proc.stdin.close()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(proc.wait()), EXIT_WAIT)
+                    await within(asyncio.shield(proc.wait()), EXIT_WAIT)
         finally:
             kill(proc, self.pidfd)
             if self._reader is not None:
                 self._reader.cancel()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(proc.wait()), EXIT_WAIT)
+                await within(asyncio.shield(proc.wait()), EXIT_WAIT)
             _LIVE.pop(proc, None)
             if self.pidfd is not None:
                 os.close(self.pidfd)
@@ -162,6 +163,6 @@ class Pipes:
         """Why the program can be asked nothing more, with its exit code once it has one (its output closed or its
         input broken, it is given EXIT_WAIT seconds to end)."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self.proc.wait()), EXIT_WAIT)
+            await within(asyncio.shield(self.proc.wait()), EXIT_WAIT)
         code = self.proc.returncode
         return "the program ended" + (f" (exit code {code})" if code is not None else " (its output closed)")

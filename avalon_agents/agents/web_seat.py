@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from avalon_agents.agents.protocol import MAX_LINE, Answer, ProtocolError, SeatDown, dumps, read_line
+from avalon_agents.aio import within
 
 SLOW_DOWN = {429, 503}
 """Statuses by which a server asks to be asked again later (with a Retry-After)."""
@@ -68,12 +69,9 @@ class WebSeat:
         """POST the held messages; the response body. SeatDown for no 2xx answer within the timeout."""
         import aiohttp
 
-        # suspend once, so that the timeout below runs in this call's own task (the host's gather_eager runs an
-        # agent's first step in the host's task)
-        await asyncio.sleep(0)
         data = dumps({"game": self.game, "seat": self.seat, "messages": self.held}).encode()
         try:
-            return await asyncio.wait_for(self._exchange(data, what), self.timeout)
+            return await within(self._exchange(data, what), self.timeout)
         except TimeoutError:
             raise SeatDown("timeout", f"no answer to {what} in {self.timeout:g} s") from None
         except (aiohttp.ClientError, OSError) as exc:

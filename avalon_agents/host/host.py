@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from avalon_agents import __version__, narrate
 from avalon_agents.agents.base import Agent
-from avalon_agents.aio import run_sync
+from avalon_agents.aio import run_sync, within
 from avalon_agents.core.actions import Action, ActionRequest, Reply, RequestKind
 from avalon_agents.core.events import GameEvent, GameResult, QuestCompleted
 from avalon_agents.core.rules import RuleSet
@@ -193,8 +193,8 @@ class GameHost:
                     self.recorder.close()
 
     async def _game_end(self, result: GameResult) -> None:
-        """Every agent's `on_game_end` at once. (A coroutine, not the bare gather: the watchdog's wait_for cancels a
-        task awaiting it on Ctrl-C or SIGTERM, which retrieves the gather's CancelledError; a bare gather future
+        """Every agent's `on_game_end` at once. (A coroutine, not the bare gather: the watchdog (aio.within) cancels
+        a task awaiting it on Ctrl-C or SIGTERM, which retrieves the gather's CancelledError; a bare gather future
         cancelled there printed "_GatheringFuture exception was never retrieved" after the stop line.)"""
         await asyncio.gather(*(agent.on_game_end(result) for agent in self.agents.values()))
 
@@ -226,7 +226,7 @@ class GameHost:
         if self.watchdog is None:
             return await work
         try:
-            return await asyncio.wait_for(work, self.watchdog)
+            return await within(work, self.watchdog)
         except TimeoutError:
             reason = f"no progress for {self.watchdog:g} s during {what}"
             if self.recorder:

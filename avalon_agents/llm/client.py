@@ -28,6 +28,7 @@ from langchain_core.messages import BaseMessage
 from loguru import logger
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
+from avalon_agents.aio import within
 from avalon_agents.llm.chat import Answer, Chat, LangchainChat
 from avalon_agents.llm.health import LLMCallFailed, ModelHealth, ModelUnusable, hang_limit, quota_gone
 from avalon_agents.llm.http import BadAnswer, CutOff, ServerError
@@ -335,7 +336,7 @@ class LLMClient:
         health = self.health
         timeout = self.settings.timeout
         if health is None:
-            return await asyncio.wait_for(chat.answer(messages, fmt), timeout)
+            return await within(chat.answer(messages, fmt), timeout)
         health.check()  # found unusable while this call waited for its turn: nothing more is sent
         if health.ok == 0:
             timeout = timeout * COLD_START

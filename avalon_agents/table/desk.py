@@ -13,6 +13,7 @@ from typing import Any
 
 from avalon_agents.agents.human import NoAnswer, read_answer
 from avalon_agents.agents.protocol import request_message, setup
+from avalon_agents.aio import within
 from avalon_agents.core.actions import Action, ActionRequest, IllegalAction
 from avalon_agents.core.events import (
     EVENT_ADAPTER,
@@ -121,7 +122,7 @@ class WebDesk:
         self._answer = asyncio.get_running_loop().create_future()
         self._changed()
         try:
-            return await asyncio.wait_for(self._answer, self.decision_timeout)
+            return await within(self._answer, self.decision_timeout)
         except TimeoutError:
             raise NoAnswer(f"no answer in {self.decision_timeout:g} s (--decision-timeout)") from None
         finally:
