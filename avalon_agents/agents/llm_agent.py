@@ -3,7 +3,8 @@
 Each call gets the system prompt (rules and role card), everything the seat has seen as the host's words, what the
 seat privately knows (its night sight, a Lady of the Lake result, its own cards: every event only it may see) and the
 host's instruction, in that order (`prompt_layout: cache`, the default): each prompt starts with the previous one's
-history, and a new private fact changes only what follows it. `paper` puts the private section first and keeps the
+history, and a new private fact changes only what follows it; the history keeps the game's opening and its newest
+lines within a token budget (`history`). `paper` puts the private section first and keeps the
 private events in the history too. Decisions ask for JSON-schema constrained output where the model's
 server supports it. The paper's modular agent builds on the same pieces.
 """
@@ -28,6 +29,14 @@ from avalon_agents.prompting import template
 from avalon_agents.records.trace import Purpose
 
 
+OPENING = 0.2
+"""The share of the history budget the game's opening keeps: its first lines stay in every prompt (the first
+proposals, speeches and votes), so a cut leaves the system message and the opening, past OpenAI's 1,024-token
+minimum together, cached (docs/benchmarks.md, cacheable share)."""
+KEPT = 0.2
+"""A cut keeps the newest lines that fit in this share of the budget after the opening."""
+
+
 class LLMAgent(AgentBase):
     """Answers every request with one LLM call.
 
@@ -41,7 +50,7 @@ class LLMAgent(AgentBase):
     """
 
     needs_llm = True
-    expected = Cost(83.0, 164_526, 4_066, 117_965)
+    expected = Cost(97.2, 201_881, 4_787, 154_317)
     """Calls and tokens per game of six seats of this kind (`avalon bench cost --seats llm --games 5`,
     2026-11-28; the fourth figure: the input a prompt cache serves),
     what `avalon run --check` counts."""
@@ -58,7 +67,8 @@ class LLMAgent(AgentBase):
         self.private: list[str] = []  # what only it saw (narrate.told_privately)
         self.seen: list[str] = []
         self.sizes: list[int] = []  # token count of each seen line
-        self.start = 0  # first seen line still in the prompt
+        self.opening: int | None = None  # the first seen lines, in every prompt (set once they reach OPENING)
+        self.start = 0  # first seen line after the opening still in the prompt
         self.told = 0  # private facts in the last prompt
 
     async def observe(self, events: Sequence[GameEvent]) -> None:
@@ -79,20 +89,33 @@ class LLMAgent(AgentBase):
         check_layout(options.get("prompt_layout", "cache"))
 
     def history(self) -> str:
-        """What the seat has seen since `self.start`, as the host told it. When that outgrows the token budget
-        (the model's, less the private section), the oldest lines are dropped down to a third of the budget at
-        once: between such cuts each history extends the previous one, so a server's prompt cache (llama.cpp, a
-        provider's) resumes instead of re-reading."""
+        """What the seat has seen, as the host told it, within the token budget (the model's, less the private
+        section): the game's opening (its first lines, once they reach OPENING of the budget), then the newest
+        lines. When that outgrows the budget, the lines after the opening are dropped down to the newest that fit
+        in KEPT of it (the newest one at least), at once: between such cuts each history extends the previous one,
+        and a cut keeps the system message and the opening in common with every earlier prompt, so a server's
+        prompt cache (llama.cpp, a provider's) resumes instead of re-reading (past OpenAI's 1,024-token minimum:
+        docs/benchmarks.md)."""
         budget = self.history_tokens - count_tokens(private_section(self.private))
         while len(self.sizes) < len(self.seen):
             self.sizes.append(count_tokens(self.seen[len(self.sizes)]))
-        held = sum(self.sizes[self.start:])
+        if self.opening is None and OPENING > 0:
+            total = 0
+            for n, size in enumerate(self.sizes, 1):
+                total += size
+                if total >= budget * OPENING:
+                    self.opening = self.start = n
+                    break
+        opening = self.opening or 0
+        held = sum(self.sizes[:opening]) + sum(self.sizes[self.start:])
         # paper: a new private fact changes the prompt near its start: a cut due soon is made now, at the same cost
         if held > budget or (self.layout == "paper" and len(self.private) != self.told and held > budget * 3 // 4):
-            self.start = newest_that_fit(self.seen, budget // 3)
+            newest = newest_that_fit(self.seen[opening:], int(budget * KEPT))
+            self.start = opening + max(min(newest, len(self.seen) - opening - 1), 0)  # the newest line, whatever its size
         self.told = len(self.private)
-        return "What has happened so far, as the host told you:\n" + ("\n".join(self.seen[self.start:]) or
-                                                                     "(nothing yet)")
+        left_out = [template("agent/left_out").render()] if self.start > opening else []
+        lines = [*self.seen[:opening], *left_out, *self.seen[self.start:]]
+        return "What has happened so far, as the host told you:\n" + ("\n".join(lines) or "(nothing yet)")
 
     def sections(self) -> tuple[str, str]:
         """The user message's part before the host's instruction, and its stable part (what the seat's next
@@ -103,7 +126,7 @@ class LLMAgent(AgentBase):
         if self.layout == "paper":
             text = "\n\n".join(p for p in (private, history) if p)
             return text, text
-        return "\n\n".join(p for p in (history, private) if p), history if self.seen[self.start:] else ""
+        return "\n\n".join(p for p in (history, private) if p), history if self.seen else ""
 
     async def act(self, request: ActionRequest, instruction: str) -> Reply:
         from langchain_core.messages import SystemMessage

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from avalon_agents.agents.llm_agent import LLMAgent
+from avalon_agents.agents.llm_agent import KEPT, OPENING, LLMAgent
 from avalon_agents.core import make_rules
 from avalon_agents.host.play import play_one
 from avalon_agents.llm import ClientPool, ModelSettings, ScriptedChatModel
@@ -17,10 +17,11 @@ from tests.helpers import scripted_setup
 
 SEEN = "What has happened so far, as the host told you:"
 SECTION = "What only you know (private facts"
+LEFT_OUT = "(... lines from the middle of the game are left out here ...)"
 
 
-def game(settings: ModelSettings, model=None, seed: int = 1):
-    setup = scripted_setup(model, settings=settings, extractor=None)
+def game(settings: ModelSettings, model=None, seed: int = 1, **options):
+    setup = scripted_setup(model, settings=settings, extractor=None, options=options)
     return asyncio.run(play_one(make_rules("official", 6), ["llm"] * 6, seed, setups=setup))
 
 
@@ -40,8 +41,8 @@ def test_prompts_extend_each_other_between_history_cuts_and_a_private_fact_chang
     each history starts with the previous one's (so a prompt cache resumes) except at the rare cuts, whose history
     starts later in the game; a call whose private section gained a fact (a card it played) still extends the
     previous one's history; no history exceeds the budget by more than one line."""
-    host = game(ModelSettings(spec="scripted"))
-    extended_past_a_fact = 0
+    host = game(ModelSettings(spec="scripted"), history_tokens=1500)
+    extended_past_a_fact = all_cuts = 0
     for seat in range(1, 7):
         calls = [parts(c) for c in calls_of(host, seat)]
         seen = [announce(e, host.rules) for e in host.engine.events if e.visible(seat) and not told_privately(e)]
@@ -53,29 +54,42 @@ def test_prompts_extend_each_other_between_history_cuts_and_a_private_fact_chang
                 extended_past_a_fact += later_private != private
                 continue
             cuts += 1
-            first, then = (h.split("\n")[1] for h in (history, later))
-            assert seen.index(first) < seen.index(then), seat  # the oldest lines were dropped
+            opening, _, after = later.partition("\n" + LEFT_OUT + "\n")
+            assert after and history.startswith(opening + "\n"), seat  # the opening stays, in the same words
+            first_after = (history.split(LEFT_OUT + "\n", 1)[-1] if LEFT_OUT in history else
+                           history[len(opening) + 1:]).split("\n")[0]
+            assert seen.index(first_after) < seen.index(after.split("\n")[0]), seat  # older lines were dropped
+            kept = after.split("\n")
+            assert kept == seen[seen.index(kept[0]):][:len(kept)], seat  # the newest lines, in order
         assert cuts <= 3, seat  # at most a few cuts in a game
+        all_cuts += cuts
         for history, private, instruction in calls:
             lines = history.split("\n")[1:]
-            assert count_tokens("\n".join(lines[1:])) < 2500 and SEEN not in instruction
+            assert count_tokens("\n".join(lines[1:])) < 1500 and SEEN not in instruction
             assert private.split("\n")[1:] == [l for l in private.split("\n")[1:] if l]  # facts, one a line
     assert extended_past_a_fact >= 3  # facts came in the game, and the history went on being extended
+    assert all_cuts >= 3  # histories were cut (each seen above keeping the opening)
 
 
-def test_history_is_cut_to_a_third_of_the_budget_and_keeps_what_only_it_knows():
+def test_history_keeps_the_opening_and_the_newest_lines_and_what_only_it_knows():
     host = game(ModelSettings(spec="scripted"))
-    agent = LLMAgent(seat=1, context=scripted_setup().context(ClientPool().for_game(None)), history_tokens=300)
-    asyncio.run(agent.observe([e for e in host.engine.events if e.visible(1)]))
-    text, stable = agent.sections()
-    history, private = text.split("\n\n" + SECTION, 1)
-    assert stable == history and history.startswith(SEEN)  # the history is what the next prompts begin with
-    assert private.splitlines()[1:] == agent.private and agent.private[0].startswith("Night:")
-    assert not set(agent.private) & set(agent.seen)  # its history holds the public events
-    third = (300 - count_tokens(private_section(agent.private))) // 3
-    kept = sum(agent.sizes[agent.start:])
-    assert agent.start > 0 and kept <= third < kept + agent.sizes[agent.start - 1]  # the newest lines that fit
-    assert agent.seen[-1] in text and agent.seen[agent.start - 1] not in text.splitlines()
+    for tokens in (300, 900):
+        agent = LLMAgent(seat=1, context=scripted_setup().context(ClientPool().for_game(None)), history_tokens=tokens)
+        asyncio.run(agent.observe([e for e in host.engine.events if e.visible(1)]))
+        text, stable = agent.sections()
+        history, private = text.split("\n\n" + SECTION, 1)
+        assert stable == history and history.startswith(SEEN)  # the history is what the next prompts begin with
+        assert private.splitlines()[1:] == agent.private and agent.private[0].startswith("Night:")
+        assert not set(agent.private) & set(agent.seen)  # its history holds the public events
+        budget = tokens - count_tokens(private_section(agent.private))
+        opening = agent.opening
+        assert sum(agent.sizes[:opening - 1]) < budget * OPENING <= sum(agent.sizes[:opening])  # the first lines
+        kept = sum(agent.sizes[agent.start:])
+        assert agent.start > opening, tokens  # a whole game outgrows each budget: cut
+        # the newest lines that fit in KEPT of the budget, the newest one at least
+        assert (kept <= budget * KEPT or agent.start == len(agent.seen) - 1) and \
+            budget * KEPT < kept + agent.sizes[agent.start - 1]
+        assert history.splitlines()[1:] == [*agent.seen[:opening], LEFT_OUT, *agent.seen[agent.start:]]
 
 
 def test_the_paper_layout_puts_the_private_section_first_and_keeps_private_events_in_the_history():
@@ -86,7 +100,8 @@ def test_the_paper_layout_puts_the_private_section_first_and_keeps_private_event
     text, stable = agent.sections()
     private, history = text.split("\n\n" + SEEN, 1)
     assert stable == text and private == private_section(agent.private)
-    assert history.splitlines()[1:] == agent.seen[agent.start:] and set(agent.private) <= set(agent.seen)
+    shown = [*agent.seen[:agent.opening], *([LEFT_OUT] if agent.start > agent.opening else []), *agent.seen[agent.start:]]
+    assert history.splitlines()[1:] == shown and set(agent.private) <= set(agent.seen)
 
 
 def test_a_provider_caching_at_breakpoints_gets_one_after_the_history_and_one_where_the_last_ended():

@@ -131,8 +131,7 @@ def test_the_plans_estimates_are_what_bench_cost_measures(seats, config, table):
     assert measured["input_tokens_per_game"] == pytest.approx(expected.input_tokens, rel=0.02)
     assert measured["output_tokens_per_game"] == pytest.approx(expected.output_tokens, rel=0.02)
     assert measured["cacheable_tokens_per_game"] == pytest.approx(expected.cached_tokens, rel=0.02, abs=50)
-    if table.startswith("per_"):  # issue 40's target, met by the cognitive seat's cache layout
-        assert measured["cacheable_share"] >= 0.75
+    assert measured["cacheable_share"] >= 0.75  # issue 40's target, met by each kind's cache layout
     if table == "baseline":  # the part a series' last game does not spend
         from avalon_agents.agents.baseline import BaselineAgent
 
