@@ -320,8 +320,9 @@ def _loads(spec: str) -> bool:
 
 def model_options(command: Callable) -> Callable:
     """The model settings on the command line; each given option sets one field of a ModelSettings. A --model on
-    the embedded model prints its notice (`embedded_notice`); a --model replay:RUN_DIR loads the plugins RUN_DIR
-    recorded (`load_run_plugins`; --no-run-plugins: not)."""
+    the embedded model prints its notice (`embedded_notice`); a --model replay:RUN_DIR, or without --model a
+    replay:RUN_DIR model in the command's config, loads the plugins RUN_DIR recorded (`load_run_plugins`;
+    --no-run-plugins: not)."""
     options = [
         click.option("--model", "spec", default=None, metavar="SPEC",
                      help="Model spec: local:smollm2, openai:MODEL, openai-compatible:MODEL@URL, scripted, or any "
@@ -352,8 +353,9 @@ def model_options(command: Callable) -> Callable:
                           "first, shortens the rules, caps speeches and guards them against echoing the prompt "
                           "(default: small for local:, standard otherwise)."),
         click.option("--no-run-plugins", "no_run_plugins", is_flag=True,
-                     help="With --model replay:RUN_DIR: do not load the plugins RUN_DIR recorded (without this flag "
-                          "they are loaded first, and one missing or changed since the run is refused)."),
+                     help="With a replay:RUN_DIR model (--model, or the config's): do not load the plugins RUN_DIR "
+                          "recorded (without this flag they are loaded first, and one missing or changed since the "
+                          "run is refused)."),
     ]
 
     @functools.wraps(command)
@@ -369,6 +371,11 @@ def model_options(command: Callable) -> Callable:
             embedded_notice(spec)
             if settings.declared.replays and not no_run_plugins:  # the replayed run's plugins play it again
                 load_run_plugins([Path(spec.partition(":")[2])])
+        elif not no_run_plugins and isinstance(rest.get("config"), Path):  # a config's own replay: models
+            from avalon_agents.experiments.config import replayed_runs
+
+            if replays := replayed_runs(rest["config"]):
+                load_run_plugins(replays)
         return command(*args, settings=settings, **rest)
 
     for option in reversed(options):

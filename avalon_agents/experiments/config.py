@@ -463,6 +463,30 @@ def read_config(path: str | Path) -> tuple[dict[str, Any], yaml.Node | None]:
     return raw, node
 
 
+def replayed_runs(path: str | Path) -> list[Path]:
+    """The RUN_DIRs of the `replay:RUN_DIR` models a config file names (`model: replay:RUN_DIR`, or a model's
+    `spec:`, at any depth), each once: their plugins are loaded before the config is read (cli.base.model_options),
+    as --model replay:RUN_DIR's are. None for a file that cannot be read (reading it says why)."""
+    try:
+        raw, _ = parse_yaml(Path(path).read_text(), str(path))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return []
+    found: list[Path] = []
+
+    def visit(value: Any, key: Any = None) -> None:
+        if isinstance(value, str) and key in ("model", "spec") and value.startswith("replay:"):
+            found.append(Path(value.partition(":")[2]))
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                visit(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                visit(v, key)
+
+    visit(raw)
+    return list(dict.fromkeys(found))
+
+
 COMMAND_KEYS: Registry[tuple[str, ...]] = Registry("study command", [
     ("run", ("variants", "sides", "roles", "lineup", "grid", "games_per_series", "agents")),
     ("tournament", ("entrants", "blocks")),

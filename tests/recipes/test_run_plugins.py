@@ -88,6 +88,29 @@ def test_replays_load_the_runs_plugins(tmp_path, plugin):
     assert quiet.returncode == 0 and "loaded" not in quiet.stderr
 
 
+def test_a_config_that_replays_a_run_loads_its_plugins(tmp_path, plugin):
+    """A config whose `model:` is replay:RUN (not --model) loads RUN's plugins too, before the config is read; a
+    plugin changed since is refused in one line; --no-run-plugins goes on without; a --model over it replays
+    nothing, so loads nothing."""
+    run = played(tmp_path, plugin)
+    config = tmp_path / "again.yaml"
+    config.write_text(f"name: again\nmodel: replay:{run}\nagents:\n  bots: {{kind: rulebot}}\n"
+                      "sides: {good: bots, evil: bots}\nseries: 1\ngames_per_series: 1\n")
+    with registries_restored():
+        done = avalon("run", str(config), "--out", str(tmp_path / "again"))
+    assert done.returncode == 0, done.stderr
+    assert "loaded 1 plugin the run recorded: talk.py" in done.stderr.splitlines()
+    for flags in (["--no-run-plugins"], ["--model", "scripted"]):
+        with registries_restored():
+            other = avalon("run", str(config), "--check", *flags)
+        assert other.returncode == 0 and "loaded" not in other.stderr, (flags, other.stderr)
+    plugin.write_text(TALKATIVE + "# edited since the run\n")
+    with registries_restored():
+        refused = avalon("run", str(config), "--check")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert f"run {run}: plugin {plugin.resolve()} changed since the run loaded it" in refused.stderr
+
+
 def test_a_run_from_before_run_json_names_its_plugins_in_experiment_json(tmp_path, plugin):
     """experiment.json's `plugins` (paths, no hash): loaded, and refused in one line once missing."""
     from avalon_agents.records.run_dir import EXPERIMENT
