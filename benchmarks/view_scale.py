@@ -46,7 +46,7 @@ def template(out: Path, games: int) -> list[Path]:
     from loguru import logger
 
     from avalon_agents.experiments import load_experiments, run_experiment
-    from avalon_agents.records.run_dir import finished_games
+    from avalon_agents.records.walk import finished_games
 
     run = out / "template"
     per = min(games, SERIES_GAMES)

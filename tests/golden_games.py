@@ -53,7 +53,8 @@ def _avalon(args: list[str]) -> None:
 def digest(folder: Path) -> tuple[str, int]:
     """The sha256 of the events of every finished game under `folder` (in their folders' order), and how many."""
     from avalon_agents.core.events import EVENT_ADAPTER
-    from avalon_agents.records.run_dir import finished_games, read_events
+    from avalon_agents.records.run_dir import read_events
+    from avalon_agents.records.walk import finished_games
 
     h, games = hashlib.sha256(), finished_games(folder)
     for game in games:
@@ -79,7 +80,8 @@ def play_sets(names: list[str] | None = None) -> dict[str, str]:
 
 def replay() -> str:
     """'same' when the recorded run replays with byte-identical events, else what went wrong."""
-    from avalon_agents.records.run_dir import finished_games, read_events
+    from avalon_agents.records.run_dir import read_events
+    from avalon_agents.records.walk import finished_games
 
     recorded = REPLAY / "run"
     with tempfile.TemporaryDirectory(prefix="golden-replay-") as tmp:

@@ -32,7 +32,8 @@ from avalon_agents.core.rows import SEAT_COLUMNS, GameRows, Rows
 from avalon_agents.core.types import Role
 from avalon_agents.records import columns
 from avalon_agents.records.reader import open_run
-from avalon_agents.records.run_dir import GAME_PREFIX, META, RESULT, Game, GameMeta
+from avalon_agents.records.run_dir import GAME_PREFIX, META, RESULT, GameMeta
+from avalon_agents.records.walk import Game
 
 SERIES = re.compile(r"^series-(\d+)$")
 GAME = re.compile(r"^game-(\d+)$")
@@ -162,11 +163,12 @@ def load_run(path: str | Path, cache: dict | None = None, *, write: bool = True)
 @functools.cache
 def schema() -> str:
     """What a part of the columnar copy was built by: the source of this module and of the rows' builders
-    (core/rows.py, core/events.py, records/trace.py, records/run_dir.py), pandas' and numpy's versions. A part of
+    (core/rows.py, core/events.py, records/trace.py, records/run_dir.py, records/walk.py), pandas' and numpy's
+    versions. A part of
     another schema is not read: a change to how rows are made never meets tables made the old way."""
     digest = hashlib.sha256(f"{pd.__version__} {np.__version__}".encode())
     for name in (__name__, "avalon_agents.core.rows", "avalon_agents.core.events", "avalon_agents.records.trace",
-                 "avalon_agents.records.run_dir"):
+                 "avalon_agents.records.run_dir", "avalon_agents.records.walk"):
         digest.update(Path(sys.modules[name].__file__).read_bytes())
     return digest.hexdigest()[:16]
 

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from avalon_agents.cli.base import UserError, cli, echo_json, json_option, logging_options, one_line_errors
 from avalon_agents.plugins import load_plugins
-from avalon_agents.records.run_dir import holds_games
+from avalon_agents.records.walk import holds_games
 
 if TYPE_CHECKING:
     from avalon_agents.importers import Importer

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from avalon_agents.llm.settings import NOT_MEASURED
-from avalon_agents.records.run_dir import EXPERIMENT, LOCK, check_layout, games_in, read_run_file
+from avalon_agents.records.run_dir import EXPERIMENT, LOCK, check_layout, read_run_file
+from avalon_agents.records.walk import games_in
 
 IGNORED = ("concurrency", "paper", "health", "watchdog_s", "prices")
 """Config keys that change neither which games are played nor how: a resume may change them."""

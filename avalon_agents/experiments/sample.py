@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from avalon_agents.records.run_dir import finished_games
+from avalon_agents.records.walk import finished_games
 
 SAMPLE_GAMES = 4
 """Games of a sample run: a few scripted games, spread over the config's variants."""

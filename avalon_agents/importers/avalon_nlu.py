@@ -22,8 +22,8 @@ from avalon_agents.core.events import GameEvent
 from avalon_agents.core.rules import RuleSet, make_rules
 from avalon_agents.core.types import EndReason, Role, Seat
 from avalon_agents.importers.replay import Importer, ImportReport, Replay, ReplayError, write_game
-from avalon_agents.records.run_dir import holds_games
 from avalon_agents.records.trace import Annotation
+from avalon_agents.records.walk import holds_games
 
 SOURCE = "avalon-nlu"
 LICENCE = "Avalon-NLU dataset (sstepput/Avalon-NLU), MIT licence; LICENSE-avalon-nlu beside the games"

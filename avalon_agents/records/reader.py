@@ -11,13 +11,13 @@ replay viewer, the progress bar, the runner) opens it here; nothing outside reco
     game.meta(), game.seating(), game.result(), game.health(), game.events(), game.trace(), game.judge_trace()
     tail = game.tail(TRACE)           # a live reader's new trace records since its last read (Tail)
 
-**The walk** (records.run_dir.walk). A run's games are its folders named `game-NNNNN` (told by the name alone) or
+**The walk** (records.walk). A run's games are its folders named `game-NNNNN` (told by the name alone) or
 holding meta.json (a plugin study names its games' folders itself), at any depth under it (up to MAX_DEPTH); the walk
 does not descend into a game. Each folder's listing is kept with the folder's time: a walk again stats each folder
 once and lists only those whose time changed (a file created, renamed or removed in it: a game started, finished or
 aborted) or that changed within RACY of their listing (a change in the same tick of the clock leaves the time as it
 was), so a live reader (`avalon view`) walks a 10,000-game run again in 0.04 s (0.25 s the first time). A game's
-layout (meta.json) is checked when `check` is asked (`finished(check=True)`, `records.run_dir.finished_games`), once
+layout (meta.json) is checked when `check` is asked (`finished(check=True)`, `records.walk.finished_games`), once
 per meta.json.
 
 `open_run` keeps one `Run` per folder in this process: every reader of a run shares its walk.
@@ -44,13 +44,12 @@ from avalon_agents.records.run_dir import (
     META,
     PROGRESS,
     STUDY,
-    Game,
     Tail,
     layout_of,
     stamp,
-    walk,
 )
 from avalon_agents.records.run_record import RUN, RunRecord, read_run_record
+from avalon_agents.records.walk import Game, walk
 
 __all__ = ["Game", "Health", "Progress", "Run", "Tail", "UnknownGame", "fallback_record", "find_runs", "is_run",
            "open_run"]

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from avalon_agents.records.run_dir import RESULT, games_in, is_done, read_progress
+from avalon_agents.records.run_dir import RESULT, is_done, read_progress
+from avalon_agents.records.walk import games_in
 from tests.helpers import AVALON
 
 RUN = """\

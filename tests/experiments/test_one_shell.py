@@ -14,8 +14,9 @@ from avalon_agents.cli import cli
 from avalon_agents.core.events import GameStarted, LadyExamined
 from avalon_agents.core.types import Role
 from avalon_agents.llm.loopback import openai_server
-from avalon_agents.records.run_dir import finished_games, read_events, read_result
+from avalon_agents.records.run_dir import read_events, read_result
 from avalon_agents.records.run_record import read_run_record
+from avalon_agents.records.walk import finished_games
 from tests.helpers import avalon
 from tests.view import runs
 

@@ -16,16 +16,8 @@ from click.testing import CliRunner
 from avalon_agents.cli import cli
 from avalon_agents.experiments.guard import run_lock
 from avalon_agents.records import LAYOUT
-from avalon_agents.records.run_dir import (
-    EVENTS,
-    HEALTH,
-    META,
-    RESULT,
-    finished_games,
-    read_events,
-    read_meta,
-    read_seating,
-)
+from avalon_agents.records.run_dir import EVENTS, HEALTH, META, RESULT, read_events, read_meta, read_seating
+from avalon_agents.records.walk import finished_games
 
 RUN = """\
 name: dirs

@@ -24,10 +24,7 @@ from avalon_agents.records.run_dir import (
     SEATING,
     TRACE,
     Seating,
-    aborted_games,
     attempt_files,
-    finished_games,
-    games_in,
     judge_tracer,
     read_judge_trace,
     read_meta,
@@ -35,6 +32,7 @@ from avalon_agents.records.run_dir import (
     write_json_atomic,
 )
 from avalon_agents.records.trace import LLMCall, ModuleOutput
+from avalon_agents.records.walk import aborted_games, finished_games, games_in
 
 SEATED = Seating(agents={1: "a", 2: "b", 3: "a", 4: "b", 5: "a"}, game=3, variant="v", seed=7)
 

@@ -13,8 +13,9 @@ from typing import Any
 from avalon_agents.core.events import GameEvent
 from avalon_agents.core.rules import RuleSet
 from avalon_agents.core.types import Role, Seat
-from avalon_agents.records.run_dir import finished_games, read_events, read_meta, read_result, read_trace
+from avalon_agents.records.run_dir import read_events, read_meta, read_result, read_trace
 from avalon_agents.records.trace import Annotation
+from avalon_agents.records.walk import finished_games
 
 Progress = Callable[[int, int], None]
 
