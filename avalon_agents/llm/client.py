@@ -30,6 +30,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 
 from avalon_agents.aio import within
 from avalon_agents.llm.chat import Answer, Chat, LangchainChat
+from avalon_agents.llm.fit import fitted
 from avalon_agents.llm.health import LLMCallFailed, ModelHealth, ModelUnusable, hang_limit, quota_gone
 from avalon_agents.llm.http import BadAnswer, CutOff, ServerError
 from avalon_agents.llm.pacer import Pacer, pacer_for
@@ -205,6 +206,7 @@ class LLMClient:
         # cancel this call, not the host.
         await asyncio.sleep(0)
         name = "_".join(p for p in (purpose.stage, purpose.name, purpose.part, purpose.request) if p)
+        schema = fitted(schema, self.settings.max_tokens) if schema else None  # an answer ends inside it (llm.fit)
         fmt = response_format(schema, name, self.settings.schema_style) if schema else None
         throttling = Throttling()
         sent = tuple(Message(role=m.type, content=str(m.content)) for m in messages)

@@ -4,7 +4,8 @@ It answers /v1/chat/completions (plain and streaming), /v1/models and, given a f
 /v1/embeddings; it reports token usage, and can inject latency and faults at a set rate: 429, 500, a timeout
 (answers later than the client waits), an empty message, or a body that is not JSON. Replies come from a
 function of the request body; by default the ScriptedChatModel's plausible replies (schema-filled JSON when a
-response_format asks for it).
+response_format asks for it). A reply of more words than the request's `max_tokens` is cut there and ends with
+`finish_reason: length`, as a server's does (a word a token, as its usage counts them).
 
 It also enforces a provider's rate limits (`Limits`): requests per minute, enforced per second as providers
 quantize them (600 RPM: at most 10 requests in any second), and tokens per minute (the prompt's tokens are
@@ -75,6 +76,7 @@ class ServerState:
     timeout_sleep: float = 2.0
     seed: int = 0
     limits: Limits | None = None
+    cuts: bool = True  # a reply is cut at max_tokens (False: a server that ignores it)
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     peers: list[int] = field(default_factory=list)  # each request's client port: connections reused or not
@@ -304,6 +306,10 @@ class Handler(BaseHTTPRequestHandler):
             self._embeddings(body)
             return
         text = "" if fault == "empty" else state.reply(body)
+        finish = "stop"
+        cap = body.get("max_tokens") or body.get("max_completion_tokens")
+        if state.cuts and isinstance(cap, int) and cap > 0 and len(text.split()) > cap:  # as a server cuts
+            text, finish = " ".join(text.split()[:cap]), "length"
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": _words(text) if text else 0,
                  "prompt_tokens_details": {"cached_tokens": state.prefixes.cached(words)}}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
@@ -311,14 +317,14 @@ class Handler(BaseHTTPRequestHandler):
             state.limits.charge(entry, usage["total_tokens"])
         model = body.get("model", "loopback")
         if body.get("stream"):
-            self._stream(model, text, usage)
+            self._stream(model, text, usage, finish)
             return
         self._json(200, {
             "id": f"chatcmpl-{len(state.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
             "usage": usage,
         }, rate_headers)
 
@@ -331,7 +337,7 @@ class Handler(BaseHTTPRequestHandler):
                                   for i, v in enumerate(vectors)],
                          "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
-    def _stream(self, model: str, text: str, usage: dict[str, int]) -> None:
+    def _stream(self, model: str, text: str, usage: dict[str, int], finish: str = "stop") -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
@@ -343,7 +349,7 @@ class Handler(BaseHTTPRequestHandler):
                                   {"content": piece}, "finish_reason": None}]}
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
         last = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 0, "model": model,
-                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage}
+                "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage}
         self.wfile.write(f"data: {json.dumps(last)}\n\ndata: [DONE]\n\n".encode())
         self.close_connection = True
 

@@ -124,9 +124,11 @@ def _schema_of(kwargs: dict[str, Any]) -> dict | None:
     return fmt.get("schema")
 
 
-def _fill(schema: dict, rng: random.Random, seats: list[int], me: int, speech: Callable[[], str]) -> Any:
-    """A random value that satisfies the (simple) schema: long text fields get a speech, short ones a
-    sentence, a vote approves APPROVE_SHARE of the time."""
+def _fill(schema: dict, rng: random.Random, seats: list[int], me: int, speech: Callable[[], str],
+          key: str = "") -> Any:
+    """A random value that satisfies the (simple) schema: long text fields and a `response` (the combined step's
+    speech, however short llm.fit made it) get a speech, short ones a sentence, a vote approves APPROVE_SHARE of
+    the time."""
     kind = schema.get("type")
     if "const" in schema:
         return schema["const"]
@@ -136,7 +138,7 @@ def _fill(schema: dict, rng: random.Random, seats: list[int], me: int, speech: C
             return "approve" if rng.random() < APPROVE_SHARE else "reject"
         return rng.choice(options)
     if kind == "object":
-        return {k: _fill(v, rng, seats, me, speech) for k, v in schema.get("properties", {}).items()}
+        return {k: _fill(v, rng, seats, me, speech, k) for k, v in schema.get("properties", {}).items()}
     if kind == "array":
         item = schema.get("items", {})
         n = schema.get("minItems", 1)
@@ -148,6 +150,6 @@ def _fill(schema: dict, rng: random.Random, seats: list[int], me: int, speech: C
         return rng.choice(seats)
     if kind == "number":
         return round(rng.uniform(schema.get("minimum", 0.0), schema.get("maximum", 1.0)), 2)
-    if schema.get("maxLength", 0) >= 500:
+    if schema.get("maxLength", 0) >= 500 or key == "response":
         return speech()
     return rng.choice(FILLER)
