@@ -121,7 +121,7 @@ class HumanProbe:
 
     def _cut(self, rules: RuleSet, view: Sequence[GameEvent]) -> bool:
         """Whether the seat's view was longer than the budget (its oldest lines left out)."""
-        return BeliefProbe.history(rules, view, self.budget) != BeliefProbe.history(rules, view, 10**9)
+        return BeliefProbe.history(rules, view, self.budget)[0] != BeliefProbe.history(rules, view, 10**9)[0]
 
 
 async def probe_humans(run: Path, client: LLMClient, out: Path | None = None, games: int | None = None,

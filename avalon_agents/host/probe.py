@@ -27,7 +27,7 @@ from avalon_agents.core.types import Seat
 from avalon_agents.decisions.jsonish import load_json
 from avalon_agents.llm.health import LLMCallFailed
 from avalon_agents.llm.tokens import count_tokens, newest_that_fit
-from avalon_agents.narrate import DEFAULT_CARDS, announce, names, system_prompt
+from avalon_agents.narrate import DEFAULT_CARDS, announce, names, private_section, system_prompt, told_privately
 from avalon_agents.prices import Cost
 from avalon_agents.prompting import template
 from avalon_agents.records.trace import Probe, Purpose
@@ -150,12 +150,14 @@ class BeliefProbe:
 
     def messages(self, *, rules: RuleSet, seat: Seat, quest: int, events: Sequence[GameEvent]
                  ) -> list[BaseMessage]:
-        """The probe prompt: the seat's rules and role card, what it has seen, and the two questions."""
+        """The probe prompt: the seat's rules and role card, what it has seen (the public lines, then what only it
+        knows), and the two questions."""
         role = next(e.role for e in events if isinstance(e, RoleAssigned))
         others = [s for s in rules.seats if s != seat]
         example = "{" + ", ".join(f'"{s}": <probability>' for s in orders.current().listed(others)) + "}"
-        text = template(PROMPT).render(history=self.history(rules, events, self._budget(seat)) or "(nothing yet)",
-                                       quest=quest, players=names(rules.seats), others=names(others),
+        history, private = self.history(rules, events, self._budget(seat))
+        text = template(PROMPT).render(history=history or "(nothing yet)", private=private, quest=quest,
+                                       players=names(rules.seats), others=names(others),
                                        evil_count=rules.evil_count, example=example)
         from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -163,16 +165,19 @@ class BeliefProbe:
         return [SystemMessage(system), HumanMessage(text)]
 
     @staticmethod
-    def history(rules: RuleSet, events: Sequence[GameEvent], budget: int) -> str:
-        """The events as the host announced them: night information, then the most recent lines that fit
-        in `budget` tokens."""
-        night: list[str] = []
+    def history(rules: RuleSet, events: Sequence[GameEvent], budget: int) -> tuple[str, str]:
+        """What the seat has seen, as the host told it: (the public lines, the most recent that fit in `budget`
+        tokens less the private section; the private section, whole: every event only it could see, by its
+        declared visibility: its night sight, a Lady of the Lake result, its own cards, a plugin's private event;
+        narrate.private_section, as in every LLM seat's prompts)."""
+        private: list[str] = []
         seen: list[str] = []
         for e in events:
             if (text := announce(e, rules)) is not None:
-                (night if e.type == "night_info" else seen).append(text)
-        room = budget - sum(count_tokens(line) for line in night)
-        return "\n".join(night + seen[newest_that_fit(seen, room):])
+                (private if told_privately(e) else seen).append(text)
+        section = private_section(private)
+        room = budget - count_tokens(section)
+        return "\n".join(seen[newest_that_fit(seen, room):]), section
 
     def _budget(self, seat: Seat) -> int:
         if self.history_tokens is not None:

@@ -23,6 +23,7 @@ from tests.helpers import avalon, scripted_setup
 
 ROLE_LINE = re.compile(r"your role is ([A-Za-z ]+)\.")
 PROBE_QUESTION = "Who is Merlin?"
+SECTION = "What only you know (private facts"
 RECORD_KEYS = {"type", "seat", "quest", "merlin_guess", "p_evil", "valid", "raw"}
 
 
@@ -95,8 +96,9 @@ def test_probe_prompts_hold_only_what_the_seat_may_know():
                     assert other_night not in text
             cards = sum(1 for e in events if e.type == "quest_card" and e.seat == seat and e.seq < quest_end[quest])
             assert text.count("You played a ") <= cards
-            history = call.messages[1].content.split("\n\nQuest ", 1)[0]
+            history, private = call.messages[1].content.split("\n\nQuest ", 1)[0].split("\n\n" + SECTION)
             assert history.splitlines()[-1].startswith(f"Quest {quest} ")  # the quest's result, nothing after
+            assert night[seat] in private.splitlines()  # what only it knows, in its own section
             checked += 1
     assert checked > 100 and ended_on_a_quest >= 1
 

@@ -1,5 +1,6 @@
 """What a seat privately knows is in every prompt it sends after it learned it, for every LLM agent kind and both
-prompt layouts: a Lady of the Lake holder's result (and its night sight) in one section of each later prompt."""
+prompt layouts: a Lady of the Lake holder's result (and its night sight) in one section of each later prompt, the
+belief probes' too."""
 
 from __future__ import annotations
 
@@ -16,22 +17,22 @@ KINDS = ["cognitive", "baseline", "llm"]
 SECTION = "What only you know (private facts"
 
 
-def game(layout: str, seed: int):
+def game(layout: str, seed: int, probes: bool = False):
     rules = make_rules("official", 8, lady_of_the_lake=True)
     setup = scripted_setup(learn=False, options={"prompt_layout": layout})
     kinds = [KINDS[i % 3] for i in range(8)]
-    host = asyncio.run(play_one(rules, kinds, seed, setups=setup))
+    host = asyncio.run(play_one(rules, kinds, seed, setups=setup, probes=probes))
     return host, rules, kinds
 
 
 @pytest.mark.slow  # a few games of eight LLM seats per layout
 @pytest.mark.parametrize("layout", ["cache", "paper"])
 def test_a_lady_holders_result_is_in_every_later_prompt_of_every_agent_kind(layout):
-    checked: dict[str, int] = {kind: 0 for kind in KINDS}
+    checked: dict[str, int] = {kind: 0 for kind in [*KINDS, "probe"]}
     for seed in range(1, 9):  # games until a seat of every kind has held the Lady and asked its model after
         if all(checked.values()):
             break
-        host, rules, kinds = game(layout, seed)
+        host, rules, kinds = game(layout, seed, probes=True)
         results = [e for e in host.engine.events if e.type == "lady_result"]
         assert results, "the Lady was used"
         calls = [r for r in host.tracer.records if r.type == "llm_call" and r.stage != "extract"]
@@ -42,7 +43,8 @@ def test_a_lady_holders_result_is_in_every_later_prompt_of_every_agent_kind(layo
                 prompt = call.messages[-1].content
                 assert prompt.count(SECTION) == 1 and line in prompt.split(SECTION, 1)[1].split("\n\n", 1)[0], \
                     (kinds[event.holder - 1], call.name, call.part)
-            checked[kinds[event.holder - 1]] += len(later)
+            checked[kinds[event.holder - 1]] += sum(c.stage != "probe" for c in later)
+            checked["probe"] += sum(c.stage == "probe" for c in later)  # its belief probes' prompts too
     assert all(checked.values()), checked  # every kind held the Lady and asked its model after
 
 
