@@ -52,7 +52,8 @@ def view(folders: tuple[Path, ...], port: int, host: str, export_to: Path | None
     followed) and no file over --max-file-mb. On 127.0.0.1 it answers to this machine's names only. The JSON under
     /api/ mirrors each page (docs/view.md).
     The plugins each run recorded are loaded first, so their metrics and judges' tables are shown; one missing
-    or changed since its run is refused, naming the run (--no-run-plugins: view without them).
+    or changed since its run is refused, naming the run (--no-run-plugins: view without them). A run started
+    while the view is open has its plugins loaded when it shows up (one missing or changed: its row says so).
 
     \b
       avalon view                                  runs/ at http://127.0.0.1:8100/
@@ -83,7 +84,7 @@ def view(folders: tuple[Path, ...], port: int, host: str, export_to: Path | None
                 raise UserError("compare: --compare goes with --export or --json (live, pick the runs on the index)")
             _compare_json(roots, comparisons, max_file_mb * 2**20)
             return
-        asyncio.run(_serve(roots, host, port, as_json, max_file_mb * 2**20))
+        asyncio.run(_serve(roots, host, port, as_json, max_file_mb * 2**20, run_plugins=not no_run_plugins))
 
 
 def _compare_json(roots: list[Path], comparisons: tuple[str, ...], max_bytes: int) -> None:
@@ -97,7 +98,8 @@ def _compare_json(roots: list[Path], comparisons: tuple[str, ...], max_bytes: in
         raise UserError(f"compare: {exc.args[0] if exc.args else exc}") from None
 
 
-async def _serve(roots: list[Path], host: str, port: int, as_json: bool, max_bytes: int) -> None:
+async def _serve(roots: list[Path], host: str, port: int, as_json: bool, max_bytes: int,
+                 run_plugins: bool = True) -> None:
     from aiohttp import web
 
     from avalon_agents.web.hosts import reachable
@@ -111,7 +113,8 @@ async def _serve(roots: list[Path], host: str, port: int, as_json: bool, max_byt
     # each run's pages compute in a thread of their own (view.server): room for many runs at once
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(32, thread_name_prefix="view"))
     token = None if loopback(host) else new_token()
-    server = ViewServer(View(roots, Site(token=token), max_bytes=max_bytes), token, host)
+    # run_plugins: those of a run started since, loaded when it is found
+    server = ViewServer(View(roots, Site(token=token), max_bytes=max_bytes, run_plugins=run_plugins), token, host)
     runner = site_runner(server.app())
     await runner.setup()
     site = web.TCPSite(runner, host, port)

@@ -26,11 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loguru import logger
+
 from avalon_agents.prices import NoPrice, Prices
 from avalon_agents.records.health import Health
 from avalon_agents.records.health import problems as health_problems
 from avalon_agents.records.reader import Game, Run, Tail, find_runs, open_run, stamp
 from avalon_agents.records.run_dir import LayoutError
+from avalon_agents.records.run_plugins import load_recorded, said
 from avalon_agents.view.confine import MAX_FILE_BYTES, Confine, Problem, game_file, run_file
 
 __all__ = ["Catalog", "UnknownRun", "find_runs"]
@@ -91,10 +94,14 @@ class Catalog:
         max_bytes: the largest file read (confine.py).
     """
 
-    def __init__(self, roots: list[Path], prices: Prices | None = None, max_bytes: int = MAX_FILE_BYTES) -> None:
+    def __init__(self, roots: list[Path], prices: Prices | None = None, max_bytes: int = MAX_FILE_BYTES,
+                 run_plugins: bool = False) -> None:
         self.roots = [Path(r) for r in roots]
         self.prices = prices or Prices.shipped()
         self.confine = Confine(self.roots, max_bytes)
+        self.run_plugins = run_plugins
+        self._plugins: dict[Path, Problem | None] = {}  # each run found: its plugins loaded (None), or why not
+        self._plugins_lock = threading.Lock()
         self._rows: dict[Path, Cached] = {}
         self._tails: dict[str, Live] = {}  # each unfinished game's trace read so far (a run playing)
         self._ids: dict[str, Path] = {}
@@ -105,10 +112,31 @@ class Catalog:
         """Every run under the roots, found afresh (a run started since shows up; one linking out of the roots
         does not)."""
         found = [run for root in self.roots for run in find_runs(root) if self.confine.inside(run)]
+        for run in found:
+            self._load_plugins(run)
         with self._lock:
             for run in found:
                 self._ids[self.run_id(run)] = run
         return found
+
+    def _load_plugins(self, run: Path) -> None:
+        """With `run_plugins`, the plugins a run recorded (records.run_plugins), loaded when the catalog first
+        finds it: a run started after `avalon view` (which loads those of the runs there at its start, refusing
+        one in one line) shows its plugins' metrics too, and one missing or changed since it ran is its row's
+        problem (its pages refuse it, as a run read without the code that made it is not shown as a result)."""
+        if not self.run_plugins or run in self._plugins:
+            return
+        with self._plugins_lock:
+            if run in self._plugins:
+                return
+            try:
+                keys = load_recorded([run])
+            except ValueError as exc:
+                self._plugins[run] = Problem(422, str(exc))
+                return
+            self._plugins[run] = None
+            if keys:
+                logger.info("{}", said(keys, f"run {run}"))
 
     def ids(self) -> list[str]:
         """The run ids found so far (a copy: another request may be finding runs)."""
@@ -209,7 +237,7 @@ class Catalog:
                   playing: bool) -> list[Problem]:
         """What of the run is not read (confine.py), its layout first: its own files, its counted games', its
         unfinished games' (looked at again each time: they are being written)."""
-        problems = []
+        problems = [found] if (found := self._plugins.get(run.path)) is not None else []
         for game in done[:1]:  # a run's games share its layout
             try:
                 game.check_layout(run.path)

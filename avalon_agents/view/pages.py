@@ -32,13 +32,15 @@ class View:
         site: where pages live (live addresses or export files).
         prices: what tokens cost (default: the shipped table).
         max_bytes: the largest file read (confine.py).
+        run_plugins: load the plugins each run recorded when it is first found (view.catalog), a run started
+            since the view's start too.
     """
 
     def __init__(self, roots: list[Path], site: Site | None = None, prices: Prices | None = None,
-                 max_bytes: int = MAX_FILE_BYTES) -> None:
+                 max_bytes: int = MAX_FILE_BYTES, run_plugins: bool = False) -> None:
         self.roots = [Path(r) for r in roots]
         self.site = site or Site()
-        self.catalog = Catalog(self.roots, prices, max_bytes)
+        self.catalog = Catalog(self.roots, prices, max_bytes, run_plugins)
         self.runs = RunPages(self.catalog)
         self.comparer = Comparer(self.runs)
         self.call_index = CallIndex(self.catalog)

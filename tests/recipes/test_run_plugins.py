@@ -206,3 +206,39 @@ def test_a_runs_plugin_metric_and_judge_reach_avalon_views_pages_with_no_flag(tm
     assert bare.returncode == 0, bare.stderr
     page = page_data(tmp_path / "bare" / "runs" / "a" / "index.html")
     assert "talkative" not in page["metrics"] and "bluntness_shares" not in page["behaviour"].get("tables", {})
+
+
+def test_a_run_started_while_the_view_is_open_shows_its_plugins_metric(tmp_path, plugin):
+    """`avalon view` loads the plugins of the runs there at its start; one started later has its plugins loaded
+    when the view finds it, so its run page holds the plugin's metric, and one whose plugin changed since it ran
+    is its row's problem, its pages refused (the view goes on), never a page without the metric."""
+    import subprocess
+
+    from avalon_agents.view.confine import Unreadable
+    from avalon_agents.view.pages import View
+    from tests.helpers import AVALON
+
+    def play_with(plugin: Path, name: str) -> Path:  # in a process of its own, as a run started elsewhere
+        out = tmp_path / "runs" / name
+        subprocess.run([AVALON, "play", "--plugin", str(plugin), "--seats", "rulebot", "--games", "1", "--out",
+                        str(out)], check=True, capture_output=True)
+        return out
+
+    (tmp_path / "runs").mkdir()
+    with registries_restored():
+        view = View([tmp_path / "runs"], run_plugins=True)
+        assert view.index()["runs"] == []  # open before the run
+        run = play_with(plugin, "run")
+        [row] = view.index()["runs"]
+        assert row["unreadable"] == [], row
+        assert {r["agent"] for r in view.run(row["id"])["metrics"]["talkative"]} == {"rulebot"}
+        other = tmp_path / "chatty.py"
+        other.write_text(TALKATIVE.replace('"talkative"', '"chatty"'))
+        later = play_with(other, "later")
+        other.write_text(other.read_text() + "# edited since the run\n")
+        rows = {r["id"]: r for r in view.index()["runs"]}
+        assert rows["later"]["unreadable"] == [f"run {later}: plugin {other.resolve()} changed since the run "
+                                               "loaded it (--no-run-plugins goes on without the run's plugins)"]
+        with pytest.raises(Unreadable):
+            view.run("later")
+    assert run.is_dir()
