@@ -13,7 +13,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from avalon_agents.llm import LLMCallFailed, LLMClient, ModelSettings
-from avalon_agents.llm.fit import CHARS_PER_TOKEN, MIN_CHARS, SKELETON_TOKENS, fitted
+from avalon_agents.llm.fit import CHARS_PER_TOKEN, FITS_AT, MIN_CHARS, SKELETON_TOKENS, fitted
 from avalon_agents.llm.loopback import openai_server
 from avalon_agents.modules.standard import ACTION_FIELD
 from avalon_agents.records import MemoryTracer, Purpose
@@ -30,6 +30,10 @@ def bounds(schema: dict) -> dict[str, int]:
 
 def test_a_schema_that_fits_is_sent_as_it_is():
     assert fitted(QUEST, 256) is QUEST and fitted(QUEST, None) is QUEST
+    response = {"type": "string", "maxLength": 800}
+    speech = {"type": "object", "properties": {"action": ACTION_FIELD, "response": response}}
+    assert fitted(speech, 256) is speech  # the standard profile's combined speech: 1,100 characters at FITS_AT
+    assert (256 - SKELETON_TOKENS) * CHARS_PER_TOKEN < 1100 <= (256 - SKELETON_TOKENS) * FITS_AT
 
 
 def test_a_schema_that_does_not_fit_is_scaled_down_alike_and_left_unchanged_itself():
