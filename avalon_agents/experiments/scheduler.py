@@ -44,14 +44,18 @@ streamed transcript)."""
 def holding(study: Study, out: Path) -> Iterator[None]:
     """Hold OUT while the block plays: the lock, the study's fingerprint checked against the games already there
     (ConfigChanged naming what changed) and recorded, and the run record (OUT/run.json: the study's command, name
-    and config, the plugins loaded, the environment; records.run_record) written as it starts."""
+    and config, the plugins loaded, the run it replays if it does, the environment; records.run_record) written as
+    it starts."""
+    from avalon_agents.experiments.config import replay_sources
     from avalon_agents.records.run_record import write_run_record
 
     with run_lock(out):
         current = study.fingerprint()
         check_same_config(out, current, study.record)
         study.write_record(out, current)
-        write_run_record(out, study.command, study.name, study.config())
+        config = study.config()
+        replayed = replay_sources(config)
+        write_run_record(out, study.command, study.name, config, replays=str(replayed[0]) if replayed else "")
         yield
 
 

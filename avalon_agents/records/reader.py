@@ -182,8 +182,8 @@ class Run:
     @property
     def kind(self) -> str:
         """What produced it, for people: its command, or `replay` for a run whose answers came from another run's
-        records (a `replay:RUN_DIR` model in its config)."""
-        return "replay" if _replays(self.record.config) else self.command
+        records (its record's `replays`; a run recorded before that field: a `replay:` model in its config)."""
+        return "replay" if self.record.replays or _replays(self.record.config) else self.command
 
     @property
     def name(self) -> str:
@@ -297,7 +297,8 @@ def fallback_record(run: Run) -> RunRecord:
 
 
 def _replays(config: Any) -> bool:
-    """The config names a `replay:` model (a model's `spec`, at any depth)."""
+    """The config names a `replay:` model (a model's `spec`, at any depth): how a run recorded before run.json's
+    `replays` tells it replayed (records sit below the model registry, so the built-in provider's name is read)."""
     if isinstance(config, dict):
         return any((k == "spec" and isinstance(v, str) and v.startswith("replay:")) or _replays(v)
                    for k, v in config.items())

@@ -3,8 +3,8 @@ play, serve, import, replay), read first by every reader.
 
 It says what made the run: its id (made when the run is first recorded, kept when it is resumed: every game id
 programs are told begins with it, `game_id`), the command and the run's name, its config (as the command saw it),
-the plugins it loaded (each file's path and sha256, or a module's name), the run-directory layout, and the environment
-(records.environment). A run written before this record has none: readers fall back to what its other files say.
+the plugins it loaded (each file's path and sha256, or a module's name), the run whose records answered its calls if
+it replayed one, the run-directory layout, and the environment (records.environment). A run written before this record has none: readers fall back to what its other files say.
 """
 
 from __future__ import annotations
@@ -70,13 +70,17 @@ class RunRecord(BaseModel):
     plugins: list[PluginFile] = Field(default_factory=list)
     environment: dict[str, str] = Field(default_factory=dict)
     started: str = ""
+    replays: str = ""
+    """The run whose records answered its calls (a model whose provider `replays`, as `replay:RUN_DIR`), as its
+    model named it; empty for a run that asked its models."""
 
 
 def write_run_record(out: Path, command: str, name: str, config: dict[str, Any] | None = None,
-                     plugins: list[str] | None = None) -> RunRecord:
+                     plugins: list[str] | None = None, replays: str = "") -> RunRecord:
     """Write OUT/run.json for a run starting now (a resumed run's record is written again: its environment is
     the newest process's; the first one's is kept as `first_environment`; its `id` is kept). `plugins`: the keys of
-    the plugins the run loaded (default: every plugin this process loaded, `plugins.LOADED`)."""
+    the plugins the run loaded (default: every plugin this process loaded, `plugins.LOADED`); `replays`: the run
+    whose records answer its calls."""
     if plugins is None:
         from avalon_agents.plugins import LOADED
 
@@ -84,7 +88,7 @@ def write_run_record(out: Path, command: str, name: str, config: dict[str, Any] 
     old = read_run_record(out)
     record = RunRecord(command=command, name=name, id=old.id if old is not None and old.id else new_run_id(),
                        config=config or {}, plugins=[PluginFile.of(key) for key in plugins], environment=environment(),
-                       started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+                       started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), replays=replays)
     if old is not None and old.environment != record.environment:
         record = record.model_copy(update={"first_environment": getattr(old, "first_environment", None)
                                            or old.environment})

@@ -360,8 +360,9 @@ def _config(run: Path) -> dict[str, Any] | None:
     opened = open_run(run)
     if opened.recorded:
         record = opened.record
+        replays = {"replays": record.replays} if record.replays else {}  # the run whose records answered it
         return {"file": "run.json", "record": {"command": record.command, "name": record.name,
-                                               "started": record.started, **record.config}}
+                                               "started": record.started, **replays, **record.config}}
     own = opened.own_record()
     return {"file": own[0], "record": own[1]} if own is not None else None
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -208,3 +209,6 @@ def test_a_run_of_every_kind_is_opened_through_the_reader(tmp_path):
     assert kinds == {"run": "run", "tournament": "tournament", "play": "play", "import": "import", "llm": "run",
                      "redteam": "redteam", "bias": "bias", "serve": "serve", "replay": "replay"}
     assert open_run(runs["serve"]).record.config["seats"][0] == "human"
+    # a replay says which run's records answered it; a run that asked its models says none
+    assert Path(open_run(runs["replay"]).record.replays) == runs["llm"]
+    assert all(open_run(path).record.replays == "" for kind, path in runs.items() if kind != "replay")

@@ -46,6 +46,8 @@ def test_every_kind_of_run_is_found_and_named(kinds):
     assert llm["health"]["llm_calls"] == calls > 0 and llm["models"] == ["scripted"]
     assert llm["input_tokens"] > 0 and 0 <= llm["health"]["valid_response_rate"] <= 1
     assert rows["humans"]["models"] == ["human"]
+    # the replay's run page names the run whose records answered it (its run record's `replays`)
+    assert Path(View([folder]).run("again")["config"]["record"]["replays"]) == runs["llm"]
 
 
 @pytest.mark.slow  # runs of every kind, the run page's metrics and figures
