@@ -28,18 +28,20 @@ def test_a_cancellation_as_the_work_finishes_reaches_the_caller():
     assert asyncio.run(main()) == "stopped"
 
 
-def test_a_cancellation_while_waiting_cancels_the_work_and_waits_for_it_to_end():
-    ended = []
+async def long_work(ended: list[bool]) -> None:
+    """Ten seconds of work that takes a turn or two to clean up when cancelled, then says it ended."""
+    try:
+        await asyncio.sleep(10)
+    finally:
+        await asyncio.sleep(0.01)
+        ended.append(True)
 
-    async def work() -> None:
-        try:
-            await asyncio.sleep(10)
-        finally:
-            await asyncio.sleep(0.01)  # cleaning up takes a turn or two
-            ended.append(True)
+
+def test_a_cancellation_while_waiting_cancels_the_work_and_waits_for_it_to_end():
+    ended: list[bool] = []
 
     async def main() -> None:
-        waiting = asyncio.create_task(within(work(), 10))
+        waiting = asyncio.create_task(within(long_work(ended), 10))
         await asyncio.sleep(0.01)
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -50,17 +52,11 @@ def test_a_cancellation_while_waiting_cancels_the_work_and_waits_for_it_to_end()
 
 
 def test_the_time_limit_raises_timeout_after_the_work_ended():
-    ended = []
-
-    async def work() -> None:
-        try:
-            await asyncio.sleep(10)
-        finally:
-            ended.append(True)
+    ended: list[bool] = []
 
     async def main() -> None:
         with pytest.raises(TimeoutError):
-            await within(work(), 0.02)
+            await within(long_work(ended), 0.02)
         assert ended == [True]
 
     asyncio.run(main())

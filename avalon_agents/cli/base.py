@@ -372,7 +372,7 @@ def model_options(command: Callable) -> Callable:
             if settings.declared.replays and not no_run_plugins:  # the replayed run's plugins play it again
                 load_run_plugins([Path(spec.partition(":")[2])])
         elif not no_run_plugins and isinstance(rest.get("config"), Path):  # a config's own replay: models
-            from avalon_agents.experiments.config import replayed_runs
+            from avalon_agents.experiments.replays import replayed_runs
 
             if replays := replayed_runs(rest["config"]):
                 load_run_plugins(replays)

@@ -46,7 +46,7 @@ def holding(study: Study, out: Path) -> Iterator[None]:
     (ConfigChanged naming what changed) and recorded, and the run record (OUT/run.json: the study's command, name
     and config, the plugins loaded, the run it replays if it does, the environment; records.run_record) written as
     it starts."""
-    from avalon_agents.experiments.config import replay_sources
+    from avalon_agents.experiments.replays import replay_sources
     from avalon_agents.records.run_record import write_run_record
 
     with run_lock(out):
